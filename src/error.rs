@@ -1,0 +1,62 @@
+//! The probe's own errors. `anyhow` is used only at the binary's edge.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
+    #[error("{context}: {}", describe(source))]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl ProbeError {
+    pub fn io(context: impl Into<String>, source: io::Error) -> Self {
+        Self::Io { context: context.into(), source }
+    }
+}
+
+impl From<nix::Error> for ProbeError {
+    fn from(err: nix::Error) -> Self {
+        Self::io("system call failed", io::Error::from(err))
+    }
+}
+
+/// An I/O error as `strerror` words, without Rust's "(os error N)" suffix.
+pub fn describe(err: &io::Error) -> String {
+    match err.raw_os_error() {
+        Some(code) => nix::errno::Errno::from_raw(code).desc().to_string(),
+        None => err.to_string(),
+    }
+}
+
+/// Attaches a description to I/O results, for `?` inside probes.
+pub trait IoContext<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, ProbeError>;
+}
+
+impl<T, E: Into<io::Error>> IoContext<T> for Result<T, E> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, ProbeError> {
+        self.map_err(|e| ProbeError::io(what(), e.into()))
+    }
+}
+
+/// PATH could not be probed at all (exit status 2, nothing created).
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("{}: {}", path.display(), describe(source))]
+    Inaccessible {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+}

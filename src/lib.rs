@@ -1,0 +1,18 @@
+//! pveprobe: a host probe for Proxmox VE and Debian, a drop-in for pveperf.
+//!
+//! The crate measures (`probe`), keeps what it measured as plain data
+//! (`report`) and renders it apart (`report::text`). Host files are read
+//! through [`host::Host`] so parsers and probes run against fixtures too.
+
+pub mod cli;
+pub mod error;
+pub mod host;
+pub mod parse;
+pub mod probe;
+pub mod report;
+pub mod run;
+pub mod scratch;
+pub mod window;
+
+/// pveperf's window, to which REGEX/SECOND is scaled.
+pub const PVEPERF_WINDOW: std::time::Duration = std::time::Duration::from_secs(3);

@@ -1,0 +1,6 @@
+//! Pure parsers for the host files the probe reads. Each takes text and
+//! returns plain data, never touching the file system.
+
+pub mod cpuinfo;
+pub mod mountinfo;
+pub mod resolv;

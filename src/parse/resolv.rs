@@ -1,0 +1,100 @@
+//! `/etc/resolv.conf`: the name servers and search domain the DNS lines use.
+//!
+//! Follows glibc's reading (resolv.conf(5)): `#` or `;` starts a comment
+//! line, `nameserver` takes one IPv4 or IPv6 address (an IPv6 address may
+//! carry a `%scope`), and of several `search` lines the last one counts.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
+
+pub const DNS_PORT: u16 = 53;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResolvConf {
+    /// Name servers in file order, as UDP socket addresses on port 53.
+    pub nameservers: Vec<SocketAddr>,
+    /// The domains of the last `search` line.
+    pub search: Vec<String>,
+    /// `nameserver` values that are not addresses, kept to explain a failure.
+    pub invalid: Vec<String>,
+}
+
+impl ResolvConf {
+    /// The domain pveprobe's DNS INT line queries: the first search domain.
+    pub fn internal_domain(&self) -> Option<&str> {
+        self.search.first().map(String::as_str)
+    }
+}
+
+pub fn parse(text: &str) -> ResolvConf {
+    let mut conf = ResolvConf::default();
+    for line in text.lines() {
+        let line = line.trim_start();
+        if line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let mut words = line.split_ascii_whitespace();
+        match words.next() {
+            Some("nameserver") => match words.next() {
+                Some(word) => match parse_nameserver(word) {
+                    Some(addr) => conf.nameservers.push(addr),
+                    None => conf.invalid.push(word.to_string()),
+                },
+                None => conf.invalid.push(String::new()),
+            },
+            Some("search") => {
+                conf.search = words
+                    .take_while(|w| !w.starts_with('#') && !w.starts_with(';'))
+                    .map(|w| w.trim_end_matches('.').to_string())
+                    .filter(|w| !w.is_empty())
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    conf
+}
+
+/// One `nameserver` value: `192.0.2.1`, `2001:db8::1`, `fe80::1%eth0`.
+fn parse_nameserver(word: &str) -> Option<SocketAddr> {
+    if let Ok(ip) = word.parse::<IpAddr>() {
+        return Some(SocketAddr::new(ip, DNS_PORT));
+    }
+    let (addr, scope) = word.split_once('%')?;
+    let ip: Ipv6Addr = addr.parse().ok()?;
+    let scope_id = match scope.parse::<u32>() {
+        Ok(id) => id,
+        Err(_) => nix::net::if_::if_nametoindex(scope).ok()?,
+    };
+    Some(SocketAddr::V6(SocketAddrV6::new(ip, DNS_PORT, 0, scope_id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_servers_and_last_search_line() {
+        let conf = parse(
+            "# generated\n; also a comment\nsearch old.example\nnameserver 127.0.0.53\n\
+             nameserver ::1\noptions edns0 trust-ad\nsearch pve.example.com. lab.example\n",
+        );
+        assert_eq!(
+            conf.nameservers,
+            vec!["127.0.0.53:53".parse().unwrap(), "[::1]:53".parse().unwrap()]
+        );
+        assert_eq!(conf.search, vec!["pve.example.com", "lab.example"]);
+        assert_eq!(conf.internal_domain(), Some("pve.example.com"));
+        assert!(conf.invalid.is_empty());
+    }
+
+    #[test]
+    fn keeps_invalid_servers_apart() {
+        let conf = parse("nameserver 1.2.3\nnameserver dns.example\nnameserver\nnameserver fe80::1%1\n");
+        assert_eq!(conf.invalid, vec!["1.2.3", "dns.example", ""]);
+        match conf.nameservers.as_slice() {
+            [SocketAddr::V6(v6)] => assert_eq!(v6.scope_id(), 1),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(conf.internal_domain(), None);
+    }
+}

@@ -1,0 +1,85 @@
+//! HD SIZE: the filesystem that holds PATH, its size and its source, as
+//! `df -P PATH` reports them, from statvfs(2) and mountinfo.
+
+use std::path::{Path, PathBuf};
+
+use nix::sys::statvfs::{FsFlags, statvfs};
+
+use crate::error::{IoContext, ProbeError};
+use crate::host::{Host, PROC_MOUNTINFO};
+use crate::parse::mountinfo;
+
+/// The filesystem behind PATH.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsInfo {
+    /// Total size in bytes (f_blocks × f_frsize), what df's 1K-blocks column counts.
+    pub total_bytes: u64,
+    /// Space available to unprivileged users (f_bavail × f_frsize).
+    pub avail_bytes: u64,
+    /// df's "Filesystem" column: `/dev/mapper/pve-root`, `rpool/data`, `tmpfs`.
+    pub source: String,
+    pub fstype: String,
+    pub mount_point: PathBuf,
+    pub read_only: bool,
+}
+
+impl FsInfo {
+    /// The size pveperf prints: df's 1024-byte blocks × 1024 / 2^30.
+    pub fn size_gib(&self) -> f64 {
+        (self.total_bytes / 1024) as f64 * 1024.0 / f64::from(1u32 << 30)
+    }
+
+    /// The block device to read, when the source is one (pveperf: starts with `/dev/`).
+    pub fn block_device(&self) -> Option<&Path> {
+        self.source.starts_with("/dev/").then(|| Path::new(&self.source))
+    }
+}
+
+pub fn filesystem(host: &Host, path: &Path) -> Result<FsInfo, ProbeError> {
+    let canonical = std::fs::canonicalize(path).context(|| format!("cannot resolve {}", path.display()))?;
+    let vfs = statvfs(&canonical).context(|| format!("statvfs {}", canonical.display()))?;
+    let text = host.read(PROC_MOUNTINFO).context(|| format!("cannot read {PROC_MOUNTINFO}"))?;
+    let mounts = mountinfo::parse(&text);
+    let mount = mountinfo::mount_for(&mounts, &canonical).ok_or_else(|| {
+        ProbeError::Unavailable(format!("no mount in {PROC_MOUNTINFO} holds {}", canonical.display()))
+    })?;
+    let frsize = vfs.fragment_size() as u64;
+    Ok(FsInfo {
+        total_bytes: (vfs.blocks() as u64).saturating_mul(frsize),
+        avail_bytes: (vfs.blocks_available() as u64).saturating_mul(frsize),
+        source: mount.source.clone(),
+        fstype: mount.fstype.clone(),
+        mount_point: mount.mount_point.clone(),
+        read_only: vfs.flags().contains(FsFlags::ST_RDONLY) || mount.is_read_only(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(total: u64, source: &str) -> FsInfo {
+        FsInfo {
+            total_bytes: total,
+            avail_bytes: 0,
+            source: source.into(),
+            fstype: "ext4".into(),
+            mount_point: "/".into(),
+            read_only: false,
+        }
+    }
+
+    #[test]
+    fn size_is_df_kib_blocks_in_gib() {
+        assert_eq!(info(100 << 30, "/dev/sda1").size_gib(), 100.0);
+        // df counts whole KiB blocks: a trailing partial KiB does not count.
+        assert_eq!(info((1 << 30) + 1023, "x").size_gib(), 1.0);
+    }
+
+    #[test]
+    fn only_dev_sources_are_block_devices() {
+        assert_eq!(info(1, "/dev/mapper/pve-root").block_device(), Some(Path::new("/dev/mapper/pve-root")));
+        assert_eq!(info(1, "rpool/ROOT/pve-1").block_device(), None);
+        assert_eq!(info(1, "tmpfs").block_device(), None);
+    }
+}

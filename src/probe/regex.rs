@@ -1,0 +1,172 @@
+//! REGEX/SECOND: pveperf's CPU loop. Each iteration builds a random integer
+//! below 1,000,000 followed by the Unix time, matches it against
+//! `(.+)123.?123` and reads the clock; the figure is the number of
+//! iterations in a 3-second window (not divided by seconds, as pveperf).
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::RngExt;
+
+use crate::error::{IoContext, ProbeError};
+use crate::window::{Interrupt, Window, per_pveperf_window};
+
+pub const PATTERN: &str = r"(.+)123.?123";
+
+/// Which regex engine ran the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RegexEngine {
+    /// Rust's `regex` crate, in process (about 3.4 × pveperf's figure).
+    Rust,
+    /// The host's Perl, the same engine pveperf uses: figures on pveperf's scale.
+    Perl,
+}
+
+impl RegexEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::Perl => "perl",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegexFigure {
+    pub engine: RegexEngine,
+    /// Iterations completed in the window.
+    pub iterations: u64,
+    /// The window the loop ran for.
+    pub window: Duration,
+}
+
+impl RegexFigure {
+    /// The printed figure: iterations per 3-second window.
+    pub fn per_pveperf_window(&self) -> u64 {
+        per_pveperf_window(self.iterations, self.window)
+    }
+}
+
+pub fn measure(engine: RegexEngine, window: Duration, interrupt: &Interrupt) -> Result<RegexFigure, ProbeError> {
+    let iterations = match engine {
+        RegexEngine::Rust => rust_loop(window, interrupt)?,
+        RegexEngine::Perl => perl_loop(window, interrupt)?,
+    };
+    Ok(RegexFigure { engine, iterations, window })
+}
+
+fn unix_seconds() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn rust_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
+    let re = regex::Regex::new(PATTERN).expect("the pattern is valid");
+    let mut locations = re.capture_locations();
+    let mut rng = rand::rng();
+    let mut text = String::with_capacity(32);
+    let window = Window::start(length);
+    let mut count = 0u64;
+    loop {
+        text.clear();
+        let _ = write!(text, "{}{}", rng.random_range(0..1_000_000u32), unix_seconds());
+        // Perl fills $1 on a match; ask for the capture too.
+        std::hint::black_box(re.captures_read(&mut locations, &text));
+        count += 1;
+        if window.is_over() {
+            return Ok(count);
+        }
+        if count % 4096 == 0 {
+            interrupt.check()?;
+        }
+    }
+}
+
+/// pveperf's own loop, run by the host's Perl. Its only argument is the window in seconds.
+const PERL_LOOP: &str = r#"
+use strict;
+use warnings;
+use Time::HiRes qw(gettimeofday tv_interval);
+my $window = shift @ARGV;
+my $start = [gettimeofday];
+my $count = 0;
+for (;;) {
+    my $str = int(rand(1000000)) . time();
+    if ($str =~ m/(.+)123.?123/) {
+    }
+    $count++;
+    last if tv_interval($start) > $window;
+}
+print "$count\n";
+"#;
+
+fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
+    let mut child = Command::new("perl")
+        .arg("-e")
+        .arg(PERL_LOOP)
+        .arg(format!("{:.6}", length.as_secs_f64()))
+        .env_remove("PERL5OPT")
+        .env_remove("PERL5LIB")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProbeError::Unavailable(
+                    "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),
+                )
+            } else {
+                ProbeError::io("cannot start perl", e)
+            }
+        })?;
+    let status = loop {
+        if let Some(status) = child.try_wait().context(|| "waiting for perl".into())? {
+            break status;
+        }
+        if interrupt.signal().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            interrupt.check()?;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        stdout.read_to_string(&mut out).context(|| "reading perl's output".into())?;
+    }
+    if !status.success() {
+        return Err(ProbeError::Unavailable(format!("perl's regex loop failed ({status})")));
+    }
+    out.trim()
+        .parse()
+        .map_err(|_| ProbeError::Unavailable(format!("perl's regex loop printed {:?}, not a count", out.trim())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_matches_like_perl() {
+        let re = regex::Regex::new(PATTERN).unwrap();
+        assert!(re.is_match("4123x1231732900000"));
+        assert!(!re.is_match("1231732900000"), "(.+) needs at least one character before 123");
+        assert_eq!(&re.captures("99123123").unwrap()[1], "99");
+    }
+
+    #[test]
+    fn rust_loop_counts_and_stops() {
+        let figure = measure(RegexEngine::Rust, Duration::from_millis(50), &Interrupt::default()).unwrap();
+        assert!(figure.iterations > 0);
+        assert_eq!(figure.per_pveperf_window(), figure.iterations * 60);
+    }
+
+    #[test]
+    fn rust_loop_stops_on_interrupt() {
+        let flag = Interrupt::default();
+        flag.raise(libc::SIGINT);
+        let err = measure(RegexEngine::Rust, Duration::from_secs(60), &flag).unwrap_err();
+        assert!(matches!(err, ProbeError::Interrupted(2)));
+    }
+}

@@ -1,0 +1,222 @@
+//! pveperf's text: the eight lines, labels padded so values start in
+//! column 20, each with pveperf's printf format. Existing parsers split at
+//! the first `:` and read the float that follows, so this is a contract.
+
+use std::fmt::Write as _;
+
+use super::{Line, Outcome, Report};
+
+/// Column where every value starts (pveperf pads `AVERAGE SEEK TIME: `).
+pub const VALUE_COLUMN: usize = 19;
+
+fn label(line: Line) -> String {
+    format!("{:<width$}", format!("{}:", line.label()), width = VALUE_COLUMN)
+}
+
+/// Makes a df source printable on one line (control characters as `\ooo`).
+fn printable(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    for c in source.chars() {
+        if c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "\\{b:03o}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The stdout line for `line`, or `None` when it has no figure.
+pub fn line(report: &Report, line: Line) -> Option<String> {
+    let value = match line {
+        Line::CpuBogomips => format!("{:.2}", report.cpu_bogomips.as_ref()?.measured()?),
+        Line::RegexPerSecond => report.regex.as_ref()?.measured()?.per_pveperf_window().to_string(),
+        Line::HdSize => {
+            let fs = report.filesystem.as_ref()?.measured()?;
+            format!("{:.2} GB ({})", fs.size_gib(), printable(&fs.source))
+        }
+        Line::BufferedReads => format!("{:.2} MB/sec", report.buffered_reads.as_ref()?.measured()?.mib_per_sec()),
+        Line::AverageSeekTime => format!("{:.2} ms", report.seek.as_ref()?.measured()?.mean_ms()),
+        Line::FsyncsPerSecond => format!("{:.2}", report.fsync.as_ref()?.measured()?.per_sec()),
+        Line::DnsExt | Line::DnsInt => {
+            let outcome = if line == Line::DnsExt { &report.dns_ext } else { &report.dns_int };
+            let dns = outcome.as_ref()?.measured()?;
+            let mut value = if dns.no_answer() {
+                format!("timeout (no answer within {:.2} s)", dns.timeout.as_secs_f64())
+            } else {
+                format!("{:.2} ms", dns.mean_ms())
+            };
+            if let Some(domain) = &dns.domain {
+                let _ = write!(value, " ({})", printable(domain));
+            }
+            value
+        }
+    };
+    Some(format!("{}{value}", label(line)))
+}
+
+/// What stderr should say about `line`: why it is missing, or what makes
+/// its figure less than clean. `None` when there is nothing to say.
+pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
+    if let Some((failed, why)) = report.problem(line) {
+        let verdict = if failed { "not measured" } else { "skipped" };
+        return Some(format!("{}: {verdict}: {why}", line.label()));
+    }
+    match line {
+        Line::DnsExt | Line::DnsInt => {
+            let outcome = if line == Line::DnsExt { &report.dns_ext } else { &report.dns_int };
+            let dns = outcome.as_ref().and_then(Outcome::measured)?;
+            if dns.timed_out == 0 && dns.refused == 0 {
+                return None;
+            }
+            let servers: Vec<String> = dns.servers.iter().map(|s| s.ip().to_string()).collect();
+            Some(format!(
+                "{}: {} of {} queries got no answer from {} ({} timed out after {:.2} s, {} refused)",
+                line.label(),
+                dns.timed_out + dns.refused,
+                dns.queries,
+                servers.join(", "),
+                dns.timed_out,
+                dns.timeout.as_secs_f64(),
+                dns.refused
+            ))
+        }
+        Line::BufferedReads => {
+            let reads = report.buffered_reads.as_ref().and_then(Outcome::measured)?;
+            reads.reached_end.then(|| {
+                format!(
+                    "{}: the whole of {} ({} bytes) was read before the window ended",
+                    line.label(),
+                    reads.device.display(),
+                    reads.bytes
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The whole report as pveperf's text.
+pub fn render(report: &Report) -> String {
+    Line::ALL.iter().filter_map(|l| line(report, *l)).map(|l| l + "\n").collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::probe::blockdev::{ReadFigure, SeekFigure};
+    use crate::probe::dns::DnsFigure;
+    use crate::probe::filesystem::FsInfo;
+    use crate::probe::fsync::FsyncFigure;
+    use crate::probe::regex::{RegexEngine, RegexFigure};
+
+    fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
+        DnsFigure {
+            domain: domain.map(str::to_string),
+            servers: vec!["127.0.0.1:53".parse().unwrap()],
+            queries: 101,
+            answered,
+            timed_out: 101 - answered,
+            refused: 0,
+            elapsed: Duration::from_millis(1515),
+            timeout: Duration::from_secs(2),
+        }
+    }
+
+    fn full_report() -> Report {
+        let mut r = Report::new("/var/lib/vz".into());
+        r.cpu_bogomips = Some(Outcome::Measured(38401.92));
+        r.regex = Some(Outcome::Measured(RegexFigure {
+            engine: RegexEngine::Perl,
+            iterations: 2_345_678,
+            window: Duration::from_secs(3),
+        }));
+        r.filesystem = Some(Outcome::Measured(FsInfo {
+            total_bytes: 94 * (1 << 30) + 300 * (1 << 20),
+            avail_bytes: 1,
+            source: "/dev/mapper/pve-root".into(),
+            fstype: "ext4".into(),
+            mount_point: "/".into(),
+            read_only: false,
+        }));
+        r.buffered_reads = Some(Outcome::Measured(ReadFigure {
+            device: "/dev/mapper/pve-root".into(),
+            bytes: 1536 << 20,
+            elapsed: Duration::from_secs(3),
+            reached_end: false,
+        }));
+        r.seek = Some(Outcome::Measured(SeekFigure {
+            device: "/dev/mapper/pve-root".into(),
+            block_size: 512,
+            device_bytes: 1 << 30,
+            reads: 12_000,
+            elapsed: Duration::from_secs(3),
+        }));
+        r.fsync = Some(Outcome::Measured(FsyncFigure { iterations: 3700, elapsed: Duration::from_secs(2) }));
+        r.dns_ext = Some(Outcome::Measured(dns(None, 101)));
+        r.dns_int = Some(Outcome::Measured(dns(Some("proxmox.example"), 101)));
+        r
+    }
+
+    #[test]
+    fn renders_pveperfs_eight_lines_exactly() {
+        let expected = "\
+CPU BOGOMIPS:      38401.92
+REGEX/SECOND:      2345678
+HD SIZE:           94.29 GB (/dev/mapper/pve-root)
+BUFFERED READS:    512.00 MB/sec
+AVERAGE SEEK TIME: 0.25 ms
+FSYNCS/SECOND:     1850.00
+DNS EXT:           15.00 ms
+DNS INT:           15.00 ms (proxmox.example)
+";
+        assert_eq!(render(&full_report()), expected);
+        for l in expected.lines() {
+            assert_eq!(&l[18..19], " ", "{l}");
+            assert_ne!(&l[19..20], " ", "value of {l:?} must start in column 20");
+        }
+    }
+
+    #[test]
+    fn missing_lines_are_omitted_and_explained() {
+        let mut r = full_report();
+        r.buffered_reads = Some(Outcome::Skipped("tmpfs is not a block device".into()));
+        r.seek = None;
+        r.fsync = Some(Outcome::Failed("filesystem is read-only".into()));
+        let text = render(&r);
+        assert!(!text.contains("BUFFERED READS") && !text.contains("SEEK") && !text.contains("FSYNCS"));
+        assert_eq!(text.lines().count(), 5);
+        assert_eq!(
+            diagnostic(&r, Line::FsyncsPerSecond).unwrap(),
+            "FSYNCS/SECOND: not measured: filesystem is read-only"
+        );
+        assert_eq!(diagnostic(&r, Line::BufferedReads).unwrap(), "BUFFERED READS: skipped: tmpfs is not a block device");
+        assert!(r.any_failed());
+        r.fsync = None;
+        assert!(!r.any_failed(), "a skipped line is no failure");
+    }
+
+    #[test]
+    fn dead_dns_says_so_and_fails() {
+        let mut r = full_report();
+        r.dns_ext = Some(Outcome::Measured(dns(None, 0)));
+        r.dns_int = Some(Outcome::Measured(dns(Some("x.example"), 100)));
+        let text = render(&r);
+        assert!(text.contains("DNS EXT:           timeout (no answer within 2.00 s)\n"), "{text}");
+        assert!(text.contains("DNS INT:           15.00 ms (x.example)\n"));
+        assert!(r.any_failed());
+        let note = diagnostic(&r, Line::DnsInt).unwrap();
+        assert!(note.contains("1 of 101 queries got no answer from 127.0.0.1"), "{note}");
+    }
+
+    #[test]
+    fn control_characters_in_sources_stay_on_one_line() {
+        assert_eq!(printable("a\nb\tc"), "a\\012b\\011c");
+        assert_eq!(printable("/dev/disk/by-label/my disk"), "/dev/disk/by-label/my disk");
+    }
+}

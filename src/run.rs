@@ -1,0 +1,233 @@
+//! Runs the requested tests in pveperf's order and fills a [`Report`].
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::ProbeError;
+use crate::host::Host;
+use crate::parse::resolv;
+use crate::probe::{self, blockdev, dns, filesystem, fsync, regex::RegexEngine};
+use crate::report::{Line, Outcome, Report};
+use crate::scratch::ScratchDir;
+use crate::window::Interrupt;
+
+/// The tests `--tests` can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Test {
+    /// CPU BOGOMIPS
+    Cpu,
+    /// REGEX/SECOND
+    Regex,
+    /// BUFFERED READS
+    Read,
+    /// AVERAGE SEEK TIME
+    Seek,
+    /// FSYNCS/SECOND
+    Fsync,
+    /// DNS EXT and DNS INT
+    Dns,
+}
+
+impl Test {
+    pub const ALL: [Test; 6] = [Test::Cpu, Test::Regex, Test::Read, Test::Seek, Test::Fsync, Test::Dns];
+}
+
+/// Everything a run needs, already validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub path: PathBuf,
+    pub window: Duration,
+    pub tests: BTreeSet<Test>,
+    pub regex_engine: RegexEngine,
+    pub resolv_conf: PathBuf,
+    pub dns_timeout: Duration,
+    pub host: Host,
+}
+
+/// What the run tells its caller as it goes.
+pub enum Event<'a> {
+    /// A line's outcome is known (in pveperf's order).
+    Line(Line),
+    /// A note that belongs to no single line.
+    Note(&'a str),
+}
+
+/// Turns a probe result into an outcome; an interrupt stops the run.
+fn outcome<T>(result: Result<T, ProbeError>) -> Result<Outcome<T>, i32> {
+    match result {
+        Ok(v) => Ok(Outcome::Measured(v)),
+        Err(ProbeError::Interrupted(sig)) => Err(sig),
+        Err(e) => Ok(Outcome::Failed(e.to_string())),
+    }
+}
+
+struct Runner<'a> {
+    config: &'a Config,
+    interrupt: &'a Interrupt,
+    report: Report,
+    sink: &'a mut dyn FnMut(&Report, Event),
+    cache_note_given: bool,
+}
+
+impl Runner<'_> {
+    fn emit(&mut self, line: Line) {
+        (self.sink)(&self.report, Event::Line(line));
+    }
+
+    fn note(&mut self, text: String) {
+        (self.sink)(&self.report, Event::Note(&text));
+        self.report.notes.push(text);
+    }
+
+    fn wants(&self, test: Test) -> bool {
+        self.config.tests.contains(&test)
+    }
+
+    /// pveperf drops the page cache before each disk test; say once when we cannot.
+    fn drop_caches(&mut self) {
+        if let Err(e) = probe::drop_caches(&self.config.host) {
+            if !self.cache_note_given {
+                self.cache_note_given = true;
+                let why = if e.kind() == std::io::ErrorKind::PermissionDenied { "not root".to_string() } else { e.to_string() };
+                self.note(format!(
+                    "page cache not dropped ({why}): disk figures may come partly from memory"
+                ));
+            }
+        }
+    }
+
+    fn run(&mut self) -> Result<(), i32> {
+        let cfg = self.config;
+        let fs = outcome(filesystem::filesystem(&cfg.host, &cfg.path))?;
+        // The device the read tests use, or why there is none.
+        let device: Result<PathBuf, Outcome<()>> = match &fs {
+            Outcome::Measured(f) => f.block_device().map(PathBuf::from).ok_or_else(|| {
+                Outcome::Skipped(format!("{} ({}) is not a block device", f.source, f.fstype))
+            }),
+            Outcome::Failed(why) | Outcome::Skipped(why) => Err(Outcome::Failed(format!("filesystem unknown: {why}"))),
+        };
+        self.report.filesystem = Some(fs);
+
+        if self.wants(Test::Cpu) {
+            self.report.cpu_bogomips = Some(outcome(probe::cpu::bogomips(&cfg.host))?);
+            self.emit(Line::CpuBogomips);
+        }
+        if self.wants(Test::Regex) {
+            self.report.regex = Some(outcome(probe::regex::measure(cfg.regex_engine, cfg.window, self.interrupt))?);
+            self.emit(Line::RegexPerSecond);
+        }
+        self.emit(Line::HdSize);
+
+        if self.wants(Test::Read) {
+            self.report.buffered_reads = Some(match &device {
+                Ok(dev) => {
+                    self.drop_caches();
+                    outcome(blockdev::buffered_reads(dev, cfg.window, self.interrupt))?
+                }
+                Err(missing) => missing.retype(),
+            });
+            self.emit(Line::BufferedReads);
+        }
+        if self.wants(Test::Seek) {
+            self.report.seek = Some(match &device {
+                Ok(dev) => {
+                    self.drop_caches();
+                    outcome(blockdev::seek_time(dev, cfg.window, self.interrupt))?
+                }
+                Err(missing) => missing.retype(),
+            });
+            self.emit(Line::AverageSeekTime);
+        }
+        if self.wants(Test::Fsync) {
+            let result = self.fsync_test();
+            self.report.fsync = Some(outcome(result)?);
+            self.emit(Line::FsyncsPerSecond);
+        }
+        if self.wants(Test::Dns) {
+            self.dns_tests()?;
+        }
+        Ok(())
+    }
+
+    fn fsync_test(&mut self) -> Result<fsync::FsyncFigure, ProbeError> {
+        let cfg = self.config;
+        if let Some(fs) = self.report.filesystem.as_ref().and_then(Outcome::measured) {
+            if fs.read_only {
+                return Err(ProbeError::Unavailable(format!("{} is on a read-only filesystem", cfg.path.display())));
+            }
+            if fs.avail_bytes == 0 {
+                return Err(ProbeError::Unavailable(format!("no space available on {}", fs.source)));
+            }
+        }
+        self.drop_caches();
+        let mut scratch = ScratchDir::create(&cfg.path)?;
+        let measured = fsync::measure(&mut scratch, cfg.window, self.interrupt);
+        let removed = scratch.remove();
+        let figure = measured?;
+        removed?;
+        Ok(figure)
+    }
+
+    fn dns_tests(&mut self) -> Result<(), i32> {
+        let cfg = self.config;
+        let conf = match std::fs::read(&cfg.resolv_conf) {
+            Ok(bytes) => Ok(resolv::parse(&String::from_utf8_lossy(&bytes))),
+            Err(e) => Err(format!("cannot read {}: {e}", cfg.resolv_conf.display())),
+        };
+        let conf = conf.and_then(|c| {
+            if c.nameservers.is_empty() {
+                let invalid = if c.invalid.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (not addresses: {})", c.invalid.join(", "))
+                };
+                Err(format!("no usable nameserver in {}{invalid}", cfg.resolv_conf.display()))
+            } else {
+                Ok(c)
+            }
+        });
+        let conf = match conf {
+            Ok(c) => c,
+            Err(why) => {
+                self.report.dns_ext = Some(Outcome::Failed(why.clone()));
+                self.emit(Line::DnsExt);
+                self.report.dns_int = Some(Outcome::Failed(why));
+                self.emit(Line::DnsInt);
+                return Ok(());
+            }
+        };
+        let ext = dns::measure(&conf.nameservers, None, dns::external_names(), cfg.window, cfg.dns_timeout, self.interrupt);
+        self.report.dns_ext = Some(outcome(ext)?);
+        self.emit(Line::DnsExt);
+        self.report.dns_int = Some(match conf.internal_domain() {
+            Some(domain) => outcome(dns::measure(
+                &conf.nameservers,
+                Some(domain),
+                dns::internal_names(domain),
+                cfg.window,
+                cfg.dns_timeout,
+                self.interrupt,
+            ))?,
+            None => Outcome::Skipped(format!("no search domain in {}", cfg.resolv_conf.display())),
+        });
+        self.emit(Line::DnsInt);
+        Ok(())
+    }
+}
+
+/// Runs every requested test. `sink` hears of each line as soon as it is
+/// known, so text can be printed as pveperf prints it, line by line.
+pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report, Event)) -> Report {
+    let mut runner = Runner {
+        config,
+        interrupt,
+        report: Report::new(config.path.clone()),
+        sink,
+        cache_note_given: false,
+    };
+    if let Err(sig) = runner.run() {
+        runner.report.interrupted_by = Some(sig);
+    }
+    runner.report
+}

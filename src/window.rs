@@ -1,0 +1,114 @@
+//! Timed windows and interruption.
+//!
+//! Every timed test runs "until more than the window has passed", reading a
+//! monotonic clock after each operation, as pveperf does with gettimeofday.
+//! SIGINT, SIGTERM and SIGHUP only raise a flag; the loops check it after
+//! each operation and unwind, so cleanup runs on the normal path.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::ProbeError;
+
+/// Set to the number of the first terminating signal received, 0 before.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt(Arc<AtomicUsize>);
+
+impl Interrupt {
+    /// Routes SIGINT, SIGTERM and SIGHUP to this flag for the rest of the process.
+    pub fn install() -> std::io::Result<Self> {
+        let flag = Self::default();
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            signal_hook::flag::register_usize(sig, Arc::clone(&flag.0), sig as usize)?;
+        }
+        Ok(flag)
+    }
+
+    /// The signal received, if any.
+    pub fn signal(&self) -> Option<i32> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            sig => Some(sig as i32),
+        }
+    }
+
+    /// `Err(Interrupted)` once a signal has arrived.
+    pub fn check(&self) -> Result<(), ProbeError> {
+        match self.signal() {
+            Some(sig) => Err(ProbeError::Interrupted(sig)),
+            None => Ok(()),
+        }
+    }
+
+    #[cfg(test)]
+    pub fn raise(&self, sig: i32) {
+        self.0.store(sig as usize, Ordering::Relaxed);
+    }
+}
+
+/// A running test window.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    start: Instant,
+    length: Duration,
+}
+
+impl Window {
+    pub fn start(length: Duration) -> Self {
+        Self { start: Instant::now(), length }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// True once more than the window's length has passed.
+    pub fn is_over(&self) -> bool {
+        self.elapsed() > self.length
+    }
+
+    /// When the window ends.
+    pub fn end(&self) -> Instant {
+        self.start + self.length
+    }
+}
+
+/// Scales a count made in `window` to the 3-second window pveperf counts in.
+pub fn per_pveperf_window(count: u64, window: Duration) -> u64 {
+    let secs = window.as_secs_f64();
+    if secs <= 0.0 {
+        return 0;
+    }
+    (count as f64 * crate::PVEPERF_WINDOW.as_secs_f64() / secs).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_counts_to_three_seconds() {
+        assert_eq!(per_pveperf_window(1000, Duration::from_secs(3)), 1000);
+        assert_eq!(per_pveperf_window(1000, Duration::from_secs(1)), 3000);
+        assert_eq!(per_pveperf_window(1000, Duration::from_secs(6)), 500);
+        assert_eq!(per_pveperf_window(1000, Duration::ZERO), 0);
+    }
+
+    #[test]
+    fn interrupt_reports_first_signal() {
+        let flag = Interrupt::default();
+        assert!(flag.check().is_ok());
+        flag.raise(libc::SIGTERM);
+        assert_eq!(flag.signal(), Some(libc::SIGTERM));
+        assert!(matches!(flag.check(), Err(ProbeError::Interrupted(15))));
+    }
+
+    #[test]
+    fn window_is_over_only_after_its_length() {
+        let w = Window::start(Duration::from_millis(20));
+        assert!(!w.is_over());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(w.is_over());
+    }
+}

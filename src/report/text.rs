@@ -44,7 +44,9 @@ pub fn line(report: &Report, line: Line) -> Option<String> {
         Line::DnsExt | Line::DnsInt => {
             let outcome = if line == Line::DnsExt { &report.dns_ext } else { &report.dns_int };
             let dns = outcome.as_ref()?.measured()?;
-            let mut value = if dns.no_answer() {
+            let mut value = if dns.no_answer() && dns.timed_out == 0 {
+                "refused (no DNS server answers there)".to_string()
+            } else if dns.no_answer() {
                 format!("timeout (no answer within {:.2} s)", dns.timeout.as_secs_f64())
             } else {
                 format!("{:.2} ms", dns.mean_ms())
@@ -212,6 +214,10 @@ DNS INT:           15.00 ms (proxmox.example)
         assert!(r.any_failed());
         let note = diagnostic(&r, Line::DnsInt).unwrap();
         assert!(note.contains("1 of 101 queries got no answer from 127.0.0.1"), "{note}");
+        let mut refused = dns(None, 0);
+        (refused.timed_out, refused.refused) = (0, 101);
+        r.dns_ext = Some(Outcome::Measured(refused));
+        assert!(render(&r).contains("DNS EXT:           refused (no DNS server answers there)\n"));
     }
 
     #[test]

@@ -1,0 +1,312 @@
+//! Test rigs: loop devices, filesystems, mounts and a DNS server on
+//! loopback, all made by the tests and torn down by `Drop`.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use hickory_proto::op::{Message, MessageType, OpCode, Query};
+use hickory_proto::rr::{Name, RecordType};
+
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// False (after saying so on stderr) when the test needs root and we are not.
+pub fn root_or_skip(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("SKIPPED {test}: needs root (loop devices, mounts, port 53); CI runs it as root");
+        return false;
+    }
+    true
+}
+
+/// Runs a set-up command and panics with its output when it fails.
+pub fn sh(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program} (run scripts/install-test-deps): {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A directory for a test's files, removed at the end (mode 0755 so `nobody` can enter).
+pub fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("pveprobe-test.").tempdir_in("/var/tmp").unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// A loop device over a sparse backing file.
+pub struct LoopDevice {
+    pub dev: PathBuf,
+    _backing: tempfile::NamedTempFile,
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct LoopOptions {
+    pub sector_size: Option<u32>,
+    pub partitions: bool,
+}
+
+impl LoopDevice {
+    pub fn new(size_mib: u64, options: LoopOptions) -> Self {
+        let backing = tempfile::Builder::new().prefix("pveprobe-loop.").tempfile_in("/var/tmp").unwrap();
+        backing.as_file().set_len(size_mib << 20).unwrap();
+        let sector = options.sector_size.map(|s| s.to_string());
+        let mut args = vec!["--find", "--show"];
+        if let Some(s) = &sector {
+            args.extend(["--sector-size", s]);
+        }
+        if options.partitions {
+            args.push("-P");
+        }
+        let path = backing.path().to_str().unwrap().to_string();
+        args.push(&path);
+        let dev = PathBuf::from(sh("losetup", &args));
+        Self { dev, _backing: backing }
+    }
+
+    pub fn path(&self) -> &str {
+        self.dev.to_str().unwrap()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// Makes a filesystem (`ext4`, `xfs`, `btrfs`) on `dev` with extra mkfs args.
+pub fn mkfs(fstype: &str, dev: &str, extra: &[&str]) {
+    let program = format!("mkfs.{fstype}");
+    let force = if fstype == "ext4" { "-F" } else { "-f" };
+    let mut args = vec!["-q", force];
+    args.extend_from_slice(extra);
+    args.push(dev);
+    sh(&program, &args);
+}
+
+/// A mounted filesystem, unmounted on drop.
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn new(dev: &str, options: &str) -> Self {
+        let dir = tempfile::Builder::new().prefix("pveprobe-mnt.").tempdir_in("/var/tmp").unwrap();
+        // The mounted root has the filesystem's own mode (0755 from mkfs).
+        sh("mount", &["-o", options, dev, dir.path().to_str().unwrap()]);
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Entries in the mount's root other than `lost+found`.
+    pub fn leftovers(&self) -> Vec<String> {
+        std::fs::read_dir(self.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "lost+found")
+            .collect()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let dir = self.dir.path();
+        if !Command::new("umount").arg(dir).status().is_ok_and(|s| s.success()) {
+            let _ = Command::new("umount").arg("-l").arg(dir).status();
+        }
+    }
+}
+
+/// An ext4 filesystem on a fresh loop device, mounted.
+pub struct Ext4 {
+    pub mount: Mount,
+    pub device: LoopDevice,
+}
+
+impl Ext4 {
+    pub fn new(size_mib: u64, loop_options: LoopOptions, mkfs_extra: &[&str], mount_options: &str) -> Self {
+        let device = LoopDevice::new(size_mib, loop_options);
+        mkfs("ext4", device.path(), mkfs_extra);
+        let mount = Mount::new(device.path(), mount_options);
+        Self { mount, device }
+    }
+}
+
+/// The probe binary.
+pub fn pveprobe() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pveprobe"));
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// pveperf's line formats, one regular expression per label.
+pub const LINE_FORMATS: [(&str, &str); 8] = [
+    ("CPU BOGOMIPS", r"^CPU BOGOMIPS:      \d+\.\d\d$"),
+    ("REGEX/SECOND", r"^REGEX/SECOND:      \d+$"),
+    ("HD SIZE", r"^HD SIZE:           \d+\.\d\d GB \(.+\)$"),
+    ("BUFFERED READS", r"^BUFFERED READS:    \d+\.\d\d MB/sec$"),
+    ("AVERAGE SEEK TIME", r"^AVERAGE SEEK TIME: \d+\.\d\d ms$"),
+    ("FSYNCS/SECOND", r"^FSYNCS/SECOND:     \d+\.\d\d$"),
+    ("DNS EXT", r"^DNS EXT:           \d+\.\d\d ms$"),
+    ("DNS INT", r"^DNS INT:           \d+\.\d\d ms \(.+\)$"),
+];
+
+/// Checks every stdout line against its pveperf format and pveperf's
+/// order; returns label -> text after the padding.
+pub fn pveperf_lines(text: &str) -> BTreeMap<String, String> {
+    let mut seen = BTreeMap::new();
+    let mut last_index = None;
+    for line in text.lines() {
+        let (label, _) = line.split_once(':').unwrap_or_else(|| panic!("no label in {line:?}"));
+        let index = LINE_FORMATS
+            .iter()
+            .position(|(l, _)| *l == label)
+            .unwrap_or_else(|| panic!("unknown line {line:?}"));
+        let re = regex::Regex::new(LINE_FORMATS[index].1).unwrap();
+        assert!(re.is_match(line), "{line:?} does not match pveperf's format {}", LINE_FORMATS[index].1);
+        assert!(last_index < Some(index), "{label} out of pveperf's order in:\n{text}");
+        last_index = Some(index);
+        seen.insert(label.to_string(), line[19..].to_string());
+    }
+    seen
+}
+
+/// The number at the start of a line's value.
+pub fn figure(lines: &BTreeMap<String, String>, label: &str) -> f64 {
+    let value = lines.get(label).unwrap_or_else(|| panic!("no {label} line in {lines:?}"));
+    value.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Waits for `child` at most `limit`; kills it and panics if it runs longer.
+pub fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+static NEXT_ADDRESS: AtomicU8 = AtomicU8::new(1);
+
+/// A loopback address of this test process's own, so parallel tests and
+/// test binaries never share a DNS server.
+pub fn loopback_address() -> Ipv4Addr {
+    let n = NEXT_ADDRESS.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    Ipv4Addr::new(127, 53, (pid % 250) as u8 + 1, n)
+}
+
+/// dnsmasq on a loopback address, port 53, answering only from local data:
+/// every name is NXDOMAIN (there is no upstream and no hosts file).
+pub struct Dnsmasq {
+    pub addr: Ipv4Addr,
+    child: Child,
+}
+
+impl Dnsmasq {
+    pub fn start() -> Self {
+        let addr = loopback_address();
+        let child = Command::new("dnsmasq")
+            .args([
+                "--keep-in-foreground",
+                "--conf-file=/dev/null",
+                "--no-resolv",
+                "--no-hosts",
+                "--no-poll",
+                "--bind-interfaces",
+                "--port=53",
+                "--pid-file",
+                "--user=root",
+                "--log-facility=/dev/null",
+                "--local=/#/",
+            ])
+            .arg(format!("--listen-address={addr}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot start dnsmasq (run scripts/install-test-deps)");
+        let server = Self { addr, child };
+        assert_eq!(server.wait_ready(), Some(3), "dnsmasq must answer NXDOMAIN");
+        server
+    }
+
+    /// Sends one query until dnsmasq answers; returns its response code.
+    fn wait_ready(&self) -> Option<u8> {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        let mut msg = Message::new(77, MessageType::Query, OpCode::Query);
+        msg.add_query(Query::query(Name::from_ascii("ready.probe.test.").unwrap(), RecordType::A));
+        let query = msg.to_vec().unwrap();
+        let mut buf = [0u8; 512];
+        for _ in 0..50 {
+            let _ = socket.send_to(&query, SocketAddr::from((self.addr, 53)));
+            if let Ok(n) = socket.recv(&mut buf) {
+                if n > 3 {
+                    return Some(buf[3] & 0x0f);
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Dnsmasq {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A "name server" that reads queries and never answers.
+pub struct SilentServer {
+    pub addr: Ipv4Addr,
+    _socket: UdpSocket,
+}
+
+impl SilentServer {
+    pub fn start() -> Self {
+        let addr = loopback_address();
+        let socket = UdpSocket::bind((addr, 53)).unwrap();
+        Self { addr, _socket: socket }
+    }
+}
+
+/// Writes a resolv.conf for the tests (never the host's own).
+pub fn resolv_conf(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("resolv.conf");
+    std::fs::write(&path, text).unwrap();
+    path
+}

@@ -98,9 +98,14 @@ pub struct Opts {
 
 /// A positive, finite number of seconds, at most one hour.
 fn parse_seconds(text: &str) -> Result<f64, String> {
-    let secs: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
     if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
-        return Err(format!("{text} must be more than 0 and at most 3600 seconds"));
+        return Err(format!(
+            "{text} must be more than 0 and at most 3600 seconds"
+        ));
     }
     Ok(secs)
 }
@@ -108,8 +113,11 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 impl Opts {
     /// The run's configuration on the real host.
     pub fn into_config(self) -> Config {
-        let tests: BTreeSet<Test> =
-            if self.tests.is_empty() { Test::ALL.into_iter().collect() } else { self.tests.into_iter().collect() };
+        let tests: BTreeSet<Test> = if self.tests.is_empty() {
+            Test::ALL.into_iter().collect()
+        } else {
+            self.tests.into_iter().collect()
+        };
         Config {
             path: self.path,
             window: Duration::from_secs_f64(self.duration),
@@ -144,12 +152,25 @@ mod tests {
 
     #[test]
     fn parses_test_lists_and_rejects_bad_seconds() {
-        let opts = Opts::parse_from(["pveprobe", "--tests", "fsync,dns", "--duration", "0.5", "/x"]);
+        let opts = Opts::parse_from([
+            "pveprobe",
+            "--tests",
+            "fsync,dns",
+            "--duration",
+            "0.5",
+            "/x",
+        ]);
         let config = opts.into_config();
-        assert_eq!(config.tests.into_iter().collect::<Vec<_>>(), vec![Test::Fsync, Test::Dns]);
+        assert_eq!(
+            config.tests.into_iter().collect::<Vec<_>>(),
+            vec![Test::Fsync, Test::Dns]
+        );
         assert_eq!(config.window, Duration::from_millis(500));
         for bad in ["0", "-1", "nan", "inf", "abc", "3601"] {
-            assert!(Opts::try_parse_from(["pveprobe", "--duration", bad]).is_err(), "{bad}");
+            assert!(
+                Opts::try_parse_from(["pveprobe", "--duration", bad]).is_err(),
+                "{bad}"
+            );
         }
         assert!(Opts::try_parse_from(["pveprobe", "--tests", "cpu,bogus"]).is_err());
         assert!(Opts::try_parse_from(["pveprobe", "a", "b"]).is_err());

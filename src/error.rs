@@ -19,7 +19,10 @@ pub enum ProbeError {
 
 impl ProbeError {
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
-        Self::Io { context: context.into(), source }
+        Self::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 

@@ -55,8 +55,14 @@ mod tests {
     #[test]
     fn maps_absolute_paths_below_the_root() {
         let host = Host::with_root("/tmp/fx");
-        assert_eq!(host.path(PROC_CPUINFO), PathBuf::from("/tmp/fx/proc/cpuinfo"));
+        assert_eq!(
+            host.path(PROC_CPUINFO),
+            PathBuf::from("/tmp/fx/proc/cpuinfo")
+        );
         assert!(!host.is_real());
-        assert_eq!(Host::real().path(PROC_CPUINFO), PathBuf::from("/proc/cpuinfo"));
+        assert_eq!(
+            Host::real().path(PROC_CPUINFO),
+            PathBuf::from("/proc/cpuinfo")
+        );
     }
 }

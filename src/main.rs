@@ -19,7 +19,10 @@ mod exit {
 }
 
 fn check_path(path: &std::path::Path) -> Result<(), PathError> {
-    let meta = std::fs::metadata(path).map_err(|source| PathError::Inaccessible { path: path.into(), source })?;
+    let meta = std::fs::metadata(path).map_err(|source| PathError::Inaccessible {
+        path: path.into(),
+        source,
+    })?;
     if !meta.is_dir() {
         return Err(PathError::NotADirectory { path: path.into() });
     }
@@ -40,27 +43,31 @@ fn main() -> ExitCode {
         }
     };
 
-    let mut sink = |report: &pveprobe::report::Report, event: Event| {
-        match event {
-            Event::Line(line) => {
-                if let Some(text) = text::line(report, line) {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{text}");
-                    let _ = out.flush();
-                }
-                if let Some(why) = text::diagnostic(report, line) {
-                    eprintln!("pveprobe: {why}");
-                }
+    let mut sink = |report: &pveprobe::report::Report, event: Event| match event {
+        Event::Line(line) => {
+            if let Some(text) = text::line(report, line) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
             }
-            Event::Note(note) => eprintln!("pveprobe: {note}"),
+            if let Some(why) = text::diagnostic(report, line) {
+                eprintln!("pveprobe: {why}");
+            }
         }
+        Event::Note(note) => eprintln!("pveprobe: {note}"),
     };
     let report = run::run(&config, &interrupt, &mut sink);
 
     if let Some(sig) = report.interrupted_by {
-        let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("signal");
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str())
+            .unwrap_or("signal");
         eprintln!("pveprobe: interrupted by {name}; stopped and removed the files it made");
         return ExitCode::from((128 + sig) as u8);
     }
-    ExitCode::from(if report.any_failed() { exit::NOT_MEASURED } else { exit::OK })
+    ExitCode::from(if report.any_failed() {
+        exit::NOT_MEASURED
+    } else {
+        exit::OK
+    })
 }

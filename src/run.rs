@@ -30,7 +30,14 @@ pub enum Test {
 }
 
 impl Test {
-    pub const ALL: [Test; 6] = [Test::Cpu, Test::Regex, Test::Read, Test::Seek, Test::Fsync, Test::Dns];
+    pub const ALL: [Test; 6] = [
+        Test::Cpu,
+        Test::Regex,
+        Test::Read,
+        Test::Seek,
+        Test::Fsync,
+        Test::Dns,
+    ];
 }
 
 /// Everything a run needs, already validated.
@@ -86,14 +93,19 @@ impl Runner<'_> {
 
     /// pveperf drops the page cache before each disk test; say once when we cannot.
     fn drop_caches(&mut self) {
-        if let Err(e) = probe::drop_caches(&self.config.host) {
-            if !self.cache_note_given {
-                self.cache_note_given = true;
-                let why = if e.kind() == std::io::ErrorKind::PermissionDenied { "not root".to_string() } else { e.to_string() };
-                self.note(format!(
-                    "page cache not dropped ({why}): disk figures may come partly from memory"
-                ));
-            }
+        let Err(e) = probe::drop_caches(&self.config.host) else {
+            return;
+        };
+        if !self.cache_note_given {
+            self.cache_note_given = true;
+            let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                "not root".to_string()
+            } else {
+                crate::error::describe(&e)
+            };
+            self.note(format!(
+                "page cache not dropped ({why}): disk figures may come partly from memory"
+            ));
         }
     }
 
@@ -105,7 +117,9 @@ impl Runner<'_> {
             Outcome::Measured(f) => f.block_device().map(PathBuf::from).ok_or_else(|| {
                 Outcome::Skipped(format!("{} ({}) is not a block device", f.source, f.fstype))
             }),
-            Outcome::Failed(why) | Outcome::Skipped(why) => Err(Outcome::Failed(format!("filesystem unknown: {why}"))),
+            Outcome::Failed(why) | Outcome::Skipped(why) => {
+                Err(Outcome::Failed(format!("filesystem unknown: {why}")))
+            }
         };
         self.report.filesystem = Some(fs);
 
@@ -114,7 +128,11 @@ impl Runner<'_> {
             self.emit(Line::CpuBogomips);
         }
         if self.wants(Test::Regex) {
-            self.report.regex = Some(outcome(probe::regex::measure(cfg.regex_engine, cfg.window, self.interrupt))?);
+            self.report.regex = Some(outcome(probe::regex::measure(
+                cfg.regex_engine,
+                cfg.window,
+                self.interrupt,
+            ))?);
             self.emit(Line::RegexPerSecond);
         }
         self.emit(Line::HdSize);
@@ -154,10 +172,16 @@ impl Runner<'_> {
         let cfg = self.config;
         if let Some(fs) = self.report.filesystem.as_ref().and_then(Outcome::measured) {
             if fs.read_only {
-                return Err(ProbeError::Unavailable(format!("{} is on a read-only filesystem", cfg.path.display())));
+                return Err(ProbeError::Unavailable(format!(
+                    "{} is on a read-only filesystem",
+                    cfg.path.display()
+                )));
             }
             if fs.avail_bytes == 0 {
-                return Err(ProbeError::Unavailable(format!("no space available on {}", fs.source)));
+                return Err(ProbeError::Unavailable(format!(
+                    "no space available on {}",
+                    fs.source
+                )));
             }
         }
         self.drop_caches();
@@ -182,7 +206,10 @@ impl Runner<'_> {
                 } else {
                     format!(" (not addresses: {})", c.invalid.join(", "))
                 };
-                Err(format!("no usable nameserver in {}{invalid}", cfg.resolv_conf.display()))
+                Err(format!(
+                    "no usable nameserver in {}{invalid}",
+                    cfg.resolv_conf.display()
+                ))
             } else {
                 Ok(c)
             }
@@ -197,7 +224,14 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
-        let ext = dns::measure(&conf.nameservers, None, dns::external_names(), cfg.window, cfg.dns_timeout, self.interrupt);
+        let ext = dns::measure(
+            &conf.nameservers,
+            None,
+            dns::external_names(),
+            cfg.window,
+            cfg.dns_timeout,
+            self.interrupt,
+        );
         self.report.dns_ext = Some(outcome(ext)?);
         self.emit(Line::DnsExt);
         self.report.dns_int = Some(match conf.internal_domain() {

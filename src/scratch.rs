@@ -36,8 +36,12 @@ pub struct ScratchDir {
 impl ScratchDir {
     /// Creates a fresh private directory inside `parent`.
     pub fn create(parent_path: &Path) -> Result<Self, ProbeError> {
-        let parent = open(parent_path, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
-            .context(|| format!("cannot open {}", parent_path.display()))?;
+        let parent = open(
+            parent_path,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .context(|| format!("cannot open {}", parent_path.display()))?;
         let mut rng = rand::rng();
         let name = loop {
             let name = format!("{NAME_PREFIX}{:016x}", rng.random::<u64>());
@@ -62,7 +66,10 @@ impl ScratchDir {
             Ok(dir) => dir,
             Err(e) => {
                 let _ = unlinkat(&parent, name.as_str(), UnlinkatFlags::RemoveDir);
-                return Err(ProbeError::io(format!("cannot open {}/{name}", parent_path.display()), e.into()));
+                return Err(ProbeError::io(
+                    format!("cannot open {}/{name}", parent_path.display()),
+                    e.into(),
+                ));
             }
         };
         let scratch = Self {
@@ -97,7 +104,11 @@ impl ScratchDir {
         let fd = openat(
             &self.dir,
             name,
-            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            OFlag::O_WRONLY
+                | OFlag::O_CREAT
+                | OFlag::O_TRUNC
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_CLOEXEC,
             Mode::S_IRUSR | Mode::S_IWUSR,
         )
         .context(|| format!("cannot create {}/{name}", self.path().display()))?;
@@ -119,16 +130,24 @@ impl ScratchDir {
                 Ok(()) | Err(Errno::ENOENT) => {}
                 Err(e) => {
                     first_error.get_or_insert_with(|| {
-                        ProbeError::io(format!("cannot remove {}/{name}", self.path().display()), e.into())
+                        ProbeError::io(
+                            format!("cannot remove {}/{name}", self.path().display()),
+                            e.into(),
+                        )
                     });
                 }
             }
         }
-        match unlinkat(self.parent.as_fd(), self.name.as_str(), UnlinkatFlags::RemoveDir) {
+        match unlinkat(
+            self.parent.as_fd(),
+            self.name.as_str(),
+            UnlinkatFlags::RemoveDir,
+        ) {
             Ok(()) | Err(Errno::ENOENT) => {}
             Err(e) => {
-                first_error
-                    .get_or_insert_with(|| ProbeError::io(format!("cannot remove {}", self.path().display()), e.into()));
+                first_error.get_or_insert_with(|| {
+                    ProbeError::io(format!("cannot remove {}", self.path().display()), e.into())
+                });
             }
         }
         self.removed = true;
@@ -154,9 +173,18 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let mut scratch = ScratchDir::create(parent.path()).unwrap();
         let path = scratch.path();
-        assert!(path.file_name().unwrap().to_str().unwrap().starts_with(NAME_PREFIX));
+        assert!(
+            path.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with(NAME_PREFIX)
+        );
         let mode = std::fs::metadata(&path).unwrap().permissions();
-        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o700);
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o700
+        );
         scratch.create_file("a").unwrap().write_all(b"x").unwrap();
         scratch.create_file("a").unwrap();
         scratch.create_file("b").unwrap();
@@ -180,7 +208,11 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let target = tempfile::tempdir().unwrap();
         let mut scratch = ScratchDir::create(parent.path()).unwrap();
-        std::os::unix::fs::symlink(target.path().join("victim"), scratch.path().join("tf_0.dat")).unwrap();
+        std::os::unix::fs::symlink(
+            target.path().join("victim"),
+            scratch.path().join("tf_0.dat"),
+        )
+        .unwrap();
         let err = scratch.create_file("tf_0.dat").unwrap_err();
         assert!(err.to_string().contains("tf_0.dat"), "{err}");
         assert!(!target.path().join("victim").exists());

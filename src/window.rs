@@ -56,7 +56,10 @@ pub struct Window {
 
 impl Window {
     pub fn start(length: Duration) -> Self {
-        Self { start: Instant::now(), length }
+        Self {
+            start: Instant::now(),
+            length,
+        }
     }
 
     pub fn elapsed(&self) -> Duration {

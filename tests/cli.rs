@@ -10,7 +10,13 @@ fn missing_path_is_a_clear_error_and_creates_nothing() {
     let missing = dir.path().join("no such dir");
     let out = pveprobe().arg(&missing).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stderr(&out), format!("pveprobe: {}: No such file or directory\n", missing.display()));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "pveprobe: {}: No such file or directory\n",
+            missing.display()
+        )
+    );
     assert!(stdout(&out).is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -22,7 +28,10 @@ fn file_instead_of_directory_is_refused() {
     std::fs::write(&file, "x").unwrap();
     let out = pveprobe().arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stderr(&out), format!("pveprobe: {}: not a directory\n", file.display()));
+    assert_eq!(
+        stderr(&out),
+        format!("pveprobe: {}: not a directory\n", file.display())
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
@@ -35,7 +44,12 @@ fn more_than_one_path_is_a_usage_error() {
 
 #[test]
 fn bad_options_are_usage_errors() {
-    for args in [&["--duration", "0"][..], &["--tests", "cpu,nope"], &["--regex-engine", "pcre"], &["--dns-timeout", "x"]] {
+    for args in [
+        &["--duration", "0"][..],
+        &["--tests", "cpu,nope"],
+        &["--regex-engine", "pcre"],
+        &["--dns-timeout", "x"],
+    ] {
         let out = pveprobe().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(stdout(&out).is_empty());
@@ -47,10 +61,26 @@ fn help_explains_every_figure_and_the_regex_scale() {
     let out = pveprobe().arg("--help").output().unwrap();
     assert!(out.status.success());
     let help = stdout(&out);
-    for label in ["CPU BOGOMIPS", "REGEX/SECOND", "HD SIZE", "BUFFERED READS", "AVERAGE SEEK TIME", "FSYNCS/SECOND", "DNS EXT", "DNS INT"] {
+    for label in [
+        "CPU BOGOMIPS",
+        "REGEX/SECOND",
+        "HD SIZE",
+        "BUFFERED READS",
+        "AVERAGE SEEK TIME",
+        "FSYNCS/SECOND",
+        "DNS EXT",
+        "DNS INT",
+    ] {
         assert!(help.contains(label), "--help does not explain {label}");
     }
-    for words in ["3.4 times pveperf", "--regex-engine", "hdparm -t", "ioping -D", "EXIT STATUS", "--dns-timeout"] {
+    for words in [
+        "3.4 times pveperf",
+        "--regex-engine",
+        "hdparm -t",
+        "ioping -D",
+        "EXIT STATUS",
+        "--dns-timeout",
+    ] {
         assert!(help.contains(words), "--help lacks {words:?}");
     }
 }
@@ -58,7 +88,10 @@ fn help_explains_every_figure_and_the_regex_scale() {
 #[test]
 fn version_names_the_crate_version() {
     let out = pveprobe().arg("--version").output().unwrap();
-    assert_eq!(stdout(&out), format!("pveprobe {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout(&out),
+        format!("pveprobe {}\n", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
@@ -76,8 +109,16 @@ fn path_with_shell_characters_just_works() {
     let lines = common::pveperf_lines(&stdout(&out));
     assert!(common::figure(&lines, "FSYNCS/SECOND") > 0.0);
     assert!(lines.contains_key("HD SIZE"));
-    assert_eq!(std::fs::read_dir(&odd).unwrap().count(), 0, "scratch directory left behind");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "something else was created");
+    assert_eq!(
+        std::fs::read_dir(&odd).unwrap().count(),
+        0,
+        "scratch directory left behind"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "something else was created"
+    );
 }
 
 #[test]
@@ -97,7 +138,10 @@ fn a_path_starting_with_a_dash_is_taken_after_double_dash() {
 fn bogomips_equals_the_sum_in_proc_cpuinfo() {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
     let re = regex::Regex::new(r"(?mi)^bogomips\s*:\s*([0-9.]+)\s*$").unwrap();
-    let expected: f64 = re.captures_iter(&cpuinfo).map(|c| c[1].parse::<f64>().unwrap()).sum();
+    let expected: f64 = re
+        .captures_iter(&cpuinfo)
+        .map(|c| c[1].parse::<f64>().unwrap())
+        .sum();
     let out = pveprobe().args(["--tests", "cpu", "/"]).output().unwrap();
     let lines = common::pveperf_lines(&stdout(&out));
     assert_eq!(lines["CPU BOGOMIPS"], format!("{expected:.2}"));
@@ -105,11 +149,26 @@ fn bogomips_equals_the_sum_in_proc_cpuinfo() {
 
 #[test]
 fn perl_engine_runs_pveperfs_loop() {
-    if std::process::Command::new("perl").arg("-e1").status().is_err() {
+    if std::process::Command::new("perl")
+        .arg("-e1")
+        .status()
+        .is_err()
+    {
         eprintln!("SKIPPED perl_engine_runs_pveperfs_loop: no perl on this machine");
         return;
     }
-    let out = pveprobe().args(["--tests", "regex", "--regex-engine", "perl", "--duration", "0.3", "/"]).output().unwrap();
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "regex",
+            "--regex-engine",
+            "perl",
+            "--duration",
+            "0.3",
+            "/",
+        ])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(common::figure(&common::pveperf_lines(&stdout(&out)), "REGEX/SECOND") > 0.0);
 }
@@ -117,21 +176,40 @@ fn perl_engine_runs_pveperfs_loop() {
 #[test]
 fn perl_engine_without_perl_says_so() {
     let out = pveprobe()
-        .args(["--tests", "regex", "--regex-engine", "perl", "--duration", "0.1", "/"])
+        .args([
+            "--tests",
+            "regex",
+            "--regex-engine",
+            "perl",
+            "--duration",
+            "0.1",
+            "/",
+        ])
         .env("PATH", "/nonexistent")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!stdout(&out).contains("REGEX"));
-    assert!(stderr(&out).contains("needs the host's perl, which is not installed"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs the host's perl, which is not installed"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn tmpfs_has_no_device_lines_and_that_is_no_failure() {
-    let out = pveprobe().args(["--tests", "read,seek", "/dev/shm"]).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "read,seek", "/dev/shm"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = common::pveperf_lines(&stdout(&out));
     assert_eq!(lines.keys().collect::<Vec<_>>(), ["HD SIZE"]);
     assert!(lines["HD SIZE"].ends_with("GB (tmpfs)"), "{lines:?}");
-    assert!(stderr(&out).contains("BUFFERED READS: skipped: tmpfs (tmpfs) is not a block device"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("BUFFERED READS: skipped: tmpfs (tmpfs) is not a block device"),
+        "{}",
+        stderr(&out)
+    );
 }

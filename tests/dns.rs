@@ -30,7 +30,10 @@ fn nxdomain_answers_give_both_lines() {
     }
     let dns = Dnsmasq::start();
     let (out, _) = probe_dns(
-        &format!("; comment\n# comment\nnameserver {}\noptions edns0\nsearch pve.test\n", dns.addr),
+        &format!(
+            "; comment\n# comment\nnameserver {}\noptions edns0\nsearch pve.test\n",
+            dns.addr
+        ),
         &["--duration", "0.5"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -47,7 +50,10 @@ fn several_search_domains_use_the_first() {
     }
     let dns = Dnsmasq::start();
     let (out, _) = probe_dns(
-        &format!("search old.test\nnameserver {}\nsearch first.test second.test third.test\n", dns.addr),
+        &format!(
+            "search old.test\nnameserver {}\nsearch first.test second.test third.test\n",
+            dns.addr
+        ),
         &["--duration", "0.3"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -61,11 +67,18 @@ fn no_search_domain_gives_no_dns_int_line() {
         return;
     }
     let dns = Dnsmasq::start();
-    let (out, _) = probe_dns(&format!("nameserver {}\n", dns.addr), &["--duration", "0.3"]);
+    let (out, _) = probe_dns(
+        &format!("nameserver {}\n", dns.addr),
+        &["--duration", "0.3"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = common::pveperf_lines(&stdout(&out));
     assert_eq!(lines.keys().collect::<Vec<_>>(), ["DNS EXT", "HD SIZE"]);
-    assert!(stderr(&out).contains("DNS INT: skipped: no search domain in"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("DNS INT: skipped: no search domain in"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -80,8 +93,14 @@ fn a_server_that_never_answers_is_bounded_and_says_so() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("DNS EXT:           timeout (no answer within 0.50 s)\n"), "{text}");
-    assert!(text.contains("DNS INT:           timeout (no answer within 0.50 s) (pve.test)\n"), "{text}");
+    assert!(
+        text.contains("DNS EXT:           timeout (no answer within 0.50 s)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("DNS INT:           timeout (no answer within 0.50 s) (pve.test)\n"),
+        "{text}"
+    );
     // Each line may last the window plus one timeout (1 s): 2 s for both,
     // with generous room for a loaded machine, but far below an unbounded wait.
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
@@ -111,19 +130,43 @@ fn nobody_listening_is_refused_at_once() {
     let addr = common::loopback_address();
     let (out, _) = probe_dns(&format!("nameserver {addr}\n"), &["--duration", "0.3"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("DNS EXT:           refused (no DNS server answers there)\n"), "{}", stdout(&out));
-    assert!(stderr(&out).contains(&format!("101 of 101 queries got no answer from {addr}")), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("DNS EXT:           refused (no DNS server answers there)\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains(&format!("101 of 101 queries got no answer from {addr}")),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn missing_or_empty_resolv_conf_is_a_clear_failure() {
     let dir = workdir();
     let missing = dir.path().join("nope.conf");
-    let out = pveprobe().args(["--tests", "dns", "--resolv-conf"]).arg(&missing).arg(dir.path()).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "dns", "--resolv-conf"])
+        .arg(&missing)
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains(&format!("DNS EXT: not measured: cannot read {}", missing.display())));
+    assert!(stderr(&out).contains(&format!(
+        "DNS EXT: not measured: cannot read {}",
+        missing.display()
+    )));
     let (out, _) = probe_dns("# nothing\nnameserver dns.example\n", &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no usable nameserver in"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("(not addresses: dns.example)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no usable nameserver in"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("(not addresses: dns.example)"),
+        "{}",
+        stderr(&out)
+    );
 }

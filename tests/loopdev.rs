@@ -7,19 +7,35 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Dnsmasq, Ext4, LoopOptions, pveprobe, resolv_conf, root_or_skip, stderr, stdout, workdir};
+use common::{
+    Dnsmasq, Ext4, LoopOptions, pveprobe, resolv_conf, root_or_skip, stderr, stdout, workdir,
+};
 
 fn statvfs_gib(path: &std::path::Path) -> String {
     let vfs = nix::sys::statvfs::statvfs(path).unwrap();
     let bytes = vfs.blocks() as u64 * vfs.fragment_size() as u64;
-    format!("{:.2}", (bytes / 1024) as f64 * 1024.0 / (1u64 << 30) as f64)
+    format!(
+        "{:.2}",
+        (bytes / 1024) as f64 * 1024.0 / (1u64 << 30) as f64
+    )
 }
 
 fn all_eight_lines(sector_size: Option<u32>) {
-    let fs = Ext4::new(1024, LoopOptions { sector_size, partitions: false }, &[], "rw");
+    let fs = Ext4::new(
+        1024,
+        LoopOptions {
+            sector_size,
+            partitions: false,
+        },
+        &[],
+        "rw",
+    );
     let dns = Dnsmasq::start();
     let dir = workdir();
-    let conf = resolv_conf(dir.path(), &format!("# test\nnameserver {}\nsearch pve.test\n", dns.addr));
+    let conf = resolv_conf(
+        dir.path(),
+        &format!("# test\nnameserver {}\nsearch pve.test\n", dns.addr),
+    );
     let out = pveprobe()
         .args(["--duration", "0.5", "--resolv-conf"])
         .arg(&conf)
@@ -29,13 +45,20 @@ fn all_eight_lines(sector_size: Option<u32>) {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let lines = common::pveperf_lines(&stdout(&out));
     assert_eq!(lines.len(), 8, "{}", stdout(&out));
-    assert_eq!(lines["HD SIZE"], format!("{} GB ({})", statvfs_gib(fs.mount.path()), fs.device.path()));
+    assert_eq!(
+        lines["HD SIZE"],
+        format!("{} GB ({})", statvfs_gib(fs.mount.path()), fs.device.path())
+    );
     assert!(common::figure(&lines, "BUFFERED READS") > 0.0);
     assert!(common::figure(&lines, "AVERAGE SEEK TIME") > 0.0);
     assert!(common::figure(&lines, "FSYNCS/SECOND") > 0.0);
     assert!(common::figure(&lines, "REGEX/SECOND") > 0.0);
     assert!(lines["DNS INT"].ends_with(" ms (pve.test)"), "{lines:?}");
-    assert!(fs.mount.leftovers().is_empty(), "left behind: {:?}", fs.mount.leftovers());
+    assert!(
+        fs.mount.leftovers().is_empty(),
+        "left behind: {:?}",
+        fs.mount.leftovers()
+    );
 }
 
 #[test]
@@ -59,14 +82,26 @@ fn seek_reads_use_the_logical_block_size() {
     }
     // O_DIRECT reads of 512 bytes fail on a 4Kn device: a figure proves the
     // probe read whole 4096-byte blocks at 4096-aligned offsets.
-    let fs = Ext4::new(256, LoopOptions { sector_size: Some(4096), partitions: false }, &[], "rw");
+    let fs = Ext4::new(
+        256,
+        LoopOptions {
+            sector_size: Some(4096),
+            partitions: false,
+        },
+        &[],
+        "rw",
+    );
     let size = std::fs::read_to_string(format!(
         "/sys/class/block/{}/queue/logical_block_size",
         fs.device.dev.file_name().unwrap().to_str().unwrap()
     ))
     .unwrap();
     assert_eq!(size.trim(), "4096");
-    let out = pveprobe().args(["--tests", "seek", "--duration", "0.3"]).arg(fs.mount.path()).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "seek", "--duration", "0.3"])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(common::figure(&common::pveperf_lines(&stdout(&out)), "AVERAGE SEEK TIME") > 0.0);
 }
@@ -77,12 +112,24 @@ fn read_only_mount_skips_fsync_with_a_clear_note() {
         return;
     }
     let fs = Ext4::new(128, LoopOptions::default(), &[], "ro");
-    let out = pveprobe().args(["--tests", "cpu,fsync", "--duration", "0.3"]).arg(fs.mount.path()).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "cpu,fsync", "--duration", "0.3"])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let lines = common::pveperf_lines(&stdout(&out));
     assert!(lines.contains_key("CPU BOGOMIPS") && !lines.contains_key("FSYNCS/SECOND"));
-    assert!(stderr(&out).contains("FSYNCS/SECOND: not measured: "), "{}", stderr(&out));
-    assert!(stderr(&out).contains("is on a read-only filesystem"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("FSYNCS/SECOND: not measured: "),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("is on a read-only filesystem"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Fills a filesystem, leaving about `keep_kib` KiB free.
@@ -111,10 +158,18 @@ fn full_filesystem_is_reported_not_measured() {
     // 5% reserved for root: filled to the reserve, unprivileged space is 0.
     let fs = Ext4::new(64, LoopOptions::default(), &["-m", "5"], "rw");
     fill(fs.mount.path(), 0);
-    let out = pveprobe().args(["--tests", "fsync", "--duration", "0.3"]).arg(fs.mount.path()).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "fsync", "--duration", "0.3"])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!stdout(&out).contains("FSYNCS"));
-    assert!(stderr(&out).contains("FSYNCS/SECOND: not measured: no space available on /dev/loop"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("FSYNCS/SECOND: not measured: no space available on /dev/loop"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(fs.mount.leftovers(), ["filler"]);
 }
 
@@ -127,11 +182,23 @@ fn running_out_of_space_mid_test_cleans_up() {
     // so a write fails with ENOSPC part-way through the test.
     let fs = Ext4::new(64, LoopOptions::default(), &["-m", "0"], "rw");
     fill(fs.mount.path(), 120);
-    let out = pveprobe().args(["--tests", "fsync", "--duration", "2"]).arg(fs.mount.path()).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "fsync", "--duration", "2"])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(!stdout(&out).contains("FSYNCS"));
-    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
-    assert_eq!(fs.mount.leftovers(), ["filler"], "scratch directory left behind");
+    assert!(
+        stderr(&out).contains("No space left on device"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs.mount.leftovers(),
+        ["filler"],
+        "scratch directory left behind"
+    );
 }
 
 #[test]
@@ -156,10 +223,23 @@ fn unprivileged_run_says_what_it_could_not_do() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let lines = common::pveperf_lines(&stdout(&out));
-    assert_eq!(lines.keys().collect::<Vec<_>>(), ["FSYNCS/SECOND", "HD SIZE"]);
-    assert_eq!(err.matches("page cache not dropped (not root)").count(), 1, "{err}");
-    assert!(err.contains("BUFFERED READS: not measured: cannot open /dev/loop"), "{err}");
-    assert!(err.contains("(reading a disk needs root): Permission denied"), "{err}");
+    assert_eq!(
+        lines.keys().collect::<Vec<_>>(),
+        ["FSYNCS/SECOND", "HD SIZE"]
+    );
+    assert_eq!(
+        err.matches("page cache not dropped (not root)").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("BUFFERED READS: not measured: cannot open /dev/loop"),
+        "{err}"
+    );
+    assert!(
+        err.contains("(reading a disk needs root): Permission denied"),
+        "{err}"
+    );
     assert!(err.contains("AVERAGE SEEK TIME: not measured"), "{err}");
     assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
 }
@@ -195,8 +275,15 @@ fn signal_mid_fsync(signal: nix::sys::signal::Signal) {
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(128 + signal as i32), "{err}");
-    assert!(err.contains(&format!("interrupted by {}", signal.as_str())), "{err}");
-    assert!(fs.mount.leftovers().is_empty(), "left behind: {:?}", fs.mount.leftovers());
+    assert!(
+        err.contains(&format!("interrupted by {}", signal.as_str())),
+        "{err}"
+    );
+    assert!(
+        fs.mount.leftovers().is_empty(),
+        "left behind: {:?}",
+        fs.mount.leftovers()
+    );
 }
 
 #[test]
@@ -219,8 +306,16 @@ fn buffered_reads_stop_at_the_end_of_a_small_device() {
         return;
     }
     let fs = Ext4::new(16, LoopOptions::default(), &[], "rw");
-    let out = pveprobe().args(["--tests", "read", "--duration", "30"]).arg(fs.mount.path()).output().unwrap();
+    let out = pveprobe()
+        .args(["--tests", "read", "--duration", "30"])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(common::figure(&common::pveperf_lines(&stdout(&out)), "BUFFERED READS") > 0.0);
-    assert!(stderr(&out).contains("(16777216 bytes) was read before the window ended"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(16777216 bytes) was read before the window ended"),
+        "{}",
+        stderr(&out)
+    );
 }

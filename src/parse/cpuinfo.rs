@@ -38,7 +38,8 @@ mod tests {
 
     #[test]
     fn ignores_lookalike_keys_and_garbage() {
-        let text = "bogomips per cpu: 3241.00\nbogomips : abc\nbogomips\nbogomips: -5\nbogomips: NaN\n";
+        let text =
+            "bogomips per cpu: 3241.00\nbogomips : abc\nbogomips\nbogomips: -5\nbogomips: NaN\n";
         assert_eq!(bogomips_sum(text), 0.0);
         assert_eq!(bogomips_sum(""), 0.0);
     }

@@ -25,7 +25,8 @@ pub struct MountEntry {
 
 impl MountEntry {
     pub fn is_read_only(&self) -> bool {
-        self.options.split(',').any(|o| o == "ro") || self.super_options.split(',').any(|o| o == "ro")
+        self.options.split(',').any(|o| o == "ro")
+            || self.super_options.split(',').any(|o| o == "ro")
     }
 }
 
@@ -38,7 +39,9 @@ pub fn unescape(field: &str) -> String {
         if bytes[i] == b'\\' && i + 3 < bytes.len() {
             let digits = &bytes[i + 1..i + 4];
             if digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
-                let value = digits.iter().fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+                let value = digits
+                    .iter()
+                    .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
                 if let Ok(byte) = u8::try_from(value) {
                     out.push(byte);
                     i += 4;
@@ -91,22 +94,56 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
 }
 
 /// The mount that holds `path` (absolute, with symlinks already resolved):
-/// the one with the longest mount point that is a prefix of the path; of
-/// mounts stacked on the same point, the last (the visible one).
+/// of the visible mounts whose mount point is a prefix of the path, the one
+/// with the longest mount point (the last, if several are stacked there).
 pub fn mount_for<'a>(entries: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
     let path = normalize(path);
     entries
         .iter()
-        .filter(|e| path.starts_with(&e.mount_point))
+        .enumerate()
+        .filter(|(_, e)| path.starts_with(&e.mount_point))
+        .filter(|(i, _)| !is_hidden(entries, *i))
+        .map(|(_, e)| e)
         .fold(None, |best: Option<&MountEntry>, e| match best {
-            Some(b) if b.mount_point.components().count() > e.mount_point.components().count() => Some(b),
+            Some(b) if b.mount_point.components().count() > e.mount_point.components().count() => {
+                Some(b)
+            }
             _ => Some(e),
         })
 }
 
+/// True when a mount made later sits on the entry's mount point or on a
+/// directory above it without being the entry's ancestor: the later mount
+/// covers it, so paths below its mount point no longer reach it.
+fn is_hidden(entries: &[MountEntry], index: usize) -> bool {
+    let entry = &entries[index];
+    entries[index + 1..]
+        .iter()
+        .filter(|later| entry.mount_point.starts_with(&later.mount_point))
+        .any(|later| !is_descendant(entries, entry, later.mount_id))
+}
+
+/// True when `ancestor_id` is on the parent chain of `entry`.
+fn is_descendant(entries: &[MountEntry], entry: &MountEntry, ancestor_id: u32) -> bool {
+    let mut current = entry;
+    // A chain cannot be longer than the table; the bound also stops loops.
+    for _ in 0..entries.len() {
+        if current.parent_id == ancestor_id {
+            return true;
+        }
+        match entries.iter().find(|e| e.mount_id == current.parent_id) {
+            Some(parent) if parent.mount_id != current.mount_id => current = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Lexically drops `.` components and trailing slashes (`..` is left to canonicalize).
 fn normalize(path: &Path) -> PathBuf {
-    path.components().filter(|c| !matches!(c, Component::CurDir)).collect()
+    path.components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect()
 }
 
 #[cfg(test)]
@@ -128,7 +165,10 @@ mod tests {
         let entries = parse(SAMPLE);
         assert_eq!(entries.len(), 7);
         let vz = &entries[2];
-        assert_eq!((vz.mount_id, vz.parent_id, vz.major, vz.minor), (40, 22, 0, 35));
+        assert_eq!(
+            (vz.mount_id, vz.parent_id, vz.major, vz.minor),
+            (40, 22, 0, 35)
+        );
         assert_eq!(vz.fstype, "ext4");
         assert_eq!(vz.source, "/dev/mapper/pve-data");
         assert!(!vz.is_read_only());
@@ -153,7 +193,11 @@ mod tests {
         assert_eq!(find("/"), Some(22));
         assert_eq!(find("/var/lib/vz"), Some(40));
         assert_eq!(find("/var/lib/vz/images/100"), Some(40));
-        assert_eq!(find("/var/lib/vzdump"), Some(22), "prefix must match whole components");
+        assert_eq!(
+            find("/var/lib/vzdump"),
+            Some(22),
+            "prefix must match whole components"
+        );
         assert_eq!(find("/var/lib/vz/my dir/x"), Some(41));
         assert_eq!(find("/mnt/bind/sub"), Some(42));
         assert_eq!(find("/mnt/stack"), Some(44));
@@ -161,8 +205,44 @@ mod tests {
     }
 
     #[test]
+    fn a_later_mount_above_hides_a_deeper_one() {
+        let text = "\
+1 0 8:1 / / rw - ext4 /dev/sda1 rw
+2 1 0:50 / /mnt/a/b rw - tmpfs inner rw
+3 1 0:51 / /mnt/a rw - tmpfs cover rw
+4 3 0:52 / /mnt/a/c rw - tmpfs child rw
+";
+        let entries = parse(text);
+        let find = |p: &str| mount_for(&entries, Path::new(p)).map(|e| e.mount_id);
+        assert_eq!(find("/mnt/a/b/x"), Some(3), "inner is covered by cover");
+        assert_eq!(
+            find("/mnt/a/c"),
+            Some(4),
+            "a mount on top of cover stays visible"
+        );
+        assert_eq!(find("/mnt"), Some(1));
+    }
+
+    #[test]
+    fn parent_loops_do_not_hang() {
+        let text = "5 6 0:1 / /x rw - tmpfs a rw\n6 5 0:2 / / rw - tmpfs b rw\n7 7 0:3 / /x rw - tmpfs c rw\n";
+        let entries = parse(text);
+        assert_eq!(
+            mount_for(&entries, Path::new("/x/y")).map(|e| e.mount_id),
+            Some(7)
+        );
+    }
+
+    #[test]
     fn rejects_malformed_lines() {
-        for line in ["", "x", "1 2 3:4 / /", "1 2 3 / / rw - ext4 src", "1 2 3:4 / rel rw - ext4 src", "1 2 3:4 / / rw ext4 src"] {
+        for line in [
+            "",
+            "x",
+            "1 2 3:4 / /",
+            "1 2 3 / / rw - ext4 src",
+            "1 2 3:4 / rel rw - ext4 src",
+            "1 2 3:4 / / rw ext4 src",
+        ] {
             assert_eq!(parse_line(line), None, "{line:?}");
         }
     }

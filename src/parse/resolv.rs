@@ -2,7 +2,8 @@
 //!
 //! Follows glibc's reading (resolv.conf(5)): `#` or `;` starts a comment
 //! line, `nameserver` takes one IPv4 or IPv6 address (an IPv6 address may
-//! carry a `%scope`), and of several `search` lines the last one counts.
+//! carry a `%scope`), and of several `search` or `domain` lines the last
+//! one counts (`domain X` stands for `search X`, as for glibc and PVE).
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
@@ -12,7 +13,7 @@ pub const DNS_PORT: u16 = 53;
 pub struct ResolvConf {
     /// Name servers in file order, as UDP socket addresses on port 53.
     pub nameservers: Vec<SocketAddr>,
-    /// The domains of the last `search` line.
+    /// The domains of the last `search` (or `domain`) line.
     pub search: Vec<String>,
     /// `nameserver` values that are not addresses, kept to explain a failure.
     pub invalid: Vec<String>,
@@ -41,6 +42,14 @@ pub fn parse(text: &str) -> ResolvConf {
                 },
                 None => conf.invalid.push(String::new()),
             },
+            Some("domain") => {
+                conf.search = words
+                    .next()
+                    .map(|w| w.trim_end_matches('.').to_string())
+                    .into_iter()
+                    .collect();
+                conf.search.retain(|w| !w.is_empty());
+            }
             Some("search") => {
                 conf.search = words
                     .take_while(|w| !w.starts_with('#') && !w.starts_with(';'))
@@ -80,7 +89,10 @@ mod tests {
         );
         assert_eq!(
             conf.nameservers,
-            vec!["127.0.0.53:53".parse().unwrap(), "[::1]:53".parse().unwrap()]
+            vec![
+                "127.0.0.53:53".parse().unwrap(),
+                "[::1]:53".parse().unwrap()
+            ]
         );
         assert_eq!(conf.search, vec!["pve.example.com", "lab.example"]);
         assert_eq!(conf.internal_domain(), Some("pve.example.com"));
@@ -89,7 +101,8 @@ mod tests {
 
     #[test]
     fn keeps_invalid_servers_apart() {
-        let conf = parse("nameserver 1.2.3\nnameserver dns.example\nnameserver\nnameserver fe80::1%1\n");
+        let conf =
+            parse("nameserver 1.2.3\nnameserver dns.example\nnameserver\nnameserver fe80::1%1\n");
         assert_eq!(conf.invalid, vec!["1.2.3", "dns.example", ""]);
         match conf.nameservers.as_slice() {
             [SocketAddr::V6(v6)] => assert_eq!(v6.scope_id(), 1),

@@ -37,7 +37,11 @@ impl ReadFigure {
     /// MiB per second, printed as "MB/sec" like pveperf and hdparm.
     pub fn mib_per_sec(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();
-        if secs <= 0.0 { 0.0 } else { self.bytes as f64 / secs / f64::from(1u32 << 20) }
+        if secs <= 0.0 {
+            0.0
+        } else {
+            self.bytes as f64 / secs / f64::from(1u32 << 20)
+        }
     }
 }
 
@@ -54,22 +58,40 @@ pub struct SeekFigure {
 impl SeekFigure {
     /// Mean milliseconds per read (1000 / reads per second).
     pub fn mean_ms(&self) -> f64 {
-        if self.reads == 0 { 0.0 } else { self.elapsed.as_secs_f64() * 1000.0 / self.reads as f64 }
+        if self.reads == 0 {
+            0.0
+        } else {
+            self.elapsed.as_secs_f64() * 1000.0 / self.reads as f64
+        }
     }
 }
 
 /// Opens `device` read-only and checks it is a block device.
 fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
     let mut options = OpenOptions::new();
-    options.read(true).custom_flags(libc::O_CLOEXEC | if direct { libc::O_DIRECT } else { 0 });
+    options
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | if direct { libc::O_DIRECT } else { 0 });
     let file = options.open(device).map_err(|e| {
         let not_root = !nix::unistd::geteuid().is_root();
-        let hint = if not_root && e.kind() == std::io::ErrorKind::PermissionDenied { " (reading a disk needs root)" } else { "" };
-        ProbeError::io(format!("cannot open {} for reading{hint}", device.display()), e)
+        let hint = if not_root && e.kind() == std::io::ErrorKind::PermissionDenied {
+            " (reading a disk needs root)"
+        } else {
+            ""
+        };
+        ProbeError::io(
+            format!("cannot open {} for reading{hint}", device.display()),
+            e,
+        )
     })?;
-    let meta = file.metadata().context(|| format!("stat {}", device.display()))?;
+    let meta = file
+        .metadata()
+        .context(|| format!("stat {}", device.display()))?;
     if !meta.file_type().is_block_device() {
-        return Err(ProbeError::Unavailable(format!("{} is not a block device", device.display())));
+        return Err(ProbeError::Unavailable(format!(
+            "{} is not a block device",
+            device.display()
+        )));
     }
     Ok(file)
 }
@@ -77,18 +99,25 @@ fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
 fn device_size(file: &File, device: &Path) -> Result<u64, ProbeError> {
     let mut size = 0u64;
     // SAFETY: BLKGETSIZE64 writes one u64 into `size`.
-    unsafe { blk_getsize64(file.as_raw_fd(), &mut size) }.context(|| format!("BLKGETSIZE64 {}", device.display()))?;
+    unsafe { blk_getsize64(file.as_raw_fd(), &mut size) }
+        .context(|| format!("BLKGETSIZE64 {}", device.display()))?;
     Ok(size)
 }
 
 fn logical_block_size(file: &File, device: &Path) -> Result<u32, ProbeError> {
     let mut size: libc::c_int = 0;
     // SAFETY: BLKSSZGET writes one int into `size`.
-    unsafe { blk_sszget(file.as_raw_fd(), &mut size) }.context(|| format!("BLKSSZGET {}", device.display()))?;
+    unsafe { blk_sszget(file.as_raw_fd(), &mut size) }
+        .context(|| format!("BLKSSZGET {}", device.display()))?;
     u32::try_from(size)
         .ok()
         .filter(|s| s.is_power_of_two() && *s >= 512)
-        .ok_or_else(|| ProbeError::Unavailable(format!("{}: odd logical block size {size}", device.display())))
+        .ok_or_else(|| {
+            ProbeError::Unavailable(format!(
+                "{}: odd logical block size {size}",
+                device.display()
+            ))
+        })
 }
 
 /// Reads at most `buf.len()` bytes at `offset`, retrying on EINTR.
@@ -103,7 +132,11 @@ fn pread(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
 }
 
 /// `hdparm -t` / pveperf's BUFFERED READS.
-pub fn buffered_reads(device: &Path, length: Duration, interrupt: &Interrupt) -> Result<ReadFigure, ProbeError> {
+pub fn buffered_reads(
+    device: &Path,
+    length: Duration,
+    interrupt: &Interrupt,
+) -> Result<ReadFigure, ProbeError> {
     let file = open_device(device, false)?;
     // Like hdparm: flush the device's buffer cache (needs root; the caller
     // has also dropped the page cache where it could).
@@ -127,7 +160,12 @@ pub fn buffered_reads(device: &Path, length: Duration, interrupt: &Interrupt) ->
         interrupt.check()?;
     }
     let elapsed = window.elapsed();
-    Ok(ReadFigure { device: device.to_path_buf(), bytes, elapsed, reached_end })
+    Ok(ReadFigure {
+        device: device.to_path_buf(),
+        bytes,
+        elapsed,
+        reached_end,
+    })
 }
 
 /// A heap buffer aligned for O_DIRECT.
@@ -138,7 +176,8 @@ struct AlignedBuf {
 
 impl AlignedBuf {
     fn new(size: usize) -> Self {
-        let layout = Layout::from_size_align(size, size.max(4096)).expect("power-of-two block size");
+        let layout =
+            Layout::from_size_align(size, size.max(4096)).expect("power-of-two block size");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "out of memory");
@@ -159,13 +198,20 @@ impl Drop for AlignedBuf {
 }
 
 /// `ioping -D` over the whole device: AVERAGE SEEK TIME.
-pub fn seek_time(device: &Path, length: Duration, interrupt: &Interrupt) -> Result<SeekFigure, ProbeError> {
+pub fn seek_time(
+    device: &Path,
+    length: Duration,
+    interrupt: &Interrupt,
+) -> Result<SeekFigure, ProbeError> {
     let file = open_device(device, true)?;
     let device_bytes = device_size(&file, device)?;
     let block_size = logical_block_size(&file, device)?;
     let blocks = device_bytes / u64::from(block_size);
     if blocks == 0 {
-        return Err(ProbeError::Unavailable(format!("{} is empty", device.display())));
+        return Err(ProbeError::Unavailable(format!(
+            "{} is empty",
+            device.display()
+        )));
     }
     let mut buf = AlignedBuf::new(block_size as usize);
     let mut rng = rand::rng();
@@ -176,7 +222,10 @@ pub fn seek_time(device: &Path, length: Duration, interrupt: &Interrupt) -> Resu
         let n = pread(&file, buf.as_mut_slice(), offset)
             .context(|| format!("read error on {} at byte {offset}", device.display()))?;
         if n == 0 {
-            return Err(ProbeError::Unavailable(format!("{} ended before byte {offset}", device.display())));
+            return Err(ProbeError::Unavailable(format!(
+                "{} ended before byte {offset}",
+                device.display()
+            )));
         }
         reads += 1;
         if window.is_over() {
@@ -184,7 +233,13 @@ pub fn seek_time(device: &Path, length: Duration, interrupt: &Interrupt) -> Resu
         }
         interrupt.check()?;
     }
-    Ok(SeekFigure { device: device.to_path_buf(), block_size, device_bytes, reads, elapsed: window.elapsed() })
+    Ok(SeekFigure {
+        device: device.to_path_buf(),
+        block_size,
+        device_bytes,
+        reads,
+        elapsed: window.elapsed(),
+    })
 }
 
 #[cfg(test)]
@@ -193,7 +248,12 @@ mod tests {
 
     #[test]
     fn figures_follow_pveperf_units() {
-        let r = ReadFigure { device: "/dev/x".into(), bytes: 300 << 20, elapsed: Duration::from_secs(3), reached_end: false };
+        let r = ReadFigure {
+            device: "/dev/x".into(),
+            bytes: 300 << 20,
+            elapsed: Duration::from_secs(3),
+            reached_end: false,
+        };
         assert_eq!(r.mib_per_sec(), 100.0);
         let s = SeekFigure {
             device: "/dev/x".into(),
@@ -207,8 +267,12 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_a_block_device() {
-        let err = buffered_reads(Path::new("/proc/self/status"), Duration::from_millis(1), &Interrupt::default())
-            .unwrap_err();
+        let err = buffered_reads(
+            Path::new("/proc/self/status"),
+            Duration::from_millis(1),
+            &Interrupt::default(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("not a block device"), "{err}");
     }
 }

@@ -5,6 +5,8 @@ use crate::host::{Host, PROC_CPUINFO};
 use crate::parse::cpuinfo;
 
 pub fn bogomips(host: &Host) -> Result<f64, ProbeError> {
-    let text = host.read(PROC_CPUINFO).context(|| format!("cannot read {PROC_CPUINFO}"))?;
+    let text = host
+        .read(PROC_CPUINFO)
+        .context(|| format!("cannot read {PROC_CPUINFO}"))?;
     Ok(cpuinfo::bogomips_sum(&text))
 }

@@ -39,7 +39,11 @@ pub struct DnsFigure {
 impl DnsFigure {
     /// Mean wall-clock milliseconds per query, timeouts included (pveperf's figure).
     pub fn mean_ms(&self) -> f64 {
-        if self.queries == 0 { 0.0 } else { self.elapsed.as_secs_f64() * 1000.0 / f64::from(self.queries) }
+        if self.queries == 0 {
+            0.0
+        } else {
+            self.elapsed.as_secs_f64() * 1000.0 / f64::from(self.queries)
+        }
     }
 
     /// True when no server answered any query: there is no figure to print.
@@ -52,7 +56,10 @@ impl DnsFigure {
 /// domain per run and a fresh first label per query.
 pub fn external_names() -> impl FnMut() -> String {
     let mut rng = rand::rng();
-    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let domain = format!("nonexistent{unix}{}.com", rng.random_range(0..1_000_000u32));
     move || format!("test{}.{domain}", rng.random_range(0..1_000_000u32))
 }
@@ -74,8 +81,11 @@ fn connect(addr: SocketAddr) -> Result<Server, ProbeError> {
         SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
         SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let socket = UdpSocket::bind(local).context(|| format!("cannot open a UDP socket for {addr}"))?;
-    socket.connect(addr).context(|| format!("cannot reach name server {addr}"))?;
+    let socket =
+        UdpSocket::bind(local).context(|| format!("cannot open a UDP socket for {addr}"))?;
+    socket
+        .connect(addr)
+        .context(|| format!("cannot reach name server {addr}"))?;
     Ok(Server { addr, socket })
 }
 
@@ -89,7 +99,8 @@ fn encode_query(name: &Name, id: u16) -> Result<Vec<u8>, ProbeError> {
     let mut msg = Message::new(id, MessageType::Query, OpCode::Query);
     msg.metadata.recursion_desired = true;
     msg.add_query(Query::query(name.clone(), RecordType::A));
-    msg.to_vec().map_err(|e| ProbeError::Unavailable(format!("cannot encode a DNS query: {e}")))
+    msg.to_vec()
+        .map_err(|e| ProbeError::Unavailable(format!("cannot encode a DNS query: {e}")))
 }
 
 /// True when `packet` is the answer to our query `id` for `name`.
@@ -106,7 +117,14 @@ pub fn is_answer(packet: &[u8], id: u16, name: &Name) -> bool {
     }
 }
 
-fn ask(server: &Server, query: &[u8], id: u16, name: &Name, until: Instant, interrupt: &Interrupt) -> Result<Reply, ProbeError> {
+fn ask(
+    server: &Server,
+    query: &[u8],
+    id: u16,
+    name: &Name,
+    until: Instant,
+    interrupt: &Interrupt,
+) -> Result<Reply, ProbeError> {
     match server.socket.send(query) {
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(Reply::Refused),
@@ -120,13 +138,25 @@ fn ask(server: &Server, query: &[u8], id: u16, name: &Name, until: Instant, inte
             return Ok(Reply::TimedOut);
         }
         let wait = (until - now).min(POLL_SLICE).max(Duration::from_millis(1));
-        server.socket.set_read_timeout(Some(wait)).context(|| "setting a socket timeout".into())?;
+        server
+            .socket
+            .set_read_timeout(Some(wait))
+            .context(|| "setting a socket timeout".into())?;
         match server.socket.recv(&mut buf) {
             Ok(n) if is_answer(&buf[..n], id, name) => return Ok(Reply::Answered),
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(Reply::Refused),
-            Err(e) => return Err(ProbeError::io(format!("cannot receive from {}", server.addr), e)),
+            Err(e) => {
+                return Err(ProbeError::io(
+                    format!("cannot receive from {}", server.addr),
+                    e,
+                ));
+            }
         }
     }
 }
@@ -143,7 +173,10 @@ pub fn measure(
     if servers.is_empty() {
         return Err(ProbeError::Unavailable("no name server to ask".into()));
     }
-    let sockets = servers.iter().map(|a| connect(*a)).collect::<Result<Vec<_>, _>>()?;
+    let sockets = servers
+        .iter()
+        .map(|a| connect(*a))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut rng = rand::rng();
     let mut figure = DnsFigure {
         domain: domain.map(str::to_string),
@@ -210,7 +243,13 @@ mod tests {
         assert!(!is_answer(&good[..5], 4242, &name), "truncated");
         assert!(!is_answer(b"\xff\xff garbage", 4242, &name));
         let upper = Name::from_ascii("TEST1.Example.COM.").unwrap();
-        assert!(is_answer(&response_to(&encode_query(&upper, 7).unwrap()).to_vec().unwrap(), 7, &name));
+        assert!(is_answer(
+            &response_to(&encode_query(&upper, 7).unwrap())
+                .to_vec()
+                .unwrap(),
+            7,
+            &name
+        ));
     }
 
     #[test]
@@ -219,7 +258,11 @@ mod tests {
         let (a, b) = (ext(), ext());
         let re = regex::Regex::new(r"^test\d{1,6}\.nonexistent\d+\.com$").unwrap();
         assert!(re.is_match(&a) && re.is_match(&b), "{a} {b}");
-        assert_eq!(a.split_once('.').unwrap().1, b.split_once('.').unwrap().1, "one domain per run");
+        assert_eq!(
+            a.split_once('.').unwrap().1,
+            b.split_once('.').unwrap().1,
+            "one domain per run"
+        );
         let mut int = internal_names("pve.example");
         assert!(int().ends_with(".pve.example"));
     }

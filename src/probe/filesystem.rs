@@ -31,17 +31,25 @@ impl FsInfo {
 
     /// The block device to read, when the source is one (pveperf: starts with `/dev/`).
     pub fn block_device(&self) -> Option<&Path> {
-        self.source.starts_with("/dev/").then(|| Path::new(&self.source))
+        self.source
+            .starts_with("/dev/")
+            .then(|| Path::new(&self.source))
     }
 }
 
 pub fn filesystem(host: &Host, path: &Path) -> Result<FsInfo, ProbeError> {
-    let canonical = std::fs::canonicalize(path).context(|| format!("cannot resolve {}", path.display()))?;
+    let canonical =
+        std::fs::canonicalize(path).context(|| format!("cannot resolve {}", path.display()))?;
     let vfs = statvfs(&canonical).context(|| format!("statvfs {}", canonical.display()))?;
-    let text = host.read(PROC_MOUNTINFO).context(|| format!("cannot read {PROC_MOUNTINFO}"))?;
+    let text = host
+        .read(PROC_MOUNTINFO)
+        .context(|| format!("cannot read {PROC_MOUNTINFO}"))?;
     let mounts = mountinfo::parse(&text);
     let mount = mountinfo::mount_for(&mounts, &canonical).ok_or_else(|| {
-        ProbeError::Unavailable(format!("no mount in {PROC_MOUNTINFO} holds {}", canonical.display()))
+        ProbeError::Unavailable(format!(
+            "no mount in {PROC_MOUNTINFO} holds {}",
+            canonical.display()
+        ))
     })?;
     let frsize = vfs.fragment_size() as u64;
     Ok(FsInfo {
@@ -78,7 +86,10 @@ mod tests {
 
     #[test]
     fn only_dev_sources_are_block_devices() {
-        assert_eq!(info(1, "/dev/mapper/pve-root").block_device(), Some(Path::new("/dev/mapper/pve-root")));
+        assert_eq!(
+            info(1, "/dev/mapper/pve-root").block_device(),
+            Some(Path::new("/dev/mapper/pve-root"))
+        );
         assert_eq!(info(1, "rpool/ROOT/pve-1").block_device(), None);
         assert_eq!(info(1, "tmpfs").block_device(), None);
     }

@@ -20,7 +20,11 @@ pub struct FsyncFigure {
 impl FsyncFigure {
     pub fn per_sec(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();
-        if secs <= 0.0 { 0.0 } else { self.iterations as f64 / secs }
+        if secs <= 0.0 {
+            0.0
+        } else {
+            self.iterations as f64 / secs
+        }
     }
 }
 
@@ -31,7 +35,11 @@ fn payload() -> Vec<u8> {
 }
 
 /// Runs the loop in `scratch` for the window.
-pub fn measure(scratch: &mut ScratchDir, length: Duration, interrupt: &Interrupt) -> Result<FsyncFigure, ProbeError> {
+pub fn measure(
+    scratch: &mut ScratchDir,
+    length: Duration,
+    interrupt: &Interrupt,
+) -> Result<FsyncFigure, ProbeError> {
     let data = payload();
     let names: Vec<String> = (0..FILES).map(|i| format!("tf_{i}.dat")).collect();
     let window = Window::start(length);
@@ -39,8 +47,10 @@ pub fn measure(scratch: &mut ScratchDir, length: Duration, interrupt: &Interrupt
     loop {
         let name = &names[iterations as usize % FILES];
         let mut file = scratch.create_file(name)?;
-        file.write_all(&data).context(|| format!("write to {}/{name}", scratch.path().display()))?;
-        file.sync_all().context(|| format!("fsync {}/{name}", scratch.path().display()))?;
+        file.write_all(&data)
+            .context(|| format!("write to {}/{name}", scratch.path().display()))?;
+        file.sync_all()
+            .context(|| format!("fsync {}/{name}", scratch.path().display()))?;
         drop(file);
         iterations += 1;
         if window.is_over() {
@@ -48,7 +58,10 @@ pub fn measure(scratch: &mut ScratchDir, length: Duration, interrupt: &Interrupt
         }
         interrupt.check()?;
     }
-    Ok(FsyncFigure { iterations, elapsed: window.elapsed() })
+    Ok(FsyncFigure {
+        iterations,
+        elapsed: window.elapsed(),
+    })
 }
 
 #[cfg(test)]
@@ -59,7 +72,12 @@ mod tests {
     fn writes_pveperf_files_and_counts() {
         let parent = tempfile::tempdir().unwrap();
         let mut scratch = ScratchDir::create(parent.path()).unwrap();
-        let figure = measure(&mut scratch, Duration::from_millis(30), &Interrupt::default()).unwrap();
+        let figure = measure(
+            &mut scratch,
+            Duration::from_millis(30),
+            &Interrupt::default(),
+        )
+        .unwrap();
         assert!(figure.iterations > 0);
         let first = std::fs::read(scratch.path().join("tf_0.dat")).unwrap();
         assert_eq!(first.len(), PAYLOAD_LEN);
@@ -72,7 +90,10 @@ mod tests {
 
     #[test]
     fn per_sec_is_iterations_over_seconds() {
-        let f = FsyncFigure { iterations: 600, elapsed: Duration::from_secs(3) };
+        let f = FsyncFigure {
+            iterations: 600,
+            elapsed: Duration::from_secs(3),
+        };
         assert_eq!(f.per_sec(), 200.0);
     }
 }

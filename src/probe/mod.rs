@@ -14,6 +14,8 @@ use crate::host::{Host, PROC_DROP_CACHES};
 /// pveperf does before each disk test. Fails when not root.
 pub fn drop_caches(host: &Host) -> std::io::Result<()> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().write(true).open(host.path(PROC_DROP_CACHES))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(host.path(PROC_DROP_CACHES))?;
     file.write_all(b"3\n")
 }

@@ -49,16 +49,27 @@ impl RegexFigure {
     }
 }
 
-pub fn measure(engine: RegexEngine, window: Duration, interrupt: &Interrupt) -> Result<RegexFigure, ProbeError> {
+pub fn measure(
+    engine: RegexEngine,
+    window: Duration,
+    interrupt: &Interrupt,
+) -> Result<RegexFigure, ProbeError> {
     let iterations = match engine {
         RegexEngine::Rust => rust_loop(window, interrupt)?,
         RegexEngine::Perl => perl_loop(window, interrupt)?,
     };
-    Ok(RegexFigure { engine, iterations, window })
+    Ok(RegexFigure {
+        engine,
+        iterations,
+        window,
+    })
 }
 
 fn unix_seconds() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 fn rust_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
@@ -70,14 +81,19 @@ fn rust_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError>
     let mut count = 0u64;
     loop {
         text.clear();
-        let _ = write!(text, "{}{}", rng.random_range(0..1_000_000u32), unix_seconds());
+        let _ = write!(
+            text,
+            "{}{}",
+            rng.random_range(0..1_000_000u32),
+            unix_seconds()
+        );
         // Perl fills $1 on a match; ask for the capture too.
         std::hint::black_box(re.captures_read(&mut locations, &text));
         count += 1;
         if window.is_over() {
             return Ok(count);
         }
-        if count % 4096 == 0 {
+        if count.is_multiple_of(4096) {
             interrupt.check()?;
         }
     }
@@ -133,14 +149,21 @@ fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError>
     };
     let mut out = String::new();
     if let Some(mut stdout) = child.stdout.take() {
-        stdout.read_to_string(&mut out).context(|| "reading perl's output".into())?;
+        stdout
+            .read_to_string(&mut out)
+            .context(|| "reading perl's output".into())?;
     }
     if !status.success() {
-        return Err(ProbeError::Unavailable(format!("perl's regex loop failed ({status})")));
+        return Err(ProbeError::Unavailable(format!(
+            "perl's regex loop failed ({status})"
+        )));
     }
-    out.trim()
-        .parse()
-        .map_err(|_| ProbeError::Unavailable(format!("perl's regex loop printed {:?}, not a count", out.trim())))
+    out.trim().parse().map_err(|_| {
+        ProbeError::Unavailable(format!(
+            "perl's regex loop printed {:?}, not a count",
+            out.trim()
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -151,13 +174,21 @@ mod tests {
     fn pattern_matches_like_perl() {
         let re = regex::Regex::new(PATTERN).unwrap();
         assert!(re.is_match("4123x1231732900000"));
-        assert!(!re.is_match("1231732900000"), "(.+) needs at least one character before 123");
+        assert!(
+            !re.is_match("1231732900000"),
+            "(.+) needs at least one character before 123"
+        );
         assert_eq!(&re.captures("99123123").unwrap()[1], "99");
     }
 
     #[test]
     fn rust_loop_counts_and_stops() {
-        let figure = measure(RegexEngine::Rust, Duration::from_millis(50), &Interrupt::default()).unwrap();
+        let figure = measure(
+            RegexEngine::Rust,
+            Duration::from_millis(50),
+            &Interrupt::default(),
+        )
+        .unwrap();
         assert!(figure.iterations > 0);
         assert_eq!(figure.per_pveperf_window(), figure.iterations * 60);
     }

@@ -79,7 +79,9 @@ impl Outcome<()> {
     /// A figure-less outcome (skipped or failed) for a line of another type.
     pub fn retype<T>(&self) -> Outcome<T> {
         match self {
-            Outcome::Measured(()) | Outcome::Skipped(_) => Outcome::Skipped(self.reason().to_string()),
+            Outcome::Measured(()) | Outcome::Skipped(_) => {
+                Outcome::Skipped(self.reason().to_string())
+            }
             Outcome::Failed(why) => Outcome::Failed(why.clone()),
         }
     }
@@ -113,7 +115,10 @@ pub struct Report {
 
 impl Report {
     pub fn new(path: PathBuf) -> Self {
-        Self { path, ..Self::default() }
+        Self {
+            path,
+            ..Self::default()
+        }
     }
 
     /// The reason a line has no figure, with whether that is a failure.
@@ -139,9 +144,14 @@ impl Report {
 
     /// True when a requested line that applies could not be measured.
     pub fn any_failed(&self) -> bool {
-        let dns_dead = [&self.dns_ext, &self.dns_int]
-            .into_iter()
-            .any(|o| o.as_ref().and_then(Outcome::measured).is_some_and(DnsFigure::no_answer));
-        dns_dead || Line::ALL.iter().any(|l| self.problem(*l).is_some_and(|(failed, _)| failed))
+        let dns_dead = [&self.dns_ext, &self.dns_int].into_iter().any(|o| {
+            o.as_ref()
+                .and_then(Outcome::measured)
+                .is_some_and(DnsFigure::no_answer)
+        });
+        dns_dead
+            || Line::ALL
+                .iter()
+                .any(|l| self.problem(*l).is_some_and(|(failed, _)| failed))
     }
 }

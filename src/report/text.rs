@@ -10,7 +10,11 @@ use super::{Line, Outcome, Report};
 pub const VALUE_COLUMN: usize = 19;
 
 fn label(line: Line) -> String {
-    format!("{:<width$}", format!("{}:", line.label()), width = VALUE_COLUMN)
+    format!(
+        "{:<width$}",
+        format!("{}:", line.label()),
+        width = VALUE_COLUMN
+    )
 }
 
 /// Makes a df source printable on one line (control characters as `\ooo`).
@@ -33,21 +37,36 @@ fn printable(source: &str) -> String {
 pub fn line(report: &Report, line: Line) -> Option<String> {
     let value = match line {
         Line::CpuBogomips => format!("{:.2}", report.cpu_bogomips.as_ref()?.measured()?),
-        Line::RegexPerSecond => report.regex.as_ref()?.measured()?.per_pveperf_window().to_string(),
+        Line::RegexPerSecond => report
+            .regex
+            .as_ref()?
+            .measured()?
+            .per_pveperf_window()
+            .to_string(),
         Line::HdSize => {
             let fs = report.filesystem.as_ref()?.measured()?;
             format!("{:.2} GB ({})", fs.size_gib(), printable(&fs.source))
         }
-        Line::BufferedReads => format!("{:.2} MB/sec", report.buffered_reads.as_ref()?.measured()?.mib_per_sec()),
+        Line::BufferedReads => format!(
+            "{:.2} MB/sec",
+            report.buffered_reads.as_ref()?.measured()?.mib_per_sec()
+        ),
         Line::AverageSeekTime => format!("{:.2} ms", report.seek.as_ref()?.measured()?.mean_ms()),
         Line::FsyncsPerSecond => format!("{:.2}", report.fsync.as_ref()?.measured()?.per_sec()),
         Line::DnsExt | Line::DnsInt => {
-            let outcome = if line == Line::DnsExt { &report.dns_ext } else { &report.dns_int };
+            let outcome = if line == Line::DnsExt {
+                &report.dns_ext
+            } else {
+                &report.dns_int
+            };
             let dns = outcome.as_ref()?.measured()?;
             let mut value = if dns.no_answer() && dns.timed_out == 0 {
                 "refused (no DNS server answers there)".to_string()
             } else if dns.no_answer() {
-                format!("timeout (no answer within {:.2} s)", dns.timeout.as_secs_f64())
+                format!(
+                    "timeout (no answer within {:.2} s)",
+                    dns.timeout.as_secs_f64()
+                )
             } else {
                 format!("{:.2} ms", dns.mean_ms())
             };
@@ -69,7 +88,11 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
     }
     match line {
         Line::DnsExt | Line::DnsInt => {
-            let outcome = if line == Line::DnsExt { &report.dns_ext } else { &report.dns_int };
+            let outcome = if line == Line::DnsExt {
+                &report.dns_ext
+            } else {
+                &report.dns_int
+            };
             let dns = outcome.as_ref().and_then(Outcome::measured)?;
             if dns.timed_out == 0 && dns.refused == 0 {
                 return None;
@@ -103,7 +126,11 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
 
 /// The whole report as pveperf's text.
 pub fn render(report: &Report) -> String {
-    Line::ALL.iter().filter_map(|l| line(report, *l)).map(|l| l + "\n").collect()
+    Line::ALL
+        .iter()
+        .filter_map(|l| line(report, *l))
+        .map(|l| l + "\n")
+        .collect()
 }
 
 #[cfg(test)]
@@ -159,7 +186,10 @@ mod tests {
             reads: 12_000,
             elapsed: Duration::from_secs(3),
         }));
-        r.fsync = Some(Outcome::Measured(FsyncFigure { iterations: 3700, elapsed: Duration::from_secs(2) }));
+        r.fsync = Some(Outcome::Measured(FsyncFigure {
+            iterations: 3700,
+            elapsed: Duration::from_secs(2),
+        }));
         r.dns_ext = Some(Outcome::Measured(dns(None, 101)));
         r.dns_int = Some(Outcome::Measured(dns(Some("proxmox.example"), 101)));
         r
@@ -191,13 +221,18 @@ DNS INT:           15.00 ms (proxmox.example)
         r.seek = None;
         r.fsync = Some(Outcome::Failed("filesystem is read-only".into()));
         let text = render(&r);
-        assert!(!text.contains("BUFFERED READS") && !text.contains("SEEK") && !text.contains("FSYNCS"));
+        assert!(
+            !text.contains("BUFFERED READS") && !text.contains("SEEK") && !text.contains("FSYNCS")
+        );
         assert_eq!(text.lines().count(), 5);
         assert_eq!(
             diagnostic(&r, Line::FsyncsPerSecond).unwrap(),
             "FSYNCS/SECOND: not measured: filesystem is read-only"
         );
-        assert_eq!(diagnostic(&r, Line::BufferedReads).unwrap(), "BUFFERED READS: skipped: tmpfs is not a block device");
+        assert_eq!(
+            diagnostic(&r, Line::BufferedReads).unwrap(),
+            "BUFFERED READS: skipped: tmpfs is not a block device"
+        );
         assert!(r.any_failed());
         r.fsync = None;
         assert!(!r.any_failed(), "a skipped line is no failure");
@@ -209,11 +244,17 @@ DNS INT:           15.00 ms (proxmox.example)
         r.dns_ext = Some(Outcome::Measured(dns(None, 0)));
         r.dns_int = Some(Outcome::Measured(dns(Some("x.example"), 100)));
         let text = render(&r);
-        assert!(text.contains("DNS EXT:           timeout (no answer within 2.00 s)\n"), "{text}");
+        assert!(
+            text.contains("DNS EXT:           timeout (no answer within 2.00 s)\n"),
+            "{text}"
+        );
         assert!(text.contains("DNS INT:           15.00 ms (x.example)\n"));
         assert!(r.any_failed());
         let note = diagnostic(&r, Line::DnsInt).unwrap();
-        assert!(note.contains("1 of 101 queries got no answer from 127.0.0.1"), "{note}");
+        assert!(
+            note.contains("1 of 101 queries got no answer from 127.0.0.1"),
+            "{note}"
+        );
         let mut refused = dns(None, 0);
         (refused.timed_out, refused.refused) = (0, 101);
         r.dns_ext = Some(Outcome::Measured(refused));
@@ -223,6 +264,9 @@ DNS INT:           15.00 ms (proxmox.example)
     #[test]
     fn control_characters_in_sources_stay_on_one_line() {
         assert_eq!(printable("a\nb\tc"), "a\\012b\\011c");
-        assert_eq!(printable("/dev/disk/by-label/my disk"), "/dev/disk/by-label/my disk");
+        assert_eq!(
+            printable("/dev/disk/by-label/my disk"),
+            "/dev/disk/by-label/my disk"
+        );
     }
 }

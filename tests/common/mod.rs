@@ -42,8 +42,15 @@ pub fn sh(program: &str, args: &[&str]) -> String {
 
 /// A directory for a test's files, removed at the end (mode 0755 so `nobody` can enter).
 pub fn workdir() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("pveprobe-test.").tempdir_in("/var/tmp").unwrap();
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("pveprobe-test.")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     dir
 }
 
@@ -61,7 +68,10 @@ pub struct LoopOptions {
 
 impl LoopDevice {
     pub fn new(size_mib: u64, options: LoopOptions) -> Self {
-        let backing = tempfile::Builder::new().prefix("pveprobe-loop.").tempfile_in("/var/tmp").unwrap();
+        let backing = tempfile::Builder::new()
+            .prefix("pveprobe-loop.")
+            .tempfile_in("/var/tmp")
+            .unwrap();
         backing.as_file().set_len(size_mib << 20).unwrap();
         let sector = options.sector_size.map(|s| s.to_string());
         let mut args = vec!["--find", "--show"];
@@ -74,7 +84,10 @@ impl LoopDevice {
         let path = backing.path().to_str().unwrap().to_string();
         args.push(&path);
         let dev = PathBuf::from(sh("losetup", &args));
-        Self { dev, _backing: backing }
+        Self {
+            dev,
+            _backing: backing,
+        }
     }
 
     pub fn path(&self) -> &str {
@@ -105,7 +118,10 @@ pub struct Mount {
 
 impl Mount {
     pub fn new(dev: &str, options: &str) -> Self {
-        let dir = tempfile::Builder::new().prefix("pveprobe-mnt.").tempdir_in("/var/tmp").unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("pveprobe-mnt.")
+            .tempdir_in("/var/tmp")
+            .unwrap();
         // The mounted root has the filesystem's own mode (0755 from mkfs).
         sh("mount", &["-o", options, dev, dir.path().to_str().unwrap()]);
         Self { dir }
@@ -128,7 +144,11 @@ impl Mount {
 impl Drop for Mount {
     fn drop(&mut self) {
         let dir = self.dir.path();
-        if !Command::new("umount").arg(dir).status().is_ok_and(|s| s.success()) {
+        if !Command::new("umount")
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
             let _ = Command::new("umount").arg("-l").arg(dir).status();
         }
     }
@@ -141,7 +161,12 @@ pub struct Ext4 {
 }
 
 impl Ext4 {
-    pub fn new(size_mib: u64, loop_options: LoopOptions, mkfs_extra: &[&str], mount_options: &str) -> Self {
+    pub fn new(
+        size_mib: u64,
+        loop_options: LoopOptions,
+        mkfs_extra: &[&str],
+        mount_options: &str,
+    ) -> Self {
         let device = LoopDevice::new(size_mib, loop_options);
         mkfs("ext4", device.path(), mkfs_extra);
         let mount = Mount::new(device.path(), mount_options);
@@ -182,14 +207,23 @@ pub fn pveperf_lines(text: &str) -> BTreeMap<String, String> {
     let mut seen = BTreeMap::new();
     let mut last_index = None;
     for line in text.lines() {
-        let (label, _) = line.split_once(':').unwrap_or_else(|| panic!("no label in {line:?}"));
+        let (label, _) = line
+            .split_once(':')
+            .unwrap_or_else(|| panic!("no label in {line:?}"));
         let index = LINE_FORMATS
             .iter()
             .position(|(l, _)| *l == label)
             .unwrap_or_else(|| panic!("unknown line {line:?}"));
         let re = regex::Regex::new(LINE_FORMATS[index].1).unwrap();
-        assert!(re.is_match(line), "{line:?} does not match pveperf's format {}", LINE_FORMATS[index].1);
-        assert!(last_index < Some(index), "{label} out of pveperf's order in:\n{text}");
+        assert!(
+            re.is_match(line),
+            "{line:?} does not match pveperf's format {}",
+            LINE_FORMATS[index].1
+        );
+        assert!(
+            last_index < Some(index),
+            "{label} out of pveperf's order in:\n{text}"
+        );
         last_index = Some(index);
         seen.insert(label.to_string(), line[19..].to_string());
     }
@@ -198,7 +232,9 @@ pub fn pveperf_lines(text: &str) -> BTreeMap<String, String> {
 
 /// The number at the start of a line's value.
 pub fn figure(lines: &BTreeMap<String, String>, label: &str) -> f64 {
-    let value = lines.get(label).unwrap_or_else(|| panic!("no {label} line in {lines:?}"));
+    let value = lines
+        .get(label)
+        .unwrap_or_else(|| panic!("no {label} line in {lines:?}"));
     value.split_whitespace().next().unwrap().parse().unwrap()
 }
 
@@ -266,17 +302,20 @@ impl Dnsmasq {
     /// Sends one query until dnsmasq answers; returns its response code.
     fn wait_ready(&self) -> Option<u8> {
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
         let mut msg = Message::new(77, MessageType::Query, OpCode::Query);
-        msg.add_query(Query::query(Name::from_ascii("ready.probe.test.").unwrap(), RecordType::A));
+        msg.add_query(Query::query(
+            Name::from_ascii("ready.probe.test.").unwrap(),
+            RecordType::A,
+        ));
         let query = msg.to_vec().unwrap();
         let mut buf = [0u8; 512];
         for _ in 0..50 {
             let _ = socket.send_to(&query, SocketAddr::from((self.addr, 53)));
-            if let Ok(n) = socket.recv(&mut buf) {
-                if n > 3 {
-                    return Some(buf[3] & 0x0f);
-                }
+            if let Ok(4..) = socket.recv(&mut buf) {
+                return Some(buf[3] & 0x0f);
             }
         }
         None
@@ -300,7 +339,10 @@ impl SilentServer {
     pub fn start() -> Self {
         let addr = loopback_address();
         let socket = UdpSocket::bind((addr, 53)).unwrap();
-        Self { addr, _socket: socket }
+        Self {
+            addr,
+            _socket: socket,
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::host::{ETC_RESOLV_CONF, Host};
 use crate::probe::regex::RegexEngine;
@@ -55,10 +55,21 @@ THE FIGURES
   ZFS dataset) and root. A name server that does not answer costs at most
   --dns-timeout per query; one that never answers gives \"timeout\".
 
+OUTPUT
+  --output-format text (default) prints exactly pveperf's lines; -v adds each
+  figure's runs (min, max, spread), per-operation latency percentiles of the
+  seek and fsync loops, and the pve-docs guidance. json and json-pretty give
+  every sample and the host's fingerprint (schema: docs/report.schema.json);
+  csv gives one row per run with a fixed header, for spreadsheets:
+    pveprobe --runs 3 --output-format csv --output fleet.csv --append /var/lib/vz
+  `pveprobe compare A.json B.json ...` puts results side by side with ratios
+  to the first; a difference within the runs' spread is marked \"noise\".
+
 EXIT STATUS
   0    every requested line that applies was measured
   1    a line could not be measured (reason on stderr)
   2    bad usage, or PATH missing or not a directory (nothing was created)
+  3    --baseline: a figure is worse than the baseline by more than --tolerance
   130, 143, 129
        interrupted by SIGINT, SIGTERM or SIGHUP; files made were removed
 
@@ -66,12 +77,63 @@ EXAMPLES
   pveprobe /var/lib/vz
   pveprobe --regex-engine perl /              figures on pveperf's scale
   pveprobe --tests read,seek,fsync /mnt/new   only the disk lines
-  pveprobe --resolv-conf /tmp/resolv.conf --dns-timeout 0.5";
+  pveprobe --resolv-conf /tmp/resolv.conf --dns-timeout 0.5
+  pveprobe --runs 3 -v /var/lib/vz            spread and latency of 3 runs
+  pveprobe --output-format json --output node1.json /var/lib/vz
+  pveprobe compare node1.json node2.json
+  pveprobe --baseline node1.json --tolerance 15 /var/lib/vz   (exit 3 if worse)";
+
+/// How results are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// pveperf's lines (and -v details)
+    Text,
+    /// One JSON document on one line
+    Json,
+    /// The same JSON, indented
+    JsonPretty,
+    /// A CSV header and one row
+    Csv,
+}
 
 #[derive(Debug, Parser)]
-#[command(name = "pveprobe", version, about = ABOUT, long_about = LONG_ABOUT, after_long_help = AFTER_LONG_HELP)]
+#[command(
+    name = "pveprobe",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Opts {
-    /// Directory on the filesystem to test
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Put JSON results side by side, with each figure's ratio to the first file
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// JSON results written by `pveprobe --output-format json`
+    #[arg(required = true, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Format of the table
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Directory on the filesystem to test (a directory named like a
+    /// subcommand: write ./compare)
     #[arg(default_value = "/", value_name = "PATH")]
     pub path: PathBuf,
 
@@ -94,6 +156,51 @@ pub struct Opts {
     /// Longest wait for one DNS answer, in seconds
     #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_seconds)]
     pub dns_timeout: f64,
+
+    /// Run each timed test N times; lines print the median
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+
+    /// After the pveperf lines, show runs, latency percentiles and pve-docs guidance
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Output format
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Write the results to FILE instead of stdout
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// With csv and --output: add a row to FILE, writing the header only if
+    /// FILE is empty; refuses a FILE whose header differs
+    #[arg(long, requires = "output")]
+    pub append: bool,
+
+    /// Compare with an earlier JSON result of this host; exit 3 when a
+    /// figure is worse by more than --tolerance
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// How much worse than --baseline a figure may be, in percent
+    #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = parse_percent)]
+    pub tolerance: f64,
+
+    /// Do not record per-operation latency (to measure what recording costs)
+    #[arg(long)]
+    pub no_latency: bool,
+}
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let pct: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a percentage"))?;
+    if !(pct.is_finite() && (0.0..=1000.0).contains(&pct)) {
+        return Err(format!("{text} must be between 0 and 1000"));
+    }
+    Ok(pct)
 }
 
 /// A positive, finite number of seconds, at most one hour.
@@ -110,21 +217,23 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
-impl Opts {
+impl ProbeArgs {
     /// The run's configuration on the real host.
-    pub fn into_config(self) -> Config {
+    pub fn config(&self) -> Config {
         let tests: BTreeSet<Test> = if self.tests.is_empty() {
             Test::ALL.into_iter().collect()
         } else {
-            self.tests.into_iter().collect()
+            self.tests.iter().copied().collect()
         };
         Config {
-            path: self.path,
+            path: self.path.clone(),
             window: Duration::from_secs_f64(self.duration),
             tests,
             regex_engine: self.regex_engine,
-            resolv_conf: self.resolv_conf,
+            resolv_conf: self.resolv_conf.clone(),
             dns_timeout: Duration::from_secs_f64(self.dns_timeout),
+            runs: self.runs,
+            record_latency: !self.no_latency,
             host: Host::real(),
         }
     }
@@ -142,7 +251,7 @@ mod tests {
 
     #[test]
     fn defaults_match_pveperf() {
-        let config = Opts::parse_from(["pveprobe"]).into_config();
+        let config = Opts::parse_from(["pveprobe"]).probe.config();
         assert_eq!(config.path, PathBuf::from("/"));
         assert_eq!(config.window, Duration::from_secs(3));
         assert_eq!(config.tests.len(), 6);
@@ -160,7 +269,7 @@ mod tests {
             "0.5",
             "/x",
         ]);
-        let config = opts.into_config();
+        let config = opts.probe.config();
         assert_eq!(
             config.tests.into_iter().collect::<Vec<_>>(),
             vec![Test::Fsync, Test::Dns]
@@ -174,5 +283,24 @@ mod tests {
         }
         assert!(Opts::try_parse_from(["pveprobe", "--tests", "cpu,bogus"]).is_err());
         assert!(Opts::try_parse_from(["pveprobe", "a", "b"]).is_err());
+        assert!(
+            Opts::try_parse_from(["pveprobe", "--append"]).is_err(),
+            "--append needs --output"
+        );
+        assert!(Opts::try_parse_from(["pveprobe", "--runs", "0"]).is_err());
+        assert!(Opts::try_parse_from(["pveprobe", "--tolerance", "-1"]).is_err());
+    }
+
+    #[test]
+    fn compare_is_a_subcommand_and_dot_slash_reaches_a_directory_of_that_name() {
+        let opts = Opts::parse_from(["pveprobe", "compare", "a.json", "b.json"]);
+        assert!(matches!(opts.command, Some(Command::Compare(ref c)) if c.files.len() == 2));
+        let opts = Opts::parse_from(["pveprobe", "./compare"]);
+        assert!(opts.command.is_none());
+        assert_eq!(opts.probe.path, PathBuf::from("./compare"));
+        assert!(
+            Opts::try_parse_from(["pveprobe", "compare"]).is_err(),
+            "compare needs files"
+        );
     }
 }

@@ -4,11 +4,15 @@
 //! (`report`) and renders it apart (`report::text`). Host files are read
 //! through [`host::Host`] so parsers and probes run against fixtures too.
 
+pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod host;
+pub mod latency;
 pub mod parse;
 pub mod probe;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scratch;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use crate::error::ProbeError;
 use crate::host::Host;
 use crate::parse::resolv;
-use crate::probe::{self, blockdev, dns, filesystem, fsync, regex::RegexEngine};
-use crate::report::{Line, Outcome, Report};
+use crate::probe::{self, blockdev, dns, filesystem, fsync, hostinfo, regex::RegexEngine};
+use crate::report::{Line, Outcome, Report, Settings};
 use crate::scratch::ScratchDir;
 use crate::window::Interrupt;
 
@@ -49,11 +49,34 @@ pub struct Config {
     pub regex_engine: RegexEngine,
     pub resolv_conf: PathBuf,
     pub dns_timeout: Duration,
+    /// How often each timed test runs (`--runs`); lines print the median.
+    pub runs: u32,
+    /// Record per-operation latency of the seek and fsync loops.
+    pub record_latency: bool,
     pub host: Host,
+}
+
+impl Config {
+    /// The settings a report records.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            duration_s: self.window.as_secs_f64(),
+            runs: self.runs,
+            regex_engine: self.regex_engine.name().to_string(),
+            dns_timeout_s: self.dns_timeout.as_secs_f64(),
+        }
+    }
 }
 
 /// What the run tells its caller as it goes.
 pub enum Event<'a> {
+    /// A timed test starts its `run`th window (from 1) of `runs`.
+    Begin {
+        line: Line,
+        run: u32,
+        runs: u32,
+        window: Duration,
+    },
     /// A line's outcome is known (in pveperf's order).
     Line(Line),
     /// A note that belongs to no single line.
@@ -85,6 +108,36 @@ impl Runner<'_> {
     fn note(&mut self, text: String) {
         (self.sink)(&self.report, Event::Note(&text));
         self.report.notes.push(text);
+    }
+
+    /// Runs one timed test `runs` times; the first failure ends it.
+    fn repeat<T>(
+        &mut self,
+        line: Line,
+        mut test: impl FnMut(&mut Self) -> Result<T, ProbeError>,
+    ) -> Result<Outcome<Vec<T>>, i32> {
+        let runs = self.config.runs.max(1);
+        let mut samples = Vec::with_capacity(runs as usize);
+        for run in 1..=runs {
+            (self.sink)(
+                &self.report,
+                Event::Begin {
+                    line,
+                    run,
+                    runs,
+                    window: self.config.window,
+                },
+            );
+            match outcome(test(self))? {
+                Outcome::Measured(sample) => samples.push(sample),
+                Outcome::Failed(why) if run > 1 => {
+                    return Ok(Outcome::Failed(format!("run {run} of {runs}: {why}")));
+                }
+                Outcome::Failed(why) => return Ok(Outcome::Failed(why)),
+                Outcome::Skipped(why) => return Ok(Outcome::Skipped(why)),
+            }
+        }
+        Ok(Outcome::Measured(samples))
     }
 
     fn wants(&self, test: Test) -> bool {
@@ -128,38 +181,36 @@ impl Runner<'_> {
             self.emit(Line::CpuBogomips);
         }
         if self.wants(Test::Regex) {
-            self.report.regex = Some(outcome(probe::regex::measure(
-                cfg.regex_engine,
-                cfg.window,
-                self.interrupt,
-            ))?);
+            let engine = cfg.regex_engine;
+            self.report.regex = Some(self.repeat(Line::RegexPerSecond, |this| {
+                probe::regex::measure(engine, cfg.window, this.interrupt)
+            })?);
             self.emit(Line::RegexPerSecond);
         }
         self.emit(Line::HdSize);
 
         if self.wants(Test::Read) {
             self.report.buffered_reads = Some(match &device {
-                Ok(dev) => {
-                    self.drop_caches();
-                    outcome(blockdev::buffered_reads(dev, cfg.window, self.interrupt))?
-                }
+                Ok(dev) => self.repeat(Line::BufferedReads, |this| {
+                    this.drop_caches();
+                    blockdev::buffered_reads(dev, cfg.window, this.interrupt)
+                })?,
                 Err(missing) => missing.retype(),
             });
             self.emit(Line::BufferedReads);
         }
         if self.wants(Test::Seek) {
             self.report.seek = Some(match &device {
-                Ok(dev) => {
-                    self.drop_caches();
-                    outcome(blockdev::seek_time(dev, cfg.window, self.interrupt))?
-                }
+                Ok(dev) => self.repeat(Line::AverageSeekTime, |this| {
+                    this.drop_caches();
+                    blockdev::seek_time(dev, cfg.window, cfg.record_latency, this.interrupt)
+                })?,
                 Err(missing) => missing.retype(),
             });
             self.emit(Line::AverageSeekTime);
         }
         if self.wants(Test::Fsync) {
-            let result = self.fsync_test();
-            self.report.fsync = Some(outcome(result)?);
+            self.report.fsync = Some(self.repeat(Line::FsyncsPerSecond, Self::fsync_test)?);
             self.emit(Line::FsyncsPerSecond);
         }
         if self.wants(Test::Dns) {
@@ -186,7 +237,7 @@ impl Runner<'_> {
         }
         self.drop_caches();
         let mut scratch = ScratchDir::create(&cfg.path)?;
-        let measured = fsync::measure(&mut scratch, cfg.window, self.interrupt);
+        let measured = fsync::measure(&mut scratch, cfg.window, cfg.record_latency, self.interrupt);
         let removed = scratch.remove();
         let figure = measured?;
         removed?;
@@ -224,25 +275,30 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
-        let ext = dns::measure(
-            &conf.nameservers,
-            None,
-            dns::external_names(),
-            cfg.window,
-            cfg.dns_timeout,
-            self.interrupt,
-        );
-        self.report.dns_ext = Some(outcome(ext)?);
-        self.emit(Line::DnsExt);
-        self.report.dns_int = Some(match conf.internal_domain() {
-            Some(domain) => outcome(dns::measure(
-                &conf.nameservers,
-                Some(domain),
-                dns::internal_names(domain),
+        let servers = &conf.nameservers;
+        self.report.dns_ext = Some(self.repeat(Line::DnsExt, |this| {
+            dns::measure(
+                servers,
+                None,
+                dns::external_names(),
                 cfg.window,
                 cfg.dns_timeout,
-                self.interrupt,
-            ))?,
+                this.interrupt,
+            )
+        })?);
+        self.emit(Line::DnsExt);
+        self.report.dns_int = Some(match conf.internal_domain() {
+            Some(domain) => self.repeat(Line::DnsInt, |this| {
+                let names = dns::internal_names(domain);
+                dns::measure(
+                    servers,
+                    Some(domain),
+                    names,
+                    cfg.window,
+                    cfg.dns_timeout,
+                    this.interrupt,
+                )
+            })?,
             None => Outcome::Skipped(format!("no search domain in {}", cfg.resolv_conf.display())),
         });
         self.emit(Line::DnsInt);
@@ -256,7 +312,12 @@ pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report,
     let mut runner = Runner {
         config,
         interrupt,
-        report: Report::new(config.path.clone()),
+        report: Report {
+            settings: config.settings(),
+            started: Some(jiff::Timestamp::now()),
+            host: Some(hostinfo::host_info(&config.host)),
+            ..Report::new(config.path.clone())
+        },
         sink,
         cache_note_given: false,
     };

@@ -68,7 +68,12 @@ impl Window {
 
     /// True once more than the window's length has passed.
     pub fn is_over(&self) -> bool {
-        self.elapsed() > self.length
+        self.ends_before(self.elapsed())
+    }
+
+    /// True when `elapsed` (a reading of [`Window::elapsed`]) is past the window.
+    pub fn ends_before(&self, elapsed: Duration) -> bool {
+        elapsed > self.length
     }
 
     /// When the window ends.

@@ -319,3 +319,60 @@ fn buffered_reads_stop_at_the_end_of_a_small_device() {
         stderr(&out)
     );
 }
+
+#[test]
+fn json_from_a_4kn_loop_device_run() {
+    if !root_or_skip("json_from_a_4kn_loop_device_run") {
+        return;
+    }
+    let fs = Ext4::new(
+        256,
+        LoopOptions {
+            sector_size: Some(4096),
+            partitions: false,
+        },
+        &[],
+        "rw",
+    );
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "read,seek,fsync",
+            "--duration",
+            "0.3",
+            "--runs",
+            "2",
+            "--output-format",
+            "json-pretty",
+        ])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    common::validate_schema(&doc);
+    let figures = &doc["figures"];
+    assert_eq!(figures["average_seek_time"]["block_size"], 4096);
+    assert_eq!(figures["average_seek_time"]["device"], fs.device.path());
+    assert_eq!(figures["buffered_reads"]["device"], fs.device.path());
+    assert_eq!(
+        figures["buffered_reads"]["samples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let seek = &figures["average_seek_time"];
+    assert!(seek["latency"]["count"].as_u64().unwrap() >= 2);
+    assert!(
+        seek["latency"]["p50_us"].as_f64().unwrap() <= seek["latency"]["p99_us"].as_f64().unwrap()
+    );
+    assert_eq!(doc["filesystem"]["source"], fs.device.path());
+    assert_eq!(doc["filesystem"]["fstype"], "ext4");
+    assert!(
+        doc["not_measured"].as_array().unwrap().is_empty(),
+        "{}",
+        doc["not_measured"]
+    );
+    assert!(fs.mount.leftovers().is_empty());
+}

@@ -2,5 +2,6 @@
 //! returns plain data, never touching the file system.
 
 pub mod cpuinfo;
+pub mod hostfacts;
 pub mod mountinfo;
 pub mod resolv;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
+use crate::latency::Latency;
 use crate::window::{Interrupt, Window};
 
 /// pveperf's and hdparm's read size.
@@ -53,6 +54,8 @@ pub struct SeekFigure {
     pub device_bytes: u64,
     pub reads: u64,
     pub elapsed: Duration,
+    /// Per-read latency, when recorded.
+    pub latency: Option<Latency>,
 }
 
 impl SeekFigure {
@@ -201,6 +204,7 @@ impl Drop for AlignedBuf {
 pub fn seek_time(
     device: &Path,
     length: Duration,
+    record_latency: bool,
     interrupt: &Interrupt,
 ) -> Result<SeekFigure, ProbeError> {
     let file = open_device(device, true)?;
@@ -215,8 +219,10 @@ pub fn seek_time(
     }
     let mut buf = AlignedBuf::new(block_size as usize);
     let mut rng = rand::rng();
+    let mut latency = record_latency.then(Latency::default);
     let mut reads = 0u64;
     let window = Window::start(length);
+    let mut last = Duration::ZERO;
     loop {
         let offset = rng.random_range(0..blocks) * u64::from(block_size);
         let n = pread(&file, buf.as_mut_slice(), offset)
@@ -227,8 +233,13 @@ pub fn seek_time(
                 device.display()
             )));
         }
+        let now = window.elapsed();
+        if let Some(l) = latency.as_mut() {
+            l.record(now - last);
+        }
+        last = now;
         reads += 1;
-        if window.is_over() {
+        if window.ends_before(now) {
             break;
         }
         interrupt.check()?;
@@ -238,7 +249,8 @@ pub fn seek_time(
         block_size,
         device_bytes,
         reads,
-        elapsed: window.elapsed(),
+        elapsed: last,
+        latency,
     })
 }
 
@@ -261,6 +273,7 @@ mod tests {
             device_bytes: 1 << 30,
             reads: 600,
             elapsed: Duration::from_secs(3),
+            latency: None,
         };
         assert_eq!(s.mean_ms(), 5.0);
     }

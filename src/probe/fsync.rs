@@ -5,6 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
+use crate::latency::Latency;
 use crate::scratch::ScratchDir;
 use crate::window::{Interrupt, Window};
 
@@ -15,6 +16,8 @@ pub const PAYLOAD_LEN: usize = 4001;
 pub struct FsyncFigure {
     pub iterations: u64,
     pub elapsed: Duration,
+    /// Per-iteration (create, write, fsync, close) latency, when recorded.
+    pub latency: Option<Latency>,
 }
 
 impl FsyncFigure {
@@ -38,11 +41,14 @@ fn payload() -> Vec<u8> {
 pub fn measure(
     scratch: &mut ScratchDir,
     length: Duration,
+    record_latency: bool,
     interrupt: &Interrupt,
 ) -> Result<FsyncFigure, ProbeError> {
     let data = payload();
     let names: Vec<String> = (0..FILES).map(|i| format!("tf_{i}.dat")).collect();
+    let mut latency = record_latency.then(Latency::default);
     let window = Window::start(length);
+    let mut last = Duration::ZERO;
     let mut iterations = 0u64;
     loop {
         let name = &names[iterations as usize % FILES];
@@ -52,15 +58,21 @@ pub fn measure(
         file.sync_all()
             .context(|| format!("fsync {}/{name}", scratch.path().display()))?;
         drop(file);
+        let now = window.elapsed();
+        if let Some(l) = latency.as_mut() {
+            l.record(now - last);
+        }
+        last = now;
         iterations += 1;
-        if window.is_over() {
+        if window.ends_before(now) {
             break;
         }
         interrupt.check()?;
     }
     Ok(FsyncFigure {
         iterations,
-        elapsed: window.elapsed(),
+        elapsed: last,
+        latency,
     })
 }
 
@@ -75,10 +87,15 @@ mod tests {
         let figure = measure(
             &mut scratch,
             Duration::from_millis(30),
+            true,
             &Interrupt::default(),
         )
         .unwrap();
         assert!(figure.iterations > 0);
+        assert_eq!(
+            figure.latency.as_ref().unwrap().summary().unwrap().count,
+            figure.iterations
+        );
         let first = std::fs::read(scratch.path().join("tf_0.dat")).unwrap();
         assert_eq!(first.len(), PAYLOAD_LEN);
         assert!(first[..4000].iter().all(|b| *b == b'A') && first[4000] == b'\n');
@@ -93,6 +110,7 @@ mod tests {
         let f = FsyncFigure {
             iterations: 600,
             elapsed: Duration::from_secs(3),
+            latency: None,
         };
         assert_eq!(f.per_sec(), 200.0);
     }

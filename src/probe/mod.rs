@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod dns;
 pub mod filesystem;
 pub mod fsync;
+pub mod hostinfo;
 pub mod regex;
 
 use crate::host::{Host, PROC_DROP_CACHES};

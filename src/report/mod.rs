@@ -1,7 +1,10 @@
 //! What a probe run found, as plain data. Renderers (text, and later JSON
 //! and CSV) read a [`Report`]; no probe knows how it is shown.
 
+pub mod csv;
+pub mod json;
 pub mod text;
+pub mod verbose;
 
 use std::path::PathBuf;
 
@@ -9,6 +12,7 @@ use crate::probe::blockdev::{ReadFigure, SeekFigure};
 use crate::probe::dns::DnsFigure;
 use crate::probe::filesystem::FsInfo;
 use crate::probe::fsync::FsyncFigure;
+use crate::probe::hostinfo::HostInfo;
 use crate::probe::regex::RegexFigure;
 
 /// The eight pveperf lines, in pveperf's order.
@@ -35,6 +39,50 @@ impl Line {
         Line::DnsExt,
         Line::DnsInt,
     ];
+
+    /// The key of the figure in JSON and the stem of its CSV column.
+    pub fn key(self) -> &'static str {
+        match self {
+            Line::CpuBogomips => "cpu_bogomips",
+            Line::RegexPerSecond => "regex_per_second",
+            Line::HdSize => "hd_size",
+            Line::BufferedReads => "buffered_reads",
+            Line::AverageSeekTime => "average_seek_time",
+            Line::FsyncsPerSecond => "fsyncs_per_second",
+            Line::DnsExt => "dns_ext",
+            Line::DnsInt => "dns_int",
+        }
+    }
+
+    /// The unit of the figure (what pveperf prints as "GB" is GiB, "MB/sec" MiB/s).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Line::CpuBogomips => "bogomips",
+            Line::RegexPerSecond => "iterations/3s",
+            Line::HdSize => "GiB",
+            Line::BufferedReads => "MiB/s",
+            Line::AverageSeekTime => "ms",
+            Line::FsyncsPerSecond => "1/s",
+            Line::DnsExt | Line::DnsInt => "ms",
+        }
+    }
+
+    /// Which way is better, for comparisons; `None` for HD SIZE, which is no performance figure.
+    pub fn higher_is_better(self) -> Option<bool> {
+        match self {
+            Line::CpuBogomips
+            | Line::RegexPerSecond
+            | Line::BufferedReads
+            | Line::FsyncsPerSecond => Some(true),
+            Line::AverageSeekTime | Line::DnsExt | Line::DnsInt => Some(false),
+            Line::HdSize => None,
+        }
+    }
+
+    /// The line whose JSON key is `key`.
+    pub fn from_key(key: &str) -> Option<Line> {
+        Line::ALL.into_iter().find(|l| l.key() == key)
+    }
 
     /// The label as pveperf prints it, without the colon and padding.
     pub fn label(self) -> &'static str {
@@ -94,21 +142,111 @@ impl Outcome<()> {
     }
 }
 
+/// The options that shape the figures, recorded with them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Settings {
+    pub duration_s: f64,
+    pub runs: u32,
+    pub regex_engine: String,
+    pub dns_timeout_s: f64,
+}
+
+/// One measurement of a timed test, reduced to the number its line prints.
+pub trait Sample {
+    fn value(&self) -> f64;
+}
+
+impl Sample for RegexFigure {
+    fn value(&self) -> f64 {
+        self.per_pveperf_window() as f64
+    }
+}
+
+impl Sample for ReadFigure {
+    fn value(&self) -> f64 {
+        self.mib_per_sec()
+    }
+}
+
+impl Sample for SeekFigure {
+    fn value(&self) -> f64 {
+        self.mean_ms()
+    }
+}
+
+impl Sample for FsyncFigure {
+    fn value(&self) -> f64 {
+        self.per_sec()
+    }
+}
+
+impl Sample for DnsFigure {
+    fn value(&self) -> f64 {
+        self.mean_ms()
+    }
+}
+
+/// Median, extremes and count of a figure's samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub count: usize,
+}
+
+impl Stats {
+    pub fn of(values: &[f64]) -> Option<Stats> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let mid = sorted.len() / 2;
+        let median = if sorted.len() % 2 == 1 {
+            sorted[mid]
+        } else {
+            (sorted[mid - 1] + sorted[mid]) / 2.0
+        };
+        Some(Stats {
+            median,
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+            count: sorted.len(),
+        })
+    }
+
+    /// (max - min) / median: how far the runs lie apart, relative to the figure.
+    pub fn spread(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.max - self.min) / self.median.abs()
+        }
+    }
+}
+
 /// Everything one run measured. `None` marks a line that was not requested
-/// (or not reached before an interrupt).
+/// (or not reached before an interrupt). Timed tests hold one sample per run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     pub path: PathBuf,
     pub cpu_bogomips: Option<Outcome<f64>>,
-    pub regex: Option<Outcome<RegexFigure>>,
+    pub regex: Option<Outcome<Vec<RegexFigure>>>,
     pub filesystem: Option<Outcome<FsInfo>>,
-    pub buffered_reads: Option<Outcome<ReadFigure>>,
-    pub seek: Option<Outcome<SeekFigure>>,
-    pub fsync: Option<Outcome<FsyncFigure>>,
-    pub dns_ext: Option<Outcome<DnsFigure>>,
-    pub dns_int: Option<Outcome<DnsFigure>>,
+    pub buffered_reads: Option<Outcome<Vec<ReadFigure>>>,
+    pub seek: Option<Outcome<Vec<SeekFigure>>>,
+    pub fsync: Option<Outcome<Vec<FsyncFigure>>>,
+    pub dns_ext: Option<Outcome<Vec<DnsFigure>>>,
+    pub dns_int: Option<Outcome<Vec<DnsFigure>>>,
     /// Things the admin should know that belong to no single line.
     pub notes: Vec<String>,
+    /// How the run was made.
+    pub settings: Settings,
+    /// When the run started.
+    pub started: Option<jiff::Timestamp>,
+    /// What was measured: the host's fingerprint.
+    pub host: Option<HostInfo>,
     /// The signal that cut the run short, if one did.
     pub interrupted_by: Option<i32>,
 }
@@ -142,16 +280,86 @@ impl Report {
         }
     }
 
+    /// The DNS runs of a DNS line.
+    pub fn dns(&self, line: Line) -> Option<&[DnsFigure]> {
+        let outcome = match line {
+            Line::DnsExt => &self.dns_ext,
+            Line::DnsInt => &self.dns_int,
+            _ => return None,
+        };
+        outcome
+            .as_ref()
+            .and_then(Outcome::measured)
+            .map(Vec::as_slice)
+    }
+
+    /// True when no run of a DNS line got any answer: it has no figure.
+    pub fn dns_dead(&self, line: Line) -> bool {
+        self.dns(line)
+            .is_some_and(|runs| runs.iter().all(DnsFigure::no_answer))
+    }
+
+    /// The samples of a line, one per run (one for CPU BOGOMIPS and HD SIZE);
+    /// `None` when the line has no figure.
+    pub fn samples(&self, line: Line) -> Option<Vec<f64>> {
+        fn of<T: Sample>(o: &Option<Outcome<Vec<T>>>) -> Option<Vec<f64>> {
+            let runs = o.as_ref()?.measured()?;
+            (!runs.is_empty()).then(|| runs.iter().map(Sample::value).collect())
+        }
+        match line {
+            Line::CpuBogomips => self.cpu_bogomips.as_ref()?.measured().map(|v| vec![*v]),
+            Line::RegexPerSecond => of(&self.regex),
+            Line::HdSize => self
+                .filesystem
+                .as_ref()?
+                .measured()
+                .map(|f| vec![f.size_gib()]),
+            Line::BufferedReads => of(&self.buffered_reads),
+            Line::AverageSeekTime => of(&self.seek),
+            Line::FsyncsPerSecond => of(&self.fsync),
+            Line::DnsExt | Line::DnsInt if self.dns_dead(line) => None,
+            Line::DnsExt => of(&self.dns_ext),
+            Line::DnsInt => of(&self.dns_int),
+        }
+    }
+
+    /// The statistics of a line's samples.
+    pub fn stats(&self, line: Line) -> Option<Stats> {
+        Stats::of(&self.samples(line)?)
+    }
+
     /// True when a requested line that applies could not be measured.
     pub fn any_failed(&self) -> bool {
-        let dns_dead = [&self.dns_ext, &self.dns_int].into_iter().any(|o| {
-            o.as_ref()
-                .and_then(Outcome::measured)
-                .is_some_and(DnsFigure::no_answer)
-        });
+        let dns_dead = [Line::DnsExt, Line::DnsInt]
+            .into_iter()
+            .any(|l| self.dns_dead(l));
         dns_dead
             || Line::ALL
                 .iter()
                 .any(|l| self.problem(*l).is_some_and(|(failed, _)| failed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_of_odd_and_even_sample_counts() {
+        let s = Stats::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.count), (2.0, 1.0, 3.0, 3));
+        assert_eq!(s.spread(), 1.0);
+        let s = Stats::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+        assert!(Stats::of(&[]).is_none());
+        assert_eq!(Stats::of(&[0.0]).unwrap().spread(), 0.0);
+    }
+
+    #[test]
+    fn keys_round_trip() {
+        for line in Line::ALL {
+            assert_eq!(Line::from_key(line.key()), Some(line));
+        }
+        assert_eq!(Line::from_key("nope"), None);
     }
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{Line, Outcome, Report};
+use crate::probe::dns::DnsFigure;
 
 /// Column where every value starts (pveperf pads `AVERAGE SEEK TIME: `).
 pub const VALUE_COLUMN: usize = 19;
@@ -33,50 +34,47 @@ fn printable(source: &str) -> String {
     out
 }
 
-/// The stdout line for `line`, or `None` when it has no figure.
+/// The stdout line for `line`, or `None` when it has no figure. With
+/// several runs, the figure is the median.
 pub fn line(report: &Report, line: Line) -> Option<String> {
     let value = match line {
-        Line::CpuBogomips => format!("{:.2}", report.cpu_bogomips.as_ref()?.measured()?),
-        Line::RegexPerSecond => report
-            .regex
-            .as_ref()?
-            .measured()?
-            .per_pveperf_window()
-            .to_string(),
+        Line::DnsExt | Line::DnsInt => dns_value(report, line)?,
         Line::HdSize => {
             let fs = report.filesystem.as_ref()?.measured()?;
             format!("{:.2} GB ({})", fs.size_gib(), printable(&fs.source))
         }
-        Line::BufferedReads => format!(
-            "{:.2} MB/sec",
-            report.buffered_reads.as_ref()?.measured()?.mib_per_sec()
-        ),
-        Line::AverageSeekTime => format!("{:.2} ms", report.seek.as_ref()?.measured()?.mean_ms()),
-        Line::FsyncsPerSecond => format!("{:.2}", report.fsync.as_ref()?.measured()?.per_sec()),
-        Line::DnsExt | Line::DnsInt => {
-            let outcome = if line == Line::DnsExt {
-                &report.dns_ext
-            } else {
-                &report.dns_int
-            };
-            let dns = outcome.as_ref()?.measured()?;
-            let mut value = if dns.no_answer() && dns.timed_out == 0 {
-                "refused (no DNS server answers there)".to_string()
-            } else if dns.no_answer() {
-                format!(
-                    "timeout (no answer within {:.2} s)",
-                    dns.timeout.as_secs_f64()
-                )
-            } else {
-                format!("{:.2} ms", dns.mean_ms())
-            };
-            if let Some(domain) = &dns.domain {
-                let _ = write!(value, " ({})", printable(domain));
+        _ => {
+            let median = report.stats(line)?.median;
+            match line {
+                Line::RegexPerSecond => format!("{}", median.round() as u64),
+                Line::BufferedReads => format!("{median:.2} MB/sec"),
+                Line::AverageSeekTime => format!("{median:.2} ms"),
+                _ => format!("{median:.2}"),
             }
-            value
         }
     };
     Some(format!("{}{value}", label(line)))
+}
+
+fn dns_value(report: &Report, line: Line) -> Option<String> {
+    let runs = report.dns(line)?;
+    let first = runs.first()?;
+    let mut value = if report.dns_dead(line) {
+        if runs.iter().all(|r| r.timed_out == 0) {
+            "refused (no DNS server answers there)".to_string()
+        } else {
+            format!(
+                "timeout (no answer within {:.2} s)",
+                first.timeout.as_secs_f64()
+            )
+        }
+    } else {
+        format!("{:.2} ms", report.stats(line)?.median)
+    };
+    if let Some(domain) = &first.domain {
+        let _ = write!(value, " ({})", printable(domain));
+    }
+    Some(value)
 }
 
 /// What stderr should say about `line`: why it is missing, or what makes
@@ -88,37 +86,31 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
     }
     match line {
         Line::DnsExt | Line::DnsInt => {
-            let outcome = if line == Line::DnsExt {
-                &report.dns_ext
-            } else {
-                &report.dns_int
-            };
-            let dns = outcome.as_ref().and_then(Outcome::measured)?;
-            if dns.timed_out == 0 && dns.refused == 0 {
+            let runs = report.dns(line)?;
+            let sum = |f: fn(&DnsFigure) -> u32| runs.iter().map(f).sum::<u32>();
+            let (queries, timed_out, refused) =
+                (sum(|r| r.queries), sum(|r| r.timed_out), sum(|r| r.refused));
+            if timed_out == 0 && refused == 0 {
                 return None;
             }
-            let servers: Vec<String> = dns.servers.iter().map(|s| s.ip().to_string()).collect();
+            let servers: Vec<String> = runs[0].servers.iter().map(|s| s.ip().to_string()).collect();
             Some(format!(
-                "{}: {} of {} queries got no answer from {} ({} timed out after {:.2} s, {} refused)",
+                "{}: {} of {queries} queries got no answer from {} ({timed_out} timed out after {:.2} s, {refused} refused)",
                 line.label(),
-                dns.timed_out + dns.refused,
-                dns.queries,
+                timed_out + refused,
                 servers.join(", "),
-                dns.timed_out,
-                dns.timeout.as_secs_f64(),
-                dns.refused
+                runs[0].timeout.as_secs_f64(),
             ))
         }
         Line::BufferedReads => {
-            let reads = report.buffered_reads.as_ref().and_then(Outcome::measured)?;
-            reads.reached_end.then(|| {
-                format!(
-                    "{}: the whole of {} ({} bytes) was read before the window ended",
-                    line.label(),
-                    reads.device.display(),
-                    reads.bytes
-                )
-            })
+            let runs = report.buffered_reads.as_ref().and_then(Outcome::measured)?;
+            let whole = runs.iter().find(|r| r.reached_end)?;
+            Some(format!(
+                "{}: the whole of {} ({} bytes) was read before the window ended",
+                line.label(),
+                whole.device.display(),
+                whole.bytes
+            ))
         }
         _ => None,
     }
@@ -134,7 +126,7 @@ pub fn render(report: &Report) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::Duration;
 
     use super::*;
@@ -144,7 +136,7 @@ mod tests {
     use crate::probe::fsync::FsyncFigure;
     use crate::probe::regex::{RegexEngine, RegexFigure};
 
-    fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
+    pub(crate) fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
         DnsFigure {
             domain: domain.map(str::to_string),
             servers: vec!["127.0.0.1:53".parse().unwrap()],
@@ -157,14 +149,23 @@ mod tests {
         }
     }
 
-    fn full_report() -> Report {
+    pub(crate) fn fsync(iterations: u64) -> FsyncFigure {
+        FsyncFigure {
+            iterations,
+            elapsed: Duration::from_secs(2),
+            latency: None,
+        }
+    }
+
+    /// A report built from known numbers, one run per timed test.
+    pub(crate) fn full_report() -> Report {
         let mut r = Report::new("/var/lib/vz".into());
         r.cpu_bogomips = Some(Outcome::Measured(38401.92));
-        r.regex = Some(Outcome::Measured(RegexFigure {
+        r.regex = Some(Outcome::Measured(vec![RegexFigure {
             engine: RegexEngine::Perl,
             iterations: 2_345_678,
             window: Duration::from_secs(3),
-        }));
+        }]));
         r.filesystem = Some(Outcome::Measured(FsInfo {
             total_bytes: 94 * (1 << 30) + 300 * (1 << 20),
             avail_bytes: 1,
@@ -173,25 +174,23 @@ mod tests {
             mount_point: "/".into(),
             read_only: false,
         }));
-        r.buffered_reads = Some(Outcome::Measured(ReadFigure {
+        r.buffered_reads = Some(Outcome::Measured(vec![ReadFigure {
             device: "/dev/mapper/pve-root".into(),
             bytes: 1536 << 20,
             elapsed: Duration::from_secs(3),
             reached_end: false,
-        }));
-        r.seek = Some(Outcome::Measured(SeekFigure {
+        }]));
+        r.seek = Some(Outcome::Measured(vec![SeekFigure {
             device: "/dev/mapper/pve-root".into(),
             block_size: 512,
             device_bytes: 1 << 30,
             reads: 12_000,
             elapsed: Duration::from_secs(3),
-        }));
-        r.fsync = Some(Outcome::Measured(FsyncFigure {
-            iterations: 3700,
-            elapsed: Duration::from_secs(2),
-        }));
-        r.dns_ext = Some(Outcome::Measured(dns(None, 101)));
-        r.dns_int = Some(Outcome::Measured(dns(Some("proxmox.example"), 101)));
+            latency: None,
+        }]));
+        r.fsync = Some(Outcome::Measured(vec![fsync(3700)]));
+        r.dns_ext = Some(Outcome::Measured(vec![dns(None, 101)]));
+        r.dns_int = Some(Outcome::Measured(vec![dns(Some("proxmox.example"), 101)]));
         r
     }
 
@@ -241,8 +240,8 @@ DNS INT:           15.00 ms (proxmox.example)
     #[test]
     fn dead_dns_says_so_and_fails() {
         let mut r = full_report();
-        r.dns_ext = Some(Outcome::Measured(dns(None, 0)));
-        r.dns_int = Some(Outcome::Measured(dns(Some("x.example"), 100)));
+        r.dns_ext = Some(Outcome::Measured(vec![dns(None, 0)]));
+        r.dns_int = Some(Outcome::Measured(vec![dns(Some("x.example"), 100)]));
         let text = render(&r);
         assert!(
             text.contains("DNS EXT:           timeout (no answer within 2.00 s)\n"),
@@ -257,8 +256,26 @@ DNS INT:           15.00 ms (proxmox.example)
         );
         let mut refused = dns(None, 0);
         (refused.timed_out, refused.refused) = (0, 101);
-        r.dns_ext = Some(Outcome::Measured(refused));
+        r.dns_ext = Some(Outcome::Measured(vec![refused]));
         assert!(render(&r).contains("DNS EXT:           refused (no DNS server answers there)\n"));
+    }
+
+    #[test]
+    fn several_runs_print_the_median() {
+        let mut r = full_report();
+        r.fsync = Some(Outcome::Measured(vec![fsync(600), fsync(200), fsync(500)]));
+        let regex = |n| RegexFigure {
+            engine: RegexEngine::Rust,
+            iterations: n,
+            window: Duration::from_secs(3),
+        };
+        r.regex = Some(Outcome::Measured(vec![regex(10), regex(13)]));
+        let text = render(&r);
+        assert!(text.contains("FSYNCS/SECOND:     250.00\n"), "{text}");
+        assert!(
+            text.contains("REGEX/SECOND:      12\n"),
+            "median 11.5 rounds to 12: {text}"
+        );
     }
 
     #[test]

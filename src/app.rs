@@ -1,0 +1,234 @@
+//! What the binary does between parsed options and an exit status: check
+//! the input, run the probe or the comparison, and write the results.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use crate::cli::{CompareArgs, OutputFormat, ProbeArgs};
+use crate::compare::{self, Input};
+use crate::error::PathError;
+use crate::progress::Progress;
+use crate::report::json::{self, JsonReport};
+use crate::report::{csv, text, verbose};
+use crate::run::{self, Event};
+use crate::window::Interrupt;
+
+/// Exit statuses (see `--help`).
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const NOT_MEASURED: u8 = 1;
+    pub const BAD_INPUT: u8 = 2;
+    pub const WORSE_THAN_BASELINE: u8 = 3;
+}
+
+fn check_path(path: &Path) -> Result<(), PathError> {
+    let meta = std::fs::metadata(path).map_err(|source| PathError::Inaccessible {
+        path: path.into(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(PathError::NotADirectory { path: path.into() });
+    }
+    Ok(())
+}
+
+/// Whether the CSV written to `--output` needs its header; checked before
+/// anything is measured so a wrong file costs no run.
+fn csv_needs_header(args: &ProbeArgs) -> Result<bool, String> {
+    if args.append && args.output_format != OutputFormat::Csv {
+        return Err("--append works with --output-format csv only".into());
+    }
+    let Some(path) = args.output.as_deref().filter(|_| args.append) else {
+        return Ok(true);
+    };
+    let existing = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(format!(
+                "cannot read {}: {}",
+                path.display(),
+                crate::error::describe(&e)
+            ));
+        }
+    };
+    match csv::existing(&existing) {
+        csv::Existing::Empty => Ok(true),
+        csv::Existing::SameHeader => Ok(false),
+        csv::Existing::OtherHeader(found) => Err(format!(
+            "{} has another header ({} columns, starting {:?}); not appending to it",
+            path.display(),
+            found.len(),
+            found.first().map(String::as_str).unwrap_or("")
+        )),
+    }
+}
+
+fn write_output(args: &ProbeArgs, text: &str) -> Result<(), String> {
+    let Some(path) = &args.output else {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("stdout: {e}"));
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true);
+    if args.append {
+        options.append(true)
+    } else {
+        options.write(true).truncate(true)
+    };
+    options
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| {
+            format!(
+                "cannot write {}: {}",
+                path.display(),
+                crate::error::describe(&e)
+            )
+        })
+}
+
+/// `pveprobe [OPTIONS] [PATH]`.
+pub fn probe(args: &ProbeArgs) -> u8 {
+    let config = args.config();
+    if let Err(err) = check_path(&config.path) {
+        eprintln!("pveprobe: {err}");
+        return exit::BAD_INPUT;
+    }
+    let header = match csv_needs_header(args) {
+        Ok(header) => header,
+        Err(why) => {
+            eprintln!("pveprobe: {why}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let baseline = match args.baseline.as_deref().map(compare::load).transpose() {
+        Ok(b) => b,
+        Err(err) => {
+            eprintln!("pveprobe: {err}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let interrupt = match Interrupt::install() {
+        Ok(i) => i,
+        Err(err) => {
+            eprintln!("pveprobe: cannot install signal handlers: {err}");
+            return exit::NOT_MEASURED;
+        }
+    };
+
+    let is_text = args.output_format == OutputFormat::Text;
+    let lines_to_stdout = is_text && args.output.is_none();
+    let mut progress = Progress::new(is_text && std::io::stderr().is_terminal());
+    let mut sink = |report: &crate::report::Report, event: Event| match event {
+        Event::Begin {
+            line,
+            run,
+            runs,
+            window,
+        } => progress.begin(line, run, runs, window),
+        Event::Line(line) => {
+            progress.finish();
+            if lines_to_stdout && let Some(text) = text::line(report, line) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
+            }
+            if let Some(why) = text::diagnostic(report, line) {
+                progress.eprintln(&format!("pveprobe: {why}"));
+            }
+        }
+        Event::Note(note) => progress.eprintln(&format!("pveprobe: {note}")),
+    };
+    let report = run::run(&config, &interrupt, &mut sink);
+    drop(progress);
+
+    if let Some(sig) = report.interrupted_by {
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str())
+            .unwrap_or("signal");
+        eprintln!("pveprobe: interrupted by {name}; stopped and removed the files it made");
+        return (128 + sig) as u8;
+    }
+
+    let doc = JsonReport::from_report(&report);
+    let rendered = match args.output_format {
+        OutputFormat::Text => {
+            let details = if args.verbose {
+                verbose::render(&doc)
+            } else {
+                String::new()
+            };
+            if lines_to_stdout {
+                details
+            } else {
+                text::render(&report) + &details
+            }
+        }
+        OutputFormat::Json => json::render(&report, false),
+        OutputFormat::JsonPretty => json::render(&report, true),
+        OutputFormat::Csv => csv::render(&doc, header),
+    };
+    if let Err(why) = write_output(args, &rendered) {
+        eprintln!("pveprobe: {why}");
+        return exit::NOT_MEASURED;
+    }
+
+    if let Some(base) = baseline {
+        let current = Input {
+            name: "this run".into(),
+            doc,
+        };
+        let worse = compare::regressions(&base.doc, &current.doc, args.tolerance);
+        eprint!(
+            "pveprobe: compared with the baseline:\n{}",
+            compare::render_text(&compare::table(&[base, current]))
+        );
+        for r in &worse {
+            eprintln!(
+                "pveprobe: {} is worse than the baseline by more than {}%: {:.2} against {:.2} (ratio {:.3})",
+                r.line.label(),
+                args.tolerance,
+                r.current,
+                r.baseline,
+                r.ratio
+            );
+        }
+        if !worse.is_empty() {
+            return exit::WORSE_THAN_BASELINE;
+        }
+    }
+    if report.any_failed() {
+        exit::NOT_MEASURED
+    } else {
+        exit::OK
+    }
+}
+
+/// `pveprobe compare FILE...`.
+pub fn compare(args: &CompareArgs) -> u8 {
+    let inputs: Result<Vec<Input>, _> = args
+        .files
+        .iter()
+        .map(|f| compare::load(f))
+        .collect::<Result<_, _>>();
+    let inputs = match inputs {
+        Ok(inputs) => inputs,
+        Err(err) => {
+            eprintln!("pveprobe: {err}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let table = compare::table(&inputs);
+    let text = match args.output_format {
+        OutputFormat::Text => compare::render_text(&table),
+        OutputFormat::Json => compare::render_json(&table, false),
+        OutputFormat::JsonPretty => compare::render_json(&table, true),
+        OutputFormat::Csv => compare::render_csv(&table),
+    };
+    print!("{text}");
+    exit::OK
+}

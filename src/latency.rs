@@ -1,0 +1,105 @@
+//! Per-operation latency of the seek and fsync loops, in an HDR histogram.
+//!
+//! The loops already read the clock after every operation to check their
+//! window; the latency of an operation is the time since the previous
+//! reading, so recording adds one histogram update and no clock read.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// Nanoseconds, 3 significant digits, from 1 ns up to one hour.
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latency(Histogram<u64>);
+
+impl Default for Latency {
+    fn default() -> Self {
+        Self(Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("valid histogram bounds"))
+    }
+}
+
+/// The quantiles reports show, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub max_us: f64,
+}
+
+impl Latency {
+    pub fn record(&mut self, op: Duration) {
+        let ns = u64::try_from(op.as_nanos()).unwrap_or(u64::MAX).max(1);
+        self.0.saturating_record(ns);
+    }
+
+    /// Adds another run's operations.
+    pub fn merge(&mut self, other: &Latency) {
+        // Both have the same bounds, so adding cannot fail.
+        let _ = self.0.add(&other.0);
+    }
+
+    pub fn summary(&self) -> Option<LatencySummary> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Some(LatencySummary {
+            count: self.0.len(),
+            p50_us: us(self.0.value_at_quantile(0.50)),
+            p90_us: us(self.0.value_at_quantile(0.90)),
+            p99_us: us(self.0.value_at_quantile(0.99)),
+            p99_9_us: us(self.0.value_at_quantile(0.999)),
+            max_us: us(self.0.max()),
+        })
+    }
+}
+
+/// Merges the latencies of several runs (`None` when none recorded any).
+pub fn merged<'a>(runs: impl IntoIterator<Item = Option<&'a Latency>>) -> Option<Latency> {
+    runs.into_iter()
+        .flatten()
+        .fold(None, |acc: Option<Latency>, l| {
+            let mut acc = acc.unwrap_or_default();
+            acc.merge(l);
+            Some(acc)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_known_operations() {
+        let mut l = Latency::default();
+        for ms in 1..=1000u64 {
+            l.record(Duration::from_micros(ms * 10));
+        }
+        let s = l.summary().unwrap();
+        assert_eq!(s.count, 1000);
+        // 3 significant digits: values within 0.1%.
+        assert!((s.p50_us - 5000.0).abs() <= 5.0, "{s:?}");
+        assert!((s.p90_us - 9000.0).abs() <= 9.0, "{s:?}");
+        assert!((s.p99_us - 9900.0).abs() <= 10.0, "{s:?}");
+        assert!((s.max_us - 10000.0).abs() <= 10.0, "{s:?}");
+        assert!(Latency::default().summary().is_none());
+    }
+
+    #[test]
+    fn merging_runs_adds_counts() {
+        let mut a = Latency::default();
+        a.record(Duration::from_millis(1));
+        let mut b = Latency::default();
+        b.record(Duration::from_millis(3));
+        b.record(Duration::from_millis(5));
+        let m = merged([Some(&a), None, Some(&b)]).unwrap();
+        assert_eq!(m.summary().unwrap().count, 3);
+        assert!((m.summary().unwrap().max_us - 5000.0).abs() < 5.0);
+        assert!(merged([None, None]).is_none());
+    }
+}

@@ -1,0 +1,198 @@
+//! CSV: one row per probe run, host fields first, then one column per
+//! figure with its unit in the column name (see `docs/output.md`). The
+//! header is stable: `--append` refuses a file whose header differs.
+
+use super::Line;
+use super::json::JsonReport;
+
+/// Host and run columns, before the figures.
+const LEADING: [&str; 17] = [
+    "hostname",
+    "cpu_model",
+    "sockets",
+    "cores",
+    "threads",
+    "memory_bytes",
+    "kernel",
+    "os_release",
+    "pve_manager",
+    "pveprobe_version",
+    "timestamp",
+    "path",
+    "fs_source",
+    "fs_type",
+    "runs",
+    "duration_s",
+    "regex_engine",
+];
+
+/// The column of each figure (the median of its runs).
+pub fn column(line: Line) -> &'static str {
+    match line {
+        Line::CpuBogomips => "cpu_bogomips",
+        Line::RegexPerSecond => "regex_iterations_per_3s",
+        Line::HdSize => "hd_size_gib",
+        Line::BufferedReads => "buffered_reads_mib_per_s",
+        Line::AverageSeekTime => "average_seek_time_ms",
+        Line::FsyncsPerSecond => "fsyncs_per_s",
+        Line::DnsExt => "dns_ext_ms",
+        Line::DnsInt => "dns_int_ms",
+    }
+}
+
+const TRAILING: [&str; 1] = ["dns_int_domain"];
+
+pub fn header() -> Vec<&'static str> {
+    LEADING
+        .iter()
+        .copied()
+        .chain(Line::ALL.map(column))
+        .chain(TRAILING)
+        .collect()
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(ToString::to_string).unwrap_or_default()
+}
+
+pub fn row(doc: &JsonReport) -> Vec<String> {
+    let h = &doc.host;
+    let fs = doc.filesystem.as_ref();
+    let mut row = vec![
+        opt(&h.hostname),
+        opt(&h.cpu_model),
+        opt(&h.sockets),
+        opt(&h.cores),
+        opt(&h.threads),
+        opt(&h.memory_bytes),
+        opt(&h.kernel),
+        opt(&h.os_release),
+        opt(&h.pve_manager),
+        doc.pveprobe_version.clone(),
+        opt(&doc.timestamp),
+        doc.path.clone(),
+        fs.map(|f| f.source.clone()).unwrap_or_default(),
+        fs.map(|f| f.fstype.clone()).unwrap_or_default(),
+        doc.settings.runs.to_string(),
+        doc.settings.duration_s.to_string(),
+        doc.settings.regex_engine.clone(),
+    ];
+    row.extend(Line::ALL.map(|line| {
+        doc.figures
+            .get(line)
+            .map(|f| f.value.to_string())
+            .unwrap_or_default()
+    }));
+    row.push(
+        doc.figures
+            .dns_int
+            .as_ref()
+            .and_then(|f| f.domain.clone())
+            .unwrap_or_default(),
+    );
+    row
+}
+
+/// The CSV text: the header (unless `with_header` is false) and one row.
+pub fn render(doc: &JsonReport, with_header: bool) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    if with_header {
+        writer.write_record(header()).expect("writing to memory");
+    }
+    writer.write_record(row(doc)).expect("writing to memory");
+    String::from_utf8(writer.into_inner().expect("writing to memory")).expect("CSV of UTF-8 fields")
+}
+
+/// What `--append` finds in an existing file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// No file, or an empty one: write the header first.
+    Empty,
+    /// Rows under our header: add a row only.
+    SameHeader,
+    /// Another header: refuse.
+    OtherHeader(Vec<String>),
+}
+
+pub fn existing(text: &str) -> Existing {
+    if text.trim().is_empty() {
+        return Existing::Empty;
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let first: Vec<String> = match reader.records().next() {
+        Some(Ok(record)) => record.iter().map(str::to_string).collect(),
+        _ => vec![text.lines().next().unwrap_or_default().to_string()],
+    };
+    if first == header() {
+        Existing::SameHeader
+    } else {
+        Existing::OtherHeader(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_is_host_first_then_one_column_per_figure() {
+        let h = header();
+        assert_eq!(h[0], "hostname");
+        assert_eq!(h.len(), LEADING.len() + 8 + 1);
+        assert_eq!(
+            &h[LEADING.len()..LEADING.len() + 2],
+            ["cpu_bogomips", "regex_iterations_per_3s"]
+        );
+        let unique: std::collections::BTreeSet<_> = h.iter().collect();
+        assert_eq!(unique.len(), h.len());
+    }
+
+    #[test]
+    fn recognises_existing_files() {
+        assert_eq!(existing(""), Existing::Empty);
+        assert_eq!(existing("\n"), Existing::Empty);
+        let ours = format!("{}\nrow\n", header().join(","));
+        assert_eq!(existing(&ours), Existing::SameHeader);
+        assert_eq!(
+            existing("a,b\n1,2\n"),
+            Existing::OtherHeader(vec!["a".into(), "b".into()])
+        );
+    }
+}
+
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+    use crate::report::json::tests::{assert_snapshot, known_report};
+
+    #[test]
+    fn csv_of_known_numbers_is_pinned() {
+        let doc = JsonReport::from_report(&known_report());
+        let text = render(&doc, true);
+        assert_snapshot("report.csv", &text);
+        assert_eq!(
+            render(&doc, false),
+            text.lines().nth(1).unwrap().to_string() + "\n"
+        );
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(
+            reader.headers().unwrap().iter().collect::<Vec<_>>(),
+            header()
+        );
+        let rows: Vec<_> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            &rows[0][header().iter().position(|h| *h == "fsyncs_per_s").unwrap()],
+            "210"
+        );
+        assert_eq!(
+            &rows[0][header()
+                .iter()
+                .position(|h| *h == "average_seek_time_ms")
+                .unwrap()],
+            ""
+        );
+    }
+}

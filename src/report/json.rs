@@ -1,0 +1,377 @@
+//! The JSON document (schema in `docs/report.schema.json`): the report as
+//! plain data with every sample, for machines. Versioned by
+//! [`SCHEMA_VERSION`]; `compare` and `--baseline` read it back.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Line, Outcome, Report, Settings};
+use crate::latency::{LatencySummary, merged};
+use crate::probe::hostinfo::HostInfo;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonReport {
+    pub schema_version: u32,
+    pub pveprobe_version: String,
+    /// When the run started, RFC 3339 in UTC.
+    pub timestamp: Option<String>,
+    pub path: String,
+    pub settings: Settings,
+    pub host: HostInfo,
+    pub filesystem: Option<JsonFilesystem>,
+    pub figures: Figures,
+    /// Lines that have no figure, and why.
+    pub not_measured: Vec<NotMeasured>,
+    pub notes: Vec<String>,
+    /// The signal that cut the run short, if one did.
+    pub interrupted_by_signal: Option<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonFilesystem {
+    pub source: String,
+    pub fstype: String,
+    pub mount_point: String,
+    pub size_bytes: u64,
+    pub available_bytes: u64,
+    pub read_only: bool,
+}
+
+/// One object per pveperf line, in pveperf's order; absent when not measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_bogomips: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex_per_second: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hd_size: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffered_reads: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_seek_time: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsyncs_per_second: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_ext: Option<JsonFigure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_int: Option<JsonFigure>,
+}
+
+impl Figures {
+    pub fn get(&self, line: Line) -> Option<&JsonFigure> {
+        match line {
+            Line::CpuBogomips => self.cpu_bogomips.as_ref(),
+            Line::RegexPerSecond => self.regex_per_second.as_ref(),
+            Line::HdSize => self.hd_size.as_ref(),
+            Line::BufferedReads => self.buffered_reads.as_ref(),
+            Line::AverageSeekTime => self.average_seek_time.as_ref(),
+            Line::FsyncsPerSecond => self.fsyncs_per_second.as_ref(),
+            Line::DnsExt => self.dns_ext.as_ref(),
+            Line::DnsInt => self.dns_int.as_ref(),
+        }
+    }
+
+    fn slot(&mut self, line: Line) -> &mut Option<JsonFigure> {
+        match line {
+            Line::CpuBogomips => &mut self.cpu_bogomips,
+            Line::RegexPerSecond => &mut self.regex_per_second,
+            Line::HdSize => &mut self.hd_size,
+            Line::BufferedReads => &mut self.buffered_reads,
+            Line::AverageSeekTime => &mut self.average_seek_time,
+            Line::FsyncsPerSecond => &mut self.fsyncs_per_second,
+            Line::DnsExt => &mut self.dns_ext,
+            Line::DnsInt => &mut self.dns_int,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonFigure {
+    /// The pveperf label.
+    pub label: String,
+    pub unit: String,
+    /// The median of the samples: what the text line prints.
+    pub value: f64,
+    /// One per run.
+    pub samples: Vec<f64>,
+    pub min: f64,
+    pub max: f64,
+    /// (max - min) / value.
+    pub spread: f64,
+    /// Per-operation latency over all runs (seek and fsync lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencySummary>,
+    /// The regex engine (REGEX/SECOND).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// The block device read (BUFFERED READS, AVERAGE SEEK TIME).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Bytes per read (AVERAGE SEEK TIME: the logical block size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u32>,
+    /// The search domain queried (DNS INT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// Query counts over all runs (DNS lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries: Option<DnsCounts>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DnsCounts {
+    pub sent: u32,
+    pub answered: u32,
+    pub timed_out: u32,
+    pub refused: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotMeasured {
+    pub key: String,
+    pub label: String,
+    /// True when the line applies but could not be measured (exit status 1);
+    /// false when it does not apply here (pveperf omits it too).
+    pub failed: bool,
+    pub reason: String,
+}
+
+fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
+    let samples = report.samples(line)?;
+    let stats = super::Stats::of(&samples)?;
+    let mut fig = JsonFigure {
+        label: line.label().to_string(),
+        unit: line.unit().to_string(),
+        value: stats.median,
+        samples,
+        min: stats.min,
+        max: stats.max,
+        spread: stats.spread(),
+        latency: None,
+        engine: None,
+        device: None,
+        block_size: None,
+        domain: None,
+        queries: None,
+    };
+    fn measured<T>(o: &Option<Outcome<Vec<T>>>) -> Option<&[T]> {
+        o.as_ref().and_then(Outcome::measured).map(Vec::as_slice)
+    }
+    match line {
+        Line::RegexPerSecond => {
+            fig.engine = measured(&report.regex)?
+                .first()
+                .map(|r| r.engine.name().to_string())
+        }
+        Line::BufferedReads => {
+            fig.device = measured(&report.buffered_reads)?
+                .first()
+                .map(|r| r.device.display().to_string())
+        }
+        Line::AverageSeekTime => {
+            let runs = measured(&report.seek)?;
+            fig.device = runs.first().map(|r| r.device.display().to_string());
+            fig.block_size = runs.first().map(|r| r.block_size);
+            fig.latency = merged(runs.iter().map(|r| r.latency.as_ref())).and_then(|l| l.summary());
+        }
+        Line::FsyncsPerSecond => {
+            let runs = measured(&report.fsync)?;
+            fig.latency = merged(runs.iter().map(|r| r.latency.as_ref())).and_then(|l| l.summary());
+        }
+        Line::DnsExt | Line::DnsInt => {
+            let runs = report.dns(line)?;
+            fig.domain = runs.first().and_then(|r| r.domain.clone());
+            let sum = |f: fn(&crate::probe::dns::DnsFigure) -> u32| runs.iter().map(f).sum();
+            fig.queries = Some(DnsCounts {
+                sent: sum(|r| r.queries),
+                answered: sum(|r| r.answered),
+                timed_out: sum(|r| r.timed_out),
+                refused: sum(|r| r.refused),
+            });
+        }
+        _ => {}
+    }
+    Some(fig)
+}
+
+impl JsonReport {
+    pub fn from_report(report: &Report) -> Self {
+        let mut figures = Figures::default();
+        let mut not_measured = Vec::new();
+        for line in Line::ALL {
+            *figures.slot(line) = figure(report, line);
+            let reason = match report.problem(line) {
+                Some((failed, why)) => Some((failed, why.to_string())),
+                None if report.dns_dead(line) => {
+                    Some((true, "no name server answered".to_string()))
+                }
+                None => None,
+            };
+            if let Some((failed, reason)) = reason {
+                not_measured.push(NotMeasured {
+                    key: line.key().to_string(),
+                    label: line.label().to_string(),
+                    failed,
+                    reason,
+                });
+            }
+        }
+        JsonReport {
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: env!("CARGO_PKG_VERSION").to_string(),
+            timestamp: report
+                .started
+                .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string()),
+            path: report.path.display().to_string(),
+            settings: report.settings.clone(),
+            host: report.host.clone().unwrap_or_default(),
+            filesystem: report
+                .filesystem
+                .as_ref()
+                .and_then(Outcome::measured)
+                .map(|fs| JsonFilesystem {
+                    source: fs.source.clone(),
+                    fstype: fs.fstype.clone(),
+                    mount_point: fs.mount_point.display().to_string(),
+                    size_bytes: fs.total_bytes,
+                    available_bytes: fs.avail_bytes,
+                    read_only: fs.read_only,
+                }),
+            figures,
+            not_measured,
+            notes: report.notes.clone(),
+            interrupted_by_signal: report.interrupted_by,
+        }
+    }
+}
+
+pub fn render(report: &Report, pretty: bool) -> String {
+    let doc = JsonReport::from_report(report);
+    let mut text = if pretty {
+        serde_json::to_string_pretty(&doc)
+    } else {
+        serde_json::to_string(&doc)
+    }
+    .expect("a report always serializes");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::latency::Latency;
+    use crate::report::text::tests::{fsync, full_report};
+
+    /// The known-numbers report with a fixed time, host and settings.
+    pub(crate) fn known_report() -> Report {
+        let mut r = full_report();
+        r.started = Some("2026-11-29T12:00:00Z".parse().unwrap());
+        r.settings = Settings {
+            duration_s: 3.0,
+            runs: 3,
+            regex_engine: "perl".into(),
+            dns_timeout_s: 2.0,
+        };
+        r.host = Some(HostInfo {
+            hostname: Some("pve1".into()),
+            cpu_model: Some("AMD EPYC 9754 128-Core Processor".into()),
+            sockets: Some(1),
+            cores: Some(128),
+            threads: Some(256),
+            memory_bytes: Some(1 << 40),
+            kernel: Some("6.8.12-4-pve".into()),
+            os_release: Some("Debian GNU/Linux 12 (bookworm)".into()),
+            pve_manager: Some("8.3.1".into()),
+        });
+        let mut latency = Latency::default();
+        for us in [400u64, 500, 600, 700, 5000] {
+            latency.record(Duration::from_micros(us));
+        }
+        let mut runs = vec![fsync(400), fsync(440), fsync(420)];
+        runs[0].latency = Some(latency);
+        r.fsync = Some(Outcome::Measured(runs));
+        r.seek = Some(Outcome::Skipped(
+            "rpool/data (zfs) is not a block device".into(),
+        ));
+        r.buffered_reads = Some(Outcome::Skipped(
+            "rpool/data (zfs) is not a block device".into(),
+        ));
+        r.notes.push(
+            "page cache not dropped (not root): disk figures may come partly from memory".into(),
+        );
+        r
+    }
+
+    fn snapshot(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/snapshots")
+            .join(name)
+    }
+
+    /// Compares with a pinned file; `UPDATE_SNAPSHOTS=1` rewrites it.
+    pub(crate) fn assert_snapshot(name: &str, actual: &str) {
+        let path = snapshot(name);
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, actual).unwrap();
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            actual,
+            expected,
+            "{} differs (UPDATE_SNAPSHOTS=1 to accept)",
+            path.display()
+        );
+    }
+
+    pub(crate) fn validate(doc: &str) {
+        let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let instance: serde_json::Value = serde_json::from_str(doc).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&instance)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    }
+
+    #[test]
+    fn json_of_known_numbers_is_pinned_and_valid() {
+        let text = render(&known_report(), true);
+        assert_snapshot("report.json", &text);
+        validate(&text);
+        let empty = Report {
+            settings: known_report().settings,
+            ..Report::new("/".into())
+        };
+        validate(&render(&empty, false));
+    }
+
+    #[test]
+    fn json_reads_back_into_the_same_document() {
+        let text = render(&known_report(), false);
+        let doc: JsonReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc, JsonReport::from_report(&known_report()));
+        assert_eq!(doc.figures.fsyncs_per_second.as_ref().unwrap().value, 210.0);
+        assert_eq!(doc.not_measured.len(), 2);
+        assert!(!doc.not_measured[0].failed);
+    }
+
+    #[test]
+    fn schema_rejects_a_wrong_document() {
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&render(&known_report(), false)).unwrap();
+        doc["figures"]["fsyncs_per_second"]["unit"] = "MB/s".into();
+        let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+        assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+    }
+}

@@ -1,0 +1,184 @@
+//! `-v`: what follows the pveperf lines for a person: each figure's spread
+//! over the runs, its per-operation latency, and the pve-docs guidance.
+
+use std::fmt::Write as _;
+
+use super::Line;
+use super::json::{JsonFigure, JsonReport};
+use crate::latency::LatencySummary;
+
+/// How a figure compares with the pve-docs guidance.
+pub fn guidance(line: Line, fig: &JsonFigure) -> Option<String> {
+    let v = fig.value;
+    let verdict = match line {
+        Line::RegexPerSecond if fig.engine.as_deref() == Some("perl") => {
+            if v > 300_000.0 { "good" } else { "low" }.to_string()
+        }
+        Line::RegexPerSecond => {
+            return Some(
+                "pve-docs: above 300000 on pveperf's Perl scale; this rust-engine figure is about 3.4 times that \
+                 scale (use --regex-engine perl to check it)"
+                    .to_string(),
+            );
+        }
+        Line::BufferedReads => if v >= 40.0 { "good" } else { "low" }.to_string(),
+        Line::AverageSeekTime => {
+            if v < 8.0 {
+                "good, even for SAS/SCSI disks".to_string()
+            } else if v <= 20.0 {
+                "acceptable for SATA disks, slow for SAS/SCSI".to_string()
+            } else {
+                "slow".to_string()
+            }
+        }
+        Line::FsyncsPerSecond if v > 200.0 => "good".to_string(),
+        Line::FsyncsPerSecond => {
+            "low: a write-back cache with battery (BBWC) or SSDs with power-loss protection help"
+                .to_string()
+        }
+        _ => return None,
+    };
+    let rule = match line {
+        Line::RegexPerSecond => "above 300000",
+        Line::BufferedReads => "at least 40 MB/sec",
+        Line::AverageSeekTime => "below 8 ms for SAS/SCSI, 15-20 ms for SATA disks",
+        _ => "above 200",
+    };
+    Some(format!("pve-docs: {rule}: {verdict}"))
+}
+
+fn number(line: Line, v: f64) -> String {
+    match line {
+        Line::RegexPerSecond => format!("{}", v.round() as u64),
+        Line::AverageSeekTime | Line::DnsExt | Line::DnsInt => format!("{v:.3}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
+fn latency_ms(l: &LatencySummary) -> String {
+    let ms = |us: f64| format!("{:.3}", us / 1000.0);
+    format!(
+        "p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms over {} operations",
+        ms(l.p50_us),
+        ms(l.p90_us),
+        ms(l.p99_us),
+        ms(l.p99_9_us),
+        ms(l.max_us),
+        l.count
+    )
+}
+
+/// The details block, printed after the pveperf lines.
+pub fn render(doc: &JsonReport) -> String {
+    let mut out = String::from("\nDetails:\n");
+    for line in Line::ALL {
+        let Some(fig) = doc.figures.get(line) else {
+            continue;
+        };
+        let _ = write!(
+            out,
+            "  {}: {} {}",
+            line.label(),
+            number(line, fig.value),
+            fig.unit
+        );
+        if fig.samples.len() > 1 {
+            let _ = write!(
+                out,
+                " (median of {} runs: min {}, max {}, spread {:.1}%)",
+                fig.samples.len(),
+                number(line, fig.min),
+                number(line, fig.max),
+                fig.spread * 100.0
+            );
+        }
+        out.push('\n');
+        let mut detail = |text: String| {
+            let _ = writeln!(out, "      {text}");
+        };
+        if let Some(engine) = &fig.engine {
+            detail(format!("engine: {engine}"));
+        }
+        if let Some(device) = &fig.device {
+            match fig.block_size {
+                Some(bs) => detail(format!("device: {device}, O_DIRECT reads of {bs} bytes")),
+                None => detail(format!("device: {device}, buffered 2 MiB reads")),
+            }
+        }
+        if let Some(l) = &fig.latency {
+            detail(format!("latency: {}", latency_ms(l)));
+        }
+        if let Some(q) = &fig.queries {
+            detail(format!(
+                "queries: {} sent, {} answered, {} timed out, {} refused",
+                q.sent, q.answered, q.timed_out, q.refused
+            ));
+        }
+        if let Some(g) = guidance(line, fig) {
+            detail(g);
+        }
+    }
+    for missing in &doc.not_measured {
+        let verdict = if missing.failed {
+            "not measured"
+        } else {
+            "skipped"
+        };
+        let _ = writeln!(out, "  {}: {verdict}: {}", missing.label, missing.reason);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fig(value: f64, engine: Option<&str>) -> JsonFigure {
+        JsonFigure {
+            label: String::new(),
+            unit: String::new(),
+            value,
+            samples: vec![value],
+            min: value,
+            max: value,
+            spread: 0.0,
+            latency: None,
+            engine: engine.map(str::to_string),
+            device: None,
+            block_size: None,
+            domain: None,
+            queries: None,
+        }
+    }
+
+    #[test]
+    fn guidance_follows_pve_docs_thresholds() {
+        let g = |line, v| guidance(line, &fig(v, None)).unwrap();
+        assert!(g(Line::FsyncsPerSecond, 201.0).ends_with(": good"));
+        assert!(g(Line::FsyncsPerSecond, 199.0).contains(": low: a write-back cache"));
+        assert!(g(Line::BufferedReads, 40.0).ends_with(": good"));
+        assert!(g(Line::BufferedReads, 39.9).ends_with(": low"));
+        assert!(g(Line::AverageSeekTime, 7.9).ends_with("good, even for SAS/SCSI disks"));
+        assert!(
+            g(Line::AverageSeekTime, 15.0)
+                .ends_with("acceptable for SATA disks, slow for SAS/SCSI")
+        );
+        assert!(g(Line::AverageSeekTime, 25.0).ends_with(": slow"));
+        assert!(
+            guidance(Line::RegexPerSecond, &fig(300_001.0, Some("perl")))
+                .unwrap()
+                .ends_with(": good")
+        );
+        assert!(
+            guidance(Line::RegexPerSecond, &fig(299_999.0, Some("perl")))
+                .unwrap()
+                .ends_with(": low")
+        );
+        assert!(
+            guidance(Line::RegexPerSecond, &fig(1e6, Some("rust")))
+                .unwrap()
+                .contains("--regex-engine perl")
+        );
+        assert_eq!(guidance(Line::DnsExt, &fig(1.0, None)), None);
+    }
+}

@@ -190,6 +190,10 @@ pub struct ProbeArgs {
     /// Do not record per-operation latency (to measure what recording costs)
     #[arg(long)]
     pub no_latency: bool,
+
+    /// Read /proc and /sys below DIR instead of / (tests, captured host trees)
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub sysroot: Option<PathBuf>,
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -234,7 +238,11 @@ impl ProbeArgs {
             dns_timeout: Duration::from_secs_f64(self.dns_timeout),
             runs: self.runs,
             record_latency: !self.no_latency,
-            host: Host::real(),
+            leaf_reads: true,
+            host: self
+                .sysroot
+                .as_ref()
+                .map_or_else(Host::real, Host::with_root),
         }
     }
 }

@@ -41,6 +41,49 @@ impl Host {
         }
     }
 
+    /// Resolves every symlink in the host path `abs` (sysfs links are
+    /// relative, so fixture trees resolve like `/sys`). Returns the resolved
+    /// host path, absolute as seen from the host; a tree whose link leaves
+    /// the root (`sys -> /sys` in a test tree) resolves to that real path.
+    pub fn resolve(&self, abs: impl AsRef<Path>) -> Option<PathBuf> {
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        let real = std::fs::canonicalize(self.path(abs)).ok()?;
+        match real.strip_prefix(&root) {
+            Ok(rel) => Some(Path::new("/").join(rel)),
+            Err(_) => Some(real),
+        }
+    }
+
+    /// The name a host symlink points to (its last component), e.g. a driver's.
+    pub fn link_name(&self, abs: impl AsRef<Path>) -> Option<String> {
+        let target = std::fs::read_link(self.path(abs)).ok()?;
+        target.file_name().map(|n| n.to_string_lossy().into_owned())
+    }
+
+    /// A host file's first line, trimmed; `None` when missing or empty.
+    pub fn read_value(&self, abs: impl AsRef<Path>) -> Option<String> {
+        let text = self.read(abs).ok()?;
+        let value = text.lines().next().unwrap_or("").trim();
+        (!value.is_empty()).then(|| value.to_string())
+    }
+
+    /// The names in a host directory, sorted; empty when it is missing.
+    pub fn list(&self, abs: impl AsRef<Path>) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(abs))
+            .map(|dir| {
+                dir.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    pub fn exists(&self, abs: impl AsRef<Path>) -> bool {
+        self.path(abs).exists()
+    }
+
     /// Reads a host file as text; invalid UTF-8 is replaced, never an error.
     pub fn read(&self, abs: impl AsRef<Path>) -> io::Result<String> {
         let bytes = std::fs::read(self.path(abs))?;
@@ -51,6 +94,40 @@ impl Host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resolves_relative_symlinks_inside_the_root() {
+        let root = tempfile::tempdir().unwrap();
+        let devices = root
+            .path()
+            .join("sys/devices/pci0000:00/0000:00:17.0/ata1/block/sda");
+        std::fs::create_dir_all(&devices).unwrap();
+        std::fs::create_dir_all(root.path().join("sys/class/block")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../devices/pci0000:00/0000:00:17.0/ata1/block/sda",
+            root.path().join("sys/class/block/sda"),
+        )
+        .unwrap();
+        std::fs::write(devices.join("size"), "  2048 \n").unwrap();
+        let host = Host::with_root(root.path());
+        assert_eq!(
+            host.resolve("/sys/class/block/sda"),
+            Some(PathBuf::from(
+                "/sys/devices/pci0000:00/0000:00:17.0/ata1/block/sda"
+            ))
+        );
+        assert_eq!(
+            host.link_name("/sys/class/block/sda").as_deref(),
+            Some("sda")
+        );
+        assert_eq!(
+            host.read_value("/sys/class/block/sda/size").as_deref(),
+            Some("2048")
+        );
+        assert_eq!(host.list("/sys/class/block"), vec!["sda"]);
+        assert_eq!(host.resolve("/sys/class/block/nope"), None);
+        assert!(host.list("/nope").is_empty());
+    }
 
     #[test]
     fn maps_absolute_paths_below_the_root() {

@@ -16,6 +16,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scratch;
+pub mod storage;
 pub mod window;
 
 /// pveperf's window, to which REGEX/SECOND is scaled.

@@ -1,15 +1,16 @@
 //! Runs the requested tests in pveperf's order and fills a [`Report`].
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::ProbeError;
 use crate::host::Host;
 use crate::parse::resolv;
 use crate::probe::{self, blockdev, dns, filesystem, fsync, hostinfo, regex::RegexEngine};
-use crate::report::{Line, Outcome, Report, Settings};
+use crate::report::{Devices, Line, Outcome, Report, Settings};
 use crate::scratch::ScratchDir;
+use crate::storage::{self, Storage};
 use crate::window::Interrupt;
 
 /// The tests `--tests` can choose.
@@ -53,7 +54,18 @@ pub struct Config {
     pub runs: u32,
     /// Record per-operation latency of the seek and fsync loops.
     pub record_latency: bool,
+    /// When the source is no block device (ZFS), read its pool's data disks
+    /// instead (pveperf omits the lines; its own mode turns this off).
+    pub leaf_reads: bool,
     pub host: Host,
+}
+
+/// The devices the read tests use.
+#[derive(Debug, Clone)]
+struct Targets {
+    devices: Vec<PathBuf>,
+    /// Not the source itself: the line names them.
+    named: bool,
 }
 
 impl Config {
@@ -81,6 +93,42 @@ pub enum Event<'a> {
     Line(Line),
     /// A note that belongs to no single line.
     Note(&'a str),
+}
+
+/// The devices the read tests use, or why there are none: the source when
+/// it is a block device (as pveperf), else a ZFS pool's data disks.
+fn targets(
+    fs: &Outcome<filesystem::FsInfo>,
+    storage: Option<&Storage>,
+    leaf_reads: bool,
+) -> Result<Targets, Outcome<()>> {
+    let f = match fs {
+        Outcome::Measured(f) => f,
+        Outcome::Failed(why) | Outcome::Skipped(why) => {
+            return Err(Outcome::Failed(format!("filesystem unknown: {why}")));
+        }
+    };
+    if let Some(dev) = f.block_device() {
+        return Ok(Targets {
+            devices: vec![dev.to_path_buf()],
+            named: false,
+        });
+    }
+    let not_a_device = format!("{} ({}) is not a block device", f.source, f.fstype);
+    match storage {
+        Some(s) if leaf_reads && !s.read_devices.is_empty() => Ok(Targets {
+            devices: s.read_devices.clone(),
+            named: true,
+        }),
+        Some(s) if leaf_reads && s.zfs.is_some() => Err(Outcome::Failed(format!(
+            "{not_a_device}, and its pool's disks are unknown: {}",
+            s.problems
+                .first()
+                .map(String::as_str)
+                .unwrap_or("zpool lists none")
+        ))),
+        _ => Err(Outcome::Skipped(not_a_device)),
+    }
 }
 
 /// Turns a probe result into an outcome; an interrupt stops the run.
@@ -140,6 +188,25 @@ impl Runner<'_> {
         Ok(Outcome::Measured(samples))
     }
 
+    /// One run of a device test: each target in turn, the window shared
+    /// among them, caches dropped before each.
+    fn each_device<T>(
+        &mut self,
+        targets: &Targets,
+        mut test: impl FnMut(&Path, Duration, &Interrupt) -> Result<T, ProbeError>,
+    ) -> Result<Devices<T>, ProbeError> {
+        let share = self.config.window / targets.devices.len().max(1) as u32;
+        let mut each = Vec::with_capacity(targets.devices.len());
+        for dev in &targets.devices {
+            self.drop_caches();
+            each.push(test(dev, share, self.interrupt)?);
+        }
+        Ok(Devices {
+            each,
+            named: targets.named,
+        })
+    }
+
     fn wants(&self, test: Test) -> bool {
         self.config.tests.contains(&test)
     }
@@ -165,16 +232,10 @@ impl Runner<'_> {
     fn run(&mut self) -> Result<(), i32> {
         let cfg = self.config;
         let fs = outcome(filesystem::filesystem(&cfg.host, &cfg.path))?;
-        // The device the read tests use, or why there is none.
-        let device: Result<PathBuf, Outcome<()>> = match &fs {
-            Outcome::Measured(f) => f.block_device().map(PathBuf::from).ok_or_else(|| {
-                Outcome::Skipped(format!("{} ({}) is not a block device", f.source, f.fstype))
-            }),
-            Outcome::Failed(why) | Outcome::Skipped(why) => {
-                Err(Outcome::Failed(format!("filesystem unknown: {why}")))
-            }
-        };
+        let storage = fs.measured().map(|f| storage::storage(&cfg.host, f));
+        let device = targets(&fs, storage.as_ref(), cfg.leaf_reads);
         self.report.filesystem = Some(fs);
+        self.report.storage = storage;
 
         if self.wants(Test::Cpu) {
             self.report.cpu_bogomips = Some(outcome(probe::cpu::bogomips(&cfg.host))?);
@@ -191,9 +252,10 @@ impl Runner<'_> {
 
         if self.wants(Test::Read) {
             self.report.buffered_reads = Some(match &device {
-                Ok(dev) => self.repeat(Line::BufferedReads, |this| {
-                    this.drop_caches();
-                    blockdev::buffered_reads(dev, cfg.window, this.interrupt)
+                Ok(targets) => self.repeat(Line::BufferedReads, |this| {
+                    this.each_device(targets, |dev, window, interrupt| {
+                        blockdev::buffered_reads(dev, window, interrupt)
+                    })
                 })?,
                 Err(missing) => missing.retype(),
             });
@@ -201,9 +263,10 @@ impl Runner<'_> {
         }
         if self.wants(Test::Seek) {
             self.report.seek = Some(match &device {
-                Ok(dev) => self.repeat(Line::AverageSeekTime, |this| {
-                    this.drop_caches();
-                    blockdev::seek_time(dev, cfg.window, cfg.record_latency, this.interrupt)
+                Ok(targets) => self.repeat(Line::AverageSeekTime, |this| {
+                    this.each_device(targets, |dev, window, interrupt| {
+                        blockdev::seek_time(dev, window, cfg.record_latency, interrupt)
+                    })
                 })?,
                 Err(missing) => missing.retype(),
             });

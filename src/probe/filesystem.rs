@@ -21,6 +21,9 @@ pub struct FsInfo {
     pub fstype: String,
     pub mount_point: PathBuf,
     pub read_only: bool,
+    /// The mount's device number (major, minor) from mountinfo; (0, n) for
+    /// filesystems without a block device of their own (ZFS, btrfs, tmpfs).
+    pub dev: (u32, u32),
 }
 
 impl FsInfo {
@@ -59,6 +62,7 @@ pub fn filesystem(host: &Host, path: &Path) -> Result<FsInfo, ProbeError> {
         fstype: mount.fstype.clone(),
         mount_point: mount.mount_point.clone(),
         read_only: vfs.flags().contains(FsFlags::ST_RDONLY) || mount.is_read_only(),
+        dev: (mount.major, mount.minor),
     })
 }
 
@@ -74,6 +78,7 @@ mod tests {
             fstype: "ext4".into(),
             mount_point: "/".into(),
             read_only: false,
+            dev: (8, 1),
         }
     }
 

@@ -4,9 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Line, Outcome, Report, Settings};
+use super::{Devices, Line, Outcome, Report, Sample, Settings};
 use crate::latency::{LatencySummary, merged};
 use crate::probe::hostinfo::HostInfo;
+use crate::storage::Storage;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -21,6 +22,9 @@ pub struct JsonReport {
     pub host: HostInfo,
     pub filesystem: Option<JsonFilesystem>,
     pub figures: Figures,
+    /// What stands behind PATH (layers, disks, ZFS); see docs/output.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<Storage>,
     /// Lines that have no figure, and why.
     pub not_measured: Vec<NotMeasured>,
     pub notes: Vec<String>,
@@ -109,6 +113,9 @@ pub struct JsonFigure {
     /// The block device read (BUFFERED READS, AVERAGE SEEK TIME).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// Each device's figure (median over runs) when several were read in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_device: Option<Vec<PerDevice>>,
     /// Bytes per read (AVERAGE SEEK TIME: the logical block size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_size: Option<u32>,
@@ -118,6 +125,12 @@ pub struct JsonFigure {
     /// Query counts over all runs (DNS lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queries: Option<DnsCounts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerDevice {
+    pub device: String,
+    pub value: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -152,6 +165,7 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
         latency: None,
         engine: None,
         device: None,
+        per_device: None,
         block_size: None,
         domain: None,
         queries: None,
@@ -166,15 +180,18 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
                 .map(|r| r.engine.name().to_string())
         }
         Line::BufferedReads => {
-            fig.device = measured(&report.buffered_reads)?
-                .first()
-                .map(|r| r.device.display().to_string())
+            let runs = measured(&report.buffered_reads)?;
+            (fig.device, fig.per_device) = devices(runs, |r| &r.device);
         }
         Line::AverageSeekTime => {
             let runs = measured(&report.seek)?;
-            fig.device = runs.first().map(|r| r.device.display().to_string());
-            fig.block_size = runs.first().map(|r| r.block_size);
-            fig.latency = merged(runs.iter().map(|r| r.latency.as_ref())).and_then(|l| l.summary());
+            (fig.device, fig.per_device) = devices(runs, |s| &s.device);
+            fig.block_size = runs
+                .first()
+                .and_then(|r| r.each.first())
+                .map(|s| s.block_size);
+            let all = runs.iter().flat_map(|r| &r.each);
+            fig.latency = merged(all.map(|s| s.latency.as_ref())).and_then(|l| l.summary());
         }
         Line::FsyncsPerSecond => {
             let runs = measured(&report.fsync)?;
@@ -194,6 +211,39 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
         _ => {}
     }
     Some(fig)
+}
+
+/// The devices' names joined, and with several devices each one's median.
+fn devices<T: Sample>(
+    runs: &[Devices<T>],
+    path: fn(&T) -> &std::path::PathBuf,
+) -> (Option<String>, Option<Vec<PerDevice>>) {
+    let Some(first) = runs.first() else {
+        return (None, None);
+    };
+    let names: Vec<String> = first
+        .each
+        .iter()
+        .map(|d| path(d).display().to_string())
+        .collect();
+    let per_device = (names.len() > 1).then(|| {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|r| r.each.get(i))
+                    .map(Sample::value)
+                    .collect();
+                PerDevice {
+                    device: name.clone(),
+                    value: super::Stats::of(&values).map_or(0.0, |s| s.median),
+                }
+            })
+            .collect()
+    });
+    (Some(names.join(", ")), per_device)
 }
 
 impl JsonReport {
@@ -240,6 +290,7 @@ impl JsonReport {
                     read_only: fs.read_only,
                 }),
             figures,
+            storage: report.storage.clone(),
             not_measured,
             notes: report.notes.clone(),
             interrupted_by_signal: report.interrupted_by,

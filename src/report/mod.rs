@@ -14,6 +14,7 @@ use crate::probe::filesystem::FsInfo;
 use crate::probe::fsync::FsyncFigure;
 use crate::probe::hostinfo::HostInfo;
 use crate::probe::regex::RegexFigure;
+use crate::storage::Storage;
 
 /// The eight pveperf lines, in pveperf's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -186,6 +187,25 @@ impl Sample for DnsFigure {
     }
 }
 
+/// One run of a device test over one or more devices (a ZFS pool's data
+/// disks are read in turn); the sample is the mean over the devices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Devices<T> {
+    pub each: Vec<T>,
+    /// True when the devices are not the filesystem's source itself, so the
+    /// line names them: `BUFFERED READS:    512.34 MB/sec (sda, sdb)`.
+    pub named: bool,
+}
+
+impl<T: Sample> Sample for Devices<T> {
+    fn value(&self) -> f64 {
+        if self.each.is_empty() {
+            return 0.0;
+        }
+        self.each.iter().map(Sample::value).sum::<f64>() / self.each.len() as f64
+    }
+}
+
 /// Median, extremes and count of a figure's samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stats {
@@ -234,8 +254,8 @@ pub struct Report {
     pub cpu_bogomips: Option<Outcome<f64>>,
     pub regex: Option<Outcome<Vec<RegexFigure>>>,
     pub filesystem: Option<Outcome<FsInfo>>,
-    pub buffered_reads: Option<Outcome<Vec<ReadFigure>>>,
-    pub seek: Option<Outcome<Vec<SeekFigure>>>,
+    pub buffered_reads: Option<Outcome<Vec<Devices<ReadFigure>>>>,
+    pub seek: Option<Outcome<Vec<Devices<SeekFigure>>>>,
     pub fsync: Option<Outcome<Vec<FsyncFigure>>>,
     pub dns_ext: Option<Outcome<Vec<DnsFigure>>>,
     pub dns_int: Option<Outcome<Vec<DnsFigure>>>,
@@ -247,6 +267,8 @@ pub struct Report {
     pub started: Option<jiff::Timestamp>,
     /// What was measured: the host's fingerprint.
     pub host: Option<HostInfo>,
+    /// What stands behind PATH: layers, disks, controllers, ZFS.
+    pub storage: Option<Storage>,
     /// The signal that cut the run short, if one did.
     pub interrupted_by: Option<i32>,
 }
@@ -320,6 +342,23 @@ impl Report {
             Line::DnsExt | Line::DnsInt if self.dns_dead(line) => None,
             Line::DnsExt => of(&self.dns_ext),
             Line::DnsInt => of(&self.dns_int),
+        }
+    }
+
+    /// The devices a device line read (those of its first run) and whether
+    /// the line names them (they are not the source itself).
+    pub fn devices(&self, line: Line) -> Option<(Vec<&std::path::Path>, bool)> {
+        fn of<T>(
+            o: &Option<Outcome<Vec<Devices<T>>>>,
+            path: fn(&T) -> &std::path::Path,
+        ) -> Option<(Vec<&std::path::Path>, bool)> {
+            let first = o.as_ref()?.measured()?.first()?;
+            Some((first.each.iter().map(path).collect(), first.named))
+        }
+        match line {
+            Line::BufferedReads => of(&self.buffered_reads, |r| r.device.as_path()),
+            Line::AverageSeekTime => of(&self.seek, |s| s.device.as_path()),
+            _ => None,
         }
     }
 

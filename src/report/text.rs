@@ -47,13 +47,32 @@ pub fn line(report: &Report, line: Line) -> Option<String> {
             let median = report.stats(line)?.median;
             match line {
                 Line::RegexPerSecond => format!("{}", median.round() as u64),
-                Line::BufferedReads => format!("{median:.2} MB/sec"),
-                Line::AverageSeekTime => format!("{median:.2} ms"),
+                Line::BufferedReads => format!("{median:.2} MB/sec{}", device_suffix(report, line)),
+                Line::AverageSeekTime => format!("{median:.2} ms{}", device_suffix(report, line)),
                 _ => format!("{median:.2}"),
             }
         }
     };
     Some(format!("{}{value}", label(line)))
+}
+
+/// ` (sda, sdb)` when a device line read disks other than the source (ZFS).
+fn device_suffix(report: &Report, line: Line) -> String {
+    match report.devices(line) {
+        Some((devices, true)) => {
+            let names: Vec<String> = devices
+                .iter()
+                .map(|d| {
+                    d.file_name().map_or_else(
+                        || d.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            format!(" ({})", printable(&names.join(", ")))
+        }
+        _ => String::new(),
+    }
 }
 
 fn dns_value(report: &Report, line: Line) -> Option<String> {
@@ -104,7 +123,7 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
         }
         Line::BufferedReads => {
             let runs = report.buffered_reads.as_ref().and_then(Outcome::measured)?;
-            let whole = runs.iter().find(|r| r.reached_end)?;
+            let whole = runs.iter().flat_map(|r| &r.each).find(|r| r.reached_end)?;
             Some(format!(
                 "{}: the whole of {} ({} bytes) was read before the window ended",
                 line.label(),
@@ -135,6 +154,7 @@ pub(crate) mod tests {
     use crate::probe::filesystem::FsInfo;
     use crate::probe::fsync::FsyncFigure;
     use crate::probe::regex::{RegexEngine, RegexFigure};
+    use crate::report::Devices;
 
     pub(crate) fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
         DnsFigure {
@@ -173,20 +193,27 @@ pub(crate) mod tests {
             fstype: "ext4".into(),
             mount_point: "/".into(),
             read_only: false,
+            dev: (253, 1),
         }));
-        r.buffered_reads = Some(Outcome::Measured(vec![ReadFigure {
-            device: "/dev/mapper/pve-root".into(),
-            bytes: 1536 << 20,
-            elapsed: Duration::from_secs(3),
-            reached_end: false,
+        r.buffered_reads = Some(Outcome::Measured(vec![Devices {
+            each: vec![ReadFigure {
+                device: "/dev/mapper/pve-root".into(),
+                bytes: 1536 << 20,
+                elapsed: Duration::from_secs(3),
+                reached_end: false,
+            }],
+            named: false,
         }]));
-        r.seek = Some(Outcome::Measured(vec![SeekFigure {
-            device: "/dev/mapper/pve-root".into(),
-            block_size: 512,
-            device_bytes: 1 << 30,
-            reads: 12_000,
-            elapsed: Duration::from_secs(3),
-            latency: None,
+        r.seek = Some(Outcome::Measured(vec![Devices {
+            each: vec![SeekFigure {
+                device: "/dev/mapper/pve-root".into(),
+                block_size: 512,
+                device_bytes: 1 << 30,
+                reads: 12_000,
+                elapsed: Duration::from_secs(3),
+                latency: None,
+            }],
+            named: false,
         }]));
         r.fsync = Some(Outcome::Measured(vec![fsync(3700)]));
         r.dns_ext = Some(Outcome::Measured(vec![dns(None, 101)]));
@@ -275,6 +302,25 @@ DNS INT:           15.00 ms (proxmox.example)
         assert!(
             text.contains("REGEX/SECOND:      12\n"),
             "median 11.5 rounds to 12: {text}"
+        );
+    }
+
+    #[test]
+    fn zfs_leaf_disks_are_named_and_averaged() {
+        let mut r = full_report();
+        let read = |dev: &str, mib: u64| ReadFigure {
+            device: dev.into(),
+            bytes: mib << 20,
+            elapsed: Duration::from_secs(1),
+            reached_end: false,
+        };
+        r.buffered_reads = Some(Outcome::Measured(vec![Devices {
+            each: vec![read("/dev/sda3", 500), read("/dev/sdb3", 300)],
+            named: true,
+        }]));
+        assert_eq!(
+            line(&r, Line::BufferedReads).unwrap(),
+            "BUFFERED READS:    400.00 MB/sec (sda3, sdb3)"
         );
     }
 

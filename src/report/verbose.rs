@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::Line;
 use super::json::{JsonFigure, JsonReport};
 use crate::latency::LatencySummary;
+use crate::storage::{Disk, Storage};
 
 /// How a figure compares with the pve-docs guidance.
 pub fn guidance(line: Line, fig: &JsonFigure) -> Option<String> {
@@ -105,6 +106,16 @@ pub fn render(doc: &JsonReport) -> String {
                 None => detail(format!("device: {device}, buffered 2 MiB reads")),
             }
         }
+        if let Some(each) = &fig.per_device {
+            let list: Vec<String> = each
+                .iter()
+                .map(|d| format!("{} {}", d.device, number(line, d.value)))
+                .collect();
+            detail(format!(
+                "per device (mean of these is the figure): {}",
+                list.join(", ")
+            ));
+        }
         if let Some(l) = &fig.latency {
             detail(format!("latency: {}", latency_ms(l)));
         }
@@ -126,6 +137,113 @@ pub fn render(doc: &JsonReport) -> String {
         };
         let _ = writeln!(out, "  {}: {verdict}: {}", missing.label, missing.reason);
     }
+    if let Some(storage) = &doc.storage {
+        out.push_str(&storage_section(&doc.path, storage));
+    }
+    out
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / f64::from(1u32 << 30))
+}
+
+/// One line per disk: what it is, how it is attached, how it caches.
+pub fn disk_line(d: &Disk) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let model = match (&d.vendor, &d.model) {
+        (Some(v), Some(m)) => Some(format!("{m} ({v})")),
+        (None, Some(m)) => Some(m.clone()),
+        (Some(v), None) => Some(v.clone()),
+        (None, None) => None,
+    };
+    parts.extend(model);
+    parts.extend(d.size_bytes.map(gib));
+    parts.extend(d.rotational.map(|r| {
+        if r {
+            "rotational".to_string()
+        } else {
+            "non-rotational".to_string()
+        }
+    }));
+    parts.extend(d.transport.clone());
+    parts.extend(d.serial.as_ref().map(|s| format!("serial {s}")));
+    parts.extend(d.firmware.as_ref().map(|f| format!("firmware {f}")));
+    if let (Some(l), Some(p)) = (d.logical_block_size, d.physical_block_size) {
+        parts.push(format!("{l}/{p}-byte sectors"));
+    }
+    parts.extend(d.scheduler.as_ref().map(|s| format!("scheduler {s}")));
+    parts.extend(d.write_cache.as_ref().map(|w| format!("write cache: {w}")));
+    parts.extend(d.driver.as_ref().map(|dr| format!("driver {dr}")));
+    if let Some(c) = &d.controller_driver {
+        let at = d
+            .controller_pci
+            .as_ref()
+            .map(|p| format!(" at {p}"))
+            .unwrap_or_default();
+        parts.push(format!("controller {c}{at}"));
+    }
+    parts.extend(
+        d.module_version
+            .as_ref()
+            .map(|v| format!("module version {v}")),
+    );
+    format!("{}: {}", d.name, parts.join(", "))
+}
+
+/// The storage section of `-v`: filesystem and layers, one line per leaf
+/// disk, the ZFS pool, and the hints.
+pub fn storage_section(path: &str, s: &Storage) -> String {
+    let mut out = String::from("\nStorage:\n");
+    let device = s
+        .device
+        .as_ref()
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "  {path}: {} on {}{device}", s.fstype, s.source);
+    for layer in &s.layers {
+        let detail = layer
+            .detail
+            .as_ref()
+            .map(|d| format!(" {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    {}: {}{detail} on {}",
+            layer.name,
+            layer.kind,
+            layer.below.join(", ")
+        );
+    }
+    if let Some(z) = &s.zfs {
+        let state = z
+            .state
+            .as_ref()
+            .map(|st| format!(" ({st})"))
+            .unwrap_or_default();
+        let layout = z
+            .layout
+            .as_ref()
+            .map(|l| format!(": {l}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  ZFS pool {}{state}{layout}", z.pool);
+        if !z.properties.is_empty() {
+            let props: Vec<String> = z
+                .properties
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(out, "  ZFS dataset {}: {}", z.dataset, props.join(", "));
+        }
+    }
+    for d in &s.disks {
+        let _ = writeln!(out, "  {}", disk_line(d));
+    }
+    for p in &s.problems {
+        let _ = writeln!(out, "  unknown: {p}");
+    }
+    for h in &s.hints {
+        let _ = writeln!(out, "  hint: {h}");
+    }
     out
 }
 
@@ -145,6 +263,7 @@ mod tests {
             latency: None,
             engine: engine.map(str::to_string),
             device: None,
+            per_device: None,
             block_size: None,
             domain: None,
             queries: None,

@@ -1,0 +1,161 @@
+//! Plain-language hints: what in the storage stack explains a figure.
+
+use super::Storage;
+
+/// PCI vendor id of VMware's virtual hardware.
+const VMWARE_VENDOR: &str = "0x15ad";
+
+/// Consumer SSD model names: no power-loss protection, so sync writes
+/// (ZFS's ZIL, fsync) are slow on them.
+const CONSUMER_SSDS: [&str; 12] = [
+    "EVO", "QVO", "CT500MX", "CT1000MX", "CT2000MX", "BX500", "WDS", "SA400", "A400", "MP600",
+    "SN770", "P3 Plus",
+];
+
+pub fn hints(storage: &Storage) -> Vec<String> {
+    let mut hints = Vec::new();
+    for d in &storage.disks {
+        if d.write_cache.as_deref() == Some("write through")
+            && d.transport.as_deref() != Some("virtual")
+        {
+            hints.push(format!(
+                "{}: write cache is off (write through): every fsync waits for the medium; a controller cache with \
+                 battery (BBWC) or enabling the disk's cache (with power-loss protection) raises FSYNCS/SECOND",
+                d.name
+            ));
+        }
+        // Virtual disks (loop, virtio) report "rotational" whatever backs them.
+        if d.rotational == Some(true)
+            && !matches!(d.transport.as_deref(), Some("virtual" | "virtio"))
+        {
+            hints.push(format!(
+                "{}: rotational disk (HDD): expect seeks of several ms and fsyncs in the tens to hundreds per second",
+                d.name
+            ));
+        }
+        match d.controller_driver.as_deref() {
+            Some("hpvsa") => hints.push(format!(
+                "{}: behind HP's hpvsa driver, known to be slow; switch the controller to AHCI or use hpsa/smartpqi",
+                d.name
+            )),
+            Some("ata_piix") => hints.push(format!(
+                "{}: behind ata_piix (legacy IDE mode): set the controller to AHCI in the firmware",
+                d.name
+            )),
+            Some("ahci") if d.controller_vendor.as_deref() == Some(VMWARE_VENDOR) => hints.push(format!(
+                "{}: an emulated SATA (AHCI) controller under VMware: PVSCSI (vmw_pvscsi) is several times faster",
+                d.name
+            )),
+            _ => {}
+        }
+        if storage.zfs.is_some()
+            && d.rotational == Some(false)
+            && d.model
+                .as_deref()
+                .is_some_and(|m| CONSUMER_SSDS.iter().any(|c| m.contains(c)))
+        {
+            hints.push(format!(
+                "{}: a consumer SSD ({}) under ZFS: without power-loss protection its sync writes are slow \
+                 and it wears fast; datacenter SSDs do far better",
+                d.name,
+                d.model.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    if let Some(zfs) = &storage.zfs {
+        match zfs.properties.get("sync").map(String::as_str) {
+            Some("disabled") => hints.push(format!(
+                "{}: sync=disabled makes fsync a no-op: FSYNCS/SECOND is meaningless here, and a power loss can lose \
+                 seconds of acknowledged writes",
+                zfs.dataset
+            )),
+            Some("always") => hints.push(format!("{}: sync=always: every write is synchronous", zfs.dataset)),
+            _ => {}
+        }
+        if let Some(c) = zfs
+            .properties
+            .get("compression")
+            .filter(|c| !matches!(c.as_str(), "off" | "-"))
+        {
+            hints.push(format!(
+                "{}: compression={c}: the fsync test's repeated 'A' compresses to almost nothing, flattering \
+                 FSYNCS/SECOND against uncompressed storage",
+                zfs.dataset
+            ));
+        }
+        if let Some(p) = zfs
+            .properties
+            .get("primarycache")
+            .filter(|p| p.as_str() != "all")
+        {
+            hints.push(format!(
+                "{}: primarycache={p}: reads of data are not cached in the ARC",
+                zfs.dataset
+            ));
+        }
+    }
+    hints
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{Disk, ZfsInfo};
+
+    fn disk(name: &str) -> Disk {
+        Disk {
+            name: name.into(),
+            ..Disk::default()
+        }
+    }
+
+    #[test]
+    fn hints_name_the_cause() {
+        let mut s = Storage::default();
+        let mut a = disk("sda");
+        a.write_cache = Some("write through".into());
+        a.rotational = Some(true);
+        a.controller_driver = Some("ahci".into());
+        a.controller_vendor = Some("0x15ad".into());
+        let mut b = disk("sdb");
+        b.controller_driver = Some("hpvsa".into());
+        b.write_cache = Some("write back".into());
+        let mut loop0 = disk("loop0");
+        loop0.transport = Some("virtual".into());
+        loop0.rotational = Some(true);
+        loop0.write_cache = Some("write through".into());
+        s.disks = vec![a, b, loop0];
+        let h = hints(&s);
+        assert_eq!(h.len(), 4, "{h:#?}");
+        assert!(h[0].starts_with("sda: write cache is off"));
+        assert!(h[1].starts_with("sda: rotational disk"));
+        assert!(h[2].contains("under VMware: PVSCSI"));
+        assert!(h[3].starts_with("sdb: behind HP's hpvsa driver"));
+    }
+
+    #[test]
+    fn zfs_properties_and_consumer_ssds() {
+        let mut s = Storage::default();
+        let mut ssd = disk("sda");
+        ssd.rotational = Some(false);
+        ssd.model = Some("Samsung SSD 870 EVO 1TB".into());
+        s.disks = vec![ssd];
+        let mut props = std::collections::BTreeMap::new();
+        props.insert("sync".to_string(), "disabled".to_string());
+        props.insert("compression".to_string(), "lz4".to_string());
+        props.insert("primarycache".to_string(), "all".to_string());
+        s.zfs = Some(ZfsInfo {
+            dataset: "rpool/data".into(),
+            pool: "rpool".into(),
+            state: None,
+            layout: None,
+            vdevs: vec![],
+            properties: props,
+        });
+        let h = hints(&s);
+        assert_eq!(h.len(), 3, "{h:#?}");
+        assert!(h[0].contains("consumer SSD (Samsung SSD 870 EVO 1TB) under ZFS"));
+        assert!(h[1].starts_with("rpool/data: sync=disabled makes fsync a no-op"));
+        assert!(h[2].starts_with("rpool/data: compression=lz4"));
+    }
+}

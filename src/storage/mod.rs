@@ -1,0 +1,167 @@
+//! What stands behind PATH: the filesystem, the layers below it and the
+//! leaf disks with their controllers, plus, on ZFS, the pool layout and the
+//! dataset's properties; and the plain-language hints that explain figures.
+
+pub mod hints;
+pub mod sysfs;
+pub mod zfs;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::Host;
+use crate::probe::filesystem::FsInfo;
+pub use sysfs::{Disk, Layer};
+
+/// ZFS facts for a dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ZfsInfo {
+    pub dataset: String,
+    pub pool: String,
+    pub state: Option<String>,
+    /// `mirror (sda3, sdb3); logs: nvme0n1p1`.
+    pub layout: Option<String>,
+    pub vdevs: Vec<zfs::Vdev>,
+    /// `sync`, `compression`, `recordsize`, `primarycache`.
+    pub properties: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Storage {
+    pub source: String,
+    pub fstype: String,
+    /// The block device of the source, when it is one (`dm-0`, `sda1`, `loop0`).
+    pub device: Option<String>,
+    pub layers: Vec<Layer>,
+    pub disks: Vec<Disk>,
+    pub zfs: Option<ZfsInfo>,
+    /// Devices the read tests use when the source is not a block device
+    /// itself: a ZFS pool's data disks.
+    pub read_devices: Vec<PathBuf>,
+    /// What could not be learned, and why.
+    pub problems: Vec<String>,
+    pub hints: Vec<String>,
+}
+
+/// Where ZFS facts come from: the `zpool` and `zfs` commands, or their
+/// captured output in a fixture tree.
+pub trait ZfsTools {
+    fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError>;
+    fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError>;
+}
+
+/// The real commands, found on PATH.
+pub struct Commands;
+
+impl ZfsTools for Commands {
+    fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
+        zfs::pool_status(pool)
+    }
+    fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError> {
+        zfs::dataset_properties(dataset)
+    }
+}
+
+/// Captured output in a fixture directory: `zpool-status-<pool>.txt` and
+/// `zfs-get-<dataset with / as _>.txt`; a missing file means no zpool.
+pub struct Captured(pub PathBuf);
+
+impl ZfsTools for Captured {
+    fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
+        let text = std::fs::read_to_string(self.0.join(format!("zpool-status-{pool}.txt")))
+            .map_err(|_| zfs::ZfsError::Missing("zpool"))?;
+        zfs::parse_status(&text)
+    }
+    fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError> {
+        let name = dataset.replace('/', "_");
+        let text = std::fs::read_to_string(self.0.join(format!("zfs-get-{name}.txt")))
+            .map_err(|_| zfs::ZfsError::Missing("zfs"))?;
+        Ok(zfs::parse_properties(&text))
+    }
+}
+
+/// Resolves the mount's source down to its leaf disks.
+pub fn storage(host: &Host, mount: &FsInfo) -> Storage {
+    storage_with(host, mount, &Commands)
+}
+
+/// [`storage`] with ZFS facts from `tools`.
+pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn ZfsTools) -> Storage {
+    let mut storage = Storage {
+        source: mount.source.clone(),
+        fstype: mount.fstype.clone(),
+        ..Storage::default()
+    };
+    if mount.fstype == "zfs" {
+        zfs_storage(host, &mut storage, tools);
+    } else if mount.source.starts_with("/dev/") {
+        let name = sysfs::device_name(host, &mount.source, mount.dev.0, mount.dev.1);
+        if let Some(name) = &name {
+            let mut tops = vec![name.clone()];
+            if mount.fstype == "btrfs" {
+                let members = sysfs::btrfs_members(host, name);
+                if members.len() > 1 {
+                    storage.layers.push(Layer {
+                        name: mount.source.clone(),
+                        kind: "btrfs".into(),
+                        detail: Some(format!("{} devices", members.len())),
+                        below: members.clone(),
+                    });
+                    tops = members;
+                }
+            }
+            let stack = sysfs::resolve(host, &tops);
+            storage.layers.extend(stack.layers);
+            storage.disks = stack.disks;
+        } else {
+            storage
+                .problems
+                .push(format!("{} is not in /sys/class/block", mount.source));
+        }
+        storage.device = name;
+    }
+    storage.hints = hints::hints(&storage);
+    storage
+}
+
+fn zfs_storage(host: &Host, storage: &mut Storage, tools: &dyn ZfsTools) {
+    let dataset = storage.source.clone();
+    let pool = dataset.split('/').next().unwrap_or(&dataset).to_string();
+    let mut info = ZfsInfo {
+        dataset: dataset.clone(),
+        pool: pool.clone(),
+        state: None,
+        layout: None,
+        vdevs: vec![],
+        properties: BTreeMap::new(),
+    };
+    match tools.pool_status(&pool) {
+        Ok(status) => {
+            let data = status.data_devices();
+            let names: Vec<String> = status
+                .vdevs
+                .iter()
+                .flat_map(|v| &v.devices)
+                .filter_map(|d| sysfs::name_of_dev_path(host, d))
+                .collect();
+            let stack = sysfs::resolve(host, &names);
+            storage.layers = stack.layers;
+            storage.disks = stack.disks;
+            storage.read_devices = data.iter().map(PathBuf::from).collect();
+            info.layout = Some(status.layout());
+            info.state = status.state;
+            info.vdevs = status.vdevs;
+        }
+        Err(e) => storage.problems.push(e.to_string()),
+    }
+    match tools.dataset_properties(&dataset) {
+        Ok(props) => info.properties = props,
+        Err(e) if !storage.problems.contains(&e.to_string()) => {
+            storage.problems.push(e.to_string())
+        }
+        Err(_) => {}
+    }
+    storage.zfs = Some(info);
+}

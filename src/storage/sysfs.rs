@@ -135,9 +135,7 @@ fn walk(host: &Host, name: &str, stack: &mut Stack, seen: &mut BTreeSet<String>)
         stack.layers.push(Layer {
             name: name.to_string(),
             kind: "partition".into(),
-            detail: host
-                .read_value(format!("{base}/partition"))
-                .map(|n| format!("partition {n}")),
+            detail: host.read_value(format!("{base}/partition")),
             below: parent.iter().cloned().collect(),
         });
         if let Some(parent) = parent {

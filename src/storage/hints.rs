@@ -5,18 +5,36 @@ use super::Storage;
 /// PCI vendor id of VMware's virtual hardware.
 const VMWARE_VENDOR: &str = "0x15ad";
 
-/// Consumer SSD model names: no power-loss protection, so sync writes
-/// (ZFS's ZIL, fsync) are slow on them.
+/// Consumer SSD model prefixes, as sysfs shows them (SATA models are cut
+/// to 16 characters: `Samsung SSD 870 ` for an 870 EVO): no power-loss
+/// protection, so sync writes (ZFS's ZIL, fsync) are slow on them.
 const CONSUMER_SSDS: [&str; 12] = [
-    "EVO", "QVO", "CT500MX", "CT1000MX", "CT2000MX", "BX500", "WDS", "SA400", "A400", "MP600",
-    "SN770", "P3 Plus",
+    "Samsung SSD 8",
+    "Samsung SSD 9",
+    "CT250MX",
+    "CT500MX",
+    "CT1000MX",
+    "CT2000MX",
+    "CT4000MX",
+    "CT500BX",
+    "CT1000BX",
+    "WDS",
+    "KINGSTON SA400",
+    "SanDisk SSD PLUS",
 ];
+
+/// Disks on which "write through" means the drive's own cache is off (on
+/// NVMe it means the drive has no volatile cache, often because it has
+/// power-loss protection; RAID volumes hide the controller's cache).
+fn cache_hint_applies(transport: Option<&str>) -> bool {
+    matches!(transport, Some("SATA" | "SAS" | "SCSI" | "USB"))
+}
 
 pub fn hints(storage: &Storage) -> Vec<String> {
     let mut hints = Vec::new();
     for d in &storage.disks {
         if d.write_cache.as_deref() == Some("write through")
-            && d.transport.as_deref() != Some("virtual")
+            && cache_hint_applies(d.transport.as_deref())
         {
             hints.push(format!(
                 "{}: write cache is off (write through): every fsync waits for the medium; a controller cache with \
@@ -24,9 +42,13 @@ pub fn hints(storage: &Storage) -> Vec<String> {
                 d.name
             ));
         }
-        // Virtual disks (loop, virtio) report "rotational" whatever backs them.
+        // Virtual disks (loop, virtio) report "rotational" whatever backs them,
+        // and a RAID volume's cache hides its disks' seeks.
         if d.rotational == Some(true)
-            && !matches!(d.transport.as_deref(), Some("virtual" | "virtio"))
+            && !matches!(
+                d.transport.as_deref(),
+                Some("virtual" | "virtio" | "RAID volume")
+            )
         {
             hints.push(format!(
                 "{}: rotational disk (HDD): expect seeks of several ms and fsyncs in the tens to hundreds per second",
@@ -52,7 +74,7 @@ pub fn hints(storage: &Storage) -> Vec<String> {
             && d.rotational == Some(false)
             && d.model
                 .as_deref()
-                .is_some_and(|m| CONSUMER_SSDS.iter().any(|c| m.contains(c)))
+                .is_some_and(|m| CONSUMER_SSDS.iter().any(|c| m.starts_with(c)))
         {
             hints.push(format!(
                 "{}: a consumer SSD ({}) under ZFS: without power-loss protection its sync writes are slow \
@@ -113,6 +135,7 @@ mod tests {
     fn hints_name_the_cause() {
         let mut s = Storage::default();
         let mut a = disk("sda");
+        a.transport = Some("SATA".into());
         a.write_cache = Some("write through".into());
         a.rotational = Some(true);
         a.controller_driver = Some("ahci".into());
@@ -138,7 +161,7 @@ mod tests {
         let mut s = Storage::default();
         let mut ssd = disk("sda");
         ssd.rotational = Some(false);
-        ssd.model = Some("Samsung SSD 870 EVO 1TB".into());
+        ssd.model = Some("Samsung SSD 870 ".into());
         s.disks = vec![ssd];
         let mut props = std::collections::BTreeMap::new();
         props.insert("sync".to_string(), "disabled".to_string());
@@ -154,7 +177,7 @@ mod tests {
         });
         let h = hints(&s);
         assert_eq!(h.len(), 3, "{h:#?}");
-        assert!(h[0].contains("consumer SSD (Samsung SSD 870 EVO 1TB) under ZFS"));
+        assert!(h[0].contains("consumer SSD (Samsung SSD 870 ) under ZFS"));
         assert!(h[1].starts_with("rpool/data: sync=disabled makes fsync a no-op"));
         assert!(h[2].starts_with("rpool/data: compression=lz4"));
     }

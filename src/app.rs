@@ -91,6 +91,13 @@ fn write_output(args: &ProbeArgs, text: &str) -> Result<(), String> {
         })
 }
 
+fn short_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// `pveprobe [OPTIONS] [PATH]`.
 pub fn probe(args: &ProbeArgs) -> u8 {
     let config = args.config();
@@ -138,6 +145,24 @@ pub fn probe(args: &ProbeArgs) -> u8 {
                 let _ = out.flush();
             }
             if let Some(why) = text::diagnostic(report, line) {
+                progress.eprintln(&format!("pveprobe: {why}"));
+            }
+        }
+        Event::Extended(line) => {
+            progress.finish();
+            let x = &report.extended;
+            let names: Vec<String> = report
+                .storage
+                .iter()
+                .flat_map(|s| &s.read_devices)
+                .map(|d| short_name(d))
+                .collect();
+            if lines_to_stdout && let Some(text) = crate::extended::line(x, line, &names) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
+            }
+            if let Some(why) = crate::extended::diagnostic(x, line) {
                 progress.eprintln(&format!("pveprobe: {why}"));
             }
         }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::extended::engine::EngineChoice;
 use crate::host::{ETC_RESOLV_CONF, Host};
 use crate::probe::regex::RegexEngine;
 use crate::run::{Config, Test};
@@ -191,9 +192,51 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub no_latency: bool,
 
+    /// Also run the extended tests: SEQ WRITE, SEQ READ DIRECT, RANDOM READ 4K
+    /// QD1 and QD32, MIXED 70/30 4K QD16, FSYNC LATENCY
+    #[arg(short = 'x', long)]
+    pub extended: bool,
+
+    /// Bytes SEQ WRITE writes per run (three runs) and the size of MIXED's
+    /// test file, e.g. 1G, 256M
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+    pub write_size: u64,
+
+    /// SEQ WRITE writes zeros like dd if=/dev/zero (compressing filesystems
+    /// then measure the CPU)
+    #[arg(long)]
+    pub zero_data: bool,
+
+    /// I/O engine of the extended device and file tests
+    #[arg(long, value_name = "ENGINE", value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+
     /// Read /proc and /sys below DIR instead of / (tests, captured host trees)
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
+}
+
+/// `1G`, `256M`, `64K` or plain bytes; binary units; at least 1 MiB.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 30),
+        Some((i, 'T' | 't')) => (&t[..i], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 1G or 256M"))?;
+    let bytes = n
+        .checked_shl(shift)
+        .filter(|b| b >> shift == n)
+        .ok_or_else(|| format!("{text} is too large"))?;
+    if bytes < 1 << 20 {
+        return Err(format!("{text} is less than 1M"));
+    }
+    Ok(bytes)
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -224,11 +267,14 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 impl ProbeArgs {
     /// The run's configuration on the real host.
     pub fn config(&self) -> Config {
-        let tests: BTreeSet<Test> = if self.tests.is_empty() {
+        let mut tests: BTreeSet<Test> = if self.tests.is_empty() {
             Test::ALL.into_iter().collect()
         } else {
             self.tests.iter().copied().collect()
         };
+        if self.extended {
+            tests.extend(Test::EXTENDED);
+        }
         Config {
             path: self.path.clone(),
             window: Duration::from_secs_f64(self.duration),
@@ -238,6 +284,9 @@ impl ProbeArgs {
             dns_timeout: Duration::from_secs_f64(self.dns_timeout),
             runs: self.runs,
             record_latency: !self.no_latency,
+            write_size: self.write_size,
+            zero_data: self.zero_data,
+            io_engine: self.io_engine,
             leaf_reads: true,
             host: self
                 .sysroot
@@ -297,6 +346,20 @@ mod tests {
         );
         assert!(Opts::try_parse_from(["pveprobe", "--runs", "0"]).is_err());
         assert!(Opts::try_parse_from(["pveprobe", "--tolerance", "-1"]).is_err());
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("256m"), Ok(256 << 20));
+        assert_eq!(parse_size("2097152"), Ok(2 << 20));
+        assert!(parse_size("512K").is_err(), "below 1M");
+        assert!(parse_size("x").is_err() && parse_size("99999999999T").is_err());
+        let x = Opts::parse_from(["pveprobe", "-x"]).probe.config();
+        assert_eq!(x.tests.len(), 11);
+        let one = Opts::parse_from(["pveprobe", "--tests", "seqwrite"])
+            .probe
+            .config();
+        assert_eq!(
+            one.tests.into_iter().collect::<Vec<_>>(),
+            vec![Test::Seqwrite]
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ impl Default for Latency {
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
+    pub mean_us: f64,
     pub p50_us: f64,
     pub p90_us: f64,
     pub p99_us: f64,
@@ -50,6 +51,7 @@ impl Latency {
         let us = |ns: u64| ns as f64 / 1000.0;
         Some(LatencySummary {
             count: self.0.len(),
+            mean_us: self.0.mean() / 1000.0,
             p50_us: us(self.0.value_at_quantile(0.50)),
             p90_us: us(self.0.value_at_quantile(0.90)),
             p99_us: us(self.0.value_at_quantile(0.99)),

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::ProbeError;
+use crate::extended::engine::{self, EngineChoice};
+use crate::extended::{self, MixedFigure, XLine};
 use crate::host::Host;
 use crate::parse::resolv;
 use crate::probe::{self, blockdev, dns, filesystem, fsync, hostinfo, regex::RegexEngine};
@@ -28,9 +30,28 @@ pub enum Test {
     Fsync,
     /// DNS EXT and DNS INT
     Dns,
+    /// SEQ WRITE (extended)
+    Seqwrite,
+    /// SEQ READ DIRECT (extended)
+    Seqread,
+    /// RANDOM READ 4K QD1 and QD32 (extended)
+    Randread,
+    /// MIXED 70/30 4K QD16 (extended)
+    Mixed,
+    /// FSYNC LATENCY (extended)
+    Fsynclat,
 }
 
 impl Test {
+    /// The extended tests of `-x`.
+    pub const EXTENDED: [Test; 5] = [
+        Test::Seqwrite,
+        Test::Seqread,
+        Test::Randread,
+        Test::Mixed,
+        Test::Fsynclat,
+    ];
+
     pub const ALL: [Test; 6] = [
         Test::Cpu,
         Test::Regex,
@@ -54,6 +75,11 @@ pub struct Config {
     pub runs: u32,
     /// Record per-operation latency of the seek and fsync loops.
     pub record_latency: bool,
+    /// Bytes SEQ WRITE writes per run, and the size of MIXED's test file.
+    pub write_size: u64,
+    /// SEQ WRITE writes zeros (dd-compatible) instead of incompressible data.
+    pub zero_data: bool,
+    pub io_engine: EngineChoice,
     /// When the source is no block device (ZFS), read its pool's data disks
     /// instead (pveperf omits the lines; its own mode turns this off).
     pub leaf_reads: bool,
@@ -91,6 +117,8 @@ pub enum Event<'a> {
     },
     /// A line's outcome is known (in pveperf's order).
     Line(Line),
+    /// An extended line's outcome is known.
+    Extended(XLine),
     /// A note that belongs to no single line.
     Note(&'a str),
 }
@@ -279,7 +307,164 @@ impl Runner<'_> {
         if self.wants(Test::Dns) {
             self.dns_tests()?;
         }
+        self.extended_tests(&device)
+    }
+
+    fn emit_x(&mut self, line: XLine) {
+        (self.sink)(&self.report, Event::Extended(line));
+    }
+
+    /// Free space for a file test of `bytes`, with a margin.
+    fn space_for(&self, bytes: u64, what: &str) -> Result<(), ProbeError> {
+        let vfs = nix::sys::statvfs::statvfs(&self.config.path).map_err(|e| {
+            ProbeError::io(format!("statvfs {}", self.config.path.display()), e.into())
+        })?;
+        if vfs.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY) {
+            return Err(ProbeError::Unavailable(format!(
+                "{} is on a read-only filesystem",
+                self.config.path.display()
+            )));
+        }
+        let avail = (vfs.blocks_available() as u64).saturating_mul(vfs.fragment_size() as u64);
+        let need = bytes + (bytes / 10).max(64 << 20);
+        if avail < need {
+            return Err(ProbeError::Unavailable(format!(
+                "{what} needs {} MiB free (the file and a margin), {} has {} MiB; a smaller --write-size fits",
+                need >> 20,
+                self.config.path.display(),
+                avail >> 20
+            )));
+        }
         Ok(())
+    }
+
+    fn extended_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Result<(), i32> {
+        let cfg = self.config;
+        if self.wants(Test::Seqwrite) {
+            let result = self.space_for(cfg.write_size, "SEQ WRITE").and_then(|()| {
+                let pool = extended::seqwrite::data(cfg.zero_data);
+                let mut scratch = ScratchDir::create(&cfg.path)?;
+                let mut runs = Vec::new();
+                for _ in 0..3 {
+                    match extended::seqwrite::run(
+                        &mut scratch,
+                        "seqwrite.dat",
+                        cfg.write_size,
+                        &pool,
+                        self.interrupt,
+                    ) {
+                        Ok(run) => runs.push(run),
+                        Err(e) => {
+                            let _ = scratch.remove();
+                            return Err(e);
+                        }
+                    }
+                }
+                scratch.remove()?;
+                Ok(runs)
+            });
+            self.report.extended.seq_write = Some(outcome(result)?);
+            self.emit_x(XLine::SeqWrite);
+        }
+        let device_test =
+            |this: &mut Self, block: usize, depth: usize, random_pct: u32| match device {
+                Ok(targets) => outcome(this.each_device(targets, |dev, window, interrupt| {
+                    let file = blockdev::open_device(dev, true)?;
+                    let size = blockdev::device_size(&file, dev)?;
+                    let job = engine::Job {
+                        file: &file,
+                        block,
+                        span: size / block as u64 * block as u64,
+                        depth,
+                        pattern: engine::Pattern {
+                            read_pct: 100,
+                            random_pct,
+                        },
+                        window,
+                    };
+                    engine::run(&job, cfg.io_engine, interrupt)
+                })),
+                Err(missing) => Ok(missing.retype()),
+            };
+        if self.wants(Test::Seqread) {
+            self.report.extended.seq_read = Some(device_test(self, 1 << 20, 8, 0)?);
+            self.emit_x(XLine::SeqReadDirect);
+        }
+        if self.wants(Test::Randread) {
+            self.report.extended.rand_read_qd1 = Some(device_test(self, 4096, 1, 100)?);
+            self.emit_x(XLine::RandRead4kQd1);
+            self.report.extended.rand_read_qd32 = Some(device_test(self, 4096, 32, 100)?);
+            self.emit_x(XLine::RandRead4kQd32);
+        }
+        if self.wants(Test::Mixed) {
+            let result = self
+                .space_for(cfg.write_size, "MIXED 70/30")
+                .and_then(|()| self.mixed_test());
+            self.report.extended.mixed = Some(outcome(result)?);
+            self.emit_x(XLine::Mixed);
+        }
+        if self.wants(Test::Fsynclat) {
+            let merged = self
+                .report
+                .fsync
+                .as_ref()
+                .and_then(Outcome::measured)
+                .and_then(|runs| {
+                    crate::latency::merged(runs.iter().map(|r| r.latency.as_ref()))
+                        .and_then(|l| l.summary())
+                });
+            let result = match merged {
+                Some(summary) => Ok(summary),
+                None => self.fsync_test().and_then(|f| {
+                    f.latency.and_then(|l| l.summary()).ok_or_else(|| {
+                        ProbeError::Unavailable("latency recording is off (--no-latency)".into())
+                    })
+                }),
+            };
+            self.report.extended.fsync_latency = Some(outcome(result)?);
+            self.emit_x(XLine::FsyncLatency);
+        }
+        Ok(())
+    }
+
+    /// IOMeter's 70% read, 80% random, 4 KiB, 16 outstanding on a test file.
+    fn mixed_test(&mut self) -> Result<MixedFigure, ProbeError> {
+        let cfg = self.config;
+        let mut scratch = ScratchDir::create(&cfg.path)?;
+        let result: Result<MixedFigure, ProbeError> = (|| {
+            // Fill the file with data first: reads of holes would flatter the figure.
+            let pool = extended::seqwrite::data(false);
+            extended::seqwrite::run(
+                &mut scratch,
+                "mixed.dat",
+                cfg.write_size,
+                &pool,
+                self.interrupt,
+            )?;
+            let (file, direct) = scratch.open_rw("mixed.dat")?;
+            let size = cfg.write_size / 4096 * 4096;
+            let job = engine::Job {
+                file: &file,
+                block: 4096,
+                span: size,
+                depth: 16,
+                pattern: engine::Pattern {
+                    read_pct: 70,
+                    random_pct: 80,
+                },
+                window: cfg.window,
+            };
+            let stats = engine::run(&job, cfg.io_engine, self.interrupt)?;
+            Ok(MixedFigure {
+                stats,
+                direct,
+                file_bytes: size,
+            })
+        })();
+        let removed = scratch.remove();
+        let figure = result?;
+        removed?;
+        Ok(figure)
     }
 
     fn fsync_test(&mut self) -> Result<fsync::FsyncFigure, ProbeError> {

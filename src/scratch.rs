@@ -115,6 +115,23 @@ impl ScratchDir {
         Ok(File::from(fd))
     }
 
+    /// Opens `name` (made earlier by [`ScratchDir::create_file`]) for reading
+    /// and writing with O_DIRECT, or without it where the filesystem refuses
+    /// it (tmpfs); says which.
+    pub fn open_rw(&mut self, name: &str) -> Result<(File, bool), ProbeError> {
+        let flags = OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        match openat(&self.dir, name, flags | OFlag::O_DIRECT, Mode::empty()) {
+            Ok(fd) => Ok((File::from(fd), true)),
+            Err(Errno::EINVAL) => openat(&self.dir, name, flags, Mode::empty())
+                .map(|fd| (File::from(fd), false))
+                .context(|| format!("cannot open {}/{name}", self.path().display())),
+            Err(e) => Err(ProbeError::io(
+                format!("cannot open {}/{name}", self.path().display()),
+                e.into(),
+            )),
+        }
+    }
+
     /// Removes every file made and the directory itself.
     pub fn remove(mut self) -> Result<(), ProbeError> {
         self.remove_all()

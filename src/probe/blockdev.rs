@@ -5,7 +5,6 @@
 //! AVERAGE SEEK TIME is `ioping -D`: O_DIRECT reads of one logical block at
 //! random aligned offsets over the whole device, mean ms per read.
 
-use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -15,6 +14,7 @@ use std::time::Duration;
 use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
+use crate::iobuf::AlignedBuf;
 use crate::latency::Latency;
 use crate::window::{Interrupt, Window};
 
@@ -70,7 +70,7 @@ impl SeekFigure {
 }
 
 /// Opens `device` read-only and checks it is a block device.
-fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
+pub fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
     let mut options = OpenOptions::new();
     options
         .read(true)
@@ -99,7 +99,7 @@ fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
     Ok(file)
 }
 
-fn device_size(file: &File, device: &Path) -> Result<u64, ProbeError> {
+pub fn device_size(file: &File, device: &Path) -> Result<u64, ProbeError> {
     let mut size = 0u64;
     // SAFETY: BLKGETSIZE64 writes one u64 into `size`.
     unsafe { blk_getsize64(file.as_raw_fd(), &mut size) }
@@ -107,7 +107,7 @@ fn device_size(file: &File, device: &Path) -> Result<u64, ProbeError> {
     Ok(size)
 }
 
-fn logical_block_size(file: &File, device: &Path) -> Result<u32, ProbeError> {
+pub fn logical_block_size(file: &File, device: &Path) -> Result<u32, ProbeError> {
     let mut size: libc::c_int = 0;
     // SAFETY: BLKSSZGET writes one int into `size`.
     unsafe { blk_sszget(file.as_raw_fd(), &mut size) }
@@ -124,7 +124,7 @@ fn logical_block_size(file: &File, device: &Path) -> Result<u32, ProbeError> {
 }
 
 /// Reads at most `buf.len()` bytes at `offset`, retrying on EINTR.
-fn pread(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+pub fn pread(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     loop {
         match nix::sys::uio::pread(file, buf, offset as libc::off_t) {
             Ok(n) => return Ok(n),
@@ -169,35 +169,6 @@ pub fn buffered_reads(
         elapsed,
         reached_end,
     })
-}
-
-/// A heap buffer aligned for O_DIRECT.
-struct AlignedBuf {
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl AlignedBuf {
-    fn new(size: usize) -> Self {
-        let layout =
-            Layout::from_size_align(size, size.max(4096)).expect("power-of-two block size");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory");
-        Self { ptr, layout }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for layout.size() bytes and uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `new`.
-        unsafe { dealloc(self.ptr, self.layout) }
-    }
 }
 
 /// `ioping -D` over the whole device: AVERAGE SEEK TIME.

@@ -3,7 +3,7 @@
 //! header is stable: `--append` refuses a file whose header differs.
 
 use super::Line;
-use super::json::JsonReport;
+use super::json::{JsonReport, XFigure};
 
 /// Host and run columns, before the figures.
 const LEADING: [&str; 17] = [
@@ -40,7 +40,16 @@ pub fn column(line: Line) -> &'static str {
     }
 }
 
-const TRAILING: [&str; 1] = ["dns_int_domain"];
+const TRAILING: [&str; 8] = [
+    "dns_int_domain",
+    "seq_write_mib_per_s",
+    "seq_read_direct_mib_per_s",
+    "rand_read_4k_qd1_iops",
+    "rand_read_4k_qd32_iops",
+    "mixed_read_iops",
+    "mixed_write_iops",
+    "fsync_p99_ms",
+];
 
 pub fn header() -> Vec<&'static str> {
     LEADING
@@ -90,6 +99,21 @@ pub fn row(doc: &JsonReport) -> Vec<String> {
             .and_then(|f| f.domain.clone())
             .unwrap_or_default(),
     );
+    let x = |key: &str, field: fn(&XFigure) -> Option<f64>| {
+        doc.extended
+            .iter()
+            .find(|f| f.key == key)
+            .and_then(field)
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    };
+    row.push(x("seq_write", |f| Some(f.value)));
+    row.push(x("seq_read_direct", |f| Some(f.value)));
+    row.push(x("rand_read_4k_qd1", |f| Some(f.value)));
+    row.push(x("rand_read_4k_qd32", |f| Some(f.value)));
+    row.push(x("mixed_70_30_4k_qd16", |f| f.read_iops));
+    row.push(x("mixed_70_30_4k_qd16", |f| f.write_iops));
+    row.push(x("fsync_latency", |f| Some(f.value)));
     row
 }
 
@@ -140,7 +164,7 @@ mod tests {
     fn header_is_host_first_then_one_column_per_figure() {
         let h = header();
         assert_eq!(h[0], "hostname");
-        assert_eq!(h.len(), LEADING.len() + 8 + 1);
+        assert_eq!(h.len(), LEADING.len() + 8 + TRAILING.len());
         assert_eq!(
             &h[LEADING.len()..LEADING.len() + 2],
             ["cpu_bogomips", "regex_iterations_per_3s"]

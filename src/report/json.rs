@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Devices, Line, Outcome, Report, Sample, Settings};
+use crate::extended::XLine;
+use crate::extended::engine::IoStats;
 use crate::latency::{LatencySummary, merged};
 use crate::probe::hostinfo::HostInfo;
 use crate::storage::Storage;
@@ -25,6 +27,9 @@ pub struct JsonReport {
     /// What stands behind PATH (layers, disks, ZFS); see docs/output.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<Storage>,
+    /// The `-x` figures that were measured, in print order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extended: Vec<XFigure>,
     /// Lines that have no figure, and why.
     pub not_measured: Vec<NotMeasured>,
     pub notes: Vec<String>,
@@ -125,6 +130,99 @@ pub struct JsonFigure {
     /// Query counts over all runs (DNS lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queries: Option<DnsCounts>,
+}
+
+/// An extended figure.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct XFigure {
+    pub key: String,
+    pub label: String,
+    /// `MiB/s`, `IOPS` (read IOPS for the mix) or `ms` (FSYNC LATENCY: its p99).
+    pub unit: String,
+    pub value: f64,
+    /// SEQ WRITE: MiB/s of each of its runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+    /// `incompressible` or `zeros` (SEQ WRITE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// `io_uring` or `psync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Why io_uring did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_fallback: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
+    /// Per-read latency (for FSYNC LATENCY: per fsync iteration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_latency: Option<LatencySummary>,
+    /// CPU time of the probe per operation, in microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_op: Option<f64>,
+    /// MIXED: whether its file was opened with O_DIRECT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+}
+
+fn x_figure(report: &Report, line: XLine) -> Option<XFigure> {
+    let x = &report.extended;
+    let mut fig = XFigure {
+        key: line.key().into(),
+        label: line.label().into(),
+        unit: line.unit().into(),
+        value: x.value(line)?,
+        ..XFigure::default()
+    };
+    let io = |fig: &mut XFigure, each: &[&IoStats]| {
+        let first = each.first()?;
+        fig.engine = Some(first.engine.name().into());
+        fig.engine_fallback = first.fallback.clone();
+        fig.block_size = Some(first.block);
+        fig.queue_depth = Some(first.depth);
+        let n = each.len() as f64;
+        fig.read_iops = Some(each.iter().map(|s| s.read_iops()).sum::<f64>() / n);
+        let writes: f64 = each.iter().map(|s| s.write_iops()).sum::<f64>() / n;
+        fig.write_iops = (writes > 0.0).then_some(writes);
+        fig.latency = merged(each.iter().map(|s| Some(&s.read_latency))).and_then(|l| l.summary());
+        fig.write_latency =
+            merged(each.iter().map(|s| Some(&s.write_latency))).and_then(|l| l.summary());
+        fig.cpu_us_per_op = Some(each.iter().map(|s| s.cpu_us_per_op()).sum::<f64>() / n);
+        Some(())
+    };
+    match line {
+        XLine::SeqWrite => {
+            let runs = x.seq_write.as_ref()?.measured()?;
+            fig.samples = runs.iter().map(|r| r.mib_per_sec()).collect();
+            fig.data = Some(
+                if runs.iter().any(|r| r.zero_data) {
+                    "zeros"
+                } else {
+                    "incompressible"
+                }
+                .into(),
+            );
+        }
+        XLine::Mixed => {
+            let m = x.mixed.as_ref()?.measured()?;
+            io(&mut fig, &[&m.stats])?;
+            fig.direct = Some(m.direct);
+        }
+        XLine::FsyncLatency => fig.latency = Some(*x.fsync_latency.as_ref()?.measured()?),
+        _ => {
+            let d = x.devices(line)?;
+            io(&mut fig, &d.each.iter().collect::<Vec<_>>())?;
+        }
+    }
+    Some(fig)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,6 +366,16 @@ impl JsonReport {
                 });
             }
         }
+        for line in XLine::ALL {
+            if let Some((failed, why)) = report.extended.problem(line) {
+                not_measured.push(NotMeasured {
+                    key: line.key().to_string(),
+                    label: line.label().to_string(),
+                    failed,
+                    reason: why.to_string(),
+                });
+            }
+        }
         JsonReport {
             schema_version: SCHEMA_VERSION,
             pveprobe_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -291,6 +399,10 @@ impl JsonReport {
                 }),
             figures,
             storage: report.storage.clone(),
+            extended: XLine::ALL
+                .into_iter()
+                .filter_map(|l| x_figure(report, l))
+                .collect(),
             not_measured,
             notes: report.notes.clone(),
             interrupted_by_signal: report.interrupted_by,

@@ -8,6 +8,7 @@ pub mod verbose;
 
 use std::path::PathBuf;
 
+use crate::extended::Extended;
 use crate::probe::blockdev::{ReadFigure, SeekFigure};
 use crate::probe::dns::DnsFigure;
 use crate::probe::filesystem::FsInfo;
@@ -269,6 +270,8 @@ pub struct Report {
     pub host: Option<HostInfo>,
     /// What stands behind PATH: layers, disks, controllers, ZFS.
     pub storage: Option<Storage>,
+    /// The `-x` figures.
+    pub extended: Extended,
     /// The signal that cut the run short, if one did.
     pub interrupted_by: Option<i32>,
 }
@@ -372,7 +375,8 @@ impl Report {
         let dns_dead = [Line::DnsExt, Line::DnsInt]
             .into_iter()
             .any(|l| self.dns_dead(l));
-        dns_dead
+        self.extended.any_failed()
+            || dns_dead
             || Line::ALL
                 .iter()
                 .any(|l| self.problem(*l).is_some_and(|(failed, _)| failed))

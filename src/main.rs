@@ -11,6 +11,8 @@ use pveprobe::report::text;
 use pveprobe::run::{self, Event};
 use pveprobe::window::Interrupt;
 
+mod pveperf_mode;
+
 /// Exit statuses (see `--help`).
 mod exit {
     pub const OK: u8 = 0;
@@ -30,6 +32,13 @@ fn check_path(path: &std::path::Path) -> Result<(), PathError> {
 }
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    if args
+        .next()
+        .is_some_and(|argv0| pveperf_mode::invoked_as_pveperf(&argv0))
+    {
+        return pveperf_mode::main(args.collect());
+    }
     let config = Opts::parse().into_config();
     if let Err(err) = check_path(&config.path) {
         eprintln!("pveprobe: {err}");

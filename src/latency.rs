@@ -24,6 +24,8 @@ impl Default for Latency {
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
+    /// Added within schema version 1: absent (0) in older results.
+    #[serde(default)]
     pub mean_us: f64,
     pub p50_us: f64,
     pub p90_us: f64,

@@ -7,7 +7,16 @@ use clap::Parser;
 use pveprobe::app;
 use pveprobe::cli::{Command, Opts};
 
+mod pveperf_mode;
+
 fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    if args
+        .next()
+        .is_some_and(|argv0| pveperf_mode::invoked_as_pveperf(&argv0))
+    {
+        return pveperf_mode::main(args.collect());
+    }
     let opts = Opts::parse();
     ExitCode::from(match &opts.command {
         Some(Command::Compare(args)) => app::compare(args),

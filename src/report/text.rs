@@ -10,7 +10,8 @@ use crate::probe::dns::DnsFigure;
 /// Column where every value starts (pveperf pads `AVERAGE SEEK TIME: `).
 pub const VALUE_COLUMN: usize = 19;
 
-fn label(line: Line) -> String {
+/// The label padded so the value starts in column 20.
+pub fn label(line: Line) -> String {
     format!(
         "{:<width$}",
         format!("{}:", line.label()),

@@ -1,0 +1,560 @@
+//! Writes pveprobe's man page and shell completions, generated from the
+//! clap definition (`pveprobe::cli::Opts`), below a directory:
+//!
+//! ```text
+//! cargo run --example gen-docs -- OUTDIR
+//! OUTDIR/man/pveprobe.1
+//! OUTDIR/completions/bash/pveprobe
+//! OUTDIR/completions/zsh/_pveprobe
+//! OUTDIR/completions/fish/pveprobe.fish
+//! ```
+//!
+//! The man page is the long help: DESCRIPTION and OPTIONS as clap_mangen
+//! renders them, the long help's own sections (THE FIGURES, EXIT STATUS,
+//! EXAMPLES) turned into man lists, then what only the manual says: the
+//! relation to pveperf and the `pveperf` symlink, FILES and SEE ALSO.
+//! `debian/rules` runs it; `cargo test` runs the tests at the bottom.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::CommandFactory;
+use clap_complete::Shell;
+use clap_mangen::roff::{Roff, bold, roman};
+
+use pveprobe::cli::Opts;
+
+const BIN: &str = "pveprobe";
+
+/// One part of a man page section.
+#[derive(Debug, Clone, PartialEq)]
+enum Block {
+    /// A filled paragraph.
+    Para(String),
+    /// A tagged paragraph: the tag in bold, the text indented below it.
+    Item { tag: String, text: String },
+    /// Commands as typed, one a line, unfilled and in bold.
+    Code(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Section {
+    title: String,
+    blocks: Vec<Block>,
+}
+
+fn leading_spaces(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// Splits "TAG  text" at its first run of two or more spaces.
+fn split_at_gap(line: &str) -> Option<(&str, &str)> {
+    let at = line.find("  ")?;
+    Some((&line[..at], line[at..].trim_start()))
+}
+
+fn append(text: &mut String, more: &str) {
+    if !text.is_empty() {
+        text.push(' ');
+    }
+    text.push_str(more.trim());
+}
+
+/// Reads the long help's sections, laid out for a terminal: a heading at
+/// column 0; lists of "TAG  text" with the text continued further in; a
+/// tag alone on a line when its text follows on deeper lines; paragraphs
+/// of lines at the list's indent; blank lines between blocks. Under
+/// EXAMPLES every line at the list's indent is a command.
+fn help_sections(help: &str) -> Vec<Section> {
+    let lines: Vec<&str> = help.lines().collect();
+    let mut sections: Vec<Section> = Vec::new();
+    let mut open = false; // the last block takes continuation lines
+    let mut base = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            open = false;
+            continue;
+        }
+        let indent = leading_spaces(line);
+        if indent == 0 {
+            sections.push(Section {
+                title: line.trim().to_string(),
+                blocks: Vec::new(),
+            });
+            open = false;
+            base = lines[i + 1..]
+                .iter()
+                .find(|l| !l.trim().is_empty())
+                .map_or(2, |l| leading_spaces(l));
+            continue;
+        }
+        let Some(section) = sections.last_mut() else {
+            continue;
+        };
+        let content = line.trim();
+        let examples = section.title == "EXAMPLES";
+        let deeper_next = lines
+            .get(i + 1)
+            .is_some_and(|next| !next.trim().is_empty() && leading_spaces(next) > base);
+        if indent > base && open {
+            match section.blocks.last_mut() {
+                Some(Block::Item { text, .. } | Block::Para(text)) => append(text, content),
+                Some(Block::Code(code)) => {
+                    code.push('\n');
+                    code.push_str(content);
+                }
+                None => unreachable!("open implies a block"),
+            }
+            continue;
+        }
+        let block = if let Some((tag, text)) = split_at_gap(content) {
+            Block::Item {
+                tag: tag.to_string(),
+                text: text.to_string(),
+            }
+        } else if deeper_next || examples {
+            Block::Item {
+                tag: content.to_string(),
+                text: String::new(),
+            }
+        } else if let (true, Some(Block::Para(text))) = (open, section.blocks.last_mut()) {
+            append(text, content);
+            continue;
+        } else {
+            Block::Para(content.to_string())
+        };
+        section.blocks.push(block);
+        open = true;
+    }
+    sections
+}
+
+/// What only the manual says: pveperf, the symlink, files, other pages.
+fn manual_sections() -> Vec<Section> {
+    use Block::{Code, Item, Para};
+    let s = |t: &str| t.to_string();
+    vec![
+        Section {
+            title: s("RELATION TO PVEPERF"),
+            blocks: vec![
+                Para(s(
+                    "pveperf(1) is the host probe of Proxmox VE (package pve-manager). pveprobe \
+                    prints the same eight lines in the same order, with the same labels, padding \
+                    (values start in column 20), units and printf formats, so scripts that parse \
+                    pveperf's text can run pveprobe instead. The figures mean the same; THE FIGURES \
+                    says where pveprobe measures more carefully. It never runs a shell, leaves no \
+                    files behind (also on SIGINT, SIGTERM and SIGHUP), bounds each DNS query by \
+                    --dns-timeout (pveperf waits 10 s), and says on standard error why a line is \
+                    missing.",
+                )),
+                Para(s(
+                    "Run under the name pveperf, through a symbolic link or a copy, pveprobe \
+                    behaves as pveperf does:",
+                )),
+                Item {
+                    tag: s("pveperf [PATH]"),
+                    text: s(
+                        "No options: every argument, also one that starts with -, is the \
+                        PATH; PATH defaults to /. A PATH that is missing or not a directory gives \
+                        the lines that do not need it, as pveperf.",
+                    ),
+                },
+                Item {
+                    tag: s("two or more arguments"),
+                    text: s(
+                        "print usage: pveperf [PATH] to standard error and exit with status \
+                        255, as pveperf.",
+                    ),
+                },
+                Item {
+                    tag: s("output"),
+                    text: s(
+                        "pveperf's eight lines only, each timed test over 3 seconds. \
+                        REGEX/SECOND comes from pveperf's own loop in the host's Perl, on \
+                        pveperf's scale, when perl with Time::HiRes runs, and from Rust's regex \
+                        engine otherwise. Diagnostics go to standard error.",
+                    ),
+                },
+                Item {
+                    tag: s("exit status"),
+                    text: s(
+                        "0, also when a line could not be measured, as pveperf; 255 for bad \
+                        usage; 128 plus the signal number when interrupted by SIGINT, SIGTERM or \
+                        SIGHUP, after removing the files it made.",
+                    ),
+                },
+                Para(s(
+                    "The pveprobe package does not install /usr/bin/pveperf: that file belongs \
+                    to pve-manager, and two packages shipping it would break apt on every Proxmox \
+                    VE node. To make the command pveperf run pveprobe, link it into a directory \
+                    that comes before /usr/bin in PATH:",
+                )),
+                Code(s(
+                    "ln -s /usr/bin/pveprobe /usr/local/sbin/pveperf\nhash -r",
+                )),
+                Para(s(
+                    "Debian's PATH for root (login shells, sudo, systemd units) lists \
+                    /usr/local/sbin before /usr/bin, so pveperf then runs pveprobe, while \
+                    pve-manager's /usr/bin/pveperf stays untouched, is upgraded by apt as before \
+                    and still runs by its full path. cron's default PATH (/usr/bin:/bin) does not \
+                    include /usr/local/sbin, so jobs that do not set PATH keep running pve-manager's \
+                    pveperf. For users whose PATH lacks /usr/local/sbin, use /usr/local/bin. To \
+                    undo:",
+                )),
+                Code(s("rm /usr/local/sbin/pveperf")),
+            ],
+        },
+        Section {
+            title: s("FILES"),
+            blocks: vec![
+                Item {
+                    tag: s("/proc/cpuinfo"),
+                    text: s("the bogomips values summed for CPU BOGOMIPS"),
+                },
+                Item {
+                    tag: s("/proc/self/mountinfo"),
+                    text: s(
+                        "the filesystem that holds PATH and its source, for HD SIZE and the \
+                        disk tests",
+                    ),
+                },
+                Item {
+                    tag: s("/proc/sys/vm/drop_caches"),
+                    text: s(
+                        "written (3) before each disk test to drop the page cache, as pveperf \
+                        does; needs root",
+                    ),
+                },
+                Item {
+                    tag: s("/etc/resolv.conf"),
+                    text: s(
+                        "name servers and search domain for DNS EXT and DNS INT (another file \
+                        with --resolv-conf)",
+                    ),
+                },
+                Item {
+                    tag: s("PATH/pveprobe.XXXXXX"),
+                    text: s("the private directory of the fsync test, removed afterwards"),
+                },
+            ],
+        },
+        Section {
+            title: s("SEE ALSO"),
+            blocks: vec![Para(s(
+                "pveperf(1), hdparm(8), ioping(1), df(1), resolv.conf(5), perl(1)",
+            ))],
+        },
+    ]
+}
+
+fn render_sections(sections: &[Section]) -> String {
+    let mut roff = Roff::new();
+    for section in sections {
+        roff.control("SH", [section.title.as_str()]);
+        for block in &section.blocks {
+            match block {
+                Block::Para(text) => {
+                    roff.control("PP", []).text([roman(text.as_str())]);
+                }
+                Block::Item { tag, text } => {
+                    roff.control("TP", []).text([bold(tag.as_str())]);
+                    if !text.is_empty() {
+                        roff.text([roman(text.as_str())]);
+                    }
+                }
+                Block::Code(code) => {
+                    roff.control("IP", []).control("nf", []);
+                    for line in code.lines() {
+                        roff.text([bold(line)]);
+                    }
+                    roff.control("fi", []);
+                }
+            }
+        }
+    }
+    // With apostrophes as roff's \*(Aq, without the preamble that
+    // defines it (clap_mangen's part of the page has it already).
+    roff.render()
+        .lines()
+        .skip_while(|l| l.starts_with(".ie ") || l.starts_with(".el "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// A day since 1970-01-01 as a proleptic Gregorian YYYY-MM-DD
+/// (Howard Hinnant's civil_from_days).
+fn iso_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The page's date: SOURCE_DATE_EPOCH's (set by dpkg-buildpackage from
+/// debian/changelog, so the package is reproducible), else today's.
+fn page_date() -> Result<String> {
+    let secs = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(text) => text
+            .trim()
+            .parse::<i64>()
+            .with_context(|| format!("SOURCE_DATE_EPOCH={text:?} is not a number"))?,
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_secs()
+            .try_into()?,
+    };
+    Ok(iso_date(secs.div_euclid(86_400)))
+}
+
+/// The whole man page, roff source.
+fn man_page() -> Result<String> {
+    let cmd = Opts::command();
+    let after = cmd
+        .get_after_long_help()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.after_long_help(None::<&str>))
+        .date(page_date()?)
+        .manual("User Commands")
+        .render(&mut page)?;
+    let page = String::from_utf8(page)?;
+    // clap_mangen ends with VERSION (the footer has the version already);
+    // the manual's own sections go there instead.
+    let Some((head, _version)) = page.split_once("\n.SH VERSION\n") else {
+        bail!("clap_mangen's page has no VERSION section to replace");
+    };
+    let mut sections = help_sections(&after);
+    sections.extend(manual_sections());
+    // Ragged right and no hyphenation: paths and options stay whole.
+    let Some((title, rest)) = head.split_once("\n.SH NAME\n") else {
+        bail!("clap_mangen's page has no NAME section");
+    };
+    Ok(format!(
+        "{title}\n.ad l\n.nh\n.SH NAME\n{rest}\n{}",
+        render_sections(&sections)
+    ))
+}
+
+/// (shell, file below completions/).
+const SHELLS: [(Shell, &str); 3] = [
+    (Shell::Bash, "bash/pveprobe"),
+    (Shell::Zsh, "zsh/_pveprobe"),
+    (Shell::Fish, "fish/pveprobe.fish"),
+];
+
+fn completion(shell: Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Opts::command(), BIN, &mut out);
+    out
+}
+
+fn write(path: &Path, contents: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}
+
+fn main() -> Result<()> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(out), None) = (args.next().map(PathBuf::from), args.next()) else {
+        bail!("usage: gen-docs OUTDIR");
+    };
+    write(&out.join("man/pveprobe.1"), man_page()?.as_bytes())?;
+    for (shell, file) in SHELLS {
+        write(&out.join("completions").join(file), &completion(shell))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<&str> {
+        text.split_whitespace().collect()
+    }
+
+    fn block_words(sections: &[Section]) -> Vec<String> {
+        let mut all = Vec::new();
+        for s in sections {
+            all.extend(words(&s.title).into_iter().map(str::to_string));
+            for b in &s.blocks {
+                let texts: Vec<&str> = match b {
+                    Block::Para(t) | Block::Code(t) => vec![t],
+                    Block::Item { tag, text } => vec![tag, text],
+                };
+                for t in texts {
+                    all.extend(words(t).into_iter().map(str::to_string));
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn dates_are_gregorian() {
+        assert_eq!(iso_date(0), "1970-01-01");
+        assert_eq!(iso_date(-1), "1969-12-31");
+        assert_eq!(iso_date(11_016), "2000-02-29");
+        assert_eq!(iso_date(20_454), "2026-01-01");
+        assert_eq!(iso_date(19_782), "2024-02-29");
+    }
+
+    #[test]
+    fn reads_lists_paragraphs_and_examples() {
+        let help = "\
+LIST
+  ONE        first line
+             goes on
+  TWO WORDS  second
+  A paragraph that
+  spans two lines.
+
+  130, 143
+       a tag alone, text below
+EXAMPLES
+  cmd one
+  cmd two   what it does
+";
+        let got = help_sections(help);
+        let item = |tag: &str, text: &str| Block::Item {
+            tag: tag.into(),
+            text: text.into(),
+        };
+        assert_eq!(
+            got,
+            vec![
+                Section {
+                    title: "LIST".into(),
+                    blocks: vec![
+                        item("ONE", "first line goes on"),
+                        item("TWO WORDS", "second"),
+                        Block::Para("A paragraph that spans two lines.".into()),
+                        item("130, 143", "a tag alone, text below"),
+                    ],
+                },
+                Section {
+                    title: "EXAMPLES".into(),
+                    blocks: vec![item("cmd one", ""), item("cmd two", "what it does")],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_long_help_loses_no_word_and_keeps_its_sections() {
+        let help = Opts::command()
+            .get_after_long_help()
+            .expect("the long help has sections")
+            .to_string();
+        let sections = help_sections(&help);
+        assert_eq!(block_words(&sections), words(&help));
+        let titles: Vec<&str> = sections.iter().map(|s| s.title.as_str()).collect();
+        for wanted in ["THE FIGURES", "EXIT STATUS", "EXAMPLES"] {
+            assert!(titles.contains(&wanted), "{titles:?}");
+        }
+        let figures = &sections[titles.iter().position(|t| *t == "THE FIGURES").unwrap()];
+        let tags: Vec<&str> = figures
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Item { tag, .. } => Some(tag.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            tags,
+            [
+                "CPU BOGOMIPS",
+                "REGEX/SECOND",
+                "HD SIZE",
+                "BUFFERED READS",
+                "AVERAGE SEEK TIME",
+                "FSYNCS/SECOND",
+                "DNS EXT",
+                "DNS INT"
+            ]
+        );
+    }
+
+    /// The page with roff's escapes for `-` and `'` undone, for searching.
+    fn plain_page() -> String {
+        man_page()
+            .unwrap()
+            .replace("\\-", "-")
+            .replace("\\*(Aq", "'")
+            .replace("\\ ", " ")
+    }
+
+    #[test]
+    fn man_page_has_every_option_section_and_the_pveperf_link() {
+        let page = plain_page();
+        assert!(page.starts_with(".ie"), "roff preamble first");
+        let th = page.lines().find(|l| l.starts_with(".TH ")).unwrap();
+        let version = env!("CARGO_PKG_VERSION");
+        let th_re =
+            format!(r#"^\.TH pveprobe 1 \d{{4}}-\d\d-\d\d "pveprobe {version}" "User Commands"$"#);
+        assert!(regex::Regex::new(&th_re).unwrap().is_match(th), "{th}");
+        for arg in Opts::command().get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(long) = arg.get_long() {
+                assert!(page.contains(&format!("--{long}")), "--{long} missing");
+            }
+        }
+        for section in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "THE FIGURES",
+            "EXIT STATUS",
+            "EXAMPLES",
+            "RELATION TO PVEPERF",
+            "FILES",
+            "SEE ALSO",
+        ] {
+            let heading = if section.contains(' ') {
+                format!("\n.SH \"{section}\"\n")
+            } else {
+                format!("\n.SH {section}\n")
+            };
+            assert_eq!(page.matches(&heading).count(), 1, "{section}");
+        }
+        assert!(!page.contains(".SH VERSION") && !page.contains(".SH EXTRA"));
+        for words in [
+            "ln -s /usr/bin/pveprobe /usr/local/sbin/pveperf",
+            "usage: pveperf [PATH]",
+            "status 255",
+            "pve-manager's /usr/bin/pveperf stays untouched",
+            "pveperf's scale",
+            "rust: Rust's",
+            "perl: The host's Perl",
+        ] {
+            assert!(page.contains(words), "{words:?} missing");
+        }
+    }
+
+    #[test]
+    fn completions_know_every_option() {
+        for (shell, file) in SHELLS {
+            let script = String::from_utf8(completion(shell)).unwrap();
+            assert!(script.contains(BIN), "{file}");
+            for arg in Opts::command().get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    assert!(script.contains(long), "{file} lacks --{long}");
+                }
+            }
+            assert!(
+                script.contains("fsync") && script.contains("perl"),
+                "{file}: values"
+            );
+        }
+    }
+}

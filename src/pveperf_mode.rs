@@ -1,0 +1,212 @@
+//! pveperf's name: run as `pveperf` (through a symlink the admin makes, see
+//! pveprobe(1) and the README), the binary takes pveperf's command line and
+//! keeps pveperf's output and exit statuses:
+//!
+//! - `pveperf [PATH]`, no options: any argument, also one that starts with
+//!   `-`, is the PATH; PATH defaults to `/`.
+//! - Two or more arguments: `usage: pveperf [PATH]` on stderr, status 255.
+//! - Only pveperf's eight lines, 3-second windows; REGEX/SECOND from the
+//!   host's Perl (pveperf's scale) when `perl` with Time::HiRes runs, from
+//!   Rust's engine otherwise.
+//! - Status 0 also when a line is missing (stderr says why), as pveperf;
+//!   128+signal when interrupted (the files made are removed).
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use clap::Parser;
+
+use pveprobe::PVEPERF_WINDOW;
+use pveprobe::cli::Opts;
+use pveprobe::probe::regex::RegexEngine;
+use pveprobe::report::{Line, Report, text};
+use pveprobe::run::{self, Event, Test};
+use pveprobe::window::Interrupt;
+
+/// The name under which the binary behaves as pveperf.
+pub const NAME: &str = "pveperf";
+
+const USAGE: &str = "usage: pveperf [PATH]";
+
+/// pveperf's `exit(-1)`.
+const EXIT_USAGE: u8 = 255;
+
+/// The tests pveperf runs.
+const TESTS: [Test; 6] = [
+    Test::Cpu,
+    Test::Regex,
+    Test::Read,
+    Test::Seek,
+    Test::Fsync,
+    Test::Dns,
+];
+
+/// The lines pveperf prints, in its order; no other line reaches stdout.
+const LINES: [Line; 8] = [
+    Line::CpuBogomips,
+    Line::RegexPerSecond,
+    Line::HdSize,
+    Line::BufferedReads,
+    Line::AverageSeekTime,
+    Line::FsyncsPerSecond,
+    Line::DnsExt,
+    Line::DnsInt,
+];
+
+/// True when `argv0`'s last component is `pveperf`.
+pub fn invoked_as_pveperf(argv0: &OsStr) -> bool {
+    Path::new(argv0).file_name() == Some(OsStr::new(NAME))
+}
+
+/// pveperf's reading of its arguments (without argv\[0\]): the PATH, or
+/// `None` for a usage error.
+fn path_from(mut args: Vec<OsString>) -> Option<PathBuf> {
+    match args.len() {
+        0 => Some(PathBuf::from("/")),
+        1 => args.pop().map(PathBuf::from),
+        _ => None,
+    }
+}
+
+/// True when the host's Perl can run pveperf's loop (it needs Time::HiRes).
+fn perl_runs() -> bool {
+    Command::new("perl")
+        .args(["-MTime::HiRes", "-e", "1"])
+        .env_remove("PERL5OPT")
+        .env_remove("PERL5LIB")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A line as pveperf prints it. pveperf has no words for a name server
+/// that never answers: it prints the mean time per query, waits included,
+/// so parsers that read the number after the colon keep working.
+fn pveperf_line(report: &Report, line: Line) -> Option<String> {
+    if !report.dns_dead(line) {
+        return text::line(report, line);
+    }
+    let runs = report.dns(line)?;
+    let mean = runs.iter().map(|r| r.mean_ms()).sum::<f64>() / runs.len().max(1) as f64;
+    let domain = runs
+        .first()
+        .and_then(|r| r.domain.as_ref())
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    Some(format!("{}{mean:.2} ms{domain}", text::label(line)))
+}
+
+/// Runs as pveperf with `args` (argv without argv\[0\]).
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let Some(path) = path_from(args) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    // pveprobe's defaults, then pveperf's choices. PATH is not checked
+    // first: pveperf prints what it can for a missing PATH and exits 0.
+    let mut config = Opts::parse_from(["pveprobe"]).probe.config();
+    config.path = path;
+    // pveperf prints no BUFFERED READS or SEEK TIME line for a ZFS dataset.
+    config.leaf_reads = false;
+    config.runs = 1;
+    config.tests = TESTS.into_iter().collect();
+    config.window = PVEPERF_WINDOW;
+    config.regex_engine = if perl_runs() {
+        RegexEngine::Perl
+    } else {
+        RegexEngine::Rust
+    };
+
+    let interrupt = match Interrupt::install() {
+        Ok(i) => i,
+        Err(err) => {
+            eprintln!("{NAME}: cannot install signal handlers: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut sink = |report: &Report, event: Event| match event {
+        Event::Line(line) if LINES.contains(&line) => {
+            if let Some(text) = pveperf_line(report, line) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
+            }
+            if let Some(why) = text::diagnostic(report, line) {
+                eprintln!("{NAME}: {why}");
+            }
+        }
+        Event::Line(_) | Event::Begin { .. } | Event::Extended(_) => {}
+        Event::Note(note) => eprintln!("{NAME}: {note}"),
+    };
+    let report = run::run(&config, &interrupt, &mut sink);
+
+    if let Some(sig) = report.interrupted_by {
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str())
+            .unwrap_or("signal");
+        eprintln!("{NAME}: interrupted by {name}; stopped and removed the files it made");
+        return ExitCode::from((128 + sig) as u8);
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_basename_pveperf_counts() {
+        for name in [
+            "pveperf",
+            "/usr/local/sbin/pveperf",
+            "./pveperf",
+            "../x/pveperf",
+        ] {
+            assert!(invoked_as_pveperf(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "pveprobe",
+            "/usr/bin/pveprobe",
+            "pveperf.sh",
+            "xpveperf",
+            "/pveperf/pveprobe",
+            "",
+        ] {
+            assert!(!invoked_as_pveperf(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn arguments_as_pveperf_reads_them() {
+        let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(path_from(args(&[])), Some(PathBuf::from("/")));
+        assert_eq!(
+            path_from(args(&["/var/lib/vz"])),
+            Some(PathBuf::from("/var/lib/vz"))
+        );
+        for option_like in ["--help", "-V", "--tests", "--"] {
+            assert_eq!(
+                path_from(args(&[option_like])),
+                Some(PathBuf::from(option_like)),
+                "pveperf has no options"
+            );
+        }
+        assert_eq!(path_from(args(&["/", "/tmp"])), None);
+        assert_eq!(path_from(args(&["a", "b", "c"])), None);
+    }
+
+    #[test]
+    fn pveperfs_tests_and_lines_are_all_of_them_in_order() {
+        let distinct: std::collections::BTreeSet<Test> = TESTS.into_iter().collect();
+        assert_eq!(distinct.len(), TESTS.len());
+        let mut sorted = LINES;
+        sorted.sort();
+        assert_eq!(sorted, LINES, "LINES must be in pveperf's order");
+        assert_eq!(LINES[0].label(), "CPU BOGOMIPS");
+        assert_eq!(LINES[7].label(), "DNS INT");
+    }
+}

@@ -393,3 +393,28 @@ fn lvm_where_the_kernel_has_device_mapper() {
     assert_eq!(storage["disks"][0]["name"], name(&pv.dev));
     drop(mount);
 }
+
+#[test]
+fn zfs_dataset_extended_device_tests_read_the_leaf_disks() {
+    if !root_or_skip("zfs_dataset_extended_device_tests_read_the_leaf_disks") {
+        return;
+    }
+    let a = LoopDevice::new(64, LoopOptions::default());
+    let b = LoopDevice::new(64, LoopOptions::default());
+    let rig = ZfsRig::new(&zpool_status(&a.dev, &b.dev));
+    let out = rig.probe(&["--tests", "seqread,randread", "--duration", "0.4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let on = format!(" on {}, {})", name(&a.dev), name(&b.dev));
+    for label in [
+        "SEQ READ DIRECT:",
+        "RANDOM READ 4K QD1:",
+        "RANDOM READ 4K QD32:",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {text}"));
+        assert!(line.ends_with(&on), "{line}");
+    }
+}

@@ -574,3 +574,67 @@ pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report,
     }
     runner.report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::filesystem::FsInfo;
+
+    fn fs(source: &str, fstype: &str) -> Outcome<FsInfo> {
+        Outcome::Measured(FsInfo {
+            total_bytes: 1 << 30,
+            avail_bytes: 1 << 29,
+            source: source.into(),
+            fstype: fstype.into(),
+            mount_point: "/".into(),
+            read_only: false,
+            dev: (0, 40),
+        })
+    }
+
+    #[test]
+    fn zfs_reads_its_leaves_unless_running_as_pveperf() {
+        let zfs = fs("rpool/data", "zfs");
+        let storage = Storage {
+            zfs: Some(crate::storage::ZfsInfo {
+                dataset: "rpool/data".into(),
+                pool: "rpool".into(),
+                state: None,
+                layout: None,
+                vdevs: vec![],
+                properties: Default::default(),
+            }),
+            read_devices: vec!["/dev/sda3".into(), "/dev/sdb3".into()],
+            ..Storage::default()
+        };
+        let t = targets(&zfs, Some(&storage), true).unwrap();
+        assert!(t.named);
+        assert_eq!(
+            t.devices,
+            [PathBuf::from("/dev/sda3"), PathBuf::from("/dev/sdb3")]
+        );
+        // pveperf omits the lines for a ZFS dataset; so does its mode.
+        assert!(matches!(
+            targets(&zfs, Some(&storage), false),
+            Err(Outcome::Skipped(_))
+        ));
+        // No zpool: the lines apply but cannot be measured.
+        let unknown = Storage {
+            read_devices: vec![],
+            problems: vec!["zpool is not installed".into()],
+            ..storage
+        };
+        match targets(&zfs, Some(&unknown), true) {
+            Err(Outcome::Failed(why)) => {
+                assert!(why.ends_with("its pool's disks are unknown: zpool is not installed"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let dev = targets(&fs("/dev/sda1", "ext4"), None, true).unwrap();
+        assert!(!dev.named);
+        assert!(matches!(
+            targets(&fs("tmpfs", "tmpfs"), None, true),
+            Err(Outcome::Skipped(_))
+        ));
+    }
+}

@@ -107,20 +107,13 @@ impl Extended {
 
     /// Why a line has no figure, with whether that is a failure.
     pub fn problem(&self, line: XLine) -> Option<(bool, &str)> {
-        fn of<T>(o: &Option<Outcome<T>>) -> Option<(bool, &str)> {
-            match o {
-                Some(Outcome::Failed(why)) => Some((true, why)),
-                Some(Outcome::Skipped(why)) => Some((false, why)),
-                _ => None,
-            }
-        }
         match line {
-            XLine::SeqWrite => of(&self.seq_write),
-            XLine::SeqReadDirect => of(&self.seq_read),
-            XLine::RandRead4kQd1 => of(&self.rand_read_qd1),
-            XLine::RandRead4kQd32 => of(&self.rand_read_qd32),
-            XLine::Mixed => of(&self.mixed),
-            XLine::FsyncLatency => of(&self.fsync_latency),
+            XLine::SeqWrite => Outcome::problem_of(&self.seq_write),
+            XLine::SeqReadDirect => Outcome::problem_of(&self.seq_read),
+            XLine::RandRead4kQd1 => Outcome::problem_of(&self.rand_read_qd1),
+            XLine::RandRead4kQd32 => Outcome::problem_of(&self.rand_read_qd32),
+            XLine::Mixed => Outcome::problem_of(&self.mixed),
+            XLine::FsyncLatency => Outcome::problem_of(&self.fsync_latency),
         }
     }
 

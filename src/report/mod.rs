@@ -123,6 +123,15 @@ impl<T> Outcome<T> {
     pub fn is_failed(&self) -> bool {
         matches!(self, Outcome::Failed(_))
     }
+
+    /// Why a requested line has no figure, and whether that is a failure.
+    pub fn problem_of(outcome: &Option<Outcome<T>>) -> Option<(bool, &str)> {
+        match outcome {
+            Some(Outcome::Failed(why)) => Some((true, why)),
+            Some(Outcome::Skipped(why)) => Some((false, why)),
+            _ => None,
+        }
+    }
 }
 
 impl Outcome<()> {
@@ -286,22 +295,15 @@ impl Report {
 
     /// The reason a line has no figure, with whether that is a failure.
     pub fn problem(&self, line: Line) -> Option<(bool, &str)> {
-        fn of<T>(o: &Option<Outcome<T>>) -> Option<(bool, &str)> {
-            match o {
-                Some(Outcome::Failed(why)) => Some((true, why)),
-                Some(Outcome::Skipped(why)) => Some((false, why)),
-                _ => None,
-            }
-        }
         match line {
-            Line::CpuBogomips => of(&self.cpu_bogomips),
-            Line::RegexPerSecond => of(&self.regex),
-            Line::HdSize => of(&self.filesystem),
-            Line::BufferedReads => of(&self.buffered_reads),
-            Line::AverageSeekTime => of(&self.seek),
-            Line::FsyncsPerSecond => of(&self.fsync),
-            Line::DnsExt => of(&self.dns_ext),
-            Line::DnsInt => of(&self.dns_int),
+            Line::CpuBogomips => Outcome::problem_of(&self.cpu_bogomips),
+            Line::RegexPerSecond => Outcome::problem_of(&self.regex),
+            Line::HdSize => Outcome::problem_of(&self.filesystem),
+            Line::BufferedReads => Outcome::problem_of(&self.buffered_reads),
+            Line::AverageSeekTime => Outcome::problem_of(&self.seek),
+            Line::FsyncsPerSecond => Outcome::problem_of(&self.fsync),
+            Line::DnsExt => Outcome::problem_of(&self.dns_ext),
+            Line::DnsInt => Outcome::problem_of(&self.dns_int),
         }
     }
 

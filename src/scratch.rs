@@ -121,7 +121,18 @@ impl ScratchDir {
     pub fn open_rw(&mut self, name: &str) -> Result<(File, bool), ProbeError> {
         let flags = OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         match openat(&self.dir, name, flags | OFlag::O_DIRECT, Mode::empty()) {
-            Ok(fd) => Ok((File::from(fd), true)),
+            Ok(fd) => {
+                // Drop the file's cached pages (as fio's invalidate=1): direct
+                // I/O over cached pages makes the kernel flush and invalidate
+                // them on every write.
+                let _ = nix::fcntl::posix_fadvise(
+                    &fd,
+                    0,
+                    0,
+                    nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+                );
+                Ok((File::from(fd), true))
+            }
             Err(Errno::EINVAL) => openat(&self.dir, name, flags, Mode::empty())
                 .map(|fd| (File::from(fd), false))
                 .context(|| format!("cannot open {}/{name}", self.path().display())),

@@ -122,8 +122,16 @@ struct Offsets<R> {
 
 impl<R: Rng> Offsets<R> {
     fn next(&mut self) -> (bool, u64) {
-        let read = self.rng.random_range(0..100) < self.pattern.read_pct;
-        let random = self.rng.random_range(0..100) < self.pattern.random_pct;
+        let read = match self.pattern.read_pct {
+            100.. => true,
+            0 => false,
+            pct => self.rng.random_range(0..100) < pct,
+        };
+        let random = match self.pattern.random_pct {
+            100.. => true,
+            0 => false,
+            pct => self.rng.random_range(0..100) < pct,
+        };
         let block = if random {
             self.rng.random_range(0..self.blocks)
         } else {
@@ -237,6 +245,8 @@ fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
             inflight += 1;
         }
     }
+    // Completions of one wake-up, reused so the loop allocates nothing.
+    let mut done: Vec<(usize, i32)> = Vec::with_capacity(job.depth);
     while inflight > 0 {
         if let Err(e) = ring.submit_and_wait(1) {
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -248,13 +258,14 @@ fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
             std::mem::forget(ring);
             return Err(Setup::Failed(ProbeError::io("io_uring submit", e)));
         }
-        let done: Vec<(usize, i32)> = ring
-            .completion()
-            .map(|c| (c.user_data() as usize, c.result()))
-            .collect();
+        done.clear();
+        done.extend(
+            ring.completion()
+                .map(|c| (c.user_data() as usize, c.result())),
+        );
         let now = Instant::now();
         stop = stop || start.elapsed() > job.window || interrupt.signal().is_some();
-        for (slot, result) in done {
+        for &(slot, result) in &done {
             inflight -= 1;
             let (at, read) = issued[slot];
             if result < 0 {

@@ -16,7 +16,7 @@ use crate::run::Test;
 pub const ETC_PVE_MEMBERS: &str = "/etc/pve/.members";
 
 pub(super) const CLUSTER_AFTER_HELP: &str = "\
-NODES
+MEMBERS
   On a Proxmox VE node the members come from /etc/pve/.members (pmxcfs's
   view: name, id, online flag, IP address). Offline members are listed, not
   contacted. Every other member is reached as root@IP with HostKeyAlias set

@@ -23,10 +23,6 @@ fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
     }
 }
 
-fn number(v: f64) -> String {
-    format!("{v:.*}", decimals([v]))
-}
-
 fn value(node: &NodeReport, fig: &FigureSummary) -> Option<f64> {
     summary::column(&fig.key)?.value(node.result.as_ref()?)
 }
@@ -159,14 +155,11 @@ pub fn text(r: &ClusterReport) -> String {
     }
 
     let mut notes = Vec::new();
-    for f in figs {
+    for (f, p) in figs.iter().zip(&places) {
         for o in &f.outliers {
             notes.push(format!(
-                "! {}: {} {} is worse than the other nodes' median ({}) by more than a third",
-                o.node,
-                f.label,
-                number(o.value),
-                number(o.others_median)
+                "! {}: {} {:.p$} is worse than the other nodes' median ({:.p$}) by more than a third",
+                o.node, f.label, o.value, o.others_median
             ));
         }
     }
@@ -377,7 +370,9 @@ mod tests {
         assert!(row("pve3").contains(" 600!"), "{}", row("pve3"));
         assert!(!row("pve1").contains('!'));
         assert!(row("pve4").contains("no pveprobe  bash: line 1: pveprobe: command not found"));
-        assert!(text.contains("! pve3: FSYNCS/SECOND 600.00 is worse than the other nodes' median (1850) by more than a third"));
+        assert!(text.contains(
+            "! pve3: FSYNCS/SECOND 600 is worse than the other nodes' median (1850) by more than a third"
+        ));
         assert!(!text.contains("at once"));
         assert!(text.ends_with("3 of 4 nodes answered; not: pve4 no pveprobe\n"));
     }

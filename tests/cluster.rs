@@ -271,6 +271,7 @@ fn a_hanging_node_times_out_and_wrong_answers_are_named() {
         ("pve2", Hangs),
         ("pve3", OldVersion),
         ("pve4", Garbage),
+        ("pve5", Frozen),
     ]);
     let work = workdir();
     let path = work.path().to_str().unwrap();
@@ -290,9 +291,16 @@ fn a_hanging_node_times_out_and_wrong_answers_are_named() {
     let doc = json(&out);
     let status = |n: &str| node(&doc, n)["status"].as_str().unwrap().to_string();
     assert_eq!(
-        ["pve1", "pve2", "pve3", "pve4"].map(status),
-        ["ok", "timeout", "version", "bad_output"]
+        ["pve1", "pve2", "pve3", "pve4", "pve5"].map(status),
+        ["ok", "timeout", "version", "bad_output", "unreachable"]
     );
+    // A frozen machine costs the connect timeout (3 s here), no more.
+    assert_eq!(
+        node(&doc, "pve5")["detail"],
+        "Connection timed out during banner exchange"
+    );
+    let frozen = node(&doc, "pve5")["seconds"].as_f64().unwrap();
+    assert!((2.5..8.0).contains(&frozen), "{frozen}");
     assert_eq!(
         node(&doc, "pve2")["detail"],
         "still running after 3 s; stopped on the node"

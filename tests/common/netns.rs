@@ -36,6 +36,9 @@ pub enum Behaviour {
     OldVersion,
     /// "pveprobe" prints something that is no JSON.
     Garbage,
+    /// The machine hangs: its sshd is stopped (SIGSTOP), so connections
+    /// are accepted by the kernel and never answered.
+    Frozen,
 }
 
 pub struct TestNode {
@@ -200,6 +203,14 @@ impl TestCluster {
             if !matches!(behaviour, Behaviour::Offline | Behaviour::NoSshd) {
                 cluster.start_sshd(i);
             }
+            if *behaviour == Behaviour::Frozen {
+                let pid = cluster.nodes[i].sshd.as_ref().unwrap().id();
+                nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGSTOP,
+                )
+                .unwrap();
+            }
         }
         write(&d.join("known_hosts"), &fleet_known_hosts);
         let first = nodes.first().map_or("", |n| n.0);
@@ -229,9 +240,11 @@ impl TestCluster {
         let real = env!("CARGO_BIN_EXE_pveprobe");
         let target = self.bin(i).join("pveprobe");
         match self.nodes[i].behaviour {
-            Behaviour::Good | Behaviour::KeyRefused | Behaviour::NoSshd | Behaviour::Offline => {
-                std::os::unix::fs::symlink(real, &target).unwrap()
-            }
+            Behaviour::Good
+            | Behaviour::KeyRefused
+            | Behaviour::NoSshd
+            | Behaviour::Offline
+            | Behaviour::Frozen => std::os::unix::fs::symlink(real, &target).unwrap(),
             Behaviour::NoPveprobe => {}
             Behaviour::Hangs => script(&target, "#!/bin/sh\nexec sleep 600\n"),
             Behaviour::OldVersion => script(

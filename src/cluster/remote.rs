@@ -301,7 +301,9 @@ impl Outcome {
     }
 }
 
-/// The last line of `text` that says something, without ssh's warnings.
+/// The line of `text` that says what went wrong: the first `error:` line
+/// (clap's usage errors end with a hint line), else the last line that
+/// says something, without ssh's warnings; at most 300 characters.
 fn last_line(text: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(text);
     let lines: Vec<&str> = text
@@ -311,13 +313,10 @@ fn last_line(text: &[u8]) -> Option<String> {
         .collect();
     lines
         .iter()
-        .rev()
-        .find(|l| !l.starts_with("Warning:"))
+        .find(|l| l.starts_with("error:"))
+        .or_else(|| lines.iter().rev().find(|l| !l.starts_with("Warning:")))
         .or(lines.last())
-        .map(|l| {
-            let l: String = l.chars().take(300).collect();
-            l
-        })
+        .map(|l| l.chars().take(300).collect())
 }
 
 fn ssh_failure(stderr: &[u8]) -> Outcome {
@@ -383,6 +382,17 @@ pub fn classify(run: &Finished, timeout: Duration, version: &str) -> Outcome {
             Status::Error,
             format!("interrupted by signal {} on the node", code - 128),
         ),
+        // The options were checked here with the same parser: a node that
+        // refuses them runs another pveprobe.
+        Some(2) if stderr_line().is_some_and(|l| l.starts_with("error: unexpected argument")) => {
+            Outcome::failed(
+                Status::Version,
+                format!(
+                    "the node's pveprobe does not take these options, so it is another version than {version}: {}",
+                    stderr_line().unwrap_or_default()
+                ),
+            )
+        }
         Some(code) => Outcome::failed(
             Status::Error,
             format!(
@@ -735,6 +745,25 @@ mod tests {
             Some("pveprobe: /var/tmp/x: No such file or directory (exit status 2)")
         );
         assert_eq!(status(finished(143, "", "")).status, Status::Error);
+        let clap = "error: unexpected argument '--io-engine' found\n\n  tip: to pass '--io-engine' as a value, use '-- --io-engine'\n\nUsage: pveprobe [OPTIONS] [PATH]\n\nFor more information, try '--help'.\n";
+        let older = status(finished(2, "", clap));
+        assert_eq!(older.status, Status::Version);
+        assert!(
+            older
+                .detail
+                .unwrap()
+                .ends_with("0.1.0: error: unexpected argument '--io-engine' found"),
+        );
+        let usage = status(finished(
+            2,
+            "",
+            "error: invalid value 'x' for '--runs <N>'\n\nFor more information, try '--help'.\n",
+        ));
+        assert_eq!(usage.status, Status::Error);
+        assert_eq!(
+            usage.detail.as_deref(),
+            Some("error: invalid value 'x' for '--runs <N>' (exit status 2)")
+        );
         let no_ssh = status(Finished {
             spawn_error: Some("cannot run ssh: No such file or directory".into()),
             ..Finished::default()

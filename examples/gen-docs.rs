@@ -314,13 +314,38 @@ fn page_date() -> Result<String> {
 
 /// The whole man page, roff source.
 fn man_page() -> Result<String> {
-    let cmd = Opts::command();
+    render_page(Opts::command(), manual_sections())
+}
+
+/// The page of a subcommand: `pveprobe-cluster(1)` (the main page's
+/// SUBCOMMANDS section names it), with its own long help's sections.
+fn subcommand_page(name: &str) -> Result<String> {
+    let mut cmd = Opts::command();
+    cmd.build();
+    let Some(sub) = cmd.find_subcommand(name) else {
+        bail!("no subcommand {name}");
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    let see_also = Section {
+        title: "SEE ALSO".into(),
+        blocks: vec![Block::Para(
+            "pveprobe(1), pveperf(1), ssh(1), ssh_config(5), pvecm(1)".into(),
+        )],
+    };
+    render_page(sub.clone().version(version), vec![see_also])
+}
+
+/// A page from a command: clap_mangen's NAME, SYNOPSIS, DESCRIPTION and
+/// OPTIONS, then the long help's sections and `extra`.
+fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
+    let source = format!("{BIN} {}", env!("CARGO_PKG_VERSION"));
     let after = cmd
         .get_after_long_help()
         .map(ToString::to_string)
         .unwrap_or_default();
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.after_long_help(None::<&str>))
+        .source(source)
         .date(page_date()?)
         .manual("User Commands")
         .render(&mut page)?;
@@ -331,7 +356,7 @@ fn man_page() -> Result<String> {
         bail!("clap_mangen's page has no VERSION section to replace");
     };
     let mut sections = help_sections(&after);
-    sections.extend(manual_sections());
+    sections.extend(extra);
     // Ragged right and no hyphenation: paths and options stay whole.
     let Some((title, rest)) = head.split_once("\n.SH NAME\n") else {
         bail!("clap_mangen's page has no NAME section");
@@ -341,6 +366,9 @@ fn man_page() -> Result<String> {
         render_sections(&sections)
     ))
 }
+
+/// Subcommands with a page of their own, `pveprobe-NAME(1)`.
+const SUBCOMMAND_PAGES: [&str; 2] = ["compare", "cluster"];
 
 /// (shell, file below completions/).
 const SHELLS: [(Shell, &str); 3] = [
@@ -368,6 +396,10 @@ fn main() -> Result<()> {
         bail!("usage: gen-docs OUTDIR");
     };
     write(&out.join("man/pveprobe.1"), man_page()?.as_bytes())?;
+    for sub in SUBCOMMAND_PAGES {
+        let page = subcommand_page(sub)?;
+        write(&out.join(format!("man/pveprobe-{sub}.1")), page.as_bytes())?;
+    }
     for (shell, file) in SHELLS {
         write(&out.join("completions").join(file), &completion(shell))?;
     }
@@ -539,6 +571,63 @@ EXAMPLES
         ] {
             assert!(page.contains(words), "{words:?} missing");
         }
+    }
+
+    #[test]
+    fn subcommand_pages_have_every_option_and_their_sections() {
+        let mut cmd = Opts::command();
+        cmd.build();
+        for name in SUBCOMMAND_PAGES {
+            let page = subcommand_page(name)
+                .unwrap()
+                .replace("\\-", "-")
+                .replace("\\*(Aq", "'");
+            let th = page.lines().find(|l| l.starts_with(".TH ")).unwrap();
+            let version = env!("CARGO_PKG_VERSION");
+            assert!(
+                th.starts_with(&format!(".TH pveprobe-{name} 1 "))
+                    && th.ends_with(&format!(" \"pveprobe {version}\" \"User Commands\"")),
+                "{th}"
+            );
+            let sub = cmd.find_subcommand(name).unwrap();
+            for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                if let Some(long) = arg.get_long() {
+                    assert!(
+                        page.contains(&format!("--{long}")),
+                        "{name}: --{long} missing"
+                    );
+                }
+            }
+            for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SEE ALSO"] {
+                assert!(
+                    page.contains(&format!("\n.SH {section}\n"))
+                        || page.contains(&format!("\n.SH \"{section}\"\n")),
+                    "{name}: {section}"
+                );
+            }
+            assert!(!page.contains(".SH VERSION") && !page.contains(".SH EXTRA"));
+        }
+        let cluster = subcommand_page("cluster").unwrap();
+        for section in [
+            "MEMBERS",
+            "\"HOW NODES ARE RUN\"",
+            "\"THE TABLE\"",
+            "\"EXIT STATUS\"",
+            "EXAMPLES",
+        ] {
+            assert_eq!(
+                cluster.matches(&format!("\n.SH {section}\n")).count(),
+                1,
+                "{section}"
+            );
+        }
+        let help = cmd
+            .find_subcommand("cluster")
+            .unwrap()
+            .get_after_long_help()
+            .unwrap()
+            .to_string();
+        assert_eq!(block_words(&help_sections(&help)), words(&help));
     }
 
     #[test]

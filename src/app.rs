@@ -19,6 +19,8 @@ pub mod exit {
     pub const NOT_MEASURED: u8 = 1;
     pub const BAD_INPUT: u8 = 2;
     pub const WORSE_THAN_BASELINE: u8 = 3;
+    /// `cluster`: a node did not answer.
+    pub const NODE_DID_NOT_ANSWER: u8 = 4;
 }
 
 fn check_path(path: &Path) -> Result<(), PathError> {
@@ -235,11 +237,13 @@ pub fn probe(args: &ProbeArgs) -> u8 {
 
 /// `pveprobe compare FILE...`.
 pub fn compare(args: &CompareArgs) -> u8 {
+    // A cluster document gives one input per node that answered.
     let inputs: Result<Vec<Input>, _> = args
         .files
         .iter()
-        .map(|f| compare::load(f))
-        .collect::<Result<_, _>>();
+        .map(|f| crate::cluster::render::compare_inputs(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|each| each.into_iter().flatten().collect());
     let inputs = match inputs {
         Ok(inputs) => inputs,
         Err(err) => {

@@ -12,6 +12,9 @@ use crate::host::{ETC_RESOLV_CONF, Host};
 use crate::probe::regex::RegexEngine;
 use crate::run::{Config, Test};
 
+mod cluster;
+pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS};
+
 const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
 
 const LONG_ABOUT: &str = "\
@@ -65,12 +68,15 @@ OUTPUT
     pveprobe --runs 3 --output-format csv --output fleet.csv --append /var/lib/vz
   `pveprobe compare A.json B.json ...` puts results side by side with ratios
   to the first; a difference within the runs' spread is marked \"noise\".
+  `pveprobe cluster PATH` runs the probe on every node of a Proxmox VE cluster
+  through ssh and prints one row per node (see pveprobe cluster --help).
 
 EXIT STATUS
   0    every requested line that applies was measured
   1    a line could not be measured (reason on stderr)
   2    bad usage, or PATH missing or not a directory (nothing was created)
   3    --baseline: a figure is worse than the baseline by more than --tolerance
+  4    cluster: a node did not answer
   130, 143, 129
        interrupted by SIGINT, SIGTERM or SIGHUP; files made were removed
 
@@ -82,6 +88,7 @@ EXAMPLES
   pveprobe --runs 3 -v /var/lib/vz            spread and latency of 3 runs
   pveprobe --output-format json --output node1.json /var/lib/vz
   pveprobe compare node1.json node2.json
+  pveprobe cluster --parallel /mnt/pve/cephfs  every node at once, with sums
   pveprobe --baseline node1.json --tolerance 15 /var/lib/vz   (exit 3 if worse)";
 
 /// How results are written.
@@ -118,6 +125,8 @@ pub struct Opts {
 pub enum Command {
     /// Put JSON results side by side, with each figure's ratio to the first file
     Compare(CompareArgs),
+    /// Run the probe on every node of a Proxmox VE cluster through ssh: one table
+    Cluster(Box<ClusterArgs>),
 }
 
 #[derive(Debug, Args)]

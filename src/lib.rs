@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod compare;
 pub mod error;
 pub mod extended;

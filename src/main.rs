@@ -20,6 +20,7 @@ fn main() -> ExitCode {
     let opts = Opts::parse();
     ExitCode::from(match &opts.command {
         Some(Command::Compare(args)) => app::compare(args),
+        Some(Command::Cluster(args)) => pveprobe::cluster::run(args),
         None => app::probe(&opts.probe),
     })
 }

@@ -1,0 +1,438 @@
+//! `pveprobe cluster`: the probe on every node of a Proxmox VE cluster,
+//! through what every cluster has (pmxcfs's membership list and root ssh
+//! between the nodes), and one table of all nodes.
+//!
+//! `members` reads who is in the cluster, `remote` runs pveprobe on a node
+//! and says what came of it, `summary` does the arithmetic over the nodes
+//! and `render` writes the table as text, CSV or JSON.
+
+pub mod members;
+pub mod remote;
+pub mod render;
+pub mod summary;
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::Barrier;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::exit;
+use crate::cli::{ClusterArgs, OutputFormat};
+use crate::report::json::JsonReport;
+use members::{Members, Node};
+use remote::{Outcome, Ssh, Status};
+use summary::FigureSummary;
+
+/// The cluster document's version (`kind: "cluster"`); see docs/output.md.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The `kind` of a cluster document, which a single result does not have.
+pub const KIND: &str = "cluster";
+
+/// What a whole-cluster run found: one entry per node and each figure over
+/// the nodes. Written as JSON; the text and CSV tables are made from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterReport {
+    pub kind: String,
+    pub schema_version: u32,
+    pub pveprobe_version: String,
+    /// When the run started, RFC 3339 in UTC.
+    pub timestamp: Option<String>,
+    pub path: String,
+    /// The cluster's name, from pmxcfs.
+    pub cluster: Option<String>,
+    /// All nodes at once (`--parallel`) rather than one after another.
+    pub parallel: bool,
+    /// The command line each node's shell ran.
+    pub command: String,
+    pub timeout_s: f64,
+    pub nodes: Vec<NodeReport>,
+    /// Each figure over the nodes that answered, in the probe's order.
+    pub figures: Vec<FigureSummary>,
+}
+
+/// One node's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeReport {
+    pub name: String,
+    pub address: String,
+    pub status: Status,
+    /// Why, when the status is not `ok`.
+    pub detail: Option<String>,
+    /// ssh's exit status (the node's pveprobe's, when it ran).
+    pub exit_status: Option<i32>,
+    /// How long the node took, from starting ssh.
+    pub seconds: Option<f64>,
+    /// Keys of the figures on which the node is an outlier.
+    pub outliers: Vec<String>,
+    /// The node's own result, as `pveprobe --output-format json` wrote it.
+    pub result: Option<JsonReport>,
+}
+
+impl ClusterReport {
+    pub fn answered(&self) -> usize {
+        self.nodes.iter().filter(|n| n.status.answered()).count()
+    }
+
+    /// 0: every node answered and measured every line; 1: every node
+    /// answered, a line failed somewhere; 4: a node did not answer.
+    pub fn exit_status(&self) -> u8 {
+        if self.answered() < self.nodes.len() {
+            exit::NODE_DID_NOT_ANSWER
+        } else if self.nodes.iter().any(|n| n.status == Status::Partial) {
+            exit::NOT_MEASURED
+        } else {
+            exit::OK
+        }
+    }
+
+    /// `(node, result)` of the nodes that answered.
+    pub fn results(&self) -> Vec<(&str, &JsonReport)> {
+        self.nodes
+            .iter()
+            .filter(|n| n.status.answered())
+            .filter_map(|n| Some((n.name.as_str(), n.result.as_ref()?)))
+            .collect()
+    }
+
+    /// Builds the report from each node's outcome and marks the outliers.
+    pub fn new(head: Head, runs: Vec<(Node, Outcome, Option<i32>, Option<f64>)>) -> Self {
+        let nodes = runs
+            .into_iter()
+            .map(|(node, outcome, exit_status, seconds)| NodeReport {
+                name: node.name,
+                address: node.address,
+                status: outcome.status,
+                detail: outcome.detail,
+                exit_status,
+                seconds,
+                outliers: Vec::new(),
+                result: outcome.result,
+            })
+            .collect();
+        let mut report = ClusterReport {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: head.timestamp,
+            path: head.path,
+            cluster: head.cluster,
+            parallel: head.parallel,
+            command: head.command,
+            timeout_s: head.timeout.as_secs_f64(),
+            nodes,
+            figures: Vec::new(),
+        };
+        report.figures = summary::summarise_all(&report.results(), report.parallel);
+        for fig in &report.figures {
+            for o in &fig.outliers {
+                if let Some(n) = report.nodes.iter_mut().find(|n| n.name == o.node) {
+                    n.outliers.push(fig.key.clone());
+                }
+            }
+        }
+        report
+    }
+}
+
+/// What a report says about the run as a whole.
+#[derive(Debug, Clone, Default)]
+pub struct Head {
+    pub timestamp: Option<String>,
+    pub path: String,
+    pub cluster: Option<String>,
+    pub parallel: bool,
+    pub command: String,
+    pub timeout: Duration,
+}
+
+/// The nodes, and where the list came from (for messages).
+fn load_nodes(args: &ClusterArgs) -> Result<(Members, String), String> {
+    if !args.nodes.is_empty() {
+        return members::parse_node_list(&args.nodes)
+            .map(|m| (m, "--nodes".into()))
+            .map_err(|e| format!("--nodes: {e}"));
+    }
+    type Parser = fn(&str) -> Result<Members, members::MembersError>;
+    let (path, parse): (&Path, Parser) = match &args.nodes_file {
+        Some(file) => (file, members::parse_nodes_file),
+        None => (&args.members, members::parse_members),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let hint = if args.nodes_file.is_none() && e.kind() == std::io::ErrorKind::NotFound {
+            " (not a Proxmox VE cluster node? name the nodes with --nodes or --nodes-file)"
+        } else {
+            ""
+        };
+        format!(
+            "cannot read {}: {}{hint}",
+            path.display(),
+            crate::error::describe(&e)
+        )
+    })?;
+    parse(&text)
+        .map(|m| (m, path.display().to_string()))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Runs one node: not at all when pmxcfs says it is offline.
+fn run_node(
+    node: &Node,
+    ssh: &Ssh,
+    line: &str,
+    timeout: Duration,
+) -> (Outcome, Option<i32>, Option<f64>) {
+    if !node.contacted() {
+        return (
+            Outcome::failed(Status::Offline, "pmxcfs lists it as offline; not contacted"),
+            None,
+            None,
+        );
+    }
+    let finished = remote::run(&ssh.argv(node, line), timeout + remote::LOCAL_GRACE);
+    let outcome = remote::classify(&finished, timeout, env!("CARGO_PKG_VERSION"));
+    (outcome, finished.code, Some(finished.elapsed.as_secs_f64()))
+}
+
+/// Every node, one after another or all at once; in the nodes' order.
+fn run_all(
+    nodes: &[Node],
+    ssh: &Ssh,
+    line: &str,
+    timeout: Duration,
+    parallel: bool,
+    tell: &(dyn Fn(&str) + Sync),
+) -> Vec<(Outcome, Option<i32>, Option<f64>)> {
+    let done = |node: &Node, r: &(Outcome, Option<i32>, Option<f64>)| {
+        let took = r.2.map(|s| format!(" after {s:.1} s")).unwrap_or_default();
+        tell(&format!("{}: {}{took}", node.name, r.0.status.word()));
+    };
+    if !parallel {
+        return nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                if node.contacted() {
+                    tell(&format!(
+                        "{}: running ({} of {})",
+                        node.name,
+                        i + 1,
+                        nodes.len()
+                    ));
+                }
+                let r = run_node(node, ssh, line, timeout);
+                done(node, &r);
+                r
+            })
+            .collect();
+    }
+    let contacted = nodes.iter().filter(|n| n.contacted()).count();
+    let start = Barrier::new(contacted);
+    tell(&format!("starting {contacted} nodes at once"));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = nodes
+            .iter()
+            .map(|node| {
+                let start = &start;
+                scope.spawn(move || {
+                    if node.contacted() {
+                        start.wait();
+                    }
+                    let r = run_node(node, ssh, line, timeout);
+                    done(node, &r);
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a node's thread does not panic"))
+            .collect()
+    })
+}
+
+/// What `--dry-run` prints: the plan, one line per node.
+fn dry_run(
+    members: &Members,
+    source: &str,
+    ssh: &Ssh,
+    line: &str,
+    args: &ClusterArgs,
+    timeout: Duration,
+) -> String {
+    let contacted = members.nodes.iter().filter(|n| n.contacted()).count();
+    let cluster = members
+        .cluster
+        .as_ref()
+        .map(|c| format!(" of cluster {c}"))
+        .unwrap_or_default();
+    let how = if args.parallel {
+        "all at once"
+    } else {
+        "one node at a time"
+    };
+    let mut out = format!(
+        "pveprobe cluster: would run on {contacted} of {} nodes{cluster} ({source}), {how}, at most {} s each\n",
+        members.nodes.len(),
+        timeout.as_secs_f64().ceil()
+    );
+    out.push_str(&format!("COMMAND (each node's shell runs it): {line}\n"));
+    for node in &members.nodes {
+        if node.contacted() {
+            let mut argv = ssh.argv(node, line);
+            argv.pop();
+            out.push_str(&format!(
+                "{}: {} COMMAND\n",
+                node.name,
+                remote::display_argv(&argv)
+            ));
+        } else {
+            out.push_str(&format!(
+                "{}: offline in {source}; would not be contacted\n",
+                node.name
+            ));
+        }
+    }
+    if let Some(dir) = &args.save_dir {
+        out.push_str(&format!(
+            "results would be kept as {}\n",
+            dir.join("NODE.json").display()
+        ));
+    }
+    out
+}
+
+fn write_output(path: Option<&Path>, text: &str) -> Result<(), String> {
+    match path {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("stdout: {e}"))
+        }
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            format!(
+                "cannot write {}: {}",
+                path.display(),
+                crate::error::describe(&e)
+            )
+        }),
+    }
+}
+
+/// Keeps each answering node's result as DIR/NODE.json.
+fn save(
+    dir: &Path,
+    nodes: &[Node],
+    outcomes: &[(Outcome, Option<i32>, Option<f64>)],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (node, (outcome, ..)) in nodes.iter().zip(outcomes) {
+        if let (true, Some(raw)) = (outcome.status.answered(), &outcome.raw) {
+            let path = remote::saved_path(dir, node);
+            if let Err(e) = std::fs::write(&path, format!("{raw}\n")) {
+                problems.push(format!(
+                    "cannot write {}: {}",
+                    path.display(),
+                    crate::error::describe(&e)
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// `pveprobe cluster [OPTIONS] [PATH]`.
+pub fn run(args: &ClusterArgs) -> u8 {
+    let (members, source) = match load_nodes(args) {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("pveprobe: {why}");
+            return exit::BAD_INPUT;
+        }
+    };
+    if args.remote_command.split_whitespace().next().is_none() {
+        eprintln!("pveprobe: --remote-command is empty");
+        return exit::BAD_INPUT;
+    }
+    if args.path.is_empty() {
+        eprintln!("pveprobe: PATH is empty");
+        return exit::BAD_INPUT;
+    }
+    let timeout = args.node_timeout();
+    let line = remote::remote_line(&args.remote_command, &args.forwarded(), &args.path, timeout);
+    let ssh = Ssh {
+        user: args.ssh_user.clone(),
+        connect_timeout: args.connect_timeout,
+        config: args.ssh_config.clone(),
+        options: args.ssh_options.clone(),
+        // PVE keeps each node's own known_hosts beside the members list.
+        pve_nodes_dir: (args.nodes.is_empty() && args.nodes_file.is_none())
+            .then(|| args.members.parent().map(|d| d.join("nodes")))
+            .flatten(),
+    };
+    if args.dry_run {
+        print!("{}", dry_run(&members, &source, &ssh, &line, args, timeout));
+        return exit::OK;
+    }
+    if let Some(dir) = &args.save_dir
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!(
+            "pveprobe: cannot make {}: {}",
+            dir.display(),
+            crate::error::describe(&e)
+        );
+        return exit::BAD_INPUT;
+    }
+
+    let chatty = std::io::stderr().is_terminal();
+    let tell = move |what: &str| {
+        if chatty {
+            eprintln!("pveprobe: {what}");
+        }
+    };
+    let started = jiff::Timestamp::now();
+    let outcomes = run_all(&members.nodes, &ssh, &line, timeout, args.parallel, &tell);
+    let mut problems = match &args.save_dir {
+        Some(dir) => save(dir, &members.nodes, &outcomes),
+        None => Vec::new(),
+    };
+    let head = Head {
+        timestamp: Some(
+            started
+                .round(jiff::Unit::Second)
+                .unwrap_or(started)
+                .to_string(),
+        ),
+        path: args.path.clone(),
+        cluster: members.cluster.clone(),
+        parallel: args.parallel,
+        command: line,
+        timeout,
+    };
+    let runs = members
+        .nodes
+        .into_iter()
+        .zip(outcomes)
+        .map(|(node, (o, code, secs))| (node, o, code, secs))
+        .collect();
+    let report = ClusterReport::new(head, runs);
+    let text = match args.output_format {
+        OutputFormat::Text => render::text(&report),
+        OutputFormat::Json => render::json(&report, false),
+        OutputFormat::JsonPretty => render::json(&report, true),
+        OutputFormat::Csv => render::csv(&report),
+    };
+    if let Err(why) = write_output(args.output.as_deref(), &text) {
+        problems.push(why);
+    }
+    for p in &problems {
+        eprintln!("pveprobe: {p}");
+    }
+    match report.exit_status() {
+        exit::OK if !problems.is_empty() => exit::NOT_MEASURED,
+        status => status,
+    }
+}

@@ -1,0 +1,810 @@
+//! Running pveprobe on a node through the system's OpenSSH client: the
+//! command line (quoted for the node's shell), the ssh arguments, a run
+//! bounded in time, and what its exit status and output mean.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::members::Node;
+use crate::report::json::JsonReport;
+
+/// What `timeout` on the node waits after its SIGTERM before SIGKILL.
+pub const KILL_AFTER_S: u64 = 10;
+/// How much longer than the node's own timeout the local ssh may run
+/// (connecting, the kill-after, the answer's way back).
+pub const LOCAL_GRACE: Duration = Duration::from_secs(KILL_AFTER_S + 5);
+/// More output than any pveprobe JSON result; the rest is dropped.
+const MAX_OUTPUT: u64 = 16 << 20;
+
+/// One word for a POSIX shell: as it is when it has only characters no
+/// shell treats specially, else in single quotes with each `'` written
+/// as `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./,:=@%+".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Words joined by spaces, each quoted: what the node's shell splits back
+/// into exactly these words.
+pub fn shell_line<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How to reach the nodes.
+#[derive(Debug, Clone)]
+pub struct Ssh {
+    pub user: String,
+    pub connect_timeout: u32,
+    /// `ssh -F FILE`.
+    pub config: Option<PathBuf>,
+    /// `ssh -o OPTION` each.
+    pub options: Vec<String>,
+    /// Where Proxmox VE keeps each node's own known_hosts
+    /// (`/etc/pve/nodes`, beside `.members`); used for a node whose file exists.
+    pub pve_nodes_dir: Option<PathBuf>,
+}
+
+impl Ssh {
+    /// A node's known_hosts as PVE keeps it, when it exists.
+    pub fn known_hosts(&self, node: &Node) -> Option<PathBuf> {
+        let file = self
+            .pve_nodes_dir
+            .as_ref()?
+            .join(&node.name)
+            .join("ssh_known_hosts");
+        file.is_file().then_some(file)
+    }
+
+    /// `ssh [OPTIONS] -- ADDRESS REMOTE_LINE`: batch mode (no prompt ever),
+    /// no terminal, no stdin, no escape character; the admin's
+    /// `--ssh-option`s come before the host key options, so they can
+    /// replace them.
+    pub fn argv(&self, node: &Node, remote_line: &str) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = vec!["ssh".into()];
+        let opt = |argv: &mut Vec<OsString>, o: String| {
+            argv.push("-o".into());
+            argv.push(o.into());
+        };
+        if let Some(config) = &self.config {
+            argv.push("-F".into());
+            argv.push(config.into());
+        }
+        opt(&mut argv, "BatchMode=yes".into());
+        opt(
+            &mut argv,
+            format!("ConnectTimeout={}", self.connect_timeout),
+        );
+        for o in &self.options {
+            opt(&mut argv, o.clone());
+        }
+        if node.address != node.name {
+            opt(&mut argv, format!("HostKeyAlias={}", node.name));
+        }
+        if let Some(file) = self.known_hosts(node) {
+            opt(&mut argv, format!("UserKnownHostsFile={}", file.display()));
+            opt(&mut argv, "GlobalKnownHostsFile=none".into());
+        }
+        for flag in ["-T", "-n", "-e", "none", "-l"] {
+            argv.push(flag.into());
+        }
+        argv.push(self.user.clone().into());
+        argv.push("--".into());
+        argv.push(node.address.clone().into());
+        argv.push(remote_line.into());
+        argv
+    }
+}
+
+/// The command line the node's shell runs: `timeout -k 10 SECS COMMAND...
+/// --output-format json [FORWARDED...] -- PATH`, every word quoted. The
+/// node's `timeout` ends a hung probe there too (pveprobe removes its
+/// files on SIGTERM), not only the local ssh.
+pub fn remote_line(command: &str, forwarded: &[String], path: &str, timeout: Duration) -> String {
+    let secs = timeout.as_secs_f64().ceil().max(1.0) as u64;
+    let mut words: Vec<String> = vec![
+        "timeout".into(),
+        "-k".into(),
+        KILL_AFTER_S.to_string(),
+        secs.to_string(),
+    ];
+    words.extend(command.split_whitespace().map(str::to_string));
+    words.extend(["--output-format".into(), "json".into()]);
+    words.extend(forwarded.iter().cloned());
+    words.extend(["--".into(), path.to_string()]);
+    shell_line(&words)
+}
+
+/// An argv as one line a person can paste into a shell.
+pub fn display_argv(argv: &[OsString]) -> String {
+    let words: Vec<String> = argv
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    shell_line(&words)
+}
+
+/// How a local command ended.
+#[derive(Debug, Default)]
+pub struct Finished {
+    /// The exit status, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it (our kill after the timeout, among others).
+    pub signal: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// We killed it after `limit`.
+    pub timed_out: bool,
+    pub elapsed: Duration,
+    /// It could not be started.
+    pub spawn_error: Option<String>,
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut pipe).take(MAX_OUTPUT).read_to_end(&mut buf);
+        // Drain the rest so the writer never blocks on a full pipe.
+        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// Runs `argv` without a shell, stdin from /dev/null, collecting stdout
+/// and stderr; kills it (SIGKILL) when it runs longer than `limit`.
+pub fn run(argv: &[OsString], limit: Duration) -> Finished {
+    let start = Instant::now();
+    let Some((program, args)) = argv.split_first() else {
+        return Finished {
+            spawn_error: Some("no command".into()),
+            ..Finished::default()
+        };
+    };
+    let mut child = match Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            return Finished {
+                spawn_error: Some(format!(
+                    "cannot run {}: {}",
+                    program.to_string_lossy(),
+                    crate::error::describe(&e)
+                )),
+                elapsed: start.elapsed(),
+                ..Finished::default()
+            };
+        }
+    };
+    let out = reader(child.stdout.take().expect("piped"));
+    let err = reader(child.stderr.take().expect("piped"));
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() >= limit => {
+                timed_out = true;
+                let _ = child.kill();
+                break child.wait().ok();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let elapsed = start.elapsed();
+    // A process ssh left behind (a ControlMaster, a ProxyCommand) may hold
+    // the pipes open: wait a little for the output, not forever.
+    let collect =
+        |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+    use std::os::unix::process::ExitStatusExt;
+    Finished {
+        code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stdout: collect(out),
+        stderr: collect(err),
+        timed_out,
+        elapsed,
+        spawn_error: None,
+    }
+}
+
+/// What became of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Answered; every line measured.
+    Ok,
+    /// Answered; a line could not be measured there (its pveprobe exited 1).
+    Partial,
+    /// pmxcfs lists the node as offline: not contacted.
+    Offline,
+    /// ssh could not connect (refused, timed out, no route, unknown name).
+    Unreachable,
+    /// ssh connected but could not log in or run (key refused, host key
+    /// unknown or changed, another ssh error).
+    SshRefused,
+    /// The node's shell found no pveprobe (or could not execute it).
+    NoPveprobe,
+    /// The node took longer than the timeout.
+    Timeout,
+    /// The node's pveprobe is another version.
+    Version,
+    /// The node's pveprobe said nothing that parses as its JSON result.
+    BadOutput,
+    /// The node's pveprobe failed (bad PATH there, a signal, ...).
+    Error,
+}
+
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Partial => "partial",
+            Status::Offline => "offline",
+            Status::Unreachable => "unreachable",
+            Status::SshRefused => "ssh refused",
+            Status::NoPveprobe => "no pveprobe",
+            Status::Timeout => "timeout",
+            Status::Version => "version",
+            Status::BadOutput => "bad output",
+            Status::Error => "error",
+        }
+    }
+
+    /// The node gave a result.
+    pub fn answered(self) -> bool {
+        matches!(self, Status::Ok | Status::Partial)
+    }
+}
+
+/// A node's outcome: its status, why, and its result when it answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub status: Status,
+    /// One line on what happened, for the table (none when ok).
+    pub detail: Option<String>,
+    pub result: Option<JsonReport>,
+    /// The result as the node printed it (for `--save-dir`).
+    pub raw: Option<String>,
+}
+
+impl Outcome {
+    pub fn failed(status: Status, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            detail: Some(detail.into()),
+            result: None,
+            raw: None,
+        }
+    }
+}
+
+/// The line of `text` that says what went wrong: the first `error:` line
+/// (clap's usage errors end with a hint line), else the last line that
+/// says something, without ssh's warnings; at most 300 characters.
+fn last_line(text: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .find(|l| l.starts_with("error:"))
+        .or_else(|| lines.iter().rev().find(|l| !l.starts_with("Warning:")))
+        .or(lines.last())
+        .map(|l| l.chars().take(300).collect())
+}
+
+fn ssh_failure(stderr: &[u8]) -> Outcome {
+    let line = last_line(stderr).unwrap_or_else(|| "ssh failed and said nothing".into());
+    let unreachable = [
+        "Connection refused",
+        "Connection timed out",
+        "timed out",
+        "No route to host",
+        "Network is unreachable",
+        "Could not resolve hostname",
+        "Name or service not known",
+        "Connection closed by remote host",
+        "Connection reset",
+    ]
+    .iter()
+    .any(|s| line.contains(s));
+    let status = if unreachable {
+        Status::Unreachable
+    } else {
+        Status::SshRefused
+    };
+    Outcome::failed(status, line)
+}
+
+/// What a node's run means, from how ssh ended and what it printed.
+/// `timeout` is the node's timeout; `version` our own.
+pub fn classify(run: &Finished, timeout: Duration, version: &str) -> Outcome {
+    if let Some(why) = &run.spawn_error {
+        return Outcome::failed(Status::Error, why.clone());
+    }
+    let secs = timeout.as_secs_f64().ceil();
+    if run.timed_out {
+        return Outcome::failed(
+            Status::Timeout,
+            format!(
+                "no answer within {secs:.0} s (+{} s grace); ssh was killed",
+                LOCAL_GRACE.as_secs()
+            ),
+        );
+    }
+    let stderr_line = || last_line(&run.stderr);
+    match run.code {
+        None => Outcome::failed(
+            Status::Error,
+            format!("ssh was killed by signal {}", run.signal.unwrap_or(0)),
+        ),
+        // timeout(1): 124 after its SIGTERM, 137 (128 + SIGKILL) after -k.
+        Some(124 | 137) => Outcome::failed(
+            Status::Timeout,
+            format!("still running after {secs:.0} s; stopped on the node"),
+        ),
+        Some(255) => ssh_failure(&run.stderr),
+        Some(code @ (126 | 127)) => Outcome::failed(
+            Status::NoPveprobe,
+            format!(
+                "{} (exit status {code}); install pveprobe {version} there or give --remote-command",
+                stderr_line().unwrap_or_else(|| "command not found".into())
+            ),
+        ),
+        Some(code @ (0 | 1)) => parse_result(&run.stdout, code, version),
+        Some(code @ (129 | 130 | 143)) => Outcome::failed(
+            Status::Error,
+            format!("interrupted by signal {} on the node", code - 128),
+        ),
+        // The options were checked here with the same parser: a node that
+        // refuses them runs another pveprobe.
+        Some(2) if stderr_line().is_some_and(|l| l.starts_with("error: unexpected argument")) => {
+            Outcome::failed(
+                Status::Version,
+                format!(
+                    "the node's pveprobe does not take these options, so it is another version than {version}: {}",
+                    stderr_line().unwrap_or_default()
+                ),
+            )
+        }
+        Some(code) => Outcome::failed(
+            Status::Error,
+            format!(
+                "{} (exit status {code})",
+                stderr_line().unwrap_or_else(|| "pveprobe failed and said nothing".into())
+            ),
+        ),
+    }
+}
+
+/// A node's JSON result, checked for its version before its shape, so an
+/// older pveprobe is named as such rather than as bad output.
+fn parse_result(stdout: &[u8], code: i32, version: &str) -> Outcome {
+    let text = String::from_utf8_lossy(stdout);
+    let bad = |why: String| Outcome::failed(Status::BadOutput, why);
+    let value: serde_json::Value = match serde_json::from_str(text.trim()) {
+        Ok(v) => v,
+        Err(e) if text.trim().is_empty() => {
+            return bad(format!("printed nothing (exit status {code}): {e}"));
+        }
+        Err(e) => {
+            let start: String = text.trim().chars().take(40).collect();
+            return bad(format!("not JSON: {e} (output starts {start:?})"));
+        }
+    };
+    match value.get("pveprobe_version").and_then(|v| v.as_str()) {
+        Some(theirs) if theirs != version => {
+            return Outcome::failed(
+                Status::Version,
+                format!(
+                    "pveprobe {theirs} on the node, {version} here: install the same version on every node"
+                ),
+            );
+        }
+        Some(_) => {}
+        None => return bad("JSON without pveprobe_version: not a pveprobe result".into()),
+    }
+    match serde_json::from_value::<JsonReport>(value) {
+        Ok(doc) => {
+            let failed: Vec<String> = doc
+                .not_measured
+                .iter()
+                .filter(|n| n.failed)
+                .map(|n| format!("{}: {}", n.label, n.reason))
+                .collect();
+            let (status, detail) = if code == 0 && failed.is_empty() {
+                (Status::Ok, None)
+            } else if failed.is_empty() {
+                (Status::Partial, Some(format!("exit status {code}")))
+            } else {
+                (
+                    Status::Partial,
+                    Some(format!("not measured: {}", failed.join("; "))),
+                )
+            };
+            Outcome {
+                status,
+                detail,
+                result: Some(doc),
+                raw: Some(text.trim().to_string()),
+            }
+        }
+        Err(e) => bad(format!("not a pveprobe result: {e}")),
+    }
+}
+
+/// Where `--save-dir` keeps a node's result.
+pub fn saved_path(dir: &Path, node: &Node) -> PathBuf {
+    dir.join(format!("{}.json", node.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What /bin/sh makes of a line: its words, one per line of printf.
+    fn sh_words(line: &str) -> Vec<String> {
+        let out = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("for w in {line}; do printf '%s\\0' \"$w\"; done"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split_terminator('\0').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn quoting_survives_a_real_shell() {
+        let words = [
+            "plain",
+            "/var/lib/vz",
+            "it's",
+            "two words",
+            "$(touch /tmp/pveprobe-pwned)",
+            "`id`",
+            "$HOME",
+            "*",
+            "a\\b",
+            "line\nbreak",
+            "'",
+            "''",
+            "-n",
+            "semi;colon|pipe&amp",
+            "tab\there",
+            "ümlaut",
+            "",
+        ];
+        assert_eq!(sh_words(&shell_line(&words)), words);
+        assert!(!Path::new("/tmp/pveprobe-pwned").exists());
+        assert_eq!(shell_quote("--duration"), "--duration");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn the_remote_line_is_timeout_pveprobe_json_and_the_path_last() {
+        let forwarded = vec!["--tests".to_string(), "cpu,fsync".to_string()];
+        let line = remote_line(
+            "sudo -n /opt/pveprobe",
+            &forwarded,
+            "/mnt/it's here",
+            Duration::from_secs_f64(61.2),
+        );
+        assert_eq!(
+            line,
+            r"timeout -k 10 62 sudo -n /opt/pveprobe --output-format json --tests cpu,fsync -- '/mnt/it'\''s here'"
+        );
+        assert_eq!(
+            sh_words(&line).last().map(String::as_str),
+            Some("/mnt/it's here")
+        );
+    }
+
+    fn node(name: &str, address: &str) -> Node {
+        Node {
+            name: name.into(),
+            address: address.into(),
+            online: Some(true),
+            id: Some(1),
+        }
+    }
+
+    #[test]
+    fn ssh_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let kh = dir.path().join("pve1/ssh_known_hosts");
+        std::fs::create_dir_all(kh.parent().unwrap()).unwrap();
+        std::fs::write(&kh, "pve1 ssh-ed25519 AAAA\n").unwrap();
+        let ssh = Ssh {
+            user: "root".into(),
+            connect_timeout: 7,
+            config: Some("/etc/test ssh.conf".into()),
+            options: vec!["Port=2222".into()],
+            pve_nodes_dir: Some(dir.path().into()),
+        };
+        let argv: Vec<String> = ssh
+            .argv(&node("pve1", "192.0.2.11"), "timeout -k 10 60 pveprobe")
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let kh_opt = format!("UserKnownHostsFile={}", kh.display());
+        assert_eq!(
+            argv,
+            [
+                "ssh",
+                "-F",
+                "/etc/test ssh.conf",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=7",
+                "-o",
+                "Port=2222",
+                "-o",
+                "HostKeyAlias=pve1",
+                "-o",
+                &kh_opt,
+                "-o",
+                "GlobalKnownHostsFile=none",
+                "-T",
+                "-n",
+                "-e",
+                "none",
+                "-l",
+                "root",
+                "--",
+                "192.0.2.11",
+                "timeout -k 10 60 pveprobe",
+            ]
+        );
+        // No own known_hosts, reached by name: neither alias nor file.
+        let plain = ssh.argv(&node("web1", "web1"), "x");
+        let text = display_argv(&plain);
+        assert!(
+            !text.contains("HostKeyAlias") && !text.contains("KnownHosts"),
+            "{text}"
+        );
+        assert!(text.ends_with("-l root -- web1 x"), "{text}");
+    }
+
+    fn finished(code: i32, stdout: &str, stderr: &str) -> Finished {
+        Finished {
+            code: Some(code),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            ..Finished::default()
+        }
+    }
+
+    fn result_json(version: &str, failed_line: bool) -> String {
+        let mut doc: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/pve1.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        doc["pveprobe_version"] = version.into();
+        if failed_line {
+            doc["not_measured"] = serde_json::json!([{
+                "key": "buffered_reads", "label": "BUFFERED READS", "failed": true,
+                "reason": "cannot open /dev/sda: Permission denied"
+            }]);
+        }
+        doc.to_string()
+    }
+
+    #[test]
+    fn exit_statuses_and_output_become_statuses() {
+        let t = Duration::from_secs(60);
+        let v = "0.1.0";
+        let status = |f: Finished| classify(&f, t, v);
+
+        let ok = status(finished(0, &result_json(v, false), ""));
+        assert_eq!((ok.status, ok.detail.as_deref()), (Status::Ok, None));
+        assert!(ok.result.is_some() && ok.raw.is_some());
+
+        let partial = status(finished(
+            1,
+            &result_json(v, true),
+            "pveprobe: BUFFERED READS: ...",
+        ));
+        assert_eq!(partial.status, Status::Partial);
+        assert_eq!(
+            partial.detail.as_deref(),
+            Some("not measured: BUFFERED READS: cannot open /dev/sda: Permission denied")
+        );
+
+        let old = status(finished(0, &result_json("0.0.9", false), ""));
+        assert_eq!(old.status, Status::Version);
+        assert!(
+            old.detail
+                .unwrap()
+                .starts_with("pveprobe 0.0.9 on the node, 0.1.0 here")
+        );
+        assert!(old.result.is_none());
+
+        let garbage = status(finished(0, "Segmentation fault\n", ""));
+        assert_eq!(garbage.status, Status::BadOutput);
+        assert!(garbage.detail.unwrap().contains("\"Segmentation fault\""));
+        assert_eq!(status(finished(0, "", "")).status, Status::BadOutput);
+        assert_eq!(
+            status(finished(0, "{\"a\":1}", "")).status,
+            Status::BadOutput
+        );
+        let cut = result_json(v, false);
+        assert_eq!(
+            status(finished(0, &cut[..cut.len() / 2], "")).status,
+            Status::BadOutput
+        );
+
+        let missing = status(finished(
+            127,
+            "",
+            "bash: line 1: pveprobe: command not found\n",
+        ));
+        assert_eq!(missing.status, Status::NoPveprobe);
+        assert!(
+            missing
+                .detail
+                .unwrap()
+                .starts_with("bash: line 1: pveprobe: command not found (exit status 127)")
+        );
+        let not_exec = status(finished(
+            126,
+            "",
+            "timeout: failed to run command '/opt/p': Permission denied\n",
+        ));
+        assert_eq!(not_exec.status, Status::NoPveprobe);
+
+        for (stderr, want) in [
+            (
+                "ssh: connect to host 192.0.2.13 port 22: Connection refused\r\n",
+                Status::Unreachable,
+            ),
+            (
+                "ssh: connect to host 192.0.2.13 port 22: Connection timed out\n",
+                Status::Unreachable,
+            ),
+            (
+                "ssh: connect to host 192.0.2.13 port 22: No route to host\n",
+                Status::Unreachable,
+            ),
+            (
+                "ssh: Could not resolve hostname pve9: Name or service not known\n",
+                Status::Unreachable,
+            ),
+            (
+                "root@192.0.2.13: Permission denied (publickey).\n",
+                Status::SshRefused,
+            ),
+            (
+                "Warning: Permanently added 'x'\nHost key verification failed.\n",
+                Status::SshRefused,
+            ),
+            ("", Status::SshRefused),
+        ] {
+            let o = status(finished(255, "", stderr));
+            assert_eq!(o.status, want, "{stderr:?}");
+            assert!(!o.detail.unwrap().is_empty());
+        }
+
+        let hung = status(finished(124, "", ""));
+        assert_eq!(hung.status, Status::Timeout);
+        assert_eq!(
+            hung.detail.as_deref(),
+            Some("still running after 60 s; stopped on the node")
+        );
+        assert_eq!(status(finished(137, "", "")).status, Status::Timeout);
+        let killed = status(Finished {
+            timed_out: true,
+            signal: Some(9),
+            ..Finished::default()
+        });
+        assert_eq!(killed.status, Status::Timeout);
+
+        let bad_path = status(finished(
+            2,
+            "",
+            "pveprobe: /var/tmp/x: No such file or directory\n",
+        ));
+        assert_eq!(bad_path.status, Status::Error);
+        assert_eq!(
+            bad_path.detail.as_deref(),
+            Some("pveprobe: /var/tmp/x: No such file or directory (exit status 2)")
+        );
+        assert_eq!(status(finished(143, "", "")).status, Status::Error);
+        let clap = "error: unexpected argument '--io-engine' found\n\n  tip: to pass '--io-engine' as a value, use '-- --io-engine'\n\nUsage: pveprobe [OPTIONS] [PATH]\n\nFor more information, try '--help'.\n";
+        let older = status(finished(2, "", clap));
+        assert_eq!(older.status, Status::Version);
+        assert!(
+            older
+                .detail
+                .unwrap()
+                .ends_with("0.1.0: error: unexpected argument '--io-engine' found"),
+        );
+        let usage = status(finished(
+            2,
+            "",
+            "error: invalid value 'x' for '--runs <N>'\n\nFor more information, try '--help'.\n",
+        ));
+        assert_eq!(usage.status, Status::Error);
+        assert_eq!(
+            usage.detail.as_deref(),
+            Some("error: invalid value 'x' for '--runs <N>' (exit status 2)")
+        );
+        let no_ssh = status(Finished {
+            spawn_error: Some("cannot run ssh: No such file or directory".into()),
+            ..Finished::default()
+        });
+        assert_eq!(no_ssh.status, Status::Error);
+    }
+
+    #[test]
+    fn a_command_that_outlives_its_limit_is_killed() {
+        let start = Instant::now();
+        let argv: Vec<OsString> = ["sh", "-c", "echo started; exec sleep 30"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        let f = run(&argv, Duration::from_millis(300));
+        assert!(
+            f.timed_out && f.code.is_none() && f.signal == Some(9),
+            "{f:?}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(f.stdout, b"started\n");
+
+        let f = run(
+            &[
+                "sh".into(),
+                "-c".into(),
+                "echo out; echo err >&2; exit 3".into(),
+            ],
+            Duration::from_secs(10),
+        );
+        assert_eq!((f.code, f.timed_out), (Some(3), false));
+        assert_eq!(
+            (f.stdout.as_slice(), f.stderr.as_slice()),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+
+        let f = run(&["/nonexistent/ssh".into()], Duration::from_secs(1));
+        assert!(f.spawn_error.unwrap().contains("No such file or directory"));
+    }
+}

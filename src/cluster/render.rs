@@ -1,0 +1,446 @@
+//! The cluster table as text (one row per node, one column per figure),
+//! CSV (the single-run CSV's columns after four of the cluster's own) and
+//! JSON; and a cluster document read back for `pveprobe compare`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::summary::{self, Aggregate, FigureSummary};
+use super::{ClusterReport, KIND, NodeReport, SCHEMA_VERSION};
+use crate::compare::{self, CompareError, Input};
+use crate::report::csv as single;
+
+/// Decimals for a column of figures: none when the largest is 1000 or
+/// more, four when it is below 1, else two.
+fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let largest = values.into_iter().map(f64::abs).fold(0.0, f64::max);
+    if largest >= 1000.0 {
+        0
+    } else if largest >= 1.0 || largest == 0.0 {
+        2
+    } else {
+        4
+    }
+}
+
+fn value(node: &NodeReport, fig: &FigureSummary) -> Option<f64> {
+    summary::column(&fig.key)?.value(node.result.as_ref()?)
+}
+
+/// A row of the text table: name, status, and the cells (text, outlier)
+/// or, for a node that did not answer, why.
+type Row = (String, String, Result<Vec<(String, bool)>, String>);
+
+/// The text table.
+pub fn text(r: &ClusterReport) -> String {
+    let mut out = String::new();
+    let cluster = r
+        .cluster
+        .as_ref()
+        .map(|c| format!(" of cluster {c}"))
+        .unwrap_or_default();
+    let how = if r.parallel {
+        "all at once (--parallel)"
+    } else {
+        "one node at a time"
+    };
+    let _ = writeln!(
+        out,
+        "pveprobe cluster: {} on {} nodes{cluster}, {how}\n",
+        r.path,
+        r.nodes.len()
+    );
+
+    // Cells: the node rows, then median, spread and the aggregate.
+    let figs = &r.figures;
+    let heads: Vec<(&str, &str)> = figs
+        .iter()
+        .map(|f| {
+            summary::column(&f.key)
+                .map_or((f.label.as_str(), f.unit.as_str()), |c| (c.short, c.unit))
+        })
+        .collect();
+    // Each column's numbers with one number of decimals.
+    let places: Vec<usize> = figs
+        .iter()
+        .map(|f| {
+            let nodes = r.nodes.iter().filter_map(|n| value(n, f));
+            decimals(nodes.chain([f.median]).chain(f.aggregate_value))
+        })
+        .collect();
+    let mut rows: Vec<Row> = Vec::new();
+    for n in &r.nodes {
+        let cells = if n.status.answered() {
+            Ok(figs
+                .iter()
+                .zip(&places)
+                .map(|(f, p)| match value(n, f) {
+                    Some(v) => (format!("{v:.p$}"), n.outliers.contains(&f.key)),
+                    None => ("-".to_string(), false),
+                })
+                .collect())
+        } else {
+            Err(n.detail.clone().unwrap_or_default())
+        };
+        rows.push((n.name.clone(), n.status.word().to_string(), cells));
+    }
+    if !figs.is_empty() {
+        let summary_row = |label: &str, cell: &dyn Fn(&FigureSummary, usize) -> String| {
+            (
+                label.to_string(),
+                String::new(),
+                Ok(figs
+                    .iter()
+                    .zip(&places)
+                    .map(|(f, p)| (cell(f, *p), false))
+                    .collect()),
+            )
+        };
+        rows.push(summary_row("median", &|f, p| format!("{:.p$}", f.median)));
+        rows.push(summary_row("spread", &|f, _| {
+            format!("{:.0}%", f.spread * 100.0)
+        }));
+        if r.parallel {
+            rows.push(summary_row(
+                "at once",
+                &|f, p| match (f.aggregate, f.aggregate_value) {
+                    (Some(Aggregate::Sum), Some(v)) => format!("sum {v:.p$}"),
+                    (Some(Aggregate::Max), Some(v)) => format!("max {v:.p$}"),
+                    _ => "-".into(),
+                },
+            ));
+        }
+    }
+
+    let name_w = rows.iter().map(|r| r.0.len()).chain([4]).max().unwrap_or(4);
+    let status_w = rows.iter().map(|r| r.1.len()).chain([6]).max().unwrap_or(6);
+    let widths: Vec<usize> = heads
+        .iter()
+        .enumerate()
+        .map(|(i, (short, unit))| {
+            rows.iter()
+                .filter_map(|r| r.2.as_ref().ok())
+                .map(|cells| cells[i].0.len())
+                .chain([short.len(), unit.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut push_line = |line: String| {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    let mut head = format!("{:<name_w$}  {:<status_w$}", "NODE", "STATUS");
+    let mut units = format!("{:<name_w$}  {:<status_w$}", "", "");
+    for ((short, unit), w) in heads.iter().zip(&widths) {
+        let _ = write!(head, "  {short:>w$} ");
+        let _ = write!(units, "  {unit:>w$} ");
+    }
+    push_line(head);
+    push_line(units);
+    for (name, status, cells) in &rows {
+        let mut line = format!("{name:<name_w$}  {status:<status_w$}");
+        match cells {
+            Ok(cells) => {
+                for ((text, outlier), w) in cells.iter().zip(&widths) {
+                    let mark = if *outlier { '!' } else { ' ' };
+                    let _ = write!(line, "  {text:>w$}{mark}");
+                }
+            }
+            Err(detail) => {
+                let _ = write!(line, "  {detail}");
+            }
+        }
+        push_line(line);
+    }
+
+    let mut notes = Vec::new();
+    for (f, p) in figs.iter().zip(&places) {
+        for o in &f.outliers {
+            notes.push(format!(
+                "! {}: {} {:.p$} is worse than the other nodes' median ({:.p$}) by more than a third",
+                o.node, f.label, o.value, o.others_median
+            ));
+        }
+    }
+    for n in r.nodes.iter().filter(|n| n.status.answered()) {
+        if let Some(d) = &n.detail {
+            notes.push(format!("{}: {d}", n.name));
+        }
+    }
+    if r.parallel && figs.iter().any(|f| f.aggregate.is_some()) {
+        notes.push(format!(
+            "at once: what the {} nodes that answered got together (sum of throughput and IOPS) and the worst latency",
+            r.answered()
+        ));
+    }
+    let failed: Vec<String> = r
+        .nodes
+        .iter()
+        .filter(|n| !n.status.answered())
+        .map(|n| format!("{} {}", n.name, n.status.word()))
+        .collect();
+    let mut last = format!("{} of {} nodes answered", r.answered(), r.nodes.len());
+    if !failed.is_empty() {
+        let _ = write!(last, "; not: {}", failed.join(", "));
+    }
+    notes.push(last);
+    out.push('\n');
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+/// The cluster's own columns, before the single-run CSV's.
+pub const CSV_LEADING: [&str; 4] = ["node", "status", "detail", "outliers"];
+
+/// The CSV header: the cluster's columns, then a single run's.
+pub fn csv_header() -> Vec<&'static str> {
+    CSV_LEADING
+        .iter()
+        .copied()
+        .chain(single::header())
+        .collect()
+}
+
+/// One row per node (a single run's CSV row after the node's name, status,
+/// why and outlier figures; empty for a node that did not answer), then
+/// rows `(median)`, `(spread)` (a fraction) and, with `--parallel`,
+/// `(aggregate)` that fill only the figure columns.
+pub fn csv(r: &ClusterReport) -> String {
+    let header = csv_header();
+    let blank = vec![String::new(); single::header().len()];
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&header).expect("writing to memory");
+    for n in &r.nodes {
+        let mut record = vec![
+            n.name.clone(),
+            n.status.word().to_string(),
+            n.detail.clone().unwrap_or_default(),
+            n.outliers.join(" "),
+        ];
+        match &n.result {
+            Some(doc) if n.status.answered() => record.extend(single::row(doc)),
+            _ => record.extend(blank.iter().cloned()),
+        }
+        writer.write_record(&record).expect("writing to memory");
+    }
+    for label in ["(median)", "(spread)", "(aggregate)"] {
+        if label == "(aggregate)" && !r.parallel || r.figures.is_empty() {
+            continue;
+        }
+        let cell = |f: &FigureSummary| match label {
+            "(median)" => Some(f.median),
+            "(spread)" => Some(f.spread),
+            _ => f.aggregate_value,
+        };
+        let mut record = vec![String::new(); header.len()];
+        record[0] = label.to_string();
+        for f in &r.figures {
+            if let (Some(i), Some(v)) = (header.iter().position(|h| *h == f.key), cell(f)) {
+                record[i] = v.to_string();
+            }
+        }
+        writer.write_record(&record).expect("writing to memory");
+    }
+    String::from_utf8(writer.into_inner().expect("writing to memory")).expect("UTF-8 fields")
+}
+
+pub fn json(r: &ClusterReport, pretty: bool) -> String {
+    let mut text = if pretty {
+        serde_json::to_string_pretty(r)
+    } else {
+        serde_json::to_string(r)
+    }
+    .expect("a cluster report always serializes");
+    text.push('\n');
+    text
+}
+
+/// The results in `path` for `pveprobe compare`: each answering node of a
+/// cluster document, named `NODE (FILE)`, or the single result a file holds.
+pub fn compare_inputs(path: &Path) -> Result<Vec<Input>, CompareError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let is_cluster = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .is_some_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some(KIND));
+    if !is_cluster {
+        return compare::load(path).map(|i| vec![i]);
+    }
+    let report: ClusterReport =
+        serde_json::from_str(&text).map_err(|source| CompareError::Parse {
+            path: path.into(),
+            source,
+        })?;
+    if report.schema_version > SCHEMA_VERSION {
+        return Err(CompareError::Version {
+            path: path.into(),
+            found: report.schema_version,
+        });
+    }
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(report
+        .nodes
+        .into_iter()
+        .filter(|n| n.status.answered())
+        .filter_map(|n| {
+            Some(Input {
+                name: format!("{} ({file})", n.name),
+                doc: n.result?,
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::cluster::members::Node;
+    use crate::cluster::remote::{Outcome, Status};
+    use crate::cluster::summary::tests::result;
+    use crate::cluster::{ClusterReport, Head};
+
+    fn node(name: &str) -> Node {
+        Node {
+            name: name.into(),
+            address: format!("192.0.2.{}", name.len()),
+            online: Some(true),
+            id: None,
+        }
+    }
+
+    fn ok(fsyncs: f64, seek: f64) -> Outcome {
+        let doc = result(fsyncs, seek, 80_000.0, 3.0);
+        Outcome {
+            status: Status::Ok,
+            detail: None,
+            raw: Some(serde_json::to_string(&doc).unwrap()),
+            result: Some(doc),
+        }
+    }
+
+    /// Four nodes: three answered (one slow on FSYNCS), one without pveprobe.
+    pub(crate) fn known(parallel: bool) -> ClusterReport {
+        let head = Head {
+            timestamp: Some("2026-11-30T10:00:00Z".into()),
+            path: "/var/tmp".into(),
+            cluster: Some("prod".into()),
+            parallel,
+            command: "timeout -k 10 62 pveprobe --output-format json -- /var/tmp".into(),
+            timeout: Duration::from_secs(62),
+        };
+        ClusterReport::new(
+            head,
+            vec![
+                (node("pve1"), ok(1800.0, 0.10), Some(0), Some(1.5)),
+                (node("pve2"), ok(1900.0, 0.12), Some(0), Some(1.6)),
+                (node("pve3"), ok(600.0, 0.11), Some(0), Some(1.7)),
+                (
+                    node("pve4"),
+                    Outcome::failed(
+                        Status::NoPveprobe,
+                        "bash: line 1: pveprobe: command not found (exit status 127)",
+                    ),
+                    Some(127),
+                    Some(0.2),
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn the_text_table_has_a_row_per_node_and_marks_the_slow_one() {
+        let text = text(&known(false));
+        crate::report::json::tests::assert_snapshot("cluster.txt", &text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with(
+            "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, one node at a time"
+        ));
+        let row = |name: &str| lines.iter().find(|l| l.starts_with(name)).copied().unwrap();
+        assert!(row("pve3").contains(" 600!"), "{}", row("pve3"));
+        assert!(!row("pve1").contains('!'));
+        assert!(row("pve4").contains("no pveprobe  bash: line 1: pveprobe: command not found"));
+        assert!(text.contains(
+            "! pve3: FSYNCS/SECOND 600 is worse than the other nodes' median (1850) by more than a third"
+        ));
+        assert!(!text.contains("at once"));
+        assert!(text.ends_with("3 of 4 nodes answered; not: pve4 no pveprobe\n"));
+    }
+
+    #[test]
+    fn parallel_adds_the_at_once_row() {
+        let text = text(&known(true));
+        let at_once = text.lines().find(|l| l.starts_with("at once")).unwrap();
+        assert!(at_once.contains("sum 4300"), "{at_once}");
+        assert!(at_once.contains("max 0.1200"), "{at_once}");
+        assert!(at_once.contains("max 3.00"), "FSYNC p99: {at_once}");
+    }
+
+    #[test]
+    fn csv_is_one_table_with_the_single_run_columns() {
+        let r = known(true);
+        let text = csv(&r);
+        crate::report::json::tests::assert_snapshot("cluster.csv", &text);
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(header[..4], ["node", "status", "detail", "outliers"]);
+        assert_eq!(header[4..], single::header());
+        let rows: Vec<::csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 4 + 3, "four nodes, median, spread, aggregate");
+        assert!(rows.iter().all(|r| r.len() == header.len()));
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(&rows[2][col("outliers")], "fsyncs_per_s");
+        assert_eq!(&rows[2][col("fsyncs_per_s")], "600");
+        assert_eq!(&rows[3][col("status")], "no pveprobe");
+        assert_eq!(&rows[3][col("fsyncs_per_s")], "");
+        assert_eq!(&rows[6][col("node")], "(aggregate)");
+        assert_eq!(&rows[6][col("fsyncs_per_s")], "4300");
+        assert_eq!(&rows[6][col("average_seek_time_ms")], "0.12");
+        assert_eq!(&rows[6][col("hostname")], "");
+        // Serial runs have no aggregate row.
+        assert_eq!(csv(&known(false)).lines().count(), 1 + 4 + 2);
+    }
+
+    #[test]
+    fn json_round_trips_and_compare_reads_its_nodes() {
+        let r = known(false);
+        let text = json(&r, true);
+        let back: ClusterReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["kind"], "cluster");
+        assert_eq!(v["nodes"][3]["status"], "no_pveprobe");
+        assert_eq!(v["nodes"][2]["outliers"][0], "fsyncs_per_s");
+        assert_eq!(r.exit_status(), crate::app::exit::NODE_DID_NOT_ANSWER);
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("monday.json");
+        std::fs::write(&path, &text).unwrap();
+        let inputs = compare_inputs(&path).unwrap();
+        assert_eq!(
+            inputs.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+            [
+                "pve1 (monday.json)",
+                "pve2 (monday.json)",
+                "pve3 (monday.json)"
+            ]
+        );
+        let single = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/pve2.json");
+        assert_eq!(compare_inputs(&single).unwrap().len(), 1);
+        std::fs::write(&path, "{\"kind\":\"cluster\"}").unwrap();
+        assert!(matches!(
+            compare_inputs(&path),
+            Err(CompareError::Parse { .. })
+        ));
+    }
+}

@@ -68,11 +68,15 @@ fn csv_needs_header(args: &ProbeArgs) -> Result<bool, String> {
 
 fn write_output(args: &ProbeArgs, text: &str) -> Result<(), String> {
     let Some(path) = &args.output else {
+        if text.is_empty() {
+            return Ok(());
+        }
         let mut out = std::io::stdout().lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| format!("stdout: {e}"));
+        return match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            // A reader that stopped reading (`| head`) wanted no more.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            result => result.map_err(|e| format!("stdout: {}", crate::error::describe(&e))),
+        };
     };
     let mut options = std::fs::OpenOptions::new();
     options.create(true);

@@ -213,3 +213,18 @@ fn tmpfs_has_no_device_lines_and_that_is_no_failure() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    let mut child = pveprobe()
+        .args(["--tests", "cpu", "/"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close our end of stdout at once, like `pveprobe | head -0`.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("Broken pipe"), "{}", stderr(&out));
+}

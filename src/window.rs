@@ -82,6 +82,17 @@ impl Window {
     }
 }
 
+/// `amount` per second of `elapsed` (0 for no time at all).
+pub fn per_second(amount: f64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs <= 0.0 { 0.0 } else { amount / secs }
+}
+
+/// Bytes per `elapsed` in MiB/s (what pveperf and hdparm print as "MB/sec").
+pub fn mib_per_second(bytes: u64, elapsed: Duration) -> f64 {
+    per_second(bytes as f64, elapsed) / f64::from(1u32 << 20)
+}
+
 /// Scales a count made in `window` to the 3-second window pveperf counts in.
 pub fn per_pveperf_window(count: u64, window: Duration) -> u64 {
     let secs = window.as_secs_f64();

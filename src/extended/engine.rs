@@ -84,8 +84,7 @@ pub struct IoStats {
 
 impl IoStats {
     fn per_sec(&self, n: u64) -> f64 {
-        let secs = self.elapsed.as_secs_f64();
-        if secs <= 0.0 { 0.0 } else { n as f64 / secs }
+        crate::window::per_second(n as f64, self.elapsed)
     }
 
     pub fn read_iops(&self) -> f64 {

@@ -37,12 +37,7 @@ pub struct ReadFigure {
 impl ReadFigure {
     /// MiB per second, printed as "MB/sec" like pveperf and hdparm.
     pub fn mib_per_sec(&self) -> f64 {
-        let secs = self.elapsed.as_secs_f64();
-        if secs <= 0.0 {
-            0.0
-        } else {
-            self.bytes as f64 / secs / f64::from(1u32 << 20)
-        }
+        crate::window::mib_per_second(self.bytes, self.elapsed)
     }
 }
 

@@ -22,12 +22,7 @@ pub struct FsyncFigure {
 
 impl FsyncFigure {
     pub fn per_sec(&self) -> f64 {
-        let secs = self.elapsed.as_secs_f64();
-        if secs <= 0.0 {
-            0.0
-        } else {
-            self.iterations as f64 / secs
-        }
+        crate::window::per_second(self.iterations as f64, self.elapsed)
     }
 }
 

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RecordType};
 
+pub mod faultfs;
+
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }

@@ -482,9 +482,14 @@ impl Runner<'_> {
 
     fn dns_tests(&mut self) -> Result<(), i32> {
         let cfg = self.config;
-        let conf = match std::fs::read(&cfg.resolv_conf) {
-            Ok(bytes) => Ok(resolv::parse(&String::from_utf8_lossy(&bytes))),
-            Err(e) => Err(format!("cannot read {}: {e}", cfg.resolv_conf.display())),
+        // glibc reads no further than it needs; 1 MiB is thousands of lines.
+        let conf = match crate::host::read_capped(&cfg.resolv_conf, 1 << 20) {
+            Ok(text) => Ok(resolv::parse(&text)),
+            Err(e) => Err(format!(
+                "cannot read {}: {}",
+                cfg.resolv_conf.display(),
+                crate::error::describe(&e)
+            )),
         };
         let conf = conf.and_then(|c| {
             if c.nameservers.is_empty() {
@@ -511,6 +516,14 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
+        if conf.ignored > 0 {
+            self.note(format!(
+                "{} lists {} more name servers; only the first {} are used, as glibc does",
+                cfg.resolv_conf.display(),
+                conf.ignored,
+                resolv::MAXNS
+            ));
+        }
         let servers = &conf.nameservers;
         self.report.dns_ext = Some(self.repeat(Line::DnsExt, |this| {
             dns::measure(

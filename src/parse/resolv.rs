@@ -11,6 +11,8 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 pub const DNS_PORT: u16 = 53;
 /// glibc's MAXNS: the resolver uses the first three name servers only.
 pub const MAXNS: usize = 3;
+/// How many invalid `nameserver` values are kept for the message.
+pub const INVALID_KEPT: usize = 8;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResolvConf {
@@ -19,7 +21,7 @@ pub struct ResolvConf {
     /// The domains of the last `search` (or `domain`) line.
     pub search: Vec<String>,
     /// `nameserver` values that are not addresses, kept to explain a failure
-    /// (at most [`MAXNS`] of them).
+    /// (the first [`INVALID_KEPT`], each cut to 64 characters).
     pub invalid: Vec<String>,
     /// Valid name servers after the first [`MAXNS`], which glibc ignores too.
     pub ignored: usize,
@@ -45,10 +47,10 @@ pub fn parse(text: &str) -> ResolvConf {
                 Some(word) => match parse_nameserver(word) {
                     Some(_) if conf.nameservers.len() >= MAXNS => conf.ignored += 1,
                     Some(addr) => conf.nameservers.push(addr),
-                    None if conf.invalid.len() >= MAXNS => {}
+                    None if conf.invalid.len() >= INVALID_KEPT => {}
                     None => conf.invalid.push(word.chars().take(64).collect()),
                 },
-                None if conf.invalid.len() >= MAXNS => {}
+                None if conf.invalid.len() >= INVALID_KEPT => {}
                 None => conf.invalid.push(String::new()),
             },
             Some("domain") => {
@@ -135,6 +137,7 @@ mod tests {
         assert_eq!(conf.nameservers.len(), MAXNS);
         assert_eq!(conf.nameservers[0], "127.0.0.1:53".parse().unwrap());
         assert_eq!(conf.ignored, 4997);
-        assert_eq!(conf.invalid, ["bad1", "bad2", "bad3"]);
+        assert_eq!(conf.invalid.len(), INVALID_KEPT);
+        assert_eq!(conf.invalid[..2], ["bad1", "bad2"]);
     }
 }

@@ -361,7 +361,7 @@ fn binary_empty_and_endless_resolv_conf_are_clear_failures() {
         x ^= x << 17;
         garbage.push(x as u8);
     }
-    garbage.extend_from_slice(b"\0nameserver\0127.0.0.1\n\xff\xfe");
+    garbage.extend_from_slice(b"\0nameserver\x00127.0.0.1\n\xff\xfe");
     for text in [&garbage[..], b"", b"\n\n\n", b"nameserver"] {
         let out = dns_probe(text, &[]);
         assert_eq!(out.status.code(), Some(1));

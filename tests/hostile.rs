@@ -494,3 +494,121 @@ fn garbage_truncated_wrong_id_wrong_name_and_foreign_answers_are_not_counted() {
     let lines = common::pveperf_lines(&stdout(&out));
     assert!(common::figure(&lines, "DNS EXT") > 0.0);
 }
+
+// ------------------------------------------- host files through --sysroot
+
+/// A --sysroot tree: the real mountinfo and /sys unless replaced.
+fn sysroot(dir: &Path) -> PathBuf {
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("proc/self")).unwrap();
+    std::fs::copy("/proc/self/mountinfo", root.join("proc/self/mountinfo")).unwrap();
+    std::fs::copy("/proc/cpuinfo", root.join("proc/cpuinfo")).unwrap();
+    std::os::unix::fs::symlink("/sys", root.join("sys")).unwrap();
+    root
+}
+
+fn probe_sysroot(root: &Path, args: &[&str], path: &Path) -> (Output, Duration) {
+    let start = Instant::now();
+    let out = pveprobe()
+        .args(args)
+        .arg("--sysroot")
+        .arg(root)
+        .arg(path)
+        .output()
+        .unwrap();
+    no_panic(&out);
+    (out, start.elapsed())
+}
+
+fn xorshift(n: usize, mut x: u64) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn truncated_huge_and_malformed_cpuinfo() {
+    let dir = workdir();
+    let root = sysroot(dir.path());
+    let huge: String = (0..100_000)
+        .map(|i| format!("processor\t: {i}\nbogomips\t: 1.00\n\n"))
+        .collect();
+    let mut binary = xorshift(1 << 20, 7);
+    binary.extend_from_slice(b"\nbogomips : 12.50\n");
+    let long_line = format!("bogomips : 3.00\nflags : {}\n", "x".repeat(8 << 20));
+    let cases: [(&[u8], &str); 5] = [
+        (
+            b"processor\t: 0\nbogomips\t: 4800.00\n\nprocessor\t: 1\nbogomi",
+            "4800.00",
+        ),
+        (b"bogomips\t: 4800.00\nbogomips\t:", "4800.00"),
+        (huge.as_bytes(), "100000.00"),
+        (&binary, "12.50"),
+        (long_line.as_bytes(), "3.00"),
+    ];
+    for (text, expected) in cases {
+        std::fs::write(root.join("proc/cpuinfo"), text).unwrap();
+        let (out, elapsed) = probe_sysroot(&root, &["--tests", "cpu"], Path::new("/"));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let lines = common::pveperf_lines(&stdout(&out));
+        assert_eq!(lines["CPU BOGOMIPS"], expected);
+        assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    }
+    // Endless: read to the bound, not forever.
+    std::fs::remove_file(root.join("proc/cpuinfo")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("proc/cpuinfo")).unwrap();
+    let (out, _) = probe_sysroot(&root, &["--tests", "cpu"], Path::new("/"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(common::pveperf_lines(&stdout(&out))["CPU BOGOMIPS"], "0.00");
+}
+
+#[test]
+fn truncated_huge_and_malformed_mountinfo() {
+    let dir = workdir();
+    let root = sysroot(dir.path());
+    let real = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let info = root.join("proc/self/mountinfo");
+    // Cut in the middle of its last line: the rest still holds "/".
+    std::fs::write(&info, &real[..real.len() - 10]).unwrap();
+    let (out, _) = probe_sysroot(&root, &["--tests", "cpu"], Path::new("/"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("HD SIZE:"));
+    // Malformed throughout: HD SIZE cannot be known, the rest still runs.
+    let mut garbage = xorshift(100_000, 3);
+    garbage.extend_from_slice(b"\n1 2 3:4 / rel rw - ext4 src\n1 2 x:y / / rw - ext4 /dev/x\n");
+    std::fs::write(&info, garbage).unwrap();
+    let (out, _) = probe_sysroot(
+        &root,
+        &["--tests", "cpu,fsync", "--duration", "0.1"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("CPU BOGOMIPS:"));
+    assert!(!stdout(&out).contains("HD SIZE"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("HD SIZE: not measured: no mount in /proc/self/mountinfo holds "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(count(dir.path()), 1, "the fsync test still cleaned up");
+    // Huge and hostile: 20,000 mounts stacked on "/" with a parent chain.
+    let mut stacked = real.clone();
+    for i in 0..20_000u32 {
+        stacked.push_str(&format!(
+            "{} {} 0:{} / / rw - tmpfs stack{i} rw\n",
+            100_000 + i,
+            100_000 + i.saturating_sub(1),
+            1000 + i
+        ));
+    }
+    std::fs::write(&info, stacked).unwrap();
+    let (out, elapsed) = probe_sysroot(&root, &["--tests", "cpu"], Path::new("/"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("GB (stack19999)"), "{}", stdout(&out));
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+}

@@ -612,3 +612,175 @@ fn truncated_huge_and_malformed_mountinfo() {
     assert!(stdout(&out).contains("GB (stack19999)"), "{}", stdout(&out));
     assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
 }
+
+/// A --sysroot whose mountinfo puts `path` on /dev/sdz1 (8:1), with a sysfs
+/// tree of its own for that disk, every attribute written by `attrs`.
+fn hostile_sysfs(dir: &Path, path: &Path, attrs: &[(&str, &[u8])]) -> PathBuf {
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("proc/self")).unwrap();
+    std::fs::copy("/proc/cpuinfo", root.join("proc/cpuinfo")).unwrap();
+    std::fs::write(
+        root.join("proc/self/mountinfo"),
+        format!(
+            "22 1 8:1 / / rw - ext4 /dev/sdz1 rw\n30 22 8:1 / {} rw - ext4 /dev/sdz1 rw\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let disk =
+        root.join("sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sdz");
+    let part = disk.join("sdz1");
+    std::fs::create_dir_all(&part).unwrap();
+    std::fs::write(part.join("partition"), "1\n").unwrap();
+    for (rel, value) in attrs {
+        let file = disk.join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, value).unwrap();
+    }
+    std::fs::create_dir_all(root.join("sys/class/block")).unwrap();
+    std::fs::create_dir_all(root.join("sys/dev/block")).unwrap();
+    let rel = "../../devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sdz";
+    std::os::unix::fs::symlink(rel, root.join("sys/class/block/sdz")).unwrap();
+    std::os::unix::fs::symlink(format!("{rel}/sdz1"), root.join("sys/class/block/sdz1")).unwrap();
+    std::os::unix::fs::symlink(format!("{rel}/sdz1"), root.join("sys/dev/block/8:1")).unwrap();
+    root
+}
+
+#[test]
+fn truncated_huge_and_malformed_sysfs_attributes() {
+    let dir = workdir();
+    let path = dir.path().join("vz");
+    std::fs::create_dir(&path).unwrap();
+    let huge = vec![b'7'; 20 << 20];
+    let vpd = xorshift(300, 11);
+    let attrs: [(&str, &[u8]); 12] = [
+        ("size", &huge),
+        ("queue/rotational", b"2\n"),
+        ("queue/logical_block_size", b"-4096"),
+        ("queue/physical_block_size", b"99999999999999999999999"),
+        ("queue/scheduler", b"[[[mq-deadline] [none"),
+        ("queue/write_cache", b"\x1b[2J\x1b[31mwrite back\x07"),
+        (
+            "device/model",
+            b"\x1b]0;owned\x07Samsung SSD 870\nforged line",
+        ),
+        ("device/vendor", b"\xff\xfe\x00ATA"),
+        ("device/rev", b""),
+        ("device/vpd_pg80", &vpd),
+        ("serial", b"\n\n\n"),
+        ("device/firmware_rev", b"1.0\0\0\0"),
+    ];
+    let root = hostile_sysfs(dir.path(), &path, &attrs);
+    for format in ["text", "json"] {
+        let (out, elapsed) = probe_sysroot(
+            &root,
+            &["--tests", "cpu", "-v", "--output-format", format],
+            &path,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+        let text = stdout(&out);
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            common::validate_schema(&doc);
+            assert_eq!(doc["storage"]["disks"][0]["name"], "sdz", "{text}");
+        } else {
+            assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+            assert!(text.contains("  sdz: "), "{text}");
+            assert!(!text.contains("\nforged line"), "{text}");
+        }
+    }
+    assert_eq!(count(&path), 0);
+}
+
+/// A ZFS dataset on PATH (--sysroot mountinfo) with a fake `zpool` that
+/// prints `output`.
+fn zfs_with_zpool_output(output: &[u8]) -> Output {
+    let dir = workdir();
+    let path = dir.path().join("data");
+    std::fs::create_dir(&path).unwrap();
+    let root = sysroot(dir.path());
+    std::fs::write(
+        root.join("proc/self/mountinfo"),
+        format!(
+            "22 1 0:30 / / rw - zfs tank/ROOT rw\n90 22 0:31 / {} rw - zfs tank/data rw\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(dir.path().join("zpool.out"), output).unwrap();
+    for (tool, file) in [("zpool", "zpool.out"), ("zfs", "zpool.out")] {
+        let script = bin.join(tool);
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nexec cat '{}'\n",
+                dir.path().join(file).display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "read,seek",
+            "--duration",
+            "0.1",
+            "-v",
+            "--sysroot",
+        ])
+        .arg(&root)
+        .arg(&path)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    no_panic(&out);
+    out
+}
+
+#[test]
+fn truncated_huge_and_malformed_zpool_output() {
+    let good = "  pool: tank\n state: ONLINE\nconfig:\n\n\tNAME        STATE\n\ttank        ONLINE\n\t  mirror-0  ONLINE\n\t    /dev/pveprobe-no-such-a  ONLINE\n\t    /dev/pveprobe-no-such-b  ONLINE\n\nerrors: No known data errors\n";
+    // Cut before the config: the layout cannot be known.
+    let out = zfs_with_zpool_output(&good.as_bytes()[..30]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("its pool's disks are unknown: cannot read the output of zpool status: no 'config:' section"),
+        "{}",
+        stderr(&out)
+    );
+    // Binary garbage.
+    let out = zfs_with_zpool_output(&xorshift(100_000, 5));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read the output of zpool status"),
+        "{}",
+        stderr(&out)
+    );
+    // Cut inside the config, with disks that do not exist: named, not read.
+    let cut = &good[..good.find("/dev/pveprobe-no-such-b").unwrap()];
+    let out = zfs_with_zpool_output(cut.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "BUFFERED READS: not measured: cannot open /dev/pveprobe-no-such-a for reading"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Huge: 50,000 disks in one raidz; the first that cannot be read ends it.
+    let mut huge = String::from(
+        "  pool: tank\n state: ONLINE\nconfig:\n\n\ttank ONLINE\n\t  raidz2-0 ONLINE\n",
+    );
+    for i in 0..50_000 {
+        huge.push_str(&format!("\t    /dev/pveprobe-no-such-{i} ONLINE\n"));
+    }
+    let start = Instant::now();
+    let out = zfs_with_zpool_output(huge.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(30));
+    assert!(stderr(&out).len() < 10_000, "stderr grows with the pool");
+}

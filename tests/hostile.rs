@@ -784,3 +784,26 @@ fn truncated_huge_and_malformed_zpool_output() {
     assert!(start.elapsed() < Duration::from_secs(30));
     assert!(stderr(&out).len() < 10_000, "stderr grows with the pool");
 }
+
+#[test]
+fn an_endless_baseline_or_comparison_file_is_refused_not_read_forever() {
+    let start = Instant::now();
+    let out = pveprobe()
+        .args(["--tests", "cpu", "--baseline", "/dev/zero", "/"])
+        .output()
+        .unwrap();
+    no_panic(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/dev/zero is not a pveprobe JSON result"),
+        "{}",
+        stderr(&out)
+    );
+    let out = pveprobe()
+        .args(["compare", "/dev/zero", "/dev/zero"])
+        .output()
+        .unwrap();
+    no_panic(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(20));
+}

@@ -546,3 +546,45 @@ fn a_second_ctrl_c_during_cleanup_does_not_cut_it_short() {
         fs.leftovers()
     );
 }
+
+#[test]
+fn an_interrupted_run_whose_cleanup_fails_says_what_it_left() {
+    use nix::sys::signal::{Signal, kill};
+    if !root_or_skip("an_interrupted_run_whose_cleanup_fails_says_what_it_left") {
+        return;
+    }
+    let fs = FaultFs::mount("faultfs", 0);
+    let mut child = pveprobe()
+        .args(["--tests", "fsync", "--duration", "60"])
+        .arg(fs.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_files(fs.path(), 5);
+    fs.faults().unlink_error = Some(libc::EIO);
+    kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = common::wait_within(&mut child, Duration::from_secs(20));
+    let err = child_stderr(&mut child);
+    assert_eq!(status.code(), Some(143), "{err}");
+    let left = fs.leftovers();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        err.contains(&format!(
+            "interrupted by SIGTERM; stopped, but could not remove: {}/{} (cannot remove {}/{}/tf_",
+            fs.path().display(),
+            left[0],
+            fs.path().display(),
+            left[0]
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("removed the files it made"), "{err}");
+    // Once the filesystem lets go, it is ours to delete.
+    fs.faults().unlink_error = None;
+    std::fs::remove_dir_all(fs.path().join(&left[0])).unwrap();
+}

@@ -35,6 +35,8 @@ pub struct Faults {
     pub fsync_delay: Duration,
     /// Every unlink and rmdir sleeps this long first.
     pub unlink_delay: Duration,
+    /// Unlinks and rmdirs fail with this errno.
+    pub unlink_error: Option<i32>,
     /// Writes to files other than the image fail with this errno once
     /// `writes` has passed the count.
     pub write_error: Option<(u64, i32)>,
@@ -379,7 +381,11 @@ impl Filesystem for Fs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        std::thread::sleep(self.faults().unlink_delay);
+        let faults = self.faults();
+        std::thread::sleep(faults.unlink_delay);
+        if let Some(code) = faults.unlink_error {
+            return reply.error(errno(code));
+        }
         match lock(&self.tree).remove(parent.0, name, false) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
@@ -387,7 +393,11 @@ impl Filesystem for Fs {
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        std::thread::sleep(self.faults().unlink_delay);
+        let faults = self.faults();
+        std::thread::sleep(faults.unlink_delay);
+        if let Some(code) = faults.unlink_error {
+            return reply.error(errno(code));
+        }
         match lock(&self.tree).remove(parent.0, name, true) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),

@@ -181,7 +181,10 @@ pub fn probe(args: &ProbeArgs) -> u8 {
         let name = nix::sys::signal::Signal::try_from(sig)
             .map(|s| s.as_str())
             .unwrap_or("signal");
-        eprintln!("pveprobe: interrupted by {name}; stopped and removed the files it made");
+        eprintln!(
+            "pveprobe: interrupted by {name}; {}",
+            crate::scratch::interrupted_cleanup()
+        );
         return (128 + sig) as u8;
     }
 

@@ -34,7 +34,8 @@ pub struct Input {
 }
 
 pub fn load(path: &Path) -> Result<Input, CompareError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read {
+    // A result is kilobytes; the bound keeps `--baseline /dev/zero` finite.
+    let text = crate::host::read_capped(path, 64 << 20).map_err(|source| CompareError::Read {
         path: path.into(),
         source,
     })?;

@@ -126,7 +126,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         let name = nix::sys::signal::Signal::try_from(sig)
             .map(|s| s.as_str())
             .unwrap_or("signal");
-        eprintln!("{NAME}: interrupted by {name}; stopped and removed the files it made");
+        eprintln!(
+            "{NAME}: interrupted by {name}; {}",
+            pveprobe::scratch::interrupted_cleanup()
+        );
         return ExitCode::from((128 + sig) as u8);
     }
     ExitCode::SUCCESS

@@ -344,24 +344,18 @@ impl Runner<'_> {
             let result = self.space_for(cfg.write_size, "SEQ WRITE").and_then(|()| {
                 let pool = extended::seqwrite::data(cfg.zero_data);
                 let mut scratch = ScratchDir::create(&cfg.path)?;
-                let mut runs = Vec::new();
-                for _ in 0..3 {
-                    match extended::seqwrite::run(
-                        &mut scratch,
-                        "seqwrite.dat",
-                        cfg.write_size,
-                        &pool,
-                        self.interrupt,
-                    ) {
-                        Ok(run) => runs.push(run),
-                        Err(e) => {
-                            let _ = scratch.remove();
-                            return Err(e);
-                        }
-                    }
-                }
-                scratch.remove()?;
-                Ok(runs)
+                let runs = (0..3)
+                    .map(|_| {
+                        extended::seqwrite::run(
+                            &mut scratch,
+                            "seqwrite.dat",
+                            cfg.write_size,
+                            &pool,
+                            self.interrupt,
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>();
+                scratch.finish(runs)
             });
             self.report.extended.seq_write = Some(outcome(result)?);
             self.emit_x(XLine::SeqWrite);
@@ -461,10 +455,7 @@ impl Runner<'_> {
                 file_bytes: size,
             })
         })();
-        let removed = scratch.remove();
-        let figure = result?;
-        removed?;
-        Ok(figure)
+        scratch.finish(result)
     }
 
     fn fsync_test(&mut self) -> Result<fsync::FsyncFigure, ProbeError> {
@@ -486,17 +477,19 @@ impl Runner<'_> {
         self.drop_caches();
         let mut scratch = ScratchDir::create(&cfg.path)?;
         let measured = fsync::measure(&mut scratch, cfg.window, cfg.record_latency, self.interrupt);
-        let removed = scratch.remove();
-        let figure = measured?;
-        removed?;
-        Ok(figure)
+        scratch.finish(measured)
     }
 
     fn dns_tests(&mut self) -> Result<(), i32> {
         let cfg = self.config;
-        let conf = match std::fs::read(&cfg.resolv_conf) {
-            Ok(bytes) => Ok(resolv::parse(&String::from_utf8_lossy(&bytes))),
-            Err(e) => Err(format!("cannot read {}: {e}", cfg.resolv_conf.display())),
+        // glibc reads no further than it needs; 1 MiB is thousands of lines.
+        let conf = match crate::host::read_capped(&cfg.resolv_conf, 1 << 20) {
+            Ok(text) => Ok(resolv::parse(&text)),
+            Err(e) => Err(format!(
+                "cannot read {}: {}",
+                cfg.resolv_conf.display(),
+                crate::error::describe(&e)
+            )),
         };
         let conf = conf.and_then(|c| {
             if c.nameservers.is_empty() {
@@ -523,6 +516,14 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
+        if conf.ignored > 0 {
+            self.note(format!(
+                "{} lists {} more name servers; only the first {} are used, as glibc does",
+                cfg.resolv_conf.display(),
+                conf.ignored,
+                resolv::MAXNS
+            ));
+        }
         let servers = &conf.nameservers;
         self.report.dns_ext = Some(self.repeat(Line::DnsExt, |this| {
             dns::measure(

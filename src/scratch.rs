@@ -5,23 +5,55 @@
 //! `O_NOFOLLOW | O_DIRECTORY` and checked to be ours. Files are made only
 //! through that directory's descriptor with `O_NOFOLLOW`, so a symlink
 //! planted by another user cannot redirect a write. Everything created is
-//! tracked and removed by [`ScratchDir::remove`], or by `Drop` on any
-//! other path out.
+//! tracked and removed by [`ScratchDir::remove`] (or [`ScratchDir::finish`]),
+//! or by `Drop` on any other path out.
+//!
+//! The directory itself is removed by name, so first it is checked to still
+//! be ours (same device and inode as the descriptor): a directory that
+//! someone moved away, or put in its place, is never removed by mistake.
+//! What could not be removed is said on stderr and kept in
+//! [`left_behind`], so an interrupted run does not claim a clean exit.
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, open, openat};
-use nix::sys::stat::{Mode, SFlag, fstat, mkdirat};
+use nix::fcntl::{AtFlags, OFlag, open, openat};
+use nix::sys::stat::{Mode, SFlag, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, geteuid, unlinkat};
 use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
 
 const NAME_PREFIX: &str = "pveprobe.";
+
+/// Directories of this process that could not be removed, with why.
+static LEFT_BEHIND: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// What this process could not remove (empty after every clean exit).
+pub fn left_behind() -> Vec<String> {
+    LEFT_BEHIND.lock().map(|l| l.clone()).unwrap_or_default()
+}
+
+/// How an interrupted run ends its message: the files were removed, or
+/// what is left and where.
+pub fn interrupted_cleanup() -> String {
+    let left = left_behind();
+    if left.is_empty() {
+        "stopped and removed the files it made".into()
+    } else {
+        format!("stopped, but could not remove: {}", left.join("; "))
+    }
+}
+
+fn record_left_behind(what: String) {
+    if let Ok(mut list) = LEFT_BEHIND.lock() {
+        list.push(what);
+    }
+}
 
 #[derive(Debug)]
 pub struct ScratchDir {
@@ -72,7 +104,7 @@ impl ScratchDir {
                 ));
             }
         };
-        let scratch = Self {
+        let mut scratch = Self {
             parent,
             parent_path: parent_path.to_path_buf(),
             name,
@@ -83,10 +115,16 @@ impl ScratchDir {
         let st = fstat(&scratch.dir).context(|| format!("stat {}", scratch.path().display()))?;
         let is_dir = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR;
         if !is_dir || st.st_uid != geteuid().as_raw() || st.st_mode & 0o077 != 0 {
-            return Err(ProbeError::Unavailable(format!(
-                "{} was replaced while it was being created; not using it",
+            // What is there now is someone else's: leave it alone. Ours was
+            // moved away empty before it could be opened.
+            scratch.removed = true;
+            let what = format!(
+                "{} was replaced by someone else while it was being created; not using it, \
+                 not removing what is there now (the empty directory pveprobe made was moved away)",
                 scratch.path().display()
-            )));
+            );
+            record_left_behind(what.clone());
+            return Err(ProbeError::Unavailable(what));
         }
         Ok(scratch)
     }
@@ -148,6 +186,68 @@ impl ScratchDir {
         self.remove_all()
     }
 
+    /// Removes everything, then returns the test's `result`; a failure to
+    /// remove is never lost behind the test's own error.
+    pub fn finish<T>(mut self, result: Result<T, ProbeError>) -> Result<T, ProbeError> {
+        let removed = self.remove_all();
+        match (result, removed) {
+            (Ok(value), Ok(())) => Ok(value),
+            (Ok(_), Err(e)) | (Err(e), Ok(())) => Err(e),
+            // The interrupt wins; what was left is in left_behind().
+            (Err(e @ ProbeError::Interrupted(_)), Err(_)) => Err(e),
+            (Err(e), Err(r)) => Err(ProbeError::Unavailable(format!("{e}; then {r}"))),
+        }
+    }
+
+    /// Where the directory is now, as the kernel names it (it may have
+    /// been moved), for messages.
+    fn current_path(&self) -> String {
+        std::fs::read_link(format!("/proc/self/fd/{}", self.dir.as_raw_fd()))
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "an unknown place".into())
+    }
+
+    /// Removes the directory by name if that name is still our directory.
+    fn remove_dir(&self) -> Result<(), ProbeError> {
+        let ours = fstat(&self.dir).context(|| format!("stat {}", self.path().display()))?;
+        if ours.st_nlink == 0 {
+            // Someone removed it already (PATH deleted during the run).
+            return Ok(());
+        }
+        match fstatat(
+            &self.parent,
+            self.name.as_str(),
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(there) if (there.st_dev, there.st_ino) == (ours.st_dev, ours.st_ino) => {}
+            Ok(_) | Err(Errno::ENOENT) => {
+                return Err(ProbeError::Unavailable(format!(
+                    "{} was moved by someone else during the run; not removing what is there now; \
+                     its files were removed, the empty directory is now {}",
+                    self.path().display(),
+                    self.current_path()
+                )));
+            }
+            Err(e) => {
+                return Err(ProbeError::io(
+                    format!("cannot remove {}", self.path().display()),
+                    e.into(),
+                ));
+            }
+        }
+        match unlinkat(
+            self.parent.as_fd(),
+            self.name.as_str(),
+            UnlinkatFlags::RemoveDir,
+        ) {
+            Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(ProbeError::io(
+                format!("cannot remove {}", self.path().display()),
+                e.into(),
+            )),
+        }
+    }
+
     fn remove_all(&mut self) -> Result<(), ProbeError> {
         if self.removed {
             return Ok(());
@@ -166,20 +266,17 @@ impl ScratchDir {
                 }
             }
         }
-        match unlinkat(
-            self.parent.as_fd(),
-            self.name.as_str(),
-            UnlinkatFlags::RemoveDir,
-        ) {
-            Ok(()) | Err(Errno::ENOENT) => {}
-            Err(e) => {
-                first_error.get_or_insert_with(|| {
-                    ProbeError::io(format!("cannot remove {}", self.path().display()), e.into())
-                });
-            }
+        if let Err(e) = self.remove_dir() {
+            first_error.get_or_insert(e);
         }
         self.removed = true;
-        first_error.map_or(Ok(()), Err)
+        match first_error {
+            None => Ok(()),
+            Some(e) => {
+                record_left_behind(format!("{} ({e})", self.path().display()));
+                Err(e)
+            }
+        }
     }
 }
 
@@ -245,5 +342,63 @@ mod tests {
         assert!(err.to_string().contains("tf_0.dat"), "{err}");
         assert!(!target.path().join("victim").exists());
         scratch.remove().unwrap();
+    }
+
+    #[test]
+    fn a_directory_moved_away_is_not_removed_by_name() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut scratch = ScratchDir::create(parent.path()).unwrap();
+        scratch.create_file("tf_0.dat").unwrap();
+        // Someone moves ours away and puts their own directory at its name.
+        let moved = parent.path().join("moved");
+        std::fs::rename(scratch.path(), &moved).unwrap();
+        std::fs::create_dir(scratch.path()).unwrap();
+        std::fs::write(scratch.path().join("theirs"), "x").unwrap();
+        let err = scratch.finish(Ok(())).unwrap_err().to_string();
+        assert!(err.contains("was moved by someone else"), "{err}");
+        assert!(err.contains(&moved.display().to_string()), "{err}");
+        // Theirs is untouched; ours was emptied.
+        let path = parent.path().read_dir().unwrap().count();
+        assert_eq!(path, 2);
+        assert_eq!(std::fs::read_dir(&moved).unwrap().count(), 0);
+        assert!(left_behind().iter().any(|l| l.contains("was moved")));
+    }
+
+    #[test]
+    fn a_directory_removed_by_someone_else_is_no_error() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut scratch = ScratchDir::create(parent.path()).unwrap();
+        scratch.create_file("tf_0.dat").unwrap();
+        std::fs::remove_dir_all(scratch.path()).unwrap();
+        assert_eq!(scratch.finish(Ok(7)).unwrap(), 7);
+    }
+
+    #[test]
+    fn finish_keeps_both_errors() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut scratch = ScratchDir::create(parent.path()).unwrap();
+        scratch.create_file("a").unwrap();
+        // A directory the removal cannot unlink as a file.
+        std::fs::remove_file(scratch.path().join("a")).unwrap();
+        std::fs::create_dir(scratch.path().join("a")).unwrap();
+        let err = scratch
+            .finish::<()>(Err(ProbeError::Unavailable("the test failed".into())))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("the test failed; then cannot remove "),
+            "{err}"
+        );
+        std::fs::remove_dir_all(
+            parent.path().join(
+                std::fs::read_dir(parent.path())
+                    .unwrap()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .file_name(),
+            ),
+        )
+        .unwrap();
     }
 }

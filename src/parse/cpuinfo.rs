@@ -10,7 +10,8 @@ pub fn bogomips_sum(cpuinfo: &str) -> f64 {
         .filter(|(key, _)| key.trim().eq_ignore_ascii_case("bogomips"))
         .filter_map(|(_, value)| value.trim().parse::<f64>().ok())
         .filter(|v| v.is_finite() && *v >= 0.0)
-        .sum()
+        // Not `.sum()`: a float sum of nothing is -0.0, printed "-0.00".
+        .fold(0.0, |sum, v| sum + v)
 }
 
 /// The CPU model name as the kernel reports it, for reports and hints.
@@ -42,5 +43,14 @@ mod tests {
             "bogomips per cpu: 3241.00\nbogomips : abc\nbogomips\nbogomips: -5\nbogomips: NaN\n";
         assert_eq!(bogomips_sum(text), 0.0);
         assert_eq!(bogomips_sum(""), 0.0);
+    }
+
+    #[test]
+    fn no_bogomips_prints_as_zero_not_minus_zero() {
+        for text in ["", "processor : 0\n", "bogomips : -0\n"] {
+            let sum = bogomips_sum(text);
+            assert!(sum.is_sign_positive(), "{text:?}");
+            assert_eq!(format!("{sum:.2}"), "0.00");
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! [optional fields...] - fstype source super-options`. Paths escape space,
 //! tab, newline and backslash as `\040`, `\011`, `\012` and `\134`.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// One line of mountinfo.
@@ -98,12 +99,17 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
 /// with the longest mount point (the last, if several are stacked there).
 pub fn mount_for<'a>(entries: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
     let path = normalize(path);
-    entries
+    // Only mounts on the path matter: a mount that hides one of them sits
+    // on a prefix of its mount point, so it is on the path too.
+    let candidates: Vec<usize> = (0..entries.len())
+        .filter(|&i| path.starts_with(&entries[i].mount_point))
+        .collect();
+    let tree = MountTree::new(entries);
+    candidates
         .iter()
         .enumerate()
-        .filter(|(_, e)| path.starts_with(&e.mount_point))
-        .filter(|(i, _)| !is_hidden(entries, *i))
-        .map(|(_, e)| e)
+        .filter(|&(k, &i)| !is_hidden(entries, &tree, i, &candidates[k + 1..]))
+        .map(|(_, &i)| &entries[i])
         .fold(None, |best: Option<&MountEntry>, e| match best {
             Some(b) if b.mount_point.components().count() > e.mount_point.components().count() => {
                 Some(b)
@@ -115,28 +121,90 @@ pub fn mount_for<'a>(entries: &'a [MountEntry], path: &Path) -> Option<&'a Mount
 /// True when a mount made later sits on the entry's mount point or on a
 /// directory above it without being the entry's ancestor: the later mount
 /// covers it, so paths below its mount point no longer reach it.
-fn is_hidden(entries: &[MountEntry], index: usize) -> bool {
+fn is_hidden(entries: &[MountEntry], tree: &MountTree, index: usize, later: &[usize]) -> bool {
     let entry = &entries[index];
-    entries[index + 1..]
+    later
         .iter()
-        .filter(|later| entry.mount_point.starts_with(&later.mount_point))
-        .any(|later| !is_descendant(entries, entry, later.mount_id))
+        .filter(|&&l| entry.mount_point.starts_with(&entries[l].mount_point))
+        .any(|&l| !tree.is_ancestor(entries, entries[l].mount_id, index))
 }
 
-/// True when `ancestor_id` is on the parent chain of `entry`.
-fn is_descendant(entries: &[MountEntry], entry: &MountEntry, ancestor_id: u32) -> bool {
-    let mut current = entry;
-    // A chain cannot be longer than the table; the bound also stops loops.
-    for _ in 0..entries.len() {
-        if current.parent_id == ancestor_id {
-            return true;
+/// The parent links of the mount table as a tree, numbered in depth-first
+/// order so that "is an ancestor of" is a comparison, whatever the table's
+/// size (a hostile or huge mountinfo must not take quadratic walks).
+struct MountTree {
+    /// mount id -> index of its first entry.
+    index: HashMap<u32, usize>,
+    /// Depth-first entry and exit numbers; `u32::MAX` where unreached (a
+    /// parent loop in malformed input).
+    tin: Vec<u32>,
+    tout: Vec<u32>,
+}
+
+impl MountTree {
+    fn new(entries: &[MountEntry]) -> Self {
+        let mut index = HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            index.entry(e.mount_id).or_insert(i);
         }
-        match entries.iter().find(|e| e.mount_id == current.parent_id) {
-            Some(parent) if parent.mount_id != current.mount_id => current = parent,
-            _ => return false,
+        let parent = |i: usize| {
+            index
+                .get(&entries[i].parent_id)
+                .copied()
+                .filter(|&p| p != i && entries[i].mount_id != entries[i].parent_id)
+        };
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+        let mut roots = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            match parent(i) {
+                Some(p) if index.get(&entry.mount_id) == Some(&i) => children[p].push(i),
+                _ => roots.push(i),
+            }
         }
+        let (mut tin, mut tout) = (vec![u32::MAX; entries.len()], vec![u32::MAX; entries.len()]);
+        let mut clock = 0u32;
+        for root in roots {
+            let mut stack = vec![(root, 0usize)];
+            tin[root] = clock;
+            clock += 1;
+            while let Some((node, next)) = stack.pop() {
+                if let Some(&child) = children[node].get(next) {
+                    stack.push((node, next + 1));
+                    if tin[child] == u32::MAX {
+                        tin[child] = clock;
+                        clock += 1;
+                        stack.push((child, 0));
+                    }
+                } else {
+                    tout[node] = clock;
+                    clock += 1;
+                }
+            }
+        }
+        Self { index, tin, tout }
     }
-    false
+
+    /// True when the mount `ancestor_id` is on the parent chain of entry `i`.
+    fn is_ancestor(&self, entries: &[MountEntry], ancestor_id: u32, i: usize) -> bool {
+        let Some(&a) = self.index.get(&ancestor_id) else {
+            return false;
+        };
+        if self.tin[a] != u32::MAX && self.tin[i] != u32::MAX {
+            return a != i && self.tin[a] < self.tin[i] && self.tout[i] < self.tout[a];
+        }
+        // Outside the tree (a loop of parents): a short walk, bounded.
+        let mut current = &entries[i];
+        for _ in 0..64 {
+            if current.parent_id == ancestor_id {
+                return true;
+            }
+            match self.index.get(&current.parent_id) {
+                Some(&p) if entries[p].mount_id != current.mount_id => current = &entries[p],
+                _ => return false,
+            }
+        }
+        false
+    }
 }
 
 /// Lexically drops `.` components and trailing slashes (`..` is left to canonicalize).

@@ -2,12 +2,17 @@
 //!
 //! Follows glibc's reading (resolv.conf(5)): `#` or `;` starts a comment
 //! line, `nameserver` takes one IPv4 or IPv6 address (an IPv6 address may
-//! carry a `%scope`), and of several `search` or `domain` lines the last
-//! one counts (`domain X` stands for `search X`, as for glibc and PVE).
+//! carry a `%scope`), only the first [`MAXNS`] name servers are used, and
+//! of several `search` or `domain` lines the last one counts (`domain X`
+//! stands for `search X`, as for glibc and PVE).
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
 pub const DNS_PORT: u16 = 53;
+/// glibc's MAXNS: the resolver uses the first three name servers only.
+pub const MAXNS: usize = 3;
+/// How many invalid `nameserver` values are kept for the message.
+pub const INVALID_KEPT: usize = 8;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResolvConf {
@@ -15,8 +20,11 @@ pub struct ResolvConf {
     pub nameservers: Vec<SocketAddr>,
     /// The domains of the last `search` (or `domain`) line.
     pub search: Vec<String>,
-    /// `nameserver` values that are not addresses, kept to explain a failure.
+    /// `nameserver` values that are not addresses, kept to explain a failure
+    /// (the first [`INVALID_KEPT`], each cut to 64 characters).
     pub invalid: Vec<String>,
+    /// Valid name servers after the first [`MAXNS`], which glibc ignores too.
+    pub ignored: usize,
 }
 
 impl ResolvConf {
@@ -37,9 +45,12 @@ pub fn parse(text: &str) -> ResolvConf {
         match words.next() {
             Some("nameserver") => match words.next() {
                 Some(word) => match parse_nameserver(word) {
+                    Some(_) if conf.nameservers.len() >= MAXNS => conf.ignored += 1,
                     Some(addr) => conf.nameservers.push(addr),
-                    None => conf.invalid.push(word.to_string()),
+                    None if conf.invalid.len() >= INVALID_KEPT => {}
+                    None => conf.invalid.push(word.chars().take(64).collect()),
                 },
+                None if conf.invalid.len() >= INVALID_KEPT => {}
                 None => conf.invalid.push(String::new()),
             },
             Some("domain") => {
@@ -109,5 +120,24 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert_eq!(conf.internal_domain(), None);
+    }
+
+    #[test]
+    fn uses_the_first_three_servers_like_glibc() {
+        let text: String = (1..=5000)
+            .map(|i| {
+                format!(
+                    "nameserver 127.0.{}.{}\nnameserver bad{i}\n",
+                    i / 250,
+                    i % 250
+                )
+            })
+            .collect();
+        let conf = parse(&text);
+        assert_eq!(conf.nameservers.len(), MAXNS);
+        assert_eq!(conf.nameservers[0], "127.0.0.1:53".parse().unwrap());
+        assert_eq!(conf.ignored, 4997);
+        assert_eq!(conf.invalid.len(), INVALID_KEPT);
+        assert_eq!(conf.invalid[..2], ["bad1", "bad2"]);
     }
 }

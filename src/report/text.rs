@@ -20,7 +20,7 @@ pub fn label(line: Line) -> String {
 }
 
 /// Makes a df source printable on one line (control characters as `\ooo`).
-fn printable(source: &str) -> String {
+pub(crate) fn printable(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     for c in source.chars() {
         if c.is_control() {

@@ -135,7 +135,8 @@ pub fn render(doc: &JsonReport) -> String {
         } else {
             "skipped"
         };
-        let _ = writeln!(out, "  {}: {verdict}: {}", missing.label, missing.reason);
+        let line = format!("  {}: {verdict}: {}", missing.label, missing.reason);
+        let _ = writeln!(out, "{}", super::text::printable(&line));
     }
     if let Some(storage) = &doc.storage {
         out.push_str(&storage_section(&doc.path, storage));
@@ -194,24 +195,35 @@ pub fn disk_line(d: &Disk) -> String {
 /// disk, the ZFS pool, and the hints.
 pub fn storage_section(path: &str, s: &Storage) -> String {
     let mut out = String::from("\nStorage:\n");
+    // Names come from mountinfo, sysfs and zpool: one line each, whatever
+    // they hold (a newline or a terminal escape in a name is shown as \ooo).
+    let put = |out: &mut String, line: String| {
+        out.push_str(&super::text::printable(&line));
+        out.push('\n');
+    };
     let device = s
         .device
         .as_ref()
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
-    let _ = writeln!(out, "  {path}: {} on {}{device}", s.fstype, s.source);
+    put(
+        &mut out,
+        format!("  {path}: {} on {}{device}", s.fstype, s.source),
+    );
     for layer in &s.layers {
         let detail = layer
             .detail
             .as_ref()
             .map(|d| format!(" {d}"))
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    {}: {}{detail} on {}",
-            layer.name,
-            layer.kind,
-            layer.below.join(", ")
+        put(
+            &mut out,
+            format!(
+                "    {}: {}{detail} on {}",
+                layer.name,
+                layer.kind,
+                layer.below.join(", ")
+            ),
         );
     }
     if let Some(z) = &s.zfs {
@@ -225,24 +237,27 @@ pub fn storage_section(path: &str, s: &Storage) -> String {
             .as_ref()
             .map(|l| format!(": {l}"))
             .unwrap_or_default();
-        let _ = writeln!(out, "  ZFS pool {}{state}{layout}", z.pool);
+        put(&mut out, format!("  ZFS pool {}{state}{layout}", z.pool));
         if !z.properties.is_empty() {
             let props: Vec<String> = z
                 .properties
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            let _ = writeln!(out, "  ZFS dataset {}: {}", z.dataset, props.join(", "));
+            put(
+                &mut out,
+                format!("  ZFS dataset {}: {}", z.dataset, props.join(", ")),
+            );
         }
     }
     for d in &s.disks {
-        let _ = writeln!(out, "  {}", disk_line(d));
+        put(&mut out, format!("  {}", disk_line(d)));
     }
     for p in &s.problems {
-        let _ = writeln!(out, "  unknown: {p}");
+        put(&mut out, format!("  unknown: {p}"));
     }
     for h in &s.hints {
-        let _ = writeln!(out, "  hint: {h}");
+        put(&mut out, format!("  hint: {h}"));
     }
     out
 }

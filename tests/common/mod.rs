@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RecordType};
 
+pub mod faultfs;
+
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
@@ -370,4 +372,135 @@ pub fn validate_schema(doc: &serde_json::Value) {
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+/// How a [`Responder`] answers each query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// A proper NXDOMAIN answer.
+    Proper,
+    /// Random bytes.
+    Garbage,
+    /// The first half of a proper answer.
+    Truncated,
+    /// A proper answer with another query id.
+    WrongId,
+    /// A proper answer for another name.
+    WrongName,
+    /// A proper answer, sent from another loopback address.
+    OtherAddress,
+    /// Garbage, a wrong id and an answer from another address, then a
+    /// proper answer: only the last one may count.
+    NoiseThenProper,
+}
+
+/// A UDP name server of the test's own on a loopback address, port 53,
+/// that answers as told; stops when dropped.
+pub struct Responder {
+    pub addr: std::net::IpAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn nxdomain_for(query: &Message) -> Message {
+    let mut r = Message::new(query.metadata.id, MessageType::Response, OpCode::Query);
+    r.metadata.response_code = hickory_proto::op::ResponseCode::NXDomain;
+    r.metadata.recursion_desired = query.metadata.recursion_desired;
+    for q in &query.queries {
+        r.add_query(q.clone());
+    }
+    r
+}
+
+impl Responder {
+    pub fn start(answer: Answer) -> Self {
+        Self::start_on(std::net::IpAddr::V4(loopback_address()), answer)
+    }
+
+    pub fn start_on(addr: std::net::IpAddr, answer: Answer) -> Self {
+        let socket = UdpSocket::bind((addr, 53)).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        // "Another address": a second socket on the next loopback address.
+        let other = match addr {
+            std::net::IpAddr::V4(v4) => {
+                let o = v4.octets();
+                Some(UdpSocket::bind((Ipv4Addr::new(o[0], o[1], o[2], o[3] ^ 0x80), 53)).unwrap())
+            }
+            std::net::IpAddr::V6(_) => None,
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 1500];
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            let mut garbage = move |n: usize| -> Vec<u8> {
+                (0..n)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        seed as u8
+                    })
+                    .collect()
+            };
+            while !flag.load(Ordering::Relaxed) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                let Ok(query) = Message::from_vec(&buf[..n]) else {
+                    continue;
+                };
+                let proper = nxdomain_for(&query).to_vec().unwrap();
+                let mut wrong_id = nxdomain_for(&query);
+                wrong_id.metadata.id = query.metadata.id.wrapping_add(1);
+                let wrong_id = wrong_id.to_vec().unwrap();
+                let mut wrong_name = nxdomain_for(&query);
+                wrong_name.queries.clear();
+                wrong_name.add_query(Query::query(
+                    Name::from_ascii("other.example.").unwrap(),
+                    RecordType::A,
+                ));
+                let wrong_name = wrong_name.to_vec().unwrap();
+                let send = |bytes: &[u8]| {
+                    let _ = socket.send_to(bytes, from);
+                };
+                match answer {
+                    Answer::Proper => send(&proper),
+                    Answer::Garbage => send(&garbage(40)),
+                    Answer::Truncated => send(&proper[..proper.len() / 2]),
+                    Answer::WrongId => send(&wrong_id),
+                    Answer::WrongName => send(&wrong_name),
+                    Answer::OtherAddress => {
+                        let _ = other.as_ref().unwrap().send_to(&proper, from);
+                    }
+                    Answer::NoiseThenProper => {
+                        send(&garbage(40));
+                        send(&wrong_id);
+                        send(&wrong_name);
+                        if let Some(o) = &other {
+                            let _ = o.send_to(&proper, from);
+                        }
+                        send(&proper[..proper.len() / 2]);
+                        send(&proper);
+                    }
+                }
+            }
+        });
+        Self {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

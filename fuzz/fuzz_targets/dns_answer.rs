@@ -1,0 +1,22 @@
+//! A UDP packet from a name server: is it the answer to our query?
+//! The first two bytes are the query id; the rest is the packet.
+#![no_main]
+
+use hickory_proto::op::Message;
+use hickory_proto::rr::Name;
+use libfuzzer_sys::fuzz_target;
+use pveprobe::probe::dns;
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 2 {
+        return;
+    }
+    let id = u16::from_be_bytes([data[0], data[1]]);
+    let packet = &data[2..];
+    let name = Name::from_ascii("test123.nonexistent1700000000.com.").unwrap();
+    if dns::is_answer(packet, id, &name) {
+        let msg = Message::from_vec(packet).unwrap();
+        assert_eq!(msg.metadata.id, id);
+        assert_eq!(msg.queries.len(), 1);
+    }
+});

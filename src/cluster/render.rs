@@ -262,7 +262,8 @@ pub fn json(r: &ClusterReport, pretty: bool) -> String {
 /// The results in `path` for `pveprobe compare`: each answering node of a
 /// cluster document, named `NODE (FILE)`, or the single result a file holds.
 pub fn compare_inputs(path: &Path) -> Result<Vec<Input>, CompareError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read {
+    // Bounded like compare::load: `compare /dev/zero` must end, not eat memory.
+    let text = crate::host::read_capped(path, 64 << 20).map_err(|source| CompareError::Read {
         path: path.into(),
         source,
     })?;

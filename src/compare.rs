@@ -33,13 +33,22 @@ pub struct Input {
     pub doc: JsonReport,
 }
 
-pub fn load(path: &Path) -> Result<Input, CompareError> {
-    // A result is kilobytes; the bound keeps `--baseline /dev/zero` finite.
-    let text = crate::host::read_capped(path, 64 << 20).map_err(|source| CompareError::Read {
+/// Reads a result file to a bound: a result is kilobytes; the bound keeps
+/// `--baseline /dev/zero` finite.
+pub fn read_result(path: &Path) -> Result<String, CompareError> {
+    crate::host::read_capped(path, 64 << 20).map_err(|source| CompareError::Read {
         path: path.into(),
         source,
-    })?;
-    let doc: JsonReport = serde_json::from_str(&text).map_err(|source| CompareError::Parse {
+    })
+}
+
+pub fn load(path: &Path) -> Result<Input, CompareError> {
+    parse(path, &read_result(path)?)
+}
+
+/// A result read from `path` as `text`.
+pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
+    let doc: JsonReport = serde_json::from_str(text).map_err(|source| CompareError::Parse {
         path: path.into(),
         source,
     })?;

@@ -262,16 +262,12 @@ pub fn json(r: &ClusterReport, pretty: bool) -> String {
 /// The results in `path` for `pveprobe compare`: each answering node of a
 /// cluster document, named `NODE (FILE)`, or the single result a file holds.
 pub fn compare_inputs(path: &Path) -> Result<Vec<Input>, CompareError> {
-    // Bounded like compare::load: `compare /dev/zero` must end, not eat memory.
-    let text = crate::host::read_capped(path, 64 << 20).map_err(|source| CompareError::Read {
-        path: path.into(),
-        source,
-    })?;
+    let text = compare::read_result(path)?;
     let is_cluster = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .is_some_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some(KIND));
     if !is_cluster {
-        return compare::load(path).map(|i| vec![i]);
+        return compare::parse(path, &text).map(|i| vec![i]);
     }
     let report: ClusterReport =
         serde_json::from_str(&text).map_err(|source| CompareError::Parse {

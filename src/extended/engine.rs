@@ -192,14 +192,36 @@ pub fn run(job: &Job, choice: EngineChoice, interrupt: &Interrupt) -> Result<IoS
     }
 }
 
+/// A ring whose submission failed: operations in flight may still write
+/// into the buffers, so both are leaked rather than freed.
+fn abandon(ring: IoUring, bufs: Vec<AlignedBuf>, e: std::io::Error) -> Setup {
+    std::mem::forget(bufs);
+    std::mem::forget(ring);
+    Setup::Failed(ProbeError::io("io_uring submit", e))
+}
+
 enum Setup {
     /// The kernel would not set up a ring: try another engine.
     Refused(std::io::Error),
     Failed(ProbeError),
 }
 
+/// A ring for one thread that both submits and reaps, as fio sets it up:
+/// completions run when we wait for them (DEFER_TASKRUN), not by
+/// interrupting us (COOP_TASKRUN). Kernels before 6.1 refuse those flags;
+/// then a ring without them.
+fn new_ring(entries: u32) -> std::io::Result<IoUring> {
+    IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
+        .or_else(|_| IoUring::new(entries))
+}
+
 fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
-    let mut ring = IoUring::new(job.depth.next_power_of_two() as u32).map_err(Setup::Refused)?;
+    let mut ring = new_ring(job.depth.next_power_of_two() as u32).map_err(Setup::Refused)?;
     let fd = types::Fd(job.file.as_raw_fd());
     let mut bufs = buffers(job, job.depth);
     let mut offsets = Offsets {
@@ -251,11 +273,7 @@ fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            // In-flight operations may still touch the buffers: keep the
-            // ring and buffers alive by leaking them rather than freeing.
-            std::mem::forget(bufs);
-            std::mem::forget(ring);
-            return Err(Setup::Failed(ProbeError::io("io_uring submit", e)));
+            return Err(abandon(ring, bufs, e));
         }
         done.clear();
         done.extend(
@@ -281,6 +299,19 @@ fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
             }
             if !stop && push(slot, &mut ring, &mut bufs, &mut issued) {
                 inflight += 1;
+                // Submitted at once, not with the next wait, as fio does
+                // (iodepth_batch_submit=1): the device gets it a wake-up
+                // earlier. EINTR, EAGAIN, EBUSY leave it queued for the
+                // next submit_and_wait.
+                match ring.submit() {
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.raw_os_error(),
+                            Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                        ) => {}
+                    Err(e) => return Err(abandon(ring, bufs, e)),
+                }
             }
         }
     }

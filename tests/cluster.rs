@@ -167,8 +167,9 @@ fn four_nodes_answer_one_row_each_one_after_another() {
         work_is_empty(work.path()),
         "nothing left behind on any node"
     );
+    let tag = c.tag().to_string();
     drop(c);
-    assert_eq!(leftover_namespaces(), Vec::<String>::new());
+    assert_eq!(leftover_namespaces(&tag), Vec::<String>::new());
 }
 
 /// A failed node's row: its status word(s) and the reason after them.

@@ -55,6 +55,7 @@ pub struct TestCluster {
     switch: String,
     /// Every namespace made, for the teardown.
     namespaces: Vec<String>,
+    tag: String,
 }
 
 static NEXT: AtomicU32 = AtomicU32::new(1);
@@ -64,12 +65,15 @@ pub fn ns_prefix() -> String {
     format!("pvp{}-", std::process::id())
 }
 
-/// This process's namespaces that still exist.
-pub fn leftover_namespaces() -> Vec<String> {
+/// The namespaces of the cluster tagged `tag` ([`TestCluster::tag`]) that
+/// still exist. Only that cluster's: tests run in parallel, and another
+/// test's cluster may be up at the time.
+pub fn leftover_namespaces(tag: &str) -> Vec<String> {
     let list = sh("ip", &["netns", "list"]);
+    let prefix = format!("{tag}-");
     list.lines()
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&ns_prefix()))
+        .filter(|n| n.starts_with(&prefix))
         .map(str::to_string)
         .collect()
 }
@@ -108,6 +112,11 @@ fn keygen(path: &Path) -> String {
 }
 
 impl TestCluster {
+    /// What this cluster's namespace names start with (then a `-`).
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
     /// Builds the nodes, in order, at 10.231.7.11, .12, ...
     pub fn new(nodes: &[(&str, Behaviour)]) -> Self {
         let dir = tempfile::Builder::new()
@@ -120,6 +129,7 @@ impl TestCluster {
             nodes: Vec::new(),
             switch: format!("{tag}-sw"),
             namespaces: Vec::new(),
+            tag: tag.clone(),
         };
         // sshd's privilege separation directory, which the package makes
         // only when its service starts.

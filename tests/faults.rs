@@ -59,6 +59,18 @@ fn wait_for_files(dir: &Path, n: usize) {
     }
 }
 
+/// A probe that keeps writing and fsyncing files in `path` for a minute, for
+/// a test to break something under it; stderr piped.
+fn long_fsync_run(path: impl AsRef<std::path::Path>, stdout: Stdio) -> std::process::Child {
+    pveprobe()
+        .args(["--tests", "fsync", "--duration", "60"])
+        .arg(path.as_ref())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_disk_that_fails_mid_read_is_reported_and_the_rest_still_prints() {
     if !root_or_skip("a_disk_that_fails_mid_read_is_reported_and_the_rest_still_prints") {
@@ -223,13 +235,7 @@ fn a_filesystem_remounted_read_only_mid_test_is_reported_with_what_was_left() {
         return;
     }
     let fs = Ext4::new(128, LoopOptions::default(), &[], "rw");
-    let mut child = pveprobe()
-        .args(["--tests", "fsync", "--duration", "60"])
-        .arg(fs.mount.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = long_fsync_run(fs.mount.path(), Stdio::piped());
     wait_for_files(fs.mount.path(), 5);
     remount_read_only(fs.mount.path());
     let status = common::wait_within(&mut child, Duration::from_secs(20));
@@ -271,13 +277,7 @@ fn path_removed_mid_test_is_reported_and_nothing_is_recreated() {
     let dir = workdir();
     let path = dir.path().join("vz");
     std::fs::create_dir(&path).unwrap();
-    let mut child = pveprobe()
-        .args(["--tests", "fsync", "--duration", "60"])
-        .arg(&path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = long_fsync_run(&path, Stdio::piped());
     wait_for_files(&path, 5);
     // rm -rf PATH while the probe writes into it (retried: the probe may
     // create a file between the removal of the files and of the directory).
@@ -515,13 +515,7 @@ fn a_second_ctrl_c_during_cleanup_does_not_cut_it_short() {
         return;
     }
     let fs = FaultFs::mount("faultfs", 0);
-    let mut child = pveprobe()
-        .args(["--tests", "fsync", "--duration", "60"])
-        .arg(fs.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = long_fsync_run(fs.path(), Stdio::null());
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     wait_for_files(fs.path(), 60);
     // From now on each unlink takes 25 ms: cleanup of 60+ files lasts > 1.5 s.
@@ -562,13 +556,7 @@ fn an_interrupted_run_whose_cleanup_fails_says_what_it_left() {
         return;
     }
     let fs = FaultFs::mount("faultfs", 0);
-    let mut child = pveprobe()
-        .args(["--tests", "fsync", "--duration", "60"])
-        .arg(fs.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = long_fsync_run(fs.path(), Stdio::null());
     wait_for_files(fs.path(), 5);
     fs.faults().unlink_error = Some(libc::EIO);
     kill(

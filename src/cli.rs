@@ -32,7 +32,7 @@ THE FIGURES
   REGEX/SECOND       Iterations of pveperf's regex loop (random number + Unix
                      time matched against (.+)123.?123) in a 3-second window,
                      not per second, as pveperf counts. With the default rust
-                     engine the figure is about 3.4 times pveperf's (Rust's
+                     engine the figure is 3 to 5 times pveperf's (Rust's
                      regex engine is faster than Perl's); --regex-engine perl
                      runs pveperf's own loop in the host's Perl for figures on
                      pveperf's scale (pve-docs: above 300000 is good).

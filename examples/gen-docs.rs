@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::CommandFactory;
+use clap::{ArgAction, CommandFactory};
 use clap_complete::Shell;
 use clap_mangen::roff::{Roff, bold, roman};
 
@@ -335,26 +335,113 @@ fn subcommand_page(name: &str) -> Result<String> {
     render_page(sub.clone().version(version), vec![see_also])
 }
 
-/// A page from a command: clap_mangen's NAME, SYNOPSIS, DESCRIPTION and
-/// OPTIONS, then the long help's sections and `extra`.
+/// Text for roff: a backslash and a hyphen-minus escaped.
+fn roff_text(text: &str) -> String {
+    text.replace('\\', "\\e").replace('-', "\\-")
+}
+
+/// The SYNOPSIS of `cmd`, called `name`: every option with its value's
+/// name (clap_mangen prints `[--duration]` for `--duration SECS`), the
+/// positional arguments, and on the main page a second form for the
+/// subcommands, each of which has its own page.
+fn synopsis(cmd: &clap::Command, name: &str) -> String {
+    let mut line = format!("\\fB{}\\fR", roff_text(name));
+    // Options first, positional arguments last; -h and -V are in OPTIONS.
+    let args = cmd
+        .get_arguments()
+        .filter(|a| {
+            !a.is_hide_set()
+                && !matches!(
+                    a.get_action(),
+                    ArgAction::Help
+                        | ArgAction::HelpShort
+                        | ArgAction::HelpLong
+                        | ArgAction::Version
+                )
+        })
+        .filter(|a| !a.is_positional())
+        .chain(cmd.get_positionals().filter(|a| !a.is_hide_set()));
+    for arg in args {
+        let value = arg
+            .get_value_names()
+            .map(|names| names.join(" "))
+            .unwrap_or_else(|| arg.get_id().as_str().to_uppercase());
+        let many = if arg.get_num_args().is_some_and(|n| n.max_values() > 1) {
+            "..."
+        } else {
+            ""
+        };
+        let item = if arg.is_positional() {
+            format!("\\fI{}\\fR{many}", roff_text(&value))
+        } else {
+            let flag = match (arg.get_short(), arg.get_long()) {
+                (Some(short), Some(long)) => {
+                    format!("\\fB\\-{short}\\fR|\\fB\\-\\-{}\\fR", roff_text(long))
+                }
+                (Some(short), None) => format!("\\fB\\-{short}\\fR"),
+                (None, Some(long)) => format!("\\fB\\-\\-{}\\fR", roff_text(long)),
+                (None, None) => continue,
+            };
+            if arg.get_action().takes_values() {
+                format!("{flag} \\fI{}\\fR{many}", roff_text(&value))
+            } else {
+                flag
+            }
+        };
+        if arg.is_required_set() {
+            line.push_str(&format!(" {item}"));
+        } else {
+            line.push_str(&format!(" [{item}]"));
+        }
+    }
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
+        .map(|sub| format!("\\fB{}\\fR", roff_text(sub.get_name())))
+        .collect();
+    if !subcommands.is_empty() {
+        line.push_str(&format!(
+            "\n.br\n\\fB{}\\fR {} ...",
+            roff_text(name),
+            subcommands.join("|")
+        ));
+    }
+    line
+}
+
+/// A page from a command: clap_mangen's NAME, DESCRIPTION and OPTIONS with
+/// our SYNOPSIS, then the long help's sections and `extra`.
 fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
     let source = format!("{BIN} {}", env!("CARGO_PKG_VERSION"));
     let after = cmd
         .get_after_long_help()
         .map(ToString::to_string)
         .unwrap_or_default();
+    let name = cmd.get_bin_name().unwrap_or(cmd.get_name()).to_string();
+    let synopsis = synopsis(&cmd, &name);
     let mut page = Vec::new();
-    clap_mangen::Man::new(cmd.after_long_help(None::<&str>))
-        .source(source)
-        .date(page_date()?)
-        .manual("User Commands")
-        .render(&mut page)?;
+    // `pveprobe help` works, but has no page of its own to point to.
+    clap_mangen::Man::new(
+        cmd.after_long_help(None::<&str>)
+            .disable_help_subcommand(true),
+    )
+    .source(source)
+    .date(page_date()?)
+    .manual("User Commands")
+    .render(&mut page)?;
     let page = String::from_utf8(page)?;
     // clap_mangen ends with VERSION (the footer has the version already);
     // the manual's own sections go there instead.
     let Some((head, _version)) = page.split_once("\n.SH VERSION\n") else {
         bail!("clap_mangen's page has no VERSION section to replace");
     };
+    let Some((before, rest)) = head.split_once("\n.SH SYNOPSIS\n") else {
+        bail!("clap_mangen's page has no SYNOPSIS section");
+    };
+    let Some((_, after_synopsis)) = rest.split_once("\n.SH ") else {
+        bail!("clap_mangen's SYNOPSIS is the last section");
+    };
+    let head = format!("{before}\n.SH SYNOPSIS\n{synopsis}\n.SH {after_synopsis}");
     let mut sections = help_sections(&after);
     sections.extend(extra);
     // Ragged right and no hyphenation: paths and options stay whole.
@@ -392,9 +479,13 @@ fn write(path: &Path, contents: &[u8]) -> Result<()> {
 
 fn main() -> Result<()> {
     let mut args = std::env::args_os().skip(1);
+    // An option is not a directory: `gen-docs --help` prints the usage.
     let (Some(out), None) = (args.next().map(PathBuf::from), args.next()) else {
         bail!("usage: gen-docs OUTDIR");
     };
+    if out.to_string_lossy().starts_with('-') {
+        bail!("usage: gen-docs OUTDIR (writes OUTDIR/man and OUTDIR/completions)");
+    }
     write(&out.join("man/pveprobe.1"), man_page()?.as_bytes())?;
     for sub in SUBCOMMAND_PAGES {
         let page = subcommand_page(sub)?;
@@ -571,6 +662,47 @@ EXAMPLES
         ] {
             assert!(page.contains(words), "{words:?} missing");
         }
+    }
+
+    /// The SYNOPSIS section of a page, roff escapes and fonts removed.
+    fn synopsis_of(page: &str) -> String {
+        let (_, rest) = page.split_once("\n.SH SYNOPSIS\n").unwrap();
+        let (synopsis, _) = rest.split_once("\n.SH ").unwrap();
+        synopsis
+            .replace("\\fB", "")
+            .replace("\\fI", "")
+            .replace("\\fR", "")
+            .replace("\\-", "-")
+    }
+
+    #[test]
+    fn synopses_name_each_option_with_its_value_and_only_real_pages() {
+        let main = synopsis_of(&man_page().unwrap());
+        assert!(
+            main.starts_with("pveprobe [--duration SECS] [--tests LIST] "),
+            "{main}"
+        );
+        assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
+        assert!(main.contains(" [--io-engine ENGINE] [PATH]\n.br\npveprobe compare|cluster ..."));
+        assert!(
+            !main.contains("--help") && !main.contains("help|"),
+            "{main}"
+        );
+        let compare = synopsis_of(&subcommand_page("compare").unwrap());
+        assert_eq!(compare, "pveprobe compare [--output-format FORMAT] FILE...");
+        let cluster = synopsis_of(&subcommand_page("cluster").unwrap());
+        assert!(
+            cluster.contains(" [--parallel] [--timeout SECS] "),
+            "{cluster}"
+        );
+        assert!(cluster.ends_with(" [PATH]"), "{cluster}");
+        // Every page the main page points to exists.
+        let page = man_page().unwrap();
+        let pointed: Vec<&str> = page
+            .lines()
+            .filter_map(|l| l.strip_prefix("pveprobe\\-")?.strip_suffix("(1)"))
+            .collect();
+        assert_eq!(pointed, SUBCOMMAND_PAGES);
     }
 
     #[test]

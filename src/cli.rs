@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::extended::engine::EngineChoice;
 use crate::host::{ETC_RESOLV_CONF, Host};
+use crate::probe::dns::Schedule;
 use crate::probe::regex::RegexEngine;
 use crate::run::{Config, Test};
 
@@ -167,6 +168,14 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_seconds)]
     pub dns_timeout: f64,
 
+    /// How a DNS query waits for its answer: bounded (each server in turn
+    /// for at most --dns-timeout; a line lasts at most its window plus one
+    /// --dns-timeout) or pveperf (Net::DNS's schedule with pveperf's
+    /// arguments: one second per query shared by every nameserver line,
+    /// and DNS INT only from a `search` line with exactly one domain)
+    #[arg(long, value_name = "SCHEDULE", value_enum, default_value_t = Schedule::Bounded)]
+    pub dns_schedule: Schedule,
+
     /// Run each timed test N times; lines print the median
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
@@ -291,6 +300,7 @@ impl ProbeArgs {
             regex_engine: self.regex_engine,
             resolv_conf: self.resolv_conf.clone(),
             dns_timeout: Duration::from_secs_f64(self.dns_timeout),
+            dns_schedule: self.dns_schedule,
             runs: self.runs,
             record_latency: !self.no_latency,
             write_size: self.write_size,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::report::Line;
 use crate::report::json::{JsonFigure, JsonReport, SCHEMA_VERSION};
+use crate::report::{Line, Settings};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -77,6 +77,8 @@ pub enum Verdict {
     Worse,
     /// The difference is within the runs' spread.
     Noise,
+    /// Measured another way (see [`unlike`]): not ranked.
+    Unlike,
 }
 
 impl Verdict {
@@ -86,8 +88,38 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Noise => "noise",
+            Verdict::Unlike => "unlike",
         }
     }
+}
+
+/// How `a` and `b` measured `line` differently, when they did in a way
+/// that changes the figure: such a pair is not ranked. Results written
+/// before a method was recorded read as the method of their time (see
+/// [`Settings`]).
+pub fn unlike(line: Line, a: &Settings, b: &Settings) -> Option<Unlike> {
+    let (what, first, this) = match line {
+        Line::RegexPerSecond => ("regex engine", &a.regex_engine, &b.regex_engine),
+        Line::FsyncsPerSecond => ("fsync order", &a.fsync_order, &b.fsync_order),
+        Line::DnsExt | Line::DnsInt => ("DNS schedule", &a.dns_schedule, &b.dns_schedule),
+        _ => return None,
+    };
+    (first != this).then(|| Unlike {
+        what,
+        first: first.clone(),
+        this: this.clone(),
+    })
+}
+
+/// A setting in which a file measured a figure otherwise than the first file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unlike {
+    /// `regex engine`, `fsync order` or `DNS schedule`.
+    pub what: &'static str,
+    /// The first file's.
+    pub first: String,
+    /// This file's.
+    pub this: String,
 }
 
 /// How `b` compares with `a` (the first file). Noise needs two samples on
@@ -113,6 +145,9 @@ pub struct Cell {
     /// value / the first file's value.
     pub ratio: Option<f64>,
     pub verdict: Option<Verdict>,
+    /// With verdict `unlike`: how this file measured the figure otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlike: Option<Unlike>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -140,10 +175,20 @@ pub fn table(inputs: &[Input]) -> Table {
                 .enumerate()
                 .map(|(index, input)| {
                     let fig = input.doc.figures.get(line);
+                    let unlike = match (index, first, fig) {
+                        (1.., Some(_), Some(_)) => {
+                            unlike(line, &inputs[0].doc.settings, &input.doc.settings)
+                        }
+                        _ => None,
+                    };
                     let (ratio, verdict) = match (index, first, fig) {
                         (1.., Some(a), Some(b)) => (
                             Some(b.value / a.value).filter(|r| r.is_finite()),
-                            Some(verdict(line, a, b)),
+                            Some(if unlike.is_some() {
+                                Verdict::Unlike
+                            } else {
+                                verdict(line, a, b)
+                            }),
                         ),
                         _ => (None, None),
                     };
@@ -151,6 +196,7 @@ pub fn table(inputs: &[Input]) -> Table {
                         value: fig.map(|f| f.value),
                         ratio,
                         verdict,
+                        unlike,
                     }
                 })
                 .collect();
@@ -210,6 +256,21 @@ pub fn render_text(table: &Table) -> String {
         }
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    for row in &table.rows {
+        for (i, cell) in row.cells.iter().enumerate() {
+            if let Some(u) = &cell.unlike {
+                let _ = writeln!(
+                    out,
+                    "unlike: {}: {} {} in [1], {} in [{}]; not ranked",
+                    row.label,
+                    u.what,
+                    u.first,
+                    u.this,
+                    i + 1
+                );
+            }
+        }
     }
     out
 }
@@ -273,6 +334,7 @@ pub fn regressions(
     let tolerance = tolerance_pct / 100.0;
     Line::ALL
         .into_iter()
+        .filter(|line| unlike(*line, &baseline.settings, &current.settings).is_none())
         .filter_map(|line| {
             let higher = line.higher_is_better()?;
             let (b, c) = (baseline.figures.get(line)?, current.figures.get(line)?);

@@ -7,7 +7,8 @@
 //! - Two or more arguments: `usage: pveperf [PATH]` on stderr, status 255.
 //! - Only pveperf's eight lines, 3-second windows; REGEX/SECOND from the
 //!   host's Perl (pveperf's scale) when `perl` with Time::HiRes runs, from
-//!   Rust's engine otherwise.
+//!   Rust's engine otherwise; DNS on Net::DNS's schedule with pveperf's
+//!   arguments, DNS INT only from a `search` line with one domain.
 //! - Status 0 also when a line is missing (stderr says why), as pveperf;
 //!   128+signal when interrupted (the files made are removed).
 
@@ -20,6 +21,7 @@ use clap::Parser;
 
 use pveprobe::PVEPERF_WINDOW;
 use pveprobe::cli::Opts;
+use pveprobe::probe::dns::Schedule;
 use pveprobe::probe::regex::RegexEngine;
 use pveprobe::report::{Line, Report, text};
 use pveprobe::run::{self, Event, Test};
@@ -93,6 +95,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     config.runs = 1;
     config.tests = Test::ALL.into_iter().collect();
     config.window = PVEPERF_WINDOW;
+    config.dns_schedule = Schedule::Pveperf;
     config.regex_engine = if perl_runs() {
         RegexEngine::Perl
     } else {

@@ -71,6 +71,7 @@ pub struct Config {
     pub regex_engine: RegexEngine,
     pub resolv_conf: PathBuf,
     pub dns_timeout: Duration,
+    pub dns_schedule: dns::Schedule,
     /// How often each timed test runs (`--runs`); lines print the median.
     pub runs: u32,
     /// Record per-operation latency of the seek and fsync loops.
@@ -102,6 +103,8 @@ impl Config {
             runs: self.runs,
             regex_engine: self.regex_engine.name().to_string(),
             dns_timeout_s: self.dns_timeout.as_secs_f64(),
+            fsync_order: fsync::Order::Pveperf.name().to_string(),
+            dns_schedule: self.dns_schedule.name().to_string(),
         }
     }
 }
@@ -301,7 +304,9 @@ impl Runner<'_> {
             self.emit(Line::AverageSeekTime);
         }
         if self.wants(Test::Fsync) {
-            self.report.fsync = Some(self.repeat(Line::FsyncsPerSecond, Self::fsync_test)?);
+            self.report.fsync = Some(self.repeat(Line::FsyncsPerSecond, |this| {
+                this.fsync_test(fsync::Order::Pveperf)
+            })?);
             self.emit(Line::FsyncsPerSecond);
         }
         if self.wants(Test::Dns) {
@@ -398,23 +403,13 @@ impl Runner<'_> {
             self.emit_x(XLine::Mixed);
         }
         if self.wants(Test::Fsynclat) {
-            let merged = self
-                .report
-                .fsync
-                .as_ref()
-                .and_then(Outcome::measured)
-                .and_then(|runs| {
-                    crate::latency::merged(runs.iter().map(|r| r.latency.as_ref()))
-                        .and_then(|l| l.summary())
-                });
-            let result = match merged {
-                Some(summary) => Ok(summary),
-                None => self.fsync_test().and_then(|f| {
-                    f.latency.and_then(|l| l.summary()).ok_or_else(|| {
-                        ProbeError::Unavailable("latency recording is off (--no-latency)".into())
-                    })
-                }),
-            };
+            // Its own loop, which syncs the data it writes: FSYNCS/SECOND's
+            // (pveperf's order) syncs a file its open just emptied.
+            let result = self.fsync_test(fsync::Order::WriteThenFsync).and_then(|f| {
+                f.latency.and_then(|l| l.summary()).ok_or_else(|| {
+                    ProbeError::Unavailable("latency recording is off (--no-latency)".into())
+                })
+            });
             self.report.extended.fsync_latency = Some(outcome(result)?);
             self.emit_x(XLine::FsyncLatency);
         }
@@ -458,7 +453,7 @@ impl Runner<'_> {
         scratch.finish(result)
     }
 
-    fn fsync_test(&mut self) -> Result<fsync::FsyncFigure, ProbeError> {
+    fn fsync_test(&mut self, order: fsync::Order) -> Result<fsync::FsyncFigure, ProbeError> {
         let cfg = self.config;
         if let Some(fs) = self.report.filesystem.as_ref().and_then(Outcome::measured) {
             if fs.read_only {
@@ -476,82 +471,141 @@ impl Runner<'_> {
         }
         self.drop_caches();
         let mut scratch = ScratchDir::create(&cfg.path)?;
-        let measured = fsync::measure(&mut scratch, cfg.window, cfg.record_latency, self.interrupt);
+        let measured = fsync::measure(
+            &mut scratch,
+            order,
+            cfg.window,
+            cfg.record_latency,
+            self.interrupt,
+        );
         scratch.finish(measured)
     }
 
     fn dns_tests(&mut self) -> Result<(), i32> {
         let cfg = self.config;
         // glibc reads no further than it needs; 1 MiB is thousands of lines.
-        let conf = match crate::host::read_capped(&cfg.resolv_conf, 1 << 20) {
-            Ok(text) => Ok(resolv::parse(&text)),
-            Err(e) => Err(format!(
-                "cannot read {}: {}",
-                cfg.resolv_conf.display(),
-                crate::error::describe(&e)
-            )),
-        };
-        let conf = conf.and_then(|c| {
-            if c.nameservers.is_empty() {
-                let invalid = if c.invalid.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (not addresses: {})", c.invalid.join(", "))
-                };
-                Err(format!(
-                    "no usable nameserver in {}{invalid}",
-                    cfg.resolv_conf.display()
-                ))
-            } else {
-                Ok(c)
+        let text = match crate::host::read_capped(&cfg.resolv_conf, 1 << 20) {
+            Ok(text) => text,
+            Err(e) => {
+                let why = format!(
+                    "cannot read {}: {}",
+                    cfg.resolv_conf.display(),
+                    crate::error::describe(&e)
+                );
+                return self.dns_unavailable(why);
             }
+        };
+        let plan = match cfg.dns_schedule {
+            dns::Schedule::Bounded => self.bounded_plan(&text),
+            dns::Schedule::Pveperf => self.pveperf_plan(&text),
+        };
+        let (servers, domain) = match plan {
+            Ok(plan) => plan,
+            Err(why) => return self.dns_unavailable(why),
+        };
+        let measure = |this: &mut Self, domain: Option<&str>| {
+            let names: Box<dyn FnMut() -> String> = match domain {
+                Some(d) => Box::new(dns::internal_names(d)),
+                None => Box::new(dns::external_names()),
+            };
+            dns::measure(
+                &servers,
+                domain,
+                names,
+                cfg.window,
+                cfg.dns_timeout,
+                cfg.dns_schedule,
+                this.interrupt,
+            )
+        };
+        self.report.dns_ext = Some(self.repeat(Line::DnsExt, |this| measure(this, None))?);
+        self.emit(Line::DnsExt);
+        self.report.dns_int = Some(match domain {
+            Ok(domain) => self.repeat(Line::DnsInt, |this| measure(this, Some(&domain)))?,
+            Err(why) => Outcome::Skipped(why),
         });
-        let conf = match conf {
-            Ok(c) => c,
-            Err(why) => {
-                self.report.dns_ext = Some(Outcome::Failed(why.clone()));
-                self.emit(Line::DnsExt);
-                self.report.dns_int = Some(Outcome::Failed(why));
-                self.emit(Line::DnsInt);
-                return Ok(());
-            }
-        };
+        self.emit(Line::DnsInt);
+        Ok(())
+    }
+
+    /// Both DNS lines fail for `why`.
+    fn dns_unavailable(&mut self, why: String) -> Result<(), i32> {
+        self.report.dns_ext = Some(Outcome::Failed(why.clone()));
+        self.emit(Line::DnsExt);
+        self.report.dns_int = Some(Outcome::Failed(why));
+        self.emit(Line::DnsInt);
+        Ok(())
+    }
+
+    /// glibc's reading: the first three servers, the first domain of the
+    /// last `search` or `domain` line.
+    fn bounded_plan(&mut self, text: &str) -> Result<DnsPlan, String> {
+        let file = self.config.resolv_conf.display().to_string();
+        let conf = resolv::parse(text);
+        if conf.nameservers.is_empty() {
+            return Err(format!(
+                "no usable nameserver in {file}{}",
+                not_addresses(&conf.invalid)
+            ));
+        }
         if conf.ignored > 0 {
             self.note(format!(
-                "{} lists {} more name servers; only the first {} are used, as glibc does",
-                cfg.resolv_conf.display(),
+                "{file} lists {} more name servers; only the first {} are used, as glibc does",
                 conf.ignored,
                 resolv::MAXNS
             ));
         }
-        let servers = &conf.nameservers;
-        self.report.dns_ext = Some(self.repeat(Line::DnsExt, |this| {
-            dns::measure(
-                servers,
-                None,
-                dns::external_names(),
-                cfg.window,
-                cfg.dns_timeout,
-                this.interrupt,
-            )
-        })?);
-        self.emit(Line::DnsExt);
-        self.report.dns_int = Some(match conf.internal_domain() {
-            Some(domain) => self.repeat(Line::DnsInt, |this| {
-                let names = dns::internal_names(domain);
-                dns::measure(
-                    servers,
-                    Some(domain),
-                    names,
-                    cfg.window,
-                    cfg.dns_timeout,
-                    this.interrupt,
-                )
-            })?,
-            None => Outcome::Skipped(format!("no search domain in {}", cfg.resolv_conf.display())),
-        });
-        self.emit(Line::DnsInt);
-        Ok(())
+        let domain = conf
+            .internal_domain()
+            .map(str::to_string)
+            .ok_or_else(|| format!("no search domain in {file}"));
+        Ok((conf.nameservers, domain))
+    }
+
+    /// pveperf's reading: Net::DNS's servers, the domain of the first
+    /// `search` line with exactly one domain.
+    fn pveperf_plan(&mut self, text: &str) -> Result<DnsPlan, String> {
+        let file = self.config.resolv_conf.display().to_string();
+        let conf = resolv::parse_netdns(text);
+        if conf.nameservers.is_empty() {
+            return Err(format!(
+                "no usable nameserver in {file}{}",
+                not_addresses(&conf.invalid)
+            ));
+        }
+        if !conf.invalid.is_empty() {
+            self.note(format!(
+                "{file}: name servers by name are not asked{}",
+                not_addresses(&conf.invalid)
+            ));
+        }
+        if conf.defaults {
+            self.note(format!(
+                "{file} names no name server; asking Net::DNS's defaults, ::1 and 127.0.0.1, as pveperf does"
+            ));
+        }
+        if conf.ignored > 0 {
+            self.note(format!(
+                "{file} lists {} more name servers; only the first {} are asked",
+                conf.ignored,
+                resolv::NETDNS_MAX_SERVERS
+            ));
+        }
+        let domain = resolv::pveperf_search_domain(text)
+            .ok_or_else(|| format!("no `search` line with exactly one domain in {file}"));
+        Ok((conf.nameservers, domain))
+    }
+}
+
+/// The servers to ask, and DNS INT's domain or why there is none.
+type DnsPlan = (Vec<std::net::SocketAddr>, Result<String, String>);
+
+/// ` (not addresses: a, b)` for a message, or nothing.
+fn not_addresses(invalid: &[String]) -> String {
+    if invalid.is_empty() {
+        String::new()
+    } else {
+        format!(" (not addresses: {})", invalid.join(", "))
     }
 }
 
@@ -590,6 +644,7 @@ mod tests {
             mount_point: "/".into(),
             read_only: false,
             dev: (0, 40),
+            options: String::new(),
         })
     }
 

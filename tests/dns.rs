@@ -6,7 +6,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Dnsmasq, SilentServer, pveprobe, resolv_conf, root_or_skip, stderr, stdout, workdir};
+use common::{
+    Answer, Dnsmasq, Responder, SilentServer, pveprobe, resolv_conf, root_or_skip, stderr, stdout,
+    workdir,
+};
 
 fn probe_dns(conf_text: &str, extra: &[&str]) -> (std::process::Output, Duration) {
     let dir = workdir();
@@ -166,6 +169,182 @@ fn missing_or_empty_resolv_conf_is_a_clear_failure() {
     );
     assert!(
         stderr(&out).contains("(not addresses: dns.example)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// pveperf's schedule (`--dns-schedule pveperf`, and the binary run as
+// pveperf): Net::DNS with retrans 0 and retry 1 gives one second per query,
+// shared by every nameserver line, on unconnected sockets.
+
+/// The JSON document of a DNS-only run with `extra` options.
+fn dns_json(conf_text: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let (out, _) = probe_dns(
+        conf_text,
+        &[&["--output-format", "json"][..], extra].concat(),
+    );
+    let doc =
+        serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    common::validate_schema(&doc);
+    (out, doc)
+}
+
+#[test]
+fn pveperf_schedule_one_dead_server_costs_a_second_per_query() {
+    if !root_or_skip("pveperf_schedule_one_dead_server_costs_a_second_per_query") {
+        return;
+    }
+    let silent = SilentServer::start();
+    let (out, doc) = dns_json(
+        &format!("nameserver {}\nsearch pve.test\n", silent.addr),
+        &["--dns-schedule", "pveperf", "--duration", "0.5"],
+    );
+    assert_eq!(out.status.code(), Some(1), "no answer is a failed line");
+    assert_eq!(doc["settings"]["dns_schedule"], "pveperf");
+    let ext = &doc["not_measured"][0];
+    assert_eq!(ext["key"], "dns_ext", "{doc}");
+    // pveperf prints the mean even then: each query waited Net::DNS's whole second.
+    let err = stderr(&out);
+    assert!(err.contains("timed out after 1.00 s"), "{err}");
+}
+
+#[test]
+fn pveperf_schedule_a_closed_port_also_costs_its_share() {
+    // No root: nothing listens there. An unconnected socket, as Net::DNS's,
+    // never learns that the port is closed (the bounded schedule's connected
+    // socket is told "refused" at once: nobody_listening_is_refused_at_once).
+    let addr = common::loopback_address();
+    let start = Instant::now();
+    let (out, doc) = dns_json(
+        &format!("nameserver {addr}\n"),
+        &[
+            "--dns-schedule",
+            "pveperf",
+            "--duration",
+            "0.2",
+            "--tests",
+            "dns",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let server = &doc["not_measured"];
+    assert!(
+        server.to_string().contains("no name server answered"),
+        "{doc}"
+    );
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "the second was not waited"
+    );
+    assert!(!stdout(&out).contains("refused"));
+}
+
+#[test]
+fn pveperf_schedule_a_dead_first_server_costs_half_and_is_named() {
+    if !root_or_skip("pveperf_schedule_a_dead_first_server_costs_half_and_is_named") {
+        return;
+    }
+    let silent = SilentServer::start();
+    let dns = Dnsmasq::start();
+    let (out, doc) = dns_json(
+        &format!(
+            "nameserver {}\nnameserver {}\nsearch pve.test\n",
+            silent.addr, dns.addr
+        ),
+        &["--dns-schedule", "pveperf", "--duration", "1"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for key in ["dns_ext", "dns_int"] {
+        let fig = &doc["figures"][key];
+        let ms = fig["value"].as_f64().unwrap();
+        assert!((500.0..750.0).contains(&ms), "{key}: {ms} ms");
+        let servers = fig["servers"].as_array().unwrap();
+        assert_eq!(servers.len(), 2);
+        assert_eq!(servers[0]["answered"], 0, "{fig}");
+        assert_eq!(servers[1]["answered"], servers[1]["sent"], "{fig}");
+        assert!(
+            servers[1]["mean_answer_ms"].as_f64().unwrap() < 100.0,
+            "{fig}"
+        );
+    }
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("name server {} answered none of its", silent.addr)),
+        "{err}"
+    );
+}
+
+#[test]
+fn pveperf_schedule_takes_dns_int_only_from_a_one_domain_search_line() {
+    if !root_or_skip("pveperf_schedule_takes_dns_int_only_from_a_one_domain_search_line") {
+        return;
+    }
+    let dns = Dnsmasq::start();
+    let ns = format!("nameserver {}\n", dns.addr);
+    let run = |extra: &str, schedule: &str| {
+        let (out, _) = probe_dns(
+            &format!("{ns}{extra}"),
+            &["--duration", "0.2", "--dns-schedule", schedule],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        (common::pveperf_lines(&stdout(&out)), stderr(&out))
+    };
+    let (lines, err) = run("search a.test b.test\n", "pveperf");
+    assert!(!lines.contains_key("DNS INT"), "{lines:?}");
+    assert!(
+        err.contains("no `search` line with exactly one domain"),
+        "{err}"
+    );
+    let (lines, _) = run("domain a.test\n", "pveperf");
+    assert!(!lines.contains_key("DNS INT"), "{lines:?}");
+    let (lines, _) = run("search a.test b.test\nsearch c.test\n", "pveperf");
+    assert!(lines["DNS INT"].ends_with(" ms (c.test)"), "{lines:?}");
+    // The bounded schedule reads resolv.conf as glibc does.
+    let (lines, _) = run("search a.test b.test\n", "bounded");
+    assert!(lines["DNS INT"].ends_with(" ms (a.test)"), "{lines:?}");
+}
+
+#[test]
+fn pveperf_schedule_moves_on_after_servfail_as_net_dns_does() {
+    if !root_or_skip("pveperf_schedule_moves_on_after_servfail_as_net_dns_does") {
+        return;
+    }
+    let failing = Responder::start(Answer::ServFail);
+    let dns = Dnsmasq::start();
+    let (out, doc) = dns_json(
+        &format!("nameserver {}\nnameserver {}\n", failing.addr, dns.addr),
+        &["--dns-schedule", "pveperf", "--duration", "0.3"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let fig = &doc["figures"]["dns_ext"];
+    let servers = fig["servers"].as_array().unwrap();
+    // Both answered every query: SERVFAIL sends Net::DNS on, NXDOMAIN ends it.
+    for s in servers {
+        assert!(s["sent"].as_u64().unwrap() > 1, "{fig}");
+        assert_eq!(s["answered"], s["sent"], "{fig}");
+    }
+    assert!(fig["value"].as_f64().unwrap() < 100.0, "no waiting: {fig}");
+}
+
+#[test]
+fn bounded_schedule_names_a_dead_first_server() {
+    if !root_or_skip("bounded_schedule_names_a_dead_first_server") {
+        return;
+    }
+    let silent = SilentServer::start();
+    let dns = Dnsmasq::start();
+    let (out, doc) = dns_json(
+        &format!("nameserver {}\nnameserver {}\n", silent.addr, dns.addr),
+        &["--duration", "0.3", "--dns-timeout", "0.1", "-v"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(doc["settings"]["dns_schedule"], "bounded");
+    let servers = doc["figures"]["dns_ext"]["servers"].as_array().unwrap();
+    assert_eq!(servers[0]["timed_out"], servers[0]["sent"]);
+    assert_eq!(servers[1]["answered"], servers[1]["sent"]);
+    assert!(
+        stderr(&out).contains(&format!("name server {} answered none of its", silent.addr)),
         "{}",
         stderr(&out)
     );

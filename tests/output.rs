@@ -304,6 +304,8 @@ fn compare_refuses_what_is_not_a_result() {
 fn baseline_with_fsyncs(dir: &Path, value: f64) -> PathBuf {
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("pve1.json")).unwrap()).unwrap();
+    // pve1.json predates the recorded fsync order; this baseline was measured in pveperf's.
+    doc["settings"]["fsync_order"] = "pveperf".into();
     let fsync = &mut doc["figures"]["fsyncs_per_second"];
     fsync["value"] = value.into();
     fsync["samples"] = serde_json::json!([value]);
@@ -312,6 +314,36 @@ fn baseline_with_fsyncs(dir: &Path, value: f64) -> PathBuf {
     let path = dir.join(format!("baseline-{value}.json"));
     std::fs::write(&path, doc.to_string()).unwrap();
     path
+}
+
+#[test]
+fn a_baseline_measured_in_another_fsync_order_is_not_ranked() {
+    let dir = workdir();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    // pve1.json was written before FSYNCS/SECOND ran in pveperf's order:
+    // its figure, however high, is on another scale and ranks nothing.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("pve1.json")).unwrap()).unwrap();
+    assert!(doc["settings"].get("fsync_order").is_none());
+    doc["figures"]["fsyncs_per_second"]["value"] = 1e9.into();
+    let old = dir.path().join("old.json");
+    std::fs::write(&old, doc.to_string()).unwrap();
+    let out = pveprobe()
+        .args(["--tests", "fsync", "--duration", "0.1", "--baseline"])
+        .arg(&old)
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "unlike: FSYNCS/SECOND: fsync order write-then-fsync in [1], pveperf in [2]; not ranked"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("is worse than the baseline"), "{err}");
 }
 
 #[test]

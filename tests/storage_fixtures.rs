@@ -41,6 +41,7 @@ pub fn resolve(dir: &Path) -> (String, Storage) {
         mount_point: mount.mount_point.clone(),
         read_only: mount.is_read_only(),
         dev: (mount.major, mount.minor),
+        options: String::new(),
     };
     (path, storage_with(&host, &fs, &Captured(dir.join("zfs"))))
 }

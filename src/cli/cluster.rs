@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::{OutputFormat, parse_seconds, parse_size};
 use crate::extended::engine::EngineChoice;
+use crate::probe::dns::Schedule;
 use crate::probe::regex::RegexEngine;
 use crate::run::Test;
 
@@ -183,6 +184,15 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Forwarded to every node")]
     pub dns_timeout: Option<f64>,
 
+    /// How DNS queries wait: bounded, or pveperf (Net::DNS's schedule)
+    #[arg(
+        long,
+        value_name = "SCHEDULE",
+        value_enum,
+        help_heading = "Forwarded to every node"
+    )]
+    pub dns_schedule: Option<Schedule>,
+
     /// Also run the extended tests
     #[arg(short = 'x', long, help_heading = "Forwarded to every node")]
     pub extended: bool,
@@ -264,6 +274,9 @@ impl ClusterArgs {
         if let Some(t) = self.dns_timeout {
             push("--dns-timeout", Some(t.to_string()));
         }
+        if let Some(s) = self.dns_schedule {
+            push("--dns-schedule", Some(value_name(s)));
+        }
         if self.extended {
             push("--extended", None);
         }
@@ -305,12 +318,10 @@ impl ClusterArgs {
         let mut windowed = 0.0;
         let mut written = 0.0;
         let write_size = self.write_size.unwrap_or(NODE_WRITE_SIZE) as f64;
-        let fsync_runs = tests.contains(&Test::Fsync);
         for test in tests {
             windowed += match test {
                 Test::Cpu => 0.0,
-                // FSYNC LATENCY reads FSYNCS/SECOND's loop, or runs its own.
-                Test::Fsynclat if fsync_runs => 0.0,
+                // FSYNC LATENCY runs its own loop (write, then fsync).
                 Test::Fsynclat => duration,
                 Test::Regex | Test::Read | Test::Seek | Test::Fsync => runs * duration,
                 Test::Dns => runs * 2.0 * (duration + dns_timeout),
@@ -421,10 +432,11 @@ mod tests {
             cluster(&["--timeout", "7.5"]).node_timeout(),
             Duration::from_secs_f64(7.5)
         );
-        // -x: 4 more windows, 4 GiB written at 10 MiB/s.
+        // -x: 5 more windows (FSYNC LATENCY runs its own loop), 4 GiB
+        // written at 10 MiB/s.
         assert_eq!(
             cluster(&["-x"]).node_timeout(),
-            Duration::from_secs(60 + 3 * (22 + 12) + 4 * 1024 / 10 + 1)
+            Duration::from_secs(60 + 3 * (22 + 15) + 4 * 1024 / 10 + 1)
         );
         for bad in ["0", "0.5", "-1", "nan", "86401", "x"] {
             let argv = ["pveprobe", "cluster", "--timeout", bad];

@@ -363,13 +363,7 @@ pub(crate) mod tests {
             min: v,
             max: v,
             spread: 0.0,
-            latency: None,
-            engine: None,
-            device: None,
-            per_device: None,
-            block_size: None,
-            domain: None,
-            queries: None,
+            ..JsonFigure::default()
         };
         doc.figures.fsyncs_per_second = Some(fig("FSYNCS/SECOND", "1/s", fsyncs));
         doc.figures.average_seek_time = Some(fig("AVERAGE SEEK TIME", "ms", seek_ms));

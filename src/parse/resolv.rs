@@ -88,6 +88,78 @@ fn parse_nameserver(word: &str) -> Option<SocketAddr> {
     Some(SocketAddr::V6(SocketAddrV6::new(ip, DNS_PORT, 0, scope_id)))
 }
 
+/// resolv.conf as pveperf reads it for its DNS lines, which differs from
+/// glibc: Net::DNS's resolver takes every address of every line that starts
+/// with `nameserver` (no limit of three), cuts `#` and `;` comments anywhere
+/// in a line, and puts IPv6 servers first under `options inet6`; pveperf
+/// itself takes DNS INT's domain from the first `search` line that names
+/// exactly one domain (see [`pveperf_search_domain`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetDnsConf {
+    /// Name servers in the order Net::DNS asks them, on port 53.
+    pub nameservers: Vec<SocketAddr>,
+    /// Values that are not addresses (Net::DNS would look them up by name;
+    /// pveprobe skips them), the first [`INVALID_KEPT`].
+    pub invalid: Vec<String>,
+    /// Servers after the first [`NETDNS_MAX_SERVERS`], not asked.
+    pub ignored: usize,
+    /// True when the file named no server and Net::DNS's own defaults
+    /// (`::1`, then `127.0.0.1`) stand in.
+    pub defaults: bool,
+}
+
+/// pveprobe asks at most this many servers per query in the pveperf
+/// schedule (one socket each); Net::DNS has no limit.
+pub const NETDNS_MAX_SERVERS: usize = 64;
+
+pub fn parse_netdns(text: &str) -> NetDnsConf {
+    let mut conf = NetDnsConf::default();
+    let mut prefer_v6 = false;
+    for raw in text.lines() {
+        let line = raw.split(['#', ';']).next().unwrap_or("");
+        let mut words = line.split_ascii_whitespace();
+        if line.starts_with("nameserver") {
+            words.next();
+            for word in words {
+                match parse_nameserver(word) {
+                    Some(_) if conf.nameservers.len() >= NETDNS_MAX_SERVERS => conf.ignored += 1,
+                    Some(addr) => conf.nameservers.push(addr),
+                    None if conf.invalid.len() >= INVALID_KEPT => {}
+                    None => conf.invalid.push(word.chars().take(64).collect()),
+                }
+            }
+        } else if line.starts_with("option") {
+            words.next();
+            prefer_v6 |= words.any(|w| w.eq_ignore_ascii_case("inet6"));
+        }
+    }
+    if conf.nameservers.is_empty() && conf.invalid.is_empty() {
+        conf.defaults = true;
+        conf.nameservers = vec![
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), DNS_PORT),
+            SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), DNS_PORT),
+        ];
+    }
+    if prefer_v6 {
+        conf.nameservers.sort_by_key(|a| a.is_ipv4());
+    }
+    conf
+}
+
+/// DNS INT's domain as pveperf finds it: the first match of
+/// `^search\s+(\S+)\s*$` over the whole file, line by line. A `search`
+/// line with two or more domains does not match (and gives no DNS INT line
+/// unless a later one does); a `domain` line never counts.
+pub fn pveperf_search_domain(text: &str) -> Option<String> {
+    static SEARCH: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?m)^search\s+(\S+)\s*$").expect("a valid pattern")
+    });
+    SEARCH
+        .captures(text)
+        .map(|c| c[1].to_string())
+        .filter(|d| !d.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +211,83 @@ mod tests {
         assert_eq!(conf.ignored, 4997);
         assert_eq!(conf.invalid.len(), INVALID_KEPT);
         assert_eq!(conf.invalid[..2], ["bad1", "bad2"]);
+    }
+
+    #[test]
+    fn net_dns_takes_every_server_and_strips_comments() {
+        let conf = parse_netdns(
+            "nameserver 127.0.0.1 127.0.0.2 # two on a line\n nameserver 127.0.0.9\n\
+             nameserver 127.0.0.3;x\nnameserver 127.0.0.4\nnameserver ::1\nnameserver dns.example\n",
+        );
+        let ips: Vec<String> = conf
+            .nameservers
+            .iter()
+            .map(|a| a.ip().to_string())
+            .collect();
+        // A line with leading blanks is no `nameserver` line for Net::DNS.
+        assert_eq!(
+            ips,
+            ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4", "::1"]
+        );
+        assert!(conf.nameservers.iter().all(|a| a.port() == DNS_PORT));
+        assert_eq!(conf.invalid, ["dns.example"]);
+        assert!(!conf.defaults);
+        // glibc's reading keeps three.
+        assert_eq!(
+            parse(
+                "nameserver 127.0.0.1\nnameserver 127.0.0.3\nnameserver 127.0.0.4\nnameserver ::1\n"
+            )
+            .nameservers
+            .len(),
+            MAXNS
+        );
+    }
+
+    #[test]
+    fn net_dns_orders_and_defaults() {
+        let conf = parse_netdns("nameserver 127.0.0.1\nnameserver ::1\noptions inet6 rotate\n");
+        assert_eq!(
+            conf.nameservers,
+            ["[::1]:53".parse().unwrap(), "127.0.0.1:53".parse().unwrap()]
+        );
+        let none = parse_netdns("search a.test\n");
+        assert!(none.defaults);
+        assert_eq!(
+            none.nameservers,
+            ["[::1]:53".parse().unwrap(), "127.0.0.1:53".parse().unwrap()]
+        );
+        let many: String = (0..100)
+            .map(|i| format!("nameserver 127.0.1.{i}\n"))
+            .collect();
+        let many = parse_netdns(&many);
+        assert_eq!(many.nameservers.len(), NETDNS_MAX_SERVERS);
+        assert_eq!(many.ignored, 100 - NETDNS_MAX_SERVERS);
+    }
+
+    #[test]
+    fn pveperf_takes_the_first_single_domain_search_line() {
+        assert_eq!(
+            pveperf_search_domain("search a.test\n"),
+            Some("a.test".into())
+        );
+        assert_eq!(pveperf_search_domain("search a.test b.test\n"), None);
+        assert_eq!(pveperf_search_domain("domain a.test\n"), None);
+        assert_eq!(pveperf_search_domain(" search a.test\n"), None);
+        assert_eq!(pveperf_search_domain("search a.test # note\n"), None);
+        assert_eq!(
+            pveperf_search_domain("search a.test b.test\nsearch c.test  \r\nsearch d.test\n"),
+            Some("c.test".into())
+        );
+        assert_eq!(
+            pveperf_search_domain("search pve.example.\n"),
+            Some("pve.example.".into())
+        );
+        assert_eq!(pveperf_search_domain("nameserver 127.0.0.1\n"), None);
+        // The glibc reading of the same files, for contrast.
+        assert_eq!(
+            parse("search a.test b.test\n").internal_domain(),
+            Some("a.test")
+        );
+        assert_eq!(parse("domain a.test\n").internal_domain(), Some("a.test"));
     }
 }

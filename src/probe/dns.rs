@@ -1,18 +1,35 @@
 //! DNS EXT and DNS INT: mean milliseconds per A query for fresh random
 //! names, against the name servers of resolv.conf, as pveperf measures them.
 //!
-//! Each query gets at most `timeout` per server (servers tried in file
-//! order); the test stops after 101 queries or once the window has passed,
-//! and never runs longer than the window plus one timeout. Answers are
-//! matched by source (a connected socket), id and question; anything else
-//! (garbage, stale or spoofed replies) is ignored, not counted.
+//! The test stops after 101 queries or once the window has passed (checked
+//! after each answer or timeout, as pveperf does). How a query waits for
+//! its answer is the [`Schedule`]:
+//!
+//! - [`Schedule::Bounded`] (pveprobe's default): each server in file order,
+//!   on a connected socket, for at most `timeout`; a closed port is known
+//!   at once ("refused"); the line never runs longer than the window plus
+//!   one timeout. Answers are matched by source, id and question.
+//! - [`Schedule::Pveperf`]: Net::DNS's UDP send loop with pveperf's
+//!   arguments (`retrans => 0, retry => 1`, so one round of one second):
+//!   each server in turn gets a fresh unconnected socket and `1 s / number
+//!   of servers` to answer, while the sockets of the servers asked before
+//!   it keep listening; a packet that is not the answer (no QR bit, another
+//!   id) restarts the wait; an answer whose rcode is neither NOERROR nor
+//!   NXDOMAIN moves on to the next server. An unconnected socket never
+//!   learns that a port is closed, so a dead server costs its whole share.
+//!
+//! Garbage, stale or spoofed replies are ignored, never counted; each
+//! server's own counts are kept, so a dead first server is named rather
+//! than hidden in the mean.
 
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use hickory_proto::op::{Message, MessageType, OpCode, Query};
+use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RecordType};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
@@ -22,17 +39,90 @@ use crate::window::{Interrupt, Window};
 pub const MAX_QUERIES: u32 = 101;
 /// How long one wait on the socket lasts before the interrupt flag is checked.
 const POLL_SLICE: Duration = Duration::from_millis(50);
+/// Net::DNS's one round with pveperf's `retrans => 0` (`retrans || 1` seconds),
+/// shared among the servers.
+pub const NETDNS_ROUND: Duration = Duration::from_secs(1);
+/// Net::DNS reads at most this many bytes of a UDP reply (PACKETSZ).
+const NETDNS_PACKETSZ: usize = 512;
+
+/// How a query waits for its answer (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Schedule {
+    /// Each server in turn for at most --dns-timeout, on a connected socket
+    Bounded,
+    /// Net::DNS's schedule with pveperf's arguments: one second shared by all servers
+    Pveperf,
+}
+
+impl Schedule {
+    /// The name JSON and CSV record (`settings.dns_schedule`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Bounded => "bounded",
+            Schedule::Pveperf => "pveperf",
+        }
+    }
+}
+
+/// What one name server did over a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerStats {
+    pub addr: SocketAddr,
+    /// Queries sent to it.
+    pub sent: u32,
+    /// Its answers that were accepted (possibly late, in the pveperf schedule).
+    pub answered: u32,
+    /// Queries the system refused: a closed port (bounded) or a failed send.
+    pub refused: u32,
+    /// Time from sending to its answer, summed over its answers.
+    pub answer_time: Duration,
+}
+
+impl ServerStats {
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            sent: 0,
+            answered: 0,
+            refused: 0,
+            answer_time: Duration::ZERO,
+        }
+    }
+
+    /// Adds another run's counts for the same server.
+    pub fn add(&mut self, other: &ServerStats) {
+        self.sent += other.sent;
+        self.answered += other.answered;
+        self.refused += other.refused;
+        self.answer_time += other.answer_time;
+    }
+
+    /// Queries it was sent and neither answered nor refused.
+    pub fn timed_out(&self) -> u32 {
+        self.sent.saturating_sub(self.answered + self.refused)
+    }
+
+    /// Mean milliseconds from query to its answer, when it answered.
+    pub fn mean_answer_ms(&self) -> Option<f64> {
+        (self.answered > 0)
+            .then(|| self.answer_time.as_secs_f64() * 1000.0 / f64::from(self.answered))
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DnsFigure {
     /// The search domain queried (DNS INT), or `None` for DNS EXT.
     pub domain: Option<String>,
-    pub servers: Vec<SocketAddr>,
+    pub schedule: Schedule,
+    /// The servers asked, in order, with what each did.
+    pub servers: Vec<ServerStats>,
     pub queries: u32,
     pub answered: u32,
     pub timed_out: u32,
     pub refused: u32,
     pub elapsed: Duration,
+    /// The longest one query waits for its answer: one server's share in
+    /// the bounded schedule, Net::DNS's whole round in pveperf's.
     pub timeout: Duration,
 }
 
@@ -50,6 +140,24 @@ impl DnsFigure {
     pub fn no_answer(&self) -> bool {
         self.answered == 0
     }
+}
+
+/// Each server's counts summed over several runs (in the first run's order).
+pub fn servers_over(runs: &[DnsFigure]) -> Vec<ServerStats> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let mut total: Vec<ServerStats> = first
+        .servers
+        .iter()
+        .map(|s| ServerStats::new(s.addr))
+        .collect();
+    for run in runs {
+        for (t, s) in total.iter_mut().zip(&run.servers) {
+            t.add(s);
+        }
+    }
+    total
 }
 
 /// Names for DNS EXT: `test<random>.nonexistent<time><random>.com`, one
@@ -71,24 +179,24 @@ pub fn internal_names(domain: &str) -> impl FnMut() -> String + use<> {
     move || format!("test{}.{domain}", rng.random_range(0..1_000_000u32))
 }
 
-struct Server {
-    addr: SocketAddr,
-    socket: UdpSocket,
-}
-
-fn connect(addr: SocketAddr) -> Result<Server, ProbeError> {
+/// A UDP socket bound to any address of `addr`'s family.
+fn udp_socket(addr: SocketAddr) -> std::io::Result<UdpSocket> {
     let local: SocketAddr = match addr {
         SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
         SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
-    let socket =
-        UdpSocket::bind(local).context(|| format!("cannot open a UDP socket for {addr}"))?;
+    UdpSocket::bind(local)
+}
+
+fn connect(addr: SocketAddr) -> Result<UdpSocket, ProbeError> {
+    let socket = udp_socket(addr).context(|| format!("cannot open a UDP socket for {addr}"))?;
     socket
         .connect(addr)
         .context(|| format!("cannot reach name server {addr}"))?;
-    Ok(Server { addr, socket })
+    Ok(socket)
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reply {
     Answered,
     TimedOut,
@@ -117,18 +225,45 @@ pub fn is_answer(packet: &[u8], id: u16, name: &Name) -> bool {
     }
 }
 
+/// What Net::DNS makes of a reply to query `id`: `None` when it does not
+/// accept it (undecodable, no QR bit, another id), else whether it ends the
+/// query (NOERROR, NXDOMAIN) or sends Net::DNS on to the next server.
+pub fn netdns_accepts(packet: &[u8], id: u16) -> Option<bool> {
+    let msg = Message::from_vec(packet).ok()?;
+    let ends_query = matches!(
+        msg.metadata.response_code,
+        ResponseCode::NoError | ResponseCode::NXDomain
+    );
+    (msg.metadata.message_type == MessageType::Response && msg.metadata.id == id)
+        .then_some(ends_query)
+}
+
+/// A poll timeout of at least `wait`, rounded up to whole milliseconds.
+fn poll_timeout(wait: Duration) -> PollTimeout {
+    let ms = wait.as_micros().div_ceil(1000).clamp(1, 60_000) as u16;
+    PollTimeout::from(ms)
+}
+
+/// One query in the bounded schedule: each server in turn, connected.
 fn ask(
-    server: &Server,
+    socket: &UdpSocket,
+    stats: &mut ServerStats,
     query: &[u8],
     id: u16,
     name: &Name,
     until: Instant,
     interrupt: &Interrupt,
 ) -> Result<Reply, ProbeError> {
-    match server.socket.send(query) {
+    let sent = Instant::now();
+    stats.sent += 1;
+    let refused = |stats: &mut ServerStats| {
+        stats.refused += 1;
+        Ok(Reply::Refused)
+    };
+    match socket.send(query) {
         Ok(_) => {}
-        Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(Reply::Refused),
-        Err(e) => return Err(ProbeError::io(format!("cannot send to {}", server.addr), e)),
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => return refused(stats),
+        Err(e) => return Err(ProbeError::io(format!("cannot send to {}", stats.addr), e)),
     }
     let mut buf = [0u8; 4096];
     loop {
@@ -138,22 +273,25 @@ fn ask(
             return Ok(Reply::TimedOut);
         }
         let wait = (until - now).min(POLL_SLICE).max(Duration::from_millis(1));
-        server
-            .socket
+        socket
             .set_read_timeout(Some(wait))
             .context(|| "setting a socket timeout".into())?;
-        match server.socket.recv(&mut buf) {
-            Ok(n) if is_answer(&buf[..n], id, name) => return Ok(Reply::Answered),
+        match socket.recv(&mut buf) {
+            Ok(n) if is_answer(&buf[..n], id, name) => {
+                stats.answered += 1;
+                stats.answer_time += sent.elapsed();
+                return Ok(Reply::Answered);
+            }
             Ok(_) => {}
             Err(e)
                 if matches!(
                     e.kind(),
                     ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
                 ) => {}
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(Reply::Refused),
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return refused(stats),
             Err(e) => {
                 return Err(ProbeError::io(
-                    format!("cannot receive from {}", server.addr),
+                    format!("cannot receive from {}", stats.addr),
                     e,
                 ));
             }
@@ -161,26 +299,120 @@ fn ask(
     }
 }
 
+/// One query in the pveperf schedule: Net::DNS's `_send_udp` with one
+/// round (retry 1) of one second (retrans 0 counts as 1) shared by the
+/// servers. Stops early at `hard_stop`, which only a flood of unaccepted
+/// packets can reach.
+fn ask_as_netdns(
+    servers: &mut [ServerStats],
+    query: &[u8],
+    id: u16,
+    hard_stop: Instant,
+    interrupt: &Interrupt,
+) -> Result<Reply, ProbeError> {
+    let share = NETDNS_ROUND / servers.len().max(1) as u32;
+    // The sockets of the servers asked so far: (server, socket, sent at).
+    let mut asked: Vec<(usize, UdpSocket, Instant)> = Vec::with_capacity(servers.len());
+    let mut buf = [0u8; NETDNS_PACKETSZ];
+    let mut fallback = false;
+    for index in 0..servers.len() {
+        let addr = servers[index].addr;
+        // Net::DNS skips a server whose socket cannot be made.
+        let Ok(socket) = udp_socket(addr) else {
+            continue;
+        };
+        servers[index].sent += 1;
+        if socket.send_to(query, addr).is_err() {
+            // Net::DNS notes the error and waits all the same.
+            servers[index].refused += 1;
+        }
+        asked.push((index, socket, Instant::now()));
+        let mut deadline = Instant::now() + share;
+        loop {
+            interrupt.check()?;
+            let now = Instant::now();
+            let until = deadline.min(hard_stop);
+            if now >= until {
+                break;
+            }
+            let mut fds: Vec<PollFd> = asked
+                .iter()
+                .map(|(_, s, _)| PollFd::new(s.as_fd(), PollFlags::POLLIN))
+                .collect();
+            let ready = match poll(&mut fds, poll_timeout((until - now).min(POLL_SLICE))) {
+                Ok(n) => n,
+                Err(nix::errno::Errno::EINTR) => 0,
+                Err(e) => return Err(ProbeError::io("poll on DNS sockets", e.into())),
+            };
+            if ready == 0 {
+                continue;
+            }
+            let Some(first) = fds.iter().position(|fd| {
+                fd.revents()
+                    .is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLERR))
+            }) else {
+                continue;
+            };
+            drop(fds);
+            let (server, socket, sent) = &asked[first];
+            let received = match socket.recv_from(&mut buf) {
+                Ok((n, _)) => netdns_accepts(&buf[..n], id),
+                Err(_) => None,
+            };
+            match received {
+                Some(ends_query) => {
+                    servers[*server].answered += 1;
+                    servers[*server].answer_time += sent.elapsed();
+                    if ends_query {
+                        return Ok(Reply::Answered);
+                    }
+                    // SERVFAIL, REFUSED...: Net::DNS keeps it and asks the next server.
+                    fallback = true;
+                    break;
+                }
+                // Not the answer: Net::DNS waits its whole share again.
+                None => deadline = Instant::now() + share,
+            }
+        }
+    }
+    Ok(if fallback {
+        Reply::Answered
+    } else {
+        Reply::TimedOut
+    })
+}
+
 /// Runs the query loop against `servers` with names from `next_name`.
+/// `timeout` is the bounded schedule's wait per server; the pveperf
+/// schedule waits as Net::DNS does.
 pub fn measure(
     servers: &[SocketAddr],
     domain: Option<&str>,
     mut next_name: impl FnMut() -> String,
     length: Duration,
     timeout: Duration,
+    schedule: Schedule,
     interrupt: &Interrupt,
 ) -> Result<DnsFigure, ProbeError> {
     if servers.is_empty() {
         return Err(ProbeError::Unavailable("no name server to ask".into()));
     }
-    let sockets = servers
-        .iter()
-        .map(|a| connect(*a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let connected = match schedule {
+        Schedule::Bounded => servers
+            .iter()
+            .map(|a| connect(*a))
+            .collect::<Result<Vec<_>, _>>()?,
+        Schedule::Pveperf => Vec::new(),
+    };
+    let timeout = match schedule {
+        Schedule::Bounded => timeout,
+        Schedule::Pveperf => NETDNS_ROUND,
+    };
     let mut rng = rand::rng();
     let mut figure = DnsFigure {
         domain: domain.map(str::to_string),
-        servers: servers.to_vec(),
+        schedule,
+        servers: servers.iter().map(|a| ServerStats::new(*a)).collect(),
         queries: 0,
         answered: 0,
         timed_out: 0,
@@ -192,19 +424,29 @@ pub fn measure(
     let hard_stop = window.end() + timeout;
     loop {
         let text = next_name();
-        let name = Name::from_ascii(format!("{text}.")).map_err(|e| {
+        // A search domain may end in a dot; the query name is absolute either way.
+        let fqdn = format!("{}.", text.trim_end_matches('.'));
+        let name = Name::from_ascii(&fqdn).map_err(|e| {
             ProbeError::Unavailable(format!("cannot query {text:?}: not a valid DNS name ({e})"))
         })?;
         let id: u16 = rng.random();
         let query = encode_query(&name, id)?;
-        let mut reply = Reply::TimedOut;
-        for server in &sockets {
-            let until = (Instant::now() + timeout).min(hard_stop);
-            reply = ask(server, &query, id, &name, until, interrupt)?;
-            if matches!(reply, Reply::Answered) {
-                break;
+        let reply = match schedule {
+            Schedule::Bounded => {
+                let mut reply = Reply::TimedOut;
+                for (socket, stats) in connected.iter().zip(figure.servers.iter_mut()) {
+                    let until = (Instant::now() + timeout).min(hard_stop);
+                    reply = ask(socket, stats, &query, id, &name, until, interrupt)?;
+                    if reply == Reply::Answered {
+                        break;
+                    }
+                }
+                reply
             }
-        }
+            Schedule::Pveperf => {
+                ask_as_netdns(&mut figure.servers, &query, id, hard_stop, interrupt)?
+            }
+        };
         figure.queries += 1;
         match reply {
             Reply::Answered => figure.answered += 1,
@@ -253,6 +495,80 @@ mod tests {
     }
 
     #[test]
+    fn net_dns_accepts_by_qr_and_id_and_moves_on_after_servfail() {
+        let name = Name::from_ascii("test1.example.com.").unwrap();
+        let query = encode_query(&name, 4242).unwrap();
+        let nxdomain = {
+            let mut r = response_to(&query);
+            r.metadata.response_code = ResponseCode::NXDomain;
+            r.to_vec().unwrap()
+        };
+        assert_eq!(netdns_accepts(&nxdomain, 4242), Some(true));
+        assert_eq!(netdns_accepts(&nxdomain, 4243), None, "another id");
+        assert_eq!(netdns_accepts(&query, 4242), None, "no QR bit");
+        assert_eq!(netdns_accepts(b"garbage", 4242), None);
+        let mut servfail = response_to(&query);
+        servfail.metadata.response_code = ResponseCode::ServFail;
+        assert_eq!(
+            netdns_accepts(&servfail.to_vec().unwrap(), 4242),
+            Some(false)
+        );
+        // Net::DNS does not check the question: an answer for another name counts.
+        let other = Name::from_ascii("other.example.").unwrap();
+        let mut wrong_name = response_to(&encode_query(&other, 4242).unwrap());
+        wrong_name.metadata.response_code = ResponseCode::NXDomain;
+        assert_eq!(
+            netdns_accepts(&wrong_name.to_vec().unwrap(), 4242),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn poll_waits_at_least_the_time_left() {
+        assert_eq!(poll_timeout(Duration::from_micros(1)).as_millis(), Some(1));
+        assert_eq!(
+            poll_timeout(Duration::from_micros(1001)).as_millis(),
+            Some(2)
+        );
+        assert_eq!(
+            poll_timeout(Duration::from_millis(50)).as_millis(),
+            Some(50)
+        );
+    }
+
+    #[test]
+    fn servers_add_up_over_runs() {
+        let addr: SocketAddr = "127.0.0.1:53".parse().unwrap();
+        let run = |sent, answered, refused| ServerStats {
+            sent,
+            answered,
+            refused,
+            answer_time: Duration::from_millis(2) * answered,
+            ..ServerStats::new(addr)
+        };
+        let fig = |s: ServerStats| DnsFigure {
+            domain: None,
+            schedule: Schedule::Pveperf,
+            servers: vec![s],
+            queries: 0,
+            answered: 0,
+            timed_out: 0,
+            refused: 0,
+            elapsed: Duration::ZERO,
+            timeout: NETDNS_ROUND,
+        };
+        let total = servers_over(&[fig(run(10, 4, 1)), fig(run(6, 6, 0))]);
+        assert_eq!(total.len(), 1);
+        assert_eq!(
+            (total[0].sent, total[0].answered, total[0].refused),
+            (16, 10, 1)
+        );
+        assert_eq!(total[0].timed_out(), 5);
+        assert!((total[0].mean_answer_ms().unwrap() - 2.0).abs() < 1e-9);
+        assert_eq!(ServerStats::new(addr).mean_answer_ms(), None);
+    }
+
+    #[test]
     fn names_look_like_pveperf_names() {
         let mut ext = external_names();
         let (a, b) = (ext(), ext());
@@ -271,6 +587,7 @@ mod tests {
     fn mean_includes_every_query() {
         let f = DnsFigure {
             domain: None,
+            schedule: Schedule::Bounded,
             servers: vec![],
             queries: 4,
             answered: 3,

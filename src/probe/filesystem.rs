@@ -24,6 +24,9 @@ pub struct FsInfo {
     /// The mount's device number (major, minor) from mountinfo; (0, n) for
     /// filesystems without a block device of their own (ZFS, btrfs, tmpfs).
     pub dev: (u32, u32),
+    /// The mount's options, then its superblock's (mountinfo), comma-separated:
+    /// `rw,relatime,errors=remount-ro,data=ordered`.
+    pub options: String,
 }
 
 impl FsInfo {
@@ -63,6 +66,12 @@ pub fn filesystem(host: &Host, path: &Path) -> Result<FsInfo, ProbeError> {
         mount_point: mount.mount_point.clone(),
         read_only: vfs.flags().contains(FsFlags::ST_RDONLY) || mount.is_read_only(),
         dev: (mount.major, mount.minor),
+        options: [mount.options.as_str(), mount.super_options.as_str()]
+            .iter()
+            .filter(|o| !o.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(","),
     })
 }
 
@@ -79,6 +88,7 @@ mod tests {
             mount_point: "/".into(),
             read_only: false,
             dev: (8, 1),
+            options: String::new(),
         }
     }
 

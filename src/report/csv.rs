@@ -6,7 +6,7 @@ use super::Line;
 use super::json::{JsonReport, XFigure};
 
 /// Host and run columns, before the figures.
-const LEADING: [&str; 17] = [
+const LEADING: [&str; 19] = [
     "hostname",
     "cpu_model",
     "sockets",
@@ -24,6 +24,8 @@ const LEADING: [&str; 17] = [
     "runs",
     "duration_s",
     "regex_engine",
+    "fsync_order",
+    "dns_schedule",
 ];
 
 /// The column of each figure (the median of its runs).
@@ -85,6 +87,8 @@ pub fn row(doc: &JsonReport) -> Vec<String> {
         doc.settings.runs.to_string(),
         doc.settings.duration_s.to_string(),
         doc.settings.regex_engine.clone(),
+        doc.settings.fsync_order.clone(),
+        doc.settings.dns_schedule.clone(),
     ];
     row.extend(Line::ALL.map(|line| {
         doc.figures

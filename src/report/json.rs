@@ -45,6 +45,9 @@ pub struct JsonFilesystem {
     pub size_bytes: u64,
     pub available_bytes: u64,
     pub read_only: bool,
+    /// The mount's and its superblock's options (mountinfo).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub options: String,
 }
 
 /// One object per pveperf line, in pveperf's order; absent when not measured.
@@ -96,7 +99,7 @@ impl Figures {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JsonFigure {
     /// The pveperf label.
     pub label: String,
@@ -130,6 +133,9 @@ pub struct JsonFigure {
     /// Query counts over all runs (DNS lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queries: Option<DnsCounts>,
+    /// Each name server asked, in order, over all runs (DNS lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<DnsServer>>,
 }
 
 /// An extended figure.
@@ -239,6 +245,19 @@ pub struct DnsCounts {
     pub refused: u32,
 }
 
+/// What one name server did over all runs of a DNS line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DnsServer {
+    pub address: String,
+    pub sent: u32,
+    pub answered: u32,
+    pub timed_out: u32,
+    pub refused: u32,
+    /// Mean ms from query to this server's answer; absent when it answered none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_answer_ms: Option<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NotMeasured {
     pub key: String,
@@ -260,13 +279,7 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
         min: stats.min,
         max: stats.max,
         spread: stats.spread(),
-        latency: None,
-        engine: None,
-        device: None,
-        per_device: None,
-        block_size: None,
-        domain: None,
-        queries: None,
+        ..JsonFigure::default()
     };
     fn measured<T>(o: &Option<Outcome<Vec<T>>>) -> Option<&[T]> {
         o.as_ref().and_then(Outcome::measured).map(Vec::as_slice)
@@ -305,10 +318,26 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
                 timed_out: sum(|r| r.timed_out),
                 refused: sum(|r| r.refused),
             });
+            fig.servers = Some(dns_servers(runs));
         }
         _ => {}
     }
     Some(fig)
+}
+
+/// Each server's counts over all runs.
+fn dns_servers(runs: &[crate::probe::dns::DnsFigure]) -> Vec<DnsServer> {
+    crate::probe::dns::servers_over(runs)
+        .iter()
+        .map(|s| DnsServer {
+            address: s.addr.ip().to_string(),
+            sent: s.sent,
+            answered: s.answered,
+            timed_out: s.timed_out(),
+            refused: s.refused,
+            mean_answer_ms: s.mean_answer_ms(),
+        })
+        .collect()
 }
 
 /// The devices' names joined, and with several devices each one's median.
@@ -396,6 +425,7 @@ impl JsonReport {
                     size_bytes: fs.total_bytes,
                     available_bytes: fs.avail_bytes,
                     read_only: fs.read_only,
+                    options: fs.options.clone(),
                 }),
             figures,
             storage: report.storage.clone(),
@@ -440,6 +470,8 @@ pub(crate) mod tests {
             runs: 3,
             regex_engine: "perl".into(),
             dns_timeout_s: 2.0,
+            fsync_order: "pveperf".into(),
+            dns_schedule: "bounded".into(),
         };
         r.host = Some(HostInfo {
             hostname: Some("pve1".into()),

@@ -153,13 +153,33 @@ impl Outcome<()> {
     }
 }
 
-/// The options that shape the figures, recorded with them.
+/// The options and methods that shape the figures, recorded with them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Settings {
     pub duration_s: f64,
     pub runs: u32,
     pub regex_engine: String,
     pub dns_timeout_s: f64,
+    /// FSYNCS/SECOND's order of system calls: `pveperf` (open, fsync,
+    /// write, close). Results written before it was recorded synced after
+    /// writing: they read as `write-then-fsync`.
+    #[serde(default = "write_then_fsync")]
+    pub fsync_order: String,
+    /// How the DNS lines wait for answers: `bounded` (each server in turn
+    /// for at most --dns-timeout) or `pveperf` (Net::DNS's schedule with
+    /// pveperf's arguments). Older results read as `bounded`.
+    #[serde(default = "bounded")]
+    pub dns_schedule: String,
+}
+
+fn write_then_fsync() -> String {
+    crate::probe::fsync::Order::WriteThenFsync
+        .name()
+        .to_string()
+}
+
+fn bounded() -> String {
+    crate::probe::dns::Schedule::Bounded.name().to_string()
 }
 
 /// One measurement of a timed test, reduced to the number its line prints.

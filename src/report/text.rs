@@ -105,23 +105,7 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
         return Some(format!("{}: {verdict}: {why}", line.label()));
     }
     match line {
-        Line::DnsExt | Line::DnsInt => {
-            let runs = report.dns(line)?;
-            let sum = |f: fn(&DnsFigure) -> u32| runs.iter().map(f).sum::<u32>();
-            let (queries, timed_out, refused) =
-                (sum(|r| r.queries), sum(|r| r.timed_out), sum(|r| r.refused));
-            if timed_out == 0 && refused == 0 {
-                return None;
-            }
-            let servers: Vec<String> = runs[0].servers.iter().map(|s| s.ip().to_string()).collect();
-            Some(format!(
-                "{}: {} of {queries} queries got no answer from {} ({timed_out} timed out after {:.2} s, {refused} refused)",
-                line.label(),
-                timed_out + refused,
-                servers.join(", "),
-                runs[0].timeout.as_secs_f64(),
-            ))
-        }
+        Line::DnsExt | Line::DnsInt => dns_diagnostic(line, report.dns(line)?),
         Line::BufferedReads => {
             let runs = report.buffered_reads.as_ref().and_then(Outcome::measured)?;
             let whole = runs.iter().flat_map(|r| &r.each).find(|r| r.reached_end)?;
@@ -134,6 +118,42 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Queries that got no answer at all, then each server that answered none
+/// of its queries: a dead first server costs every query its wait even
+/// when a later server answers them all.
+fn dns_diagnostic(line: Line, runs: &[DnsFigure]) -> Option<String> {
+    let first = runs.first()?;
+    let sum = |f: fn(&DnsFigure) -> u32| runs.iter().map(f).sum::<u32>();
+    let (queries, timed_out, refused) =
+        (sum(|r| r.queries), sum(|r| r.timed_out), sum(|r| r.refused));
+    let mut parts = Vec::new();
+    if timed_out + refused > 0 {
+        let servers: Vec<String> = first
+            .servers
+            .iter()
+            .map(|s| s.addr.ip().to_string())
+            .collect();
+        parts.push(format!(
+            "{} of {queries} queries got no answer from {} ({timed_out} timed out after {:.2} s, {refused} refused)",
+            timed_out + refused,
+            servers.join(", "),
+            first.timeout.as_secs_f64(),
+        ));
+    }
+    let dead: Vec<String> = crate::probe::dns::servers_over(runs)
+        .iter()
+        .filter(|s| s.sent > 0 && s.answered == 0 && first.servers.len() > 1)
+        .map(|s| format!("{} answered none of its {} queries", s.addr.ip(), s.sent))
+        .collect();
+    if !dead.is_empty() && timed_out + refused < queries {
+        parts.push(format!(
+            "name server {}; the mean includes the waits for it",
+            dead.join(", name server ")
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("{}: {}", line.label(), parts.join("; ")))
 }
 
 /// The whole report as pveperf's text.
@@ -160,7 +180,13 @@ pub(crate) mod tests {
     pub(crate) fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
         DnsFigure {
             domain: domain.map(str::to_string),
-            servers: vec!["127.0.0.1:53".parse().unwrap()],
+            schedule: crate::probe::dns::Schedule::Bounded,
+            servers: vec![crate::probe::dns::ServerStats {
+                sent: 101,
+                answered,
+                answer_time: Duration::from_millis(15) * answered,
+                ..crate::probe::dns::ServerStats::new("127.0.0.1:53".parse().unwrap())
+            }],
             queries: 101,
             answered,
             timed_out: 101 - answered,
@@ -172,6 +198,7 @@ pub(crate) mod tests {
 
     pub(crate) fn fsync(iterations: u64) -> FsyncFigure {
         FsyncFigure {
+            order: crate::probe::fsync::Order::Pveperf,
             iterations,
             elapsed: Duration::from_secs(2),
             latency: None,
@@ -195,6 +222,7 @@ pub(crate) mod tests {
             mount_point: "/".into(),
             read_only: false,
             dev: (253, 1),
+            options: String::new(),
         }));
         r.buffered_reads = Some(Outcome::Measured(vec![Devices {
             each: vec![ReadFigure {

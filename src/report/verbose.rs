@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::Line;
-use super::json::{JsonFigure, JsonReport};
+use super::json::{DnsServer, JsonFigure, JsonFilesystem, JsonReport};
 use crate::latency::LatencySummary;
 use crate::storage::{Disk, Storage};
 
@@ -54,6 +54,44 @@ fn number(line: Line, v: f64) -> String {
         Line::AverageSeekTime | Line::DnsExt | Line::DnsInt => format!("{v:.3}"),
         _ => format!("{v:.2}"),
     }
+}
+
+/// One name server's share of a DNS line: a dead first server is named.
+fn server_line(s: &DnsServer) -> String {
+    let answers = match s.mean_answer_ms {
+        Some(ms) => format!("{} answered (mean {ms:.3} ms)", s.answered),
+        None => "none answered".to_string(),
+    };
+    let mut line = format!("server {}: {} sent, {answers}", s.address, s.sent);
+    if s.timed_out > 0 {
+        let _ = write!(line, ", {} timed out", s.timed_out);
+    }
+    if s.refused > 0 {
+        let _ = write!(line, ", {} refused", s.refused);
+    }
+    line
+}
+
+/// What FSYNCS/SECOND measures on this filesystem, in one line.
+pub fn fsync_meaning(fs: Option<&JsonFilesystem>) -> String {
+    let mut text = String::from(
+        "measures: pveperf's loop (open with truncate, fsync, write 4001 bytes, close): \
+         the fsync commits a file its open just emptied, not the data written after it",
+    );
+    let fstype = fs.map_or("", |f| f.fstype.as_str());
+    let has = |opt: &str| fs.is_some_and(|f| f.options.split(',').any(|o| o == opt));
+    match fstype {
+        "ext4" if has("data=ordered") && !has("noauto_da_alloc") => text.push_str(
+            "; on ext4 (data=ordered) closing a truncated file starts its writeback and the \
+             next fsync's journal commit waits for it, so part of the data is synced too",
+        ),
+        "tmpfs" | "ramfs" => text.push_str(&format!(
+            "; on {fstype} fsync does nothing: the figure measures the CPU"
+        )),
+        _ => {}
+    }
+    text.push_str("; data synced per write: FSYNC LATENCY (-x: write, then fsync)");
+    text
 }
 
 fn latency_ms(l: &LatencySummary) -> String {
@@ -121,9 +159,15 @@ pub fn render(doc: &JsonReport) -> String {
         }
         if let Some(q) = &fig.queries {
             detail(format!(
-                "queries: {} sent, {} answered, {} timed out, {} refused",
-                q.sent, q.answered, q.timed_out, q.refused
+                "queries: {} sent, {} answered, {} timed out, {} refused ({} schedule)",
+                q.sent, q.answered, q.timed_out, q.refused, doc.settings.dns_schedule
             ));
+        }
+        for s in fig.servers.iter().flatten() {
+            detail(server_line(s));
+        }
+        if line == Line::FsyncsPerSecond {
+            detail(fsync_meaning(doc.filesystem.as_ref()));
         }
         if let Some(g) = guidance(line, fig) {
             detail(g);
@@ -275,13 +319,8 @@ mod tests {
             min: value,
             max: value,
             spread: 0.0,
-            latency: None,
             engine: engine.map(str::to_string),
-            device: None,
-            per_device: None,
-            block_size: None,
-            domain: None,
-            queries: None,
+            ..JsonFigure::default()
         }
     }
 

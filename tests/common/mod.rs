@@ -379,6 +379,8 @@ pub fn validate_schema(doc: &serde_json::Value) {
 pub enum Answer {
     /// A proper NXDOMAIN answer.
     Proper,
+    /// A proper answer with response code SERVFAIL.
+    ServFail,
     /// Random bytes.
     Garbage,
     /// The first half of a proper answer.
@@ -468,6 +470,11 @@ impl Responder {
                 };
                 match answer {
                     Answer::Proper => send(&proper),
+                    Answer::ServFail => {
+                        let mut failed = nxdomain_for(&query);
+                        failed.metadata.response_code = hickory_proto::op::ResponseCode::ServFail;
+                        send(&failed.to_vec().unwrap());
+                    }
                     Answer::Garbage => send(&garbage(40)),
                     Answer::Truncated => send(&proper[..proper.len() / 2]),
                     Answer::WrongId => send(&wrong_id),

@@ -1,0 +1,244 @@
+//! FSYNCS/SECOND's order of system calls, proven from outside: the binary
+//! (and bench/pveperf-replica, the stand-in for pveperf in
+//! bench/vs-pveperf) run under Debian's strace, and every iteration of the
+//! fsync loop must be pveperf's: openat with O_CREAT|O_TRUNC, fsync, one
+//! write of 4,001 bytes, close. No root needed: the files live in a
+//! directory of the test's own.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{stderr, workdir};
+
+/// One system call of the trace: process, name, arguments and result.
+#[derive(Debug)]
+struct Call {
+    pid: u32,
+    name: String,
+    args: String,
+    result: i64,
+}
+
+/// Parses `PID name(args) = result` lines. A call strace had to split
+/// (`<unfinished ...>`, `resumed>`: two processes at once) becomes a call
+/// named `<split>`: no file of the loop may be open in its process then,
+/// or the loop's order could not be checked.
+fn calls(trace: &str) -> Vec<Call> {
+    let mut calls = Vec::new();
+    for line in trace.lines() {
+        let (pid, rest) = line.split_once(' ').expect(line);
+        let pid: u32 = pid.parse().expect(line);
+        if rest.starts_with("+++") || rest.starts_with("---") {
+            continue;
+        }
+        if rest.contains("<unfinished") || rest.contains("resumed>") {
+            calls.push(Call {
+                pid,
+                name: "<split>".into(),
+                args: rest.to_string(),
+                result: -1,
+            });
+            continue;
+        }
+        let (name, rest) = rest.split_once('(').expect(line);
+        let (args, result) = rest.rsplit_once(" = ").expect(line);
+        let args = args.trim_end().strip_suffix(')').expect(line);
+        calls.push(Call {
+            pid,
+            name: name.to_string(),
+            args: args.to_string(),
+            result: result
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap_or(-1),
+        });
+    }
+    calls
+}
+
+/// The first argument of a call, as a file descriptor.
+fn fd(call: &Call) -> i64 {
+    call.args
+        .split(',')
+        .next()
+        .and_then(|a| a.trim().parse().ok())
+        .unwrap_or(-1)
+}
+
+/// Checks that every open of a `tf_N.dat` is followed, on its descriptor,
+/// by exactly fsync, write(4001), close; returns the number of iterations.
+fn check_pveperf_order(trace: &str) -> usize {
+    let calls = calls(trace);
+    let mut open: HashMap<(u32, i64), (String, Vec<String>)> = HashMap::new();
+    let mut iterations = 0;
+    for call in &calls {
+        if call.name == "openat" && call.args.contains("tf_") && call.args.contains(".dat\"") {
+            assert!(
+                call.args.contains("O_CREAT") && call.args.contains("O_TRUNC"),
+                "not opened with create and truncate: {call:?}"
+            );
+            assert!(call.result >= 0, "open failed: {call:?}");
+            open.insert((call.pid, call.result), (call.args.clone(), Vec::new()));
+            continue;
+        }
+        if call.name == "<split>" {
+            assert!(
+                !open.keys().any(|(pid, _)| *pid == call.pid),
+                "a call split while a file of the loop was open: {call:?}"
+            );
+            continue;
+        }
+        let key = (call.pid, fd(call));
+        let Some((_, seen)) = open.get_mut(&key) else {
+            continue;
+        };
+        match call.name.as_str() {
+            "fsync" | "fdatasync" => seen.push(call.name.clone()),
+            "write" => {
+                assert_eq!(call.result, 4001, "one write of 4,001 bytes: {call:?}");
+                seen.push("write".into());
+            }
+            "close" => {
+                let (file, seen) = open.remove(&key).unwrap();
+                assert_eq!(
+                    seen,
+                    ["fsync", "write"],
+                    "pveperf's order is open, fsync, write, close; {file} had {seen:?} before close"
+                );
+                iterations += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty(), "opened and never closed: {open:?}");
+    iterations
+}
+
+/// Runs `program args` under strace with the loop's system calls traced.
+fn traced(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let log = dir.join("strace.log");
+    let out = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=openat,fsync,fdatasync,write,close",
+            "-o",
+        ])
+        .arg(&log)
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot run strace (run scripts/install-test-deps)");
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::read_to_string(log).unwrap()
+}
+
+#[test]
+fn pveprobes_fsync_loop_runs_in_pveperfs_order() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let trace = traced(
+        dir.path(),
+        Path::new(env!("CARGO_BIN_EXE_pveprobe")),
+        &[
+            "--tests",
+            "fsync",
+            "--duration",
+            "0.3",
+            target.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let iterations = check_pveperf_order(&trace);
+    assert!(iterations >= 10, "only {iterations} iterations traced");
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "files left behind"
+    );
+}
+
+#[test]
+fn fsync_latency_of_x_writes_then_fsyncs_in_its_own_loop() {
+    // FSYNC LATENCY syncs the data it wrote: its files, traced, are written then synced.
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let trace = traced(
+        dir.path(),
+        Path::new(env!("CARGO_BIN_EXE_pveprobe")),
+        &[
+            "--tests",
+            "fsynclat",
+            "--duration",
+            "0.2",
+            target.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let calls = calls(&trace);
+    let first_open = calls
+        .iter()
+        .position(|c| c.name == "openat" && c.args.contains("tf_0.dat"))
+        .expect("the loop ran");
+    let (pid, fd) = (calls[first_open].pid, calls[first_open].result);
+    let order: Vec<&str> = calls[first_open + 1..]
+        .iter()
+        .filter(|c| c.pid == pid && self::fd(c) == fd)
+        .filter(|c| ["fsync", "write", "close"].contains(&c.name.as_str()))
+        .take(3)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(order, ["write", "fsync", "close"]);
+}
+
+#[test]
+fn the_perl_replica_of_pveperf_runs_in_pveperfs_order() {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let replica = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/pveperf-replica");
+    let trace = traced(
+        dir.path(),
+        Path::new("/usr/bin/perl"),
+        &[replica.to_str().unwrap(), target.to_str().unwrap()],
+        // Only the fsync loop: no disk reads, no queries to the host's resolver.
+        &[("PVEPERF_REPLICA_TESTS", "fsync")],
+    );
+    let iterations = check_pveperf_order(&trace);
+    assert!(iterations >= 100, "only {iterations} iterations traced");
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "files left behind"
+    );
+}
+
+#[test]
+fn the_checker_rejects_write_then_fsync() {
+    let trace = "\
+1 openat(3, \"tf_0.dat\", O_WRONLY|O_CREAT|O_TRUNC|O_NOFOLLOW|O_CLOEXEC, 0600) = 4
+1 write(4, \"AAAA\"..., 4001) = 4001
+1 fsync(4) = 0
+1 close(4) = 0
+";
+    let result = std::panic::catch_unwind(|| check_pveperf_order(trace));
+    assert!(result.is_err(), "write before fsync must be refused");
+    let good = "\
+1 openat(3, \"tf_0.dat\", O_WRONLY|O_CREAT|O_TRUNC|O_NOFOLLOW|O_CLOEXEC, 0600) = 4
+1 fsync(4) = 0
+1 write(4, \"AAAA\"..., 4001) = 4001
+1 close(4) = 0
+";
+    assert_eq!(check_pveperf_order(good), 1);
+}

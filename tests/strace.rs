@@ -1,9 +1,9 @@
 //! FSYNCS/SECOND's order of system calls, proven from outside: the binary
 //! (and bench/pveperf-replica, the stand-in for pveperf in
 //! bench/vs-pveperf) run under Debian's strace, and every iteration of the
-//! fsync loop must be pveperf's: openat with O_CREAT|O_TRUNC, fsync, one
-//! write of 4,001 bytes, close. No root needed: the files live in a
-//! directory of the test's own.
+//! fsync loop must be pveperf's: openat with O_CREAT|O_TRUNC, the ioctl,
+//! lseek and fstat of Perl's I/O layer, fsync, one write of 4,001 bytes,
+//! close. No root needed: the files live in a directory of the test's own.
 
 mod common;
 
@@ -30,6 +30,7 @@ fn calls(trace: &str) -> Vec<Call> {
     let mut calls = Vec::new();
     for line in trace.lines() {
         let (pid, rest) = line.split_once(' ').expect(line);
+        let rest = rest.trim_start();
         let pid: u32 = pid.parse().expect(line);
         if rest.starts_with("+++") || rest.starts_with("---") {
             continue;
@@ -70,8 +71,11 @@ fn fd(call: &Call) -> i64 {
         .unwrap_or(-1)
 }
 
+/// pveperf's calls on each file between its open and its close.
+const PVEPERF_CALLS: [&str; 5] = ["ioctl", "lseek", "newfstatat", "fsync", "write"];
+
 /// Checks that every open of a `tf_N.dat` is followed, on its descriptor,
-/// by exactly fsync, write(4001), close; returns the number of iterations.
+/// by exactly [`PVEPERF_CALLS`] and close; returns the number of iterations.
 fn check_pveperf_order(trace: &str) -> usize {
     let calls = calls(trace);
     let mut open: HashMap<(u32, i64), (String, Vec<String>)> = HashMap::new();
@@ -98,7 +102,9 @@ fn check_pveperf_order(trace: &str) -> usize {
             continue;
         };
         match call.name.as_str() {
-            "fsync" | "fdatasync" => seen.push(call.name.clone()),
+            "ioctl" | "lseek" | "newfstatat" | "fstat" | "fsync" | "fdatasync" => {
+                seen.push(call.name.clone())
+            }
             "write" => {
                 assert_eq!(call.result, 4001, "one write of 4,001 bytes: {call:?}");
                 seen.push("write".into());
@@ -106,9 +112,8 @@ fn check_pveperf_order(trace: &str) -> usize {
             "close" => {
                 let (file, seen) = open.remove(&key).unwrap();
                 assert_eq!(
-                    seen,
-                    ["fsync", "write"],
-                    "pveperf's order is open, fsync, write, close; {file} had {seen:?} before close"
+                    seen, PVEPERF_CALLS,
+                    "pveperf's order is open, {PVEPERF_CALLS:?}, close; {file} had {seen:?} before close"
                 );
                 iterations += 1;
             }
@@ -127,7 +132,7 @@ fn traced(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) -> St
             "-f",
             "-qq",
             "-e",
-            "trace=openat,fsync,fdatasync,write,close",
+            "trace=openat,ioctl,lseek,newfstatat,fstat,fsync,fdatasync,write,close",
             "-o",
         ])
         .arg(&log)
@@ -228,14 +233,31 @@ fn the_perl_replica_of_pveperf_runs_in_pveperfs_order() {
 fn the_checker_rejects_write_then_fsync() {
     let trace = "\
 1 openat(3, \"tf_0.dat\", O_WRONLY|O_CREAT|O_TRUNC|O_NOFOLLOW|O_CLOEXEC, 0600) = 4
+1 ioctl(4, TCGETS, 0x7ffe) = -1 ENOTTY (Inappropriate ioctl for device)
+1 lseek(4, 0, SEEK_CUR) = 0
+1 newfstatat(4, \"\", {st_mode=S_IFREG|0600, st_size=0, ...}, AT_EMPTY_PATH) = 0
 1 write(4, \"AAAA\"..., 4001) = 4001
 1 fsync(4) = 0
 1 close(4) = 0
 ";
     let result = std::panic::catch_unwind(|| check_pveperf_order(trace));
     assert!(result.is_err(), "write before fsync must be refused");
+    let without_fstat = "\
+1 openat(3, \"tf_0.dat\", O_WRONLY|O_CREAT|O_TRUNC|O_NOFOLLOW|O_CLOEXEC, 0600) = 4
+1 fsync(4) = 0
+1 write(4, \"AAAA\"..., 4001) = 4001
+1 close(4) = 0
+";
+    let result = std::panic::catch_unwind(|| check_pveperf_order(without_fstat));
+    assert!(
+        result.is_err(),
+        "Perl's ioctl, lseek and fstat belong to the loop"
+    );
     let good = "\
 1 openat(3, \"tf_0.dat\", O_WRONLY|O_CREAT|O_TRUNC|O_NOFOLLOW|O_CLOEXEC, 0600) = 4
+1 ioctl(4, TCGETS, 0x7ffe) = -1 ENOTTY (Inappropriate ioctl for device)
+1 lseek(4, 0, SEEK_CUR) = 0
+1 newfstatat(4, \"\", {st_mode=S_IFREG|0600, st_size=0, ...}, AT_EMPTY_PATH) = 0
 1 fsync(4) = 0
 1 write(4, \"AAAA\"..., 4001) = 4001
 1 close(4) = 0

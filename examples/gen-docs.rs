@@ -141,11 +141,10 @@ fn manual_sections() -> Vec<Section> {
                     "pveperf(1) is the host probe of Proxmox VE (package pve-manager). pveprobe \
                     prints the same eight lines in the same order, with the same labels, padding \
                     (values start in column 20), units and printf formats, so scripts that parse \
-                    pveperf's text can run pveprobe instead. The figures mean the same; THE FIGURES \
-                    says where pveprobe measures more carefully. It never runs a shell, leaves no \
-                    files behind (also on SIGINT, SIGTERM and SIGHUP), bounds each DNS query by \
-                    --dns-timeout (pveperf waits 10 s), and says on standard error why a line is \
-                    missing.",
+                    pveperf's text can run pveprobe instead. The figures mean the same; \
+                    DIFFERENCES FROM PVEPERF lists, line by line, where they are measured \
+                    otherwise. It never runs a shell, leaves no files behind (also on SIGINT, \
+                    SIGTERM and SIGHUP), and says on standard error why a line is missing.",
                 )),
                 Para(s(
                     "Run under the name pveperf, through a symbolic link or a copy, pveprobe \
@@ -172,7 +171,9 @@ fn manual_sections() -> Vec<Section> {
                         "pveperf's eight lines only, each timed test over 3 seconds. \
                         REGEX/SECOND comes from pveperf's own loop in the host's Perl, on \
                         pveperf's scale, when perl with Time::HiRes runs, and from Rust's regex \
-                        engine otherwise. Diagnostics go to standard error.",
+                        engine otherwise. The DNS lines wait as pveperf's Net::DNS resolver does \
+                        (--dns-schedule pveperf), and a ZFS dataset gets no BUFFERED READS or \
+                        AVERAGE SEEK TIME line. Diagnostics go to standard error.",
                     ),
                 },
                 Item {
@@ -637,6 +638,7 @@ EXAMPLES
             "DESCRIPTION",
             "OPTIONS",
             "THE FIGURES",
+            "DIFFERENCES FROM PVEPERF",
             "EXIT STATUS",
             "EXAMPLES",
             "RELATION TO PVEPERF",
@@ -659,6 +661,8 @@ EXAMPLES
             "pveperf's scale",
             "rust: Rust's",
             "perl: The host's Perl",
+            "open (create, truncate), fsync, write 4001 bytes",
+            "one dead server of one costs 1000 ms",
         ] {
             assert!(page.contains(words), "{words:?} missing");
         }

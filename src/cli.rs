@@ -45,20 +45,56 @@ THE FIGURES
                      \"MB/sec\"); the measurement of hdparm -t. Read-only.
   AVERAGE SEEK TIME  Mean time of one O_DIRECT read of a logical block (512 or
                      4096 bytes) at a random offset of the whole device, in ms;
-                     the measurement of ioping -D. pveperf's buffered reads could
-                     be flattered by the cache; these cannot. Read-only.
-  FSYNCS/SECOND      pveperf's loop: create/truncate, write 4001 bytes, fsync,
+                     the measurement of ioping -D. Read-only.
+  FSYNCS/SECOND      pveperf's loop with pveperf's system calls in pveperf's
+                     order: open (create, truncate), fsync, write 4001 bytes,
                      close, over 300 files in a private directory inside PATH
-                     that is removed afterwards, also on Ctrl-C. pve-docs ask
-                     for more than 200.
+                     that is removed afterwards, also on Ctrl-C. The fsync
+                     commits a file its open just emptied, not the data written
+                     after it; -v says what that means on the filesystem at
+                     hand, and -x's FSYNC LATENCY syncs the data it writes.
+                     pve-docs ask for more than 200.
   DNS EXT            Mean ms per A query for a random name under a nonexistent
-                     .com domain, to the nameservers of resolv.conf, UDP.
-  DNS INT            The same for random names in resolv.conf's first search
-                     domain, printed in parentheses.
+                     .com domain, over UDP to the name servers of resolv.conf;
+                     --dns-schedule says how a query waits for its answer.
+  DNS INT            The same for random names in resolv.conf's search domain,
+                     printed in parentheses.
 
   BUFFERED READS and AVERAGE SEEK TIME need a source under /dev (not tmpfs or a
-  ZFS dataset) and root. A name server that does not answer costs at most
-  --dns-timeout per query; one that never answers gives \"timeout\".
+  ZFS dataset) and root. With the default DNS schedule a name server that does
+  not answer costs at most --dns-timeout per query, one that never answers gives
+  \"timeout\", and stderr names a server that answered none of its queries.
+
+DIFFERENCES FROM PVEPERF
+  Measured side by side with pveperf's loops on the same loop devices
+  (bench/vs-pveperf): BOGOMIPS and HD SIZE are identical, FSYNCS/SECOND and
+  BUFFERED READS agree within the runs' noise. Where pveprobe differs:
+  REGEX/SECOND       The default rust engine counts 3 to 5 times pveperf's Perl
+                     figure; --regex-engine perl, and the name pveperf, run the
+                     loop in the host's Perl, on pveperf's scale.
+  CPU BOGOMIPS       The key is matched in any case, as pveperf does since
+                     pve-manager 9.2.10; older pveperf prints 0.00 on arm64.
+  BUFFERED READS     A device read to its end before the window ends is not
+                     read further (pveperf goes on timing empty reads, which
+                     lowers its figure). On ZFS the pool's data disks are read;
+                     pveperf, and the name pveperf, omit the line.
+  AVERAGE SEEK TIME  O_DIRECT reads of one logical block over the whole device;
+                     pveperf reads 512 bytes buffered within the filesystem's
+                     size, which readahead and the page cache can flatter.
+  DNS EXT, DNS INT   The default --dns-schedule bounded asks glibc's first three
+                     name servers in turn, each for at most --dns-timeout, on
+                     connected sockets (a closed port is known at once), and
+                     takes DNS INT's domain as glibc does (the first of the last
+                     search or domain line). pveperf, --dns-schedule pveperf and
+                     the name pveperf give each query one second shared by every
+                     nameserver line (one dead server of one costs 1000 ms a
+                     query, of two 500 ms) and print DNS INT only for a search
+                     line with exactly one domain. pveperf's figure also holds
+                     Perl's time to build and decode each packet (0.46 ms a
+                     query against a server on loopback; pveprobe 0.02 ms).
+  unreadable device  pveperf dies (\"unable to open HD\") and prints no FSYNCS or
+                     DNS line; pveprobe prints the other lines, says why on
+                     stderr and exits 1 (0 under the name pveperf).
 
 OUTPUT
   --output-format text (default) prints exactly pveperf's lines; -v adds each
@@ -68,7 +104,9 @@ OUTPUT
   csv gives one row per run with a fixed header, for spreadsheets:
     pveprobe --runs 3 --output-format csv --output fleet.csv --append /var/lib/vz
   `pveprobe compare A.json B.json ...` puts results side by side with ratios
-  to the first; a difference within the runs' spread is marked \"noise\".
+  to the first; a difference within the runs' spread is marked \"noise\", a
+  figure measured another way (regex engine, fsync order, DNS schedule)
+  \"unlike\" and not ranked, also by --baseline.
   `pveprobe cluster PATH` runs the probe on every node of a Proxmox VE cluster
   through ssh and prints one row per node (see pveprobe cluster --help).
 
@@ -86,6 +124,7 @@ EXAMPLES
   pveprobe --regex-engine perl /              figures on pveperf's scale
   pveprobe --tests read,seek,fsync /mnt/new   only the disk lines
   pveprobe --resolv-conf /tmp/resolv.conf --dns-timeout 0.5
+  pveprobe --dns-schedule pveperf /           DNS waits as pveperf's
   pveprobe --runs 3 -v /var/lib/vz            spread and latency of 3 runs
   pveprobe --output-format json --output node1.json /var/lib/vz
   pveprobe compare node1.json node2.json

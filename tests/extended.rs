@@ -29,7 +29,7 @@ const FORMATS: [(&str, &str); 6] = [
     ),
     (
         "FSYNC LATENCY",
-        r"^FSYNC LATENCY:            p50 \d+\.\d{3} ms, p99 \d+\.\d{3} ms, max \d+\.\d{3} ms$",
+        r"^FSYNC LATENCY:            p50 \d+\.\d{3} ms, p99 \d+\.\d{3} ms, max \d+\.\d{3} ms \(write 4001 bytes, then fsync\)$",
     ),
 ];
 

@@ -354,4 +354,35 @@ mod tests {
         );
         assert_eq!(guidance(Line::DnsExt, &fig(1.0, None)), None);
     }
+
+    #[test]
+    fn fsync_meaning_is_true_for_the_filesystem_at_hand() {
+        let fs = |fstype: &str, options: &str| JsonFilesystem {
+            source: "/dev/loop0".into(),
+            fstype: fstype.into(),
+            mount_point: "/mnt".into(),
+            size_bytes: 1,
+            available_bytes: 1,
+            read_only: false,
+            options: options.into(),
+        };
+        let ext4 = fsync_meaning(Some(&fs("ext4", "rw,relatime,data=ordered")));
+        assert!(ext4.starts_with("measures: pveperf's loop (open with truncate, fsync, write"));
+        assert!(ext4.contains("on ext4 (data=ordered)"), "{ext4}");
+        for (fstype, options) in [
+            ("ext4", "rw,relatime,noauto_da_alloc,data=ordered"),
+            ("ext4", "rw,data=writeback"),
+            ("xfs", "rw,relatime,attr2,inode64"),
+            ("btrfs", "rw,relatime,space_cache=v2"),
+        ] {
+            let text = fsync_meaning(Some(&fs(fstype, options)));
+            assert!(
+                !text.contains("part of the data is synced"),
+                "{fstype} {options}: {text}"
+            );
+            assert!(text.contains("not the data written after it"));
+        }
+        assert!(fsync_meaning(Some(&fs("tmpfs", "rw"))).contains("fsync does nothing"));
+        assert!(fsync_meaning(None).ends_with("FSYNC LATENCY (-x: write, then fsync)"));
+    }
 }

@@ -543,10 +543,7 @@ impl Runner<'_> {
         let file = self.config.resolv_conf.display().to_string();
         let conf = resolv::parse(text);
         if conf.nameservers.is_empty() {
-            return Err(format!(
-                "no usable nameserver in {file}{}",
-                not_addresses(&conf.invalid)
-            ));
+            return Err(no_server(&file, &conf.invalid));
         }
         if conf.ignored > 0 {
             self.note(format!(
@@ -568,10 +565,7 @@ impl Runner<'_> {
         let file = self.config.resolv_conf.display().to_string();
         let conf = resolv::parse_netdns(text);
         if conf.nameservers.is_empty() {
-            return Err(format!(
-                "no usable nameserver in {file}{}",
-                not_addresses(&conf.invalid)
-            ));
+            return Err(no_server(&file, &conf.invalid));
         }
         if !conf.invalid.is_empty() {
             self.note(format!(
@@ -599,6 +593,11 @@ impl Runner<'_> {
 
 /// The servers to ask, and DNS INT's domain or why there is none.
 type DnsPlan = (Vec<std::net::SocketAddr>, Result<String, String>);
+
+/// Why `file` gives no server to ask, naming the values that are not addresses.
+fn no_server(file: &str, invalid: &[String]) -> String {
+    format!("no usable nameserver in {file}{}", not_addresses(invalid))
+}
 
 /// ` (not addresses: a, b)` for a message, or nothing.
 fn not_addresses(invalid: &[String]) -> String {

@@ -8,10 +8,11 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::{stderr, workdir};
+use tempfile::TempDir;
 
 /// One system call of the trace: process, name, arguments and result.
 #[derive(Debug)]
@@ -124,9 +125,14 @@ fn check_pveperf_order(trace: &str) -> usize {
     iterations
 }
 
-/// Runs `program args` under strace with the loop's system calls traced.
-fn traced(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
-    let log = dir.join("strace.log");
+/// Runs `program args... DIR` under strace with the loop's system calls
+/// traced, DIR a fresh directory; returns the test's directory, DIR and the
+/// trace.
+fn traced(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (TempDir, PathBuf, String) {
+    let dir = workdir();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let log = dir.path().join("strace.log");
     let out = Command::new("strace")
         .args([
             "-f",
@@ -139,56 +145,43 @@ fn traced(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) -> St
         .arg("--")
         .arg(program)
         .args(args)
+        .arg(&target)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("cannot run strace (run scripts/install-test-deps)");
     assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::read_to_string(log).unwrap()
+    let trace = std::fs::read_to_string(log).unwrap();
+    (dir, target, trace)
+}
+
+fn pveprobe_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_pveprobe"))
+}
+
+fn assert_empty(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
 #[test]
 fn pveprobes_fsync_loop_runs_in_pveperfs_order() {
-    let dir = workdir();
-    let target = dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let trace = traced(
-        dir.path(),
-        Path::new(env!("CARGO_BIN_EXE_pveprobe")),
-        &[
-            "--tests",
-            "fsync",
-            "--duration",
-            "0.3",
-            target.to_str().unwrap(),
-        ],
+    let (_dir, target, trace) = traced(
+        pveprobe_bin(),
+        &["--tests", "fsync", "--duration", "0.3"],
         &[],
     );
     let iterations = check_pveperf_order(&trace);
     assert!(iterations >= 10, "only {iterations} iterations traced");
-    assert_eq!(
-        std::fs::read_dir(&target).unwrap().count(),
-        0,
-        "files left behind"
-    );
+    assert_empty(&target);
 }
 
 #[test]
 fn fsync_latency_of_x_writes_then_fsyncs_in_its_own_loop() {
     // FSYNC LATENCY syncs the data it wrote: its files, traced, are written then synced.
-    let dir = workdir();
-    let target = dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let trace = traced(
-        dir.path(),
-        Path::new(env!("CARGO_BIN_EXE_pveprobe")),
-        &[
-            "--tests",
-            "fsynclat",
-            "--duration",
-            "0.2",
-            target.to_str().unwrap(),
-        ],
+    let (_dir, target, trace) = traced(
+        pveprobe_bin(),
+        &["--tests", "fsynclat", "--duration", "0.2"],
         &[],
     );
     let calls = calls(&trace);
@@ -205,28 +198,21 @@ fn fsync_latency_of_x_writes_then_fsyncs_in_its_own_loop() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(order, ["write", "fsync", "close"]);
+    assert_empty(&target);
 }
 
 #[test]
 fn the_perl_replica_of_pveperf_runs_in_pveperfs_order() {
-    let dir = workdir();
-    let target = dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
     let replica = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/pveperf-replica");
-    let trace = traced(
-        dir.path(),
+    let (_dir, target, trace) = traced(
         Path::new("/usr/bin/perl"),
-        &[replica.to_str().unwrap(), target.to_str().unwrap()],
+        &[replica.to_str().unwrap()],
         // Only the fsync loop: no disk reads, no queries to the host's resolver.
         &[("PVEPERF_REPLICA_TESTS", "fsync")],
     );
     let iterations = check_pveperf_order(&trace);
     assert!(iterations >= 100, "only {iterations} iterations traced");
-    assert_eq!(
-        std::fs::read_dir(&target).unwrap().count(),
-        0,
-        "files left behind"
-    );
+    assert_empty(&target);
 }
 
 #[test]

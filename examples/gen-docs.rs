@@ -234,6 +234,14 @@ fn manual_sections() -> Vec<Section> {
                     ),
                 },
                 Item {
+                    tag: s("/run/pveprobe.lock"),
+                    text: s(
+                        "the host-wide lock: one probe measures at a time (flock); the probe \
+                        holding it writes its pid, start time and PATH into it. PVEPROBE_LOCK \
+                        names another file, or off for none",
+                    ),
+                },
+                Item {
                     tag: s("PATH/pveprobe.XXXXXX"),
                     text: s("the private directory of the fsync test, removed afterwards"),
                 },

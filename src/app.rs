@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::cli::{CompareArgs, OutputFormat, ProbeArgs};
 use crate::compare::{self, Input};
 use crate::error::PathError;
+use crate::lock;
 use crate::progress::Progress;
 use crate::report::json::{self, JsonReport};
 use crate::report::{csv, text, verbose};
@@ -133,6 +134,35 @@ pub fn probe(args: &ProbeArgs) -> u8 {
         }
     };
 
+    // One probe at a time on this host: two at once halve each other's figures.
+    let busy = if args.no_wait {
+        lock::Busy::Refuse
+    } else {
+        lock::Busy::Wait
+    };
+    let host_lock = match lock::acquire(
+        lock::path_from_env().as_deref(),
+        &lock::describe_me(&config.path),
+        busy,
+        &interrupt,
+        &mut |s| eprintln!("pveprobe: {s}"),
+    ) {
+        Ok(held) => held,
+        Err(err @ lock::LockError::Refused { .. }) => {
+            eprintln!("pveprobe: {err}");
+            return exit::BAD_INPUT;
+        }
+        Err(lock::LockError::Interrupted(sig)) => {
+            eprintln!(
+                "pveprobe: interrupted while waiting for another probe; nothing was measured"
+            );
+            return (128 + sig) as u8;
+        }
+    };
+    if let Some(note) = &host_lock.note {
+        eprintln!("pveprobe: {note}");
+    }
+
     let is_text = args.output_format == OutputFormat::Text;
     let lines_to_stdout = is_text && args.output.is_none();
     let mut progress = Progress::new(is_text && std::io::stderr().is_terminal());
@@ -174,8 +204,10 @@ pub fn probe(args: &ProbeArgs) -> u8 {
         }
         Event::Note(note) => progress.eprintln(&format!("pveprobe: {note}")),
     };
-    let report = run::run(&config, &interrupt, &mut sink);
+    let mut report = run::run(&config, &interrupt, &mut sink);
     drop(progress);
+    report.waited_for_probe = host_lock.waited.clone();
+    drop(host_lock);
 
     if let Some(sig) = report.interrupted_by {
         let name = nix::sys::signal::Signal::try_from(sig)

@@ -113,7 +113,8 @@ OUTPUT
 EXIT STATUS
   0    every requested line that applies was measured
   1    a line could not be measured (reason on stderr)
-  2    bad usage, or PATH missing or not a directory (nothing was created)
+  2    bad usage, PATH missing or not a directory, or another probe measuring
+       on this host with --no-wait (nothing was created)
   3    --baseline: a figure is worse than the baseline by more than --tolerance
   4    cluster: a node did not answer
   130, 143, 129
@@ -244,6 +245,11 @@ pub struct ProbeArgs {
     /// How much worse than --baseline a figure may be, in percent
     #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = parse_percent)]
     pub tolerance: f64,
+
+    /// When another probe is measuring on this host, exit (status 2)
+    /// instead of waiting for it: two at once halve each other's figures
+    #[arg(long)]
+    pub no_wait: bool,
 
     /// Do not record per-operation latency (to measure what recording costs)
     #[arg(long)]

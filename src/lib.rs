@@ -13,6 +13,7 @@ pub mod extended;
 pub mod host;
 pub mod iobuf;
 pub mod latency;
+pub mod lock;
 pub mod parse;
 pub mod probe;
 pub mod progress;

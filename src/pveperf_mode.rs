@@ -109,6 +109,23 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // One probe at a time on this host; pveperf has no words for waiting.
+    let _host_lock = match pveprobe::lock::acquire(
+        pveprobe::lock::path_from_env().as_deref(),
+        &pveprobe::lock::describe_me(&config.path),
+        pveprobe::lock::Busy::WaitQuietly,
+        &interrupt,
+        &mut |_| {},
+    ) {
+        Ok(held) => held,
+        Err(pveprobe::lock::LockError::Interrupted(sig)) => {
+            return ExitCode::from((128 + sig) as u8);
+        }
+        Err(err) => {
+            eprintln!("{NAME}: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let mut sink = |report: &Report, event: Event| match event {
         Event::Line(line) => {
             if let Some(text) = pveperf_line(report, line) {

@@ -161,25 +161,6 @@ fn json_carries_the_extended_figures() {
     assert!(x[1]["cpu_us_per_op"].as_f64().unwrap() > 0.0);
 }
 
-/// Sets /proc/sys/kernel/io_uring_disabled for the test and restores it.
-struct IoUringDisabled(String);
-
-impl IoUringDisabled {
-    const PATH: &str = "/proc/sys/kernel/io_uring_disabled";
-
-    fn set() -> Option<Self> {
-        let old = std::fs::read_to_string(Self::PATH).ok()?;
-        std::fs::write(Self::PATH, "2").ok()?;
-        Some(Self(old.trim().to_string()))
-    }
-}
-
-impl Drop for IoUringDisabled {
-    fn drop(&mut self) {
-        let _ = std::fs::write(Self::PATH, &self.0);
-    }
-}
-
 #[test]
 fn io_uring_refused_falls_back_to_psync_and_says_so() {
     if !root_or_skip("io_uring_refused_falls_back_to_psync_and_says_so") {
@@ -201,13 +182,8 @@ fn io_uring_refused_falls_back_to_psync_and_says_so() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains(" ms, psync)\n"), "{}", stdout(&out));
-    let Some(_disabled) = IoUringDisabled::set() else {
-        eprintln!(
-            "SKIPPED the refusal half of io_uring_refused_falls_back_to_psync_and_says_so: no io_uring_disabled switch in this kernel"
-        );
-        return;
-    };
-    let out = pveprobe()
+    // io_uring refused to this process alone, as a seccomp profile does.
+    let out = common::refuse_io_uring(&mut pveprobe())
         .args(["--tests", "randread", "--duration", "0.2"])
         .arg(fs.mount.path())
         .output()
@@ -228,7 +204,7 @@ fn io_uring_refused_falls_back_to_psync_and_says_so() {
         "{}",
         stderr(&out)
     );
-    let out = pveprobe()
+    let out = common::refuse_io_uring(&mut pveprobe())
         .args([
             "--tests",
             "randread",

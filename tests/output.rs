@@ -423,6 +423,7 @@ fn progress_shows_on_a_terminal_but_never_in_json() {
         let out = std::process::Command::new("script")
             .args(["-qec", &cmd, "/dev/null"])
             .env("PVEPROBE_TEST_DIR", dir.path())
+            .env(common::NO_LOCK.0, common::NO_LOCK.1)
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()

@@ -36,6 +36,7 @@ fn with_resolv_conf(conf: &Path, program: &Path) -> Command {
     ])
     .arg(conf)
     .arg(program)
+    .env(common::NO_LOCK.0, common::NO_LOCK.1)
     .stdin(Stdio::null());
     cmd
 }
@@ -181,4 +182,47 @@ fn as_pveperf_an_option_is_a_path_missing_lines_exit_0_and_no_perl_means_rust() 
         .collect();
     left.sort();
     assert_eq!(left, ["pveperf", "resolv.conf"], "nothing may be created");
+}
+
+#[test]
+fn as_pveperf_it_waits_for_another_probe_without_a_word() {
+    if !root_or_skip("as_pveperf_it_waits_for_another_probe_without_a_word") {
+        return;
+    }
+    let dns = Dnsmasq::start();
+    let (dir, link) = pveperf_link();
+    let conf = resolv_conf(dir.path(), &format!("nameserver {}\n", dns.addr));
+    let lock = dir.path().join("pveprobe.lock");
+    let busy = dir.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    let mut first = common::pveprobe()
+        .args(["--tests", "fsync", "--duration", "2"])
+        .arg(&busy)
+        .env("PVEPROBE_LOCK", &lock)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.contains(&format!("pid {}", first.id())))
+    {
+        assert!(
+            start.elapsed().as_secs() < 10,
+            "the first probe never locked"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // A missing PATH: pveperf's CPU and DNS lines only.
+    let out = with_resolv_conf(&conf, &link)
+        .arg(dir.path().join("missing"))
+        .env("PVEPROBE_LOCK", &lock)
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let first_done = first.wait().unwrap();
+    assert!(first_done.success());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // It measured after the first probe had finished its two seconds.
+    assert!(start.elapsed().as_secs_f64() > 2.0 + 3.0, "it did not wait");
+    assert!(!stderr(&out).contains("another probe"), "{}", stderr(&out));
+    assert!(common::pveperf_lines(&stdout(&out)).contains_key("DNS EXT"));
 }

@@ -147,6 +147,7 @@ fn traced(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (TempDir, Path
         .args(args)
         .arg(&target)
         .envs(env.iter().copied())
+        .env(common::NO_LOCK.0, common::NO_LOCK.1)
         .stdin(Stdio::null())
         .output()
         .expect("cannot run strace (run scripts/install-test-deps)");

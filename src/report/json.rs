@@ -35,6 +35,9 @@ pub struct JsonReport {
     pub notes: Vec<String>,
     /// The signal that cut the run short, if one did.
     pub interrupted_by_signal: Option<i32>,
+    /// The wait for another probe on this host before measuring, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_for_probe: Option<super::Waited>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -436,6 +439,7 @@ impl JsonReport {
             not_measured,
             notes: report.notes.clone(),
             interrupted_by_signal: report.interrupted_by,
+            waited_for_probe: report.waited_for_probe.clone(),
         }
     }
 }

@@ -182,6 +182,15 @@ fn bounded() -> String {
     crate::probe::dns::Schedule::Bounded.name().to_string()
 }
 
+/// A wait for another probe on the same host before measuring (see
+/// `lock`), as JSON records it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Waited {
+    pub seconds: f64,
+    /// The probe that held the lock, as it described itself.
+    pub holder: String,
+}
+
 /// One measurement of a timed test, reduced to the number its line prints.
 pub trait Sample {
     fn value(&self) -> f64;
@@ -303,6 +312,8 @@ pub struct Report {
     pub extended: Extended,
     /// The signal that cut the run short, if one did.
     pub interrupted_by: Option<i32>,
+    /// How long the run waited for another probe on this host first.
+    pub waited_for_probe: Option<Waited>,
 }
 
 impl Report {

@@ -7,22 +7,13 @@ use std::path::Path;
 use crate::cli::{CompareArgs, OutputFormat, ProbeArgs};
 use crate::compare::{self, Input};
 use crate::error::PathError;
+use crate::exit::Exit;
 use crate::lock;
 use crate::progress::Progress;
 use crate::report::json::{self, JsonReport};
 use crate::report::{csv, text, verbose};
 use crate::run::{self, Event};
 use crate::window::Interrupt;
-
-/// Exit statuses (see `--help`).
-pub mod exit {
-    pub const OK: u8 = 0;
-    pub const NOT_MEASURED: u8 = 1;
-    pub const BAD_INPUT: u8 = 2;
-    pub const WORSE_THAN_BASELINE: u8 = 3;
-    /// `cluster`: a node did not answer.
-    pub const NODE_DID_NOT_ANSWER: u8 = 4;
-}
 
 fn check_path(path: &Path) -> Result<(), PathError> {
     let meta = std::fs::metadata(path).map_err(|source| PathError::Inaccessible {
@@ -106,31 +97,31 @@ fn short_name(path: &Path) -> String {
 }
 
 /// `pveprobe [OPTIONS] [PATH]`.
-pub fn probe(args: &ProbeArgs) -> u8 {
+pub fn probe(args: &ProbeArgs) -> Exit {
     let config = args.config();
     if let Err(err) = check_path(&config.path) {
         eprintln!("pveprobe: {err}");
-        return exit::BAD_INPUT;
+        return Exit::BadInput;
     }
     let header = match csv_needs_header(args) {
         Ok(header) => header,
         Err(why) => {
             eprintln!("pveprobe: {why}");
-            return exit::BAD_INPUT;
+            return Exit::BadInput;
         }
     };
     let baseline = match args.baseline.as_deref().map(compare::load).transpose() {
         Ok(b) => b,
         Err(err) => {
             eprintln!("pveprobe: {err}");
-            return exit::BAD_INPUT;
+            return Exit::BadInput;
         }
     };
     let interrupt = match Interrupt::install() {
         Ok(i) => i,
         Err(err) => {
             eprintln!("pveprobe: cannot install signal handlers: {err}");
-            return exit::NOT_MEASURED;
+            return Exit::NotMeasured;
         }
     };
 
@@ -150,13 +141,13 @@ pub fn probe(args: &ProbeArgs) -> u8 {
         Ok(held) => held,
         Err(err @ lock::LockError::Refused { .. }) => {
             eprintln!("pveprobe: {err}");
-            return exit::BAD_INPUT;
+            return Exit::BadInput;
         }
         Err(lock::LockError::Interrupted(sig)) => {
             eprintln!(
                 "pveprobe: interrupted while waiting for another probe; nothing was measured"
             );
-            return (128 + sig) as u8;
+            return Exit::Signal(sig);
         }
     };
     if let Some(note) = &host_lock.note {
@@ -217,7 +208,7 @@ pub fn probe(args: &ProbeArgs) -> u8 {
             "pveprobe: interrupted by {name}; {}",
             crate::scratch::interrupted_cleanup()
         );
-        return (128 + sig) as u8;
+        return Exit::Signal(sig);
     }
 
     let doc = JsonReport::from_report(&report);
@@ -240,7 +231,7 @@ pub fn probe(args: &ProbeArgs) -> u8 {
     };
     if let Err(why) = write_output(args, &rendered) {
         eprintln!("pveprobe: {why}");
-        return exit::NOT_MEASURED;
+        return Exit::NotMeasured;
     }
 
     if let Some(base) = baseline {
@@ -264,18 +255,18 @@ pub fn probe(args: &ProbeArgs) -> u8 {
             );
         }
         if !worse.is_empty() {
-            return exit::WORSE_THAN_BASELINE;
+            return Exit::WorseThanBaseline;
         }
     }
     if report.any_failed() {
-        exit::NOT_MEASURED
+        Exit::NotMeasured
     } else {
-        exit::OK
+        Exit::Ok
     }
 }
 
 /// `pveprobe compare FILE...`.
-pub fn compare(args: &CompareArgs) -> u8 {
+pub fn compare(args: &CompareArgs) -> Exit {
     // A cluster document gives one input per node that answered.
     let inputs: Result<Vec<Input>, _> = args
         .files
@@ -287,7 +278,7 @@ pub fn compare(args: &CompareArgs) -> u8 {
         Ok(inputs) => inputs,
         Err(err) => {
             eprintln!("pveprobe: {err}");
-            return exit::BAD_INPUT;
+            return Exit::BadInput;
         }
     };
     let table = compare::table(&inputs);
@@ -298,5 +289,5 @@ pub fn compare(args: &CompareArgs) -> u8 {
         OutputFormat::Csv => compare::render_csv(&table),
     };
     print!("{text}");
-    exit::OK
+    Exit::Ok
 }

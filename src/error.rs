@@ -1,4 +1,5 @@
-//! The probe's own errors. `anyhow` is used only at the binary's edge.
+//! The probe's own errors, typed. (`anyhow` serves only the build tool
+//! examples/gen-docs.rs.)
 
 use std::io;
 use std::path::PathBuf;

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cluster;
 pub mod compare;
 pub mod error;
+pub mod exit;
 pub mod extended;
 pub mod host;
 pub mod iobuf;

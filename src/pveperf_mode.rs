@@ -21,6 +21,7 @@ use clap::Parser;
 
 use pveprobe::PVEPERF_WINDOW;
 use pveprobe::cli::Opts;
+use pveprobe::exit::Exit;
 use pveprobe::probe::dns::Schedule;
 use pveprobe::probe::regex::RegexEngine;
 use pveprobe::report::{Line, Report, text};
@@ -119,7 +120,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     ) {
         Ok(held) => held,
         Err(pveprobe::lock::LockError::Interrupted(sig)) => {
-            return ExitCode::from((128 + sig) as u8);
+            return Exit::Signal(sig).into();
         }
         Err(err) => {
             eprintln!("{NAME}: {err}");
@@ -150,7 +151,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             "{NAME}: interrupted by {name}; {}",
             pveprobe::scratch::interrupted_cleanup()
         );
-        return ExitCode::from((128 + sig) as u8);
+        return Exit::Signal(sig).into();
     }
     ExitCode::SUCCESS
 }

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::exit;
 use crate::cli::{ClusterArgs, OutputFormat};
+use crate::exit::Exit;
 use crate::report::json::JsonReport;
 use members::{Members, Node};
 use remote::{Outcome, Ssh, Status};
@@ -77,13 +77,13 @@ impl ClusterReport {
 
     /// 0: every node answered and measured every line; 1: every node
     /// answered, a line failed somewhere; 4: a node did not answer.
-    pub fn exit_status(&self) -> u8 {
+    pub fn exit_status(&self) -> Exit {
         if self.answered() < self.nodes.len() {
-            exit::NODE_DID_NOT_ANSWER
+            Exit::NodeDidNotAnswer
         } else if self.nodes.iter().any(|n| n.status == Status::Partial) {
-            exit::NOT_MEASURED
+            Exit::NotMeasured
         } else {
-            exit::OK
+            Exit::Ok
         }
     }
 
@@ -344,21 +344,21 @@ fn save(
 }
 
 /// `pveprobe cluster [OPTIONS] [PATH]`.
-pub fn run(args: &ClusterArgs) -> u8 {
+pub fn run(args: &ClusterArgs) -> Exit {
     let (members, source) = match load_nodes(args) {
         Ok(m) => m,
         Err(why) => {
             eprintln!("pveprobe: {why}");
-            return exit::BAD_INPUT;
+            return Exit::BadInput;
         }
     };
     if args.remote_command.split_whitespace().next().is_none() {
         eprintln!("pveprobe: --remote-command is empty");
-        return exit::BAD_INPUT;
+        return Exit::BadInput;
     }
     if args.path.is_empty() {
         eprintln!("pveprobe: PATH is empty");
-        return exit::BAD_INPUT;
+        return Exit::BadInput;
     }
     let timeout = args.node_timeout();
     let line = remote::remote_line(&args.remote_command, &args.forwarded(), &args.path, timeout);
@@ -374,7 +374,7 @@ pub fn run(args: &ClusterArgs) -> u8 {
     };
     if args.dry_run {
         print!("{}", dry_run(&members, &source, &ssh, &line, args, timeout));
-        return exit::OK;
+        return Exit::Ok;
     }
     if let Some(dir) = &args.save_dir
         && let Err(e) = std::fs::create_dir_all(dir)
@@ -384,7 +384,7 @@ pub fn run(args: &ClusterArgs) -> u8 {
             dir.display(),
             crate::error::describe(&e)
         );
-        return exit::BAD_INPUT;
+        return Exit::BadInput;
     }
 
     let chatty = std::io::stderr().is_terminal();
@@ -432,7 +432,7 @@ pub fn run(args: &ClusterArgs) -> u8 {
         eprintln!("pveprobe: {p}");
     }
     match report.exit_status() {
-        exit::OK if !problems.is_empty() => exit::NOT_MEASURED,
+        Exit::Ok if !problems.is_empty() => Exit::NotMeasured,
         status => status,
     }
 }

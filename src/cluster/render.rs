@@ -418,7 +418,7 @@ mod tests {
         assert_eq!(v["kind"], "cluster");
         assert_eq!(v["nodes"][3]["status"], "no_pveprobe");
         assert_eq!(v["nodes"][2]["outliers"][0], "fsyncs_per_s");
-        assert_eq!(r.exit_status(), crate::app::exit::NODE_DID_NOT_ANSWER);
+        assert_eq!(r.exit_status(), crate::exit::Exit::NodeDidNotAnswer);
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("monday.json");

@@ -513,10 +513,12 @@ pub(crate) mod tests {
             .join(name)
     }
 
-    /// Compares with a pinned file; `UPDATE_SNAPSHOTS=1` rewrites it.
+    /// Compares with a pinned file; `UPDATE_SNAPSHOTS=1` rewrites it, except
+    /// under CI, where a changed output must fail rather than be accepted.
     pub(crate) fn assert_snapshot(name: &str, actual: &str) {
         let path = snapshot(name);
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() && !ci {
             std::fs::write(&path, actual).unwrap();
         }
         let expected = std::fs::read_to_string(&path).unwrap_or_default();

@@ -5,6 +5,7 @@
 //! through [`host::Host`] so parsers and probes run against fixtures too.
 
 pub mod app;
+pub mod child;
 pub mod cli;
 pub mod cluster;
 pub mod compare;

@@ -3,11 +3,9 @@
 //! bounded in time, and what its exit status and output mean.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,8 +17,6 @@ pub const KILL_AFTER_S: u64 = 10;
 /// How much longer than the node's own timeout the local ssh may run
 /// (connecting, the kill-after, the answer's way back).
 pub const LOCAL_GRACE: Duration = Duration::from_secs(KILL_AFTER_S + 5);
-/// More output than any pveprobe JSON result; the rest is dropped.
-const MAX_OUTPUT: u64 = 16 << 20;
 
 /// One word for a POSIX shell: as it is when it has only characters no
 /// shell treats specially, else in single quotes with each `'` written
@@ -140,94 +136,26 @@ pub fn display_argv(argv: &[OsString]) -> String {
     shell_line(&words)
 }
 
-/// How a local command ended.
-#[derive(Debug, Default)]
-pub struct Finished {
-    /// The exit status, when it exited.
-    pub code: Option<i32>,
-    /// The signal that ended it (our kill after the timeout, among others).
-    pub signal: Option<i32>,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    /// We killed it after `limit`.
-    pub timed_out: bool,
-    pub elapsed: Duration,
-    /// It could not be started.
-    pub spawn_error: Option<String>,
-}
-
-fn reader(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = (&mut pipe).take(MAX_OUTPUT).read_to_end(&mut buf);
-        // Drain the rest so the writer never blocks on a full pipe.
-        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
-        let _ = tx.send(buf);
-    });
-    rx
-}
+/// How a local command ended (ssh's).
+pub use crate::child::Finished;
 
 /// Runs `argv` without a shell, stdin from /dev/null, collecting stdout
 /// and stderr; kills it (SIGKILL) when it runs longer than `limit`.
 pub fn run(argv: &[OsString], limit: Duration) -> Finished {
-    let start = Instant::now();
     let Some((program, args)) = argv.split_first() else {
         return Finished {
             spawn_error: Some("no command".into()),
             ..Finished::default()
         };
     };
-    let mut child = match Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(e) => {
-            return Finished {
-                spawn_error: Some(format!(
-                    "cannot run {}: {}",
-                    program.to_string_lossy(),
-                    crate::error::describe(&e)
-                )),
-                elapsed: start.elapsed(),
-                ..Finished::default()
-            };
-        }
-    };
-    let out = reader(child.stdout.take().expect("piped"));
-    let err = reader(child.stderr.take().expect("piped"));
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() >= limit => {
-                timed_out = true;
-                let _ = child.kill();
-                break child.wait().ok();
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break None,
-        }
-    };
-    let elapsed = start.elapsed();
-    // A process ssh left behind (a ControlMaster, a ProxyCommand) may hold
-    // the pipes open: wait a little for the output, not forever.
-    let collect =
-        |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
-    use std::os::unix::process::ExitStatusExt;
-    Finished {
-        code: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()),
-        stdout: collect(out),
-        stderr: collect(err),
-        timed_out,
-        elapsed,
-        spawn_error: None,
-    }
+    crate::child::run(Command::new(program).args(args), limit, None).unwrap_or_else(|e| Finished {
+        spawn_error: Some(format!(
+            "cannot run {}: {}",
+            program.to_string_lossy(),
+            crate::error::describe(&e)
+        )),
+        ..Finished::default()
+    })
 }
 
 /// What became of a node.
@@ -773,7 +701,7 @@ mod tests {
 
     #[test]
     fn a_command_that_outlives_its_limit_is_killed() {
-        let start = Instant::now();
+        let start = std::time::Instant::now();
         let argv: Vec<OsString> = ["sh", "-c", "echo started; exec sleep 30"]
             .iter()
             .map(Into::into)

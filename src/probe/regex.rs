@@ -4,13 +4,12 @@
 //! iterations in a 3-second window (not divided by seconds, as pveperf).
 
 use std::fmt::Write as _;
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rand::RngExt;
 
-use crate::error::{IoContext, ProbeError};
+use crate::error::ProbeError;
 use crate::window::{Interrupt, Window, per_pveperf_window};
 
 pub const PATTERN: &str = r"(.+)123.?123";
@@ -118,46 +117,42 @@ print "$count\n";
 "#;
 
 fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
-    let mut child = Command::new("perl")
-        .arg("-e")
+    let mut cmd = Command::new("perl");
+    cmd.arg("-e")
         .arg(PERL_LOOP)
         .arg(format!("{:.6}", length.as_secs_f64()))
         .env_remove("PERL5OPT")
-        .env_remove("PERL5LIB")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ProbeError::Unavailable(
-                    "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),
-                )
-            } else {
-                ProbeError::io("cannot start perl", e)
-            }
-        })?;
-    let status = loop {
-        if let Some(status) = child.try_wait().context(|| "waiting for perl".into())? {
-            break status;
+        .env_remove("PERL5LIB");
+    // The loop ends by itself after the window; a perl that hangs does not
+    // hold the probe for longer than a minute past it.
+    let limit = length + Duration::from_secs(60);
+    let done = crate::child::run(&mut cmd, limit, Some(interrupt)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ProbeError::Unavailable(
+                "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),
+            )
+        } else {
+            ProbeError::io("cannot start perl", e)
         }
-        if interrupt.signal().is_some() {
-            let _ = child.kill();
-            let _ = child.wait();
-            interrupt.check()?;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut out = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        stdout
-            .read_to_string(&mut out)
-            .context(|| "reading perl's output".into())?;
-    }
-    if !status.success() {
+    })?;
+    interrupt.check()?;
+    if done.timed_out {
         return Err(ProbeError::Unavailable(format!(
-            "perl's regex loop failed ({status})"
+            "perl's regex loop did not end within {} s",
+            limit.as_secs()
         )));
     }
+    if !done.success() {
+        return Err(ProbeError::Unavailable(format!(
+            "perl's regex loop failed ({}{})",
+            done.status_words(),
+            match done.first_error_line() {
+                line if line.is_empty() => String::new(),
+                line => format!(": {line}"),
+            }
+        )));
+    }
+    let out = String::from_utf8_lossy(&done.stdout);
     out.trim().parse().map_err(|_| {
         ProbeError::Unavailable(format!(
             "perl's regex loop printed {:?}, not a count",

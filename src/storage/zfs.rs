@@ -5,9 +5,8 @@
 //! as single arguments), and with a timeout.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -188,63 +187,25 @@ pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
 
 /// Runs a ZFS tool (found on PATH) with fixed arguments and a timeout.
 pub fn run_tool(tool: &'static str, args: &[&str]) -> Result<String, ZfsError> {
-    let mut child = Command::new(tool)
-        .args(args)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ZfsError::Missing(tool),
-            _ => ZfsError::Failed {
-                tool,
-                message: crate::error::describe(&e),
-            },
-        })?;
-    // Read the output on threads so a chatty tool cannot block on a full pipe.
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > TOOL_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(ZfsError::Timeout { tool });
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => {
-                return Err(ZfsError::Failed {
-                    tool,
-                    message: crate::error::describe(&e),
-                });
-            }
-        }
-    };
-    let (out, err) = (
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    );
-    if !status.success() {
-        let message = err.lines().next().unwrap_or("").trim().to_string();
+    let mut cmd = Command::new(tool);
+    cmd.args(args).env("LC_ALL", "C");
+    let done = crate::child::run(&mut cmd, TOOL_TIMEOUT, None).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ZfsError::Missing(tool),
+        _ => ZfsError::Failed {
+            tool,
+            message: crate::error::describe(&e),
+        },
+    })?;
+    if done.timed_out {
+        return Err(ZfsError::Timeout { tool });
+    }
+    if !done.success() {
         return Err(ZfsError::Failed {
             tool,
-            message: format!("{status}: {message}"),
+            message: format!("{}: {}", done.status_words(), done.first_error_line()),
         });
     }
-    Ok(out)
+    Ok(String::from_utf8_lossy(&done.stdout).into_owned())
 }
 
 /// The pool's layout; `Err` says why it could not be learned.

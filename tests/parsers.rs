@@ -484,6 +484,9 @@ fn resolv_domain_keyword_sets_the_internal_domain() {
     let conf = resolv_of("domain.conf");
     assert_eq!(conf.search, vec!["example.com"]);
     assert_eq!(conf.internal_domain(), Some("example.com"));
+    // pveperf's own pattern wants a `search` line: no DNS INT there.
+    let text = read("resolv/domain.conf");
+    assert_eq!(resolv::pveperf_search_domain(&text), None);
 }
 
 // ---------------------------------------------------------------- coverage

@@ -162,11 +162,19 @@ fn targets(
     }
 }
 
+/// A signal (SIGINT, SIGTERM, SIGHUP) stopped the run: what unwinds the
+/// scheduler, so every test's files are removed on the way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped(pub i32);
+
+/// The scheduler's steps: done, or stopped by a signal.
+type Step<T = ()> = Result<T, Stopped>;
+
 /// Turns a probe result into an outcome; an interrupt stops the run.
-fn outcome<T>(result: Result<T, ProbeError>) -> Result<Outcome<T>, i32> {
+fn outcome<T>(result: Result<T, ProbeError>) -> Step<Outcome<T>> {
     match result {
         Ok(v) => Ok(Outcome::Measured(v)),
-        Err(ProbeError::Interrupted(sig)) => Err(sig),
+        Err(ProbeError::Interrupted(sig)) => Err(Stopped(sig)),
         Err(e) => Ok(Outcome::Failed(e.to_string())),
     }
 }
@@ -194,7 +202,7 @@ impl Runner<'_> {
         &mut self,
         line: Line,
         mut test: impl FnMut(&mut Self) -> Result<T, ProbeError>,
-    ) -> Result<Outcome<Vec<T>>, i32> {
+    ) -> Step<Outcome<Vec<T>>> {
         let runs = self.config.runs.max(1);
         let mut samples = Vec::with_capacity(runs as usize);
         for run in 1..=runs {
@@ -260,7 +268,7 @@ impl Runner<'_> {
         }
     }
 
-    fn run(&mut self) -> Result<(), i32> {
+    fn run(&mut self) -> Step {
         let cfg = self.config;
         let fs = outcome(filesystem::filesystem(&cfg.host, &cfg.path))?;
         let storage = fs.measured().map(|f| storage::storage(&cfg.host, f));
@@ -343,7 +351,7 @@ impl Runner<'_> {
         Ok(())
     }
 
-    fn extended_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Result<(), i32> {
+    fn extended_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Step {
         let cfg = self.config;
         if self.wants(Test::Seqwrite) {
             let result = self.space_for(cfg.write_size, "SEQ WRITE").and_then(|()| {
@@ -481,7 +489,7 @@ impl Runner<'_> {
         scratch.finish(measured)
     }
 
-    fn dns_tests(&mut self) -> Result<(), i32> {
+    fn dns_tests(&mut self) -> Step {
         let cfg = self.config;
         // glibc reads no further than it needs; 1 MiB is thousands of lines.
         let text = match crate::host::read_capped(&cfg.resolv_conf, 1 << 20) {
@@ -529,7 +537,7 @@ impl Runner<'_> {
     }
 
     /// Both DNS lines fail for `why`.
-    fn dns_unavailable(&mut self, why: String) -> Result<(), i32> {
+    fn dns_unavailable(&mut self, why: String) -> Step {
         self.report.dns_ext = Some(Outcome::Failed(why.clone()));
         self.emit(Line::DnsExt);
         self.report.dns_int = Some(Outcome::Failed(why));
@@ -623,7 +631,7 @@ pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report,
         sink,
         cache_note_given: false,
     };
-    if let Err(sig) = runner.run() {
+    if let Err(Stopped(sig)) = runner.run() {
         runner.report.interrupted_by = Some(sig);
     }
     runner.report

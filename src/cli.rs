@@ -33,7 +33,7 @@ THE FIGURES
   REGEX/SECOND       Iterations of pveperf's regex loop (random number + Unix
                      time matched against (.+)123.?123) in a 3-second window,
                      not per second, as pveperf counts. With the default rust
-                     engine the figure is 3 to 5 times pveperf's (Rust's
+                     engine the figure is 3 to 7 times pveperf's (Rust's
                      regex engine is faster than Perl's); --regex-engine perl
                      runs pveperf's own loop in the host's Perl for figures on
                      pveperf's scale (pve-docs: above 300000 is good).
@@ -69,7 +69,7 @@ DIFFERENCES FROM PVEPERF
   Measured side by side with pveperf's loops on the same loop devices
   (bench/vs-pveperf): BOGOMIPS and HD SIZE are identical, FSYNCS/SECOND and
   BUFFERED READS agree within the runs' noise. Where pveprobe differs:
-  REGEX/SECOND       The default rust engine counts 3 to 5 times pveperf's Perl
+  REGEX/SECOND       The default rust engine counts 3 to 7 times pveperf's Perl
                      figure; --regex-engine perl, and the name pveperf, run the
                      loop in the host's Perl, on pveperf's scale.
   CPU BOGOMIPS       The key is matched in any case, as pveperf does since

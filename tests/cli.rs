@@ -74,7 +74,7 @@ fn help_explains_every_figure_and_the_regex_scale() {
         assert!(help.contains(label), "--help does not explain {label}");
     }
     for words in [
-        "3 to 5 times pveperf",
+        "3 to 7 times pveperf",
         "--regex-engine",
         "hdparm -t",
         "ioping -D",

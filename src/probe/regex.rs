@@ -17,7 +17,7 @@ pub const PATTERN: &str = r"(.+)123.?123";
 /// Which regex engine ran the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RegexEngine {
-    /// Rust's `regex` crate, in process (3 to 5 × pveperf's figure).
+    /// Rust's `regex` crate, in process (3 to 7 × pveperf's figure).
     Rust,
     /// The host's Perl, the same engine pveperf uses: figures on pveperf's scale.
     Perl,

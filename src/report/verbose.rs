@@ -17,7 +17,7 @@ pub fn guidance(line: Line, fig: &JsonFigure) -> Option<String> {
         }
         Line::RegexPerSecond => {
             return Some(
-                "pve-docs: above 300000 on pveperf's Perl scale; this rust-engine figure is 3 to 5 times that \
+                "pve-docs: above 300000 on pveperf's Perl scale; this rust-engine figure is 3 to 7 times that \
                  scale (use --regex-engine perl to check it)"
                     .to_string(),
             );

@@ -113,7 +113,6 @@ impl ServerStats {
 pub struct DnsFigure {
     /// The search domain queried (DNS INT), or `None` for DNS EXT.
     pub domain: Option<String>,
-    pub schedule: Schedule,
     /// The servers asked, in order, with what each did.
     pub servers: Vec<ServerStats>,
     pub queries: u32,
@@ -411,7 +410,6 @@ pub fn measure(
     let mut rng = rand::rng();
     let mut figure = DnsFigure {
         domain: domain.map(str::to_string),
-        schedule,
         servers: servers.iter().map(|a| ServerStats::new(*a)).collect(),
         queries: 0,
         answered: 0,
@@ -548,7 +546,6 @@ mod tests {
         };
         let fig = |s: ServerStats| DnsFigure {
             domain: None,
-            schedule: Schedule::Pveperf,
             servers: vec![s],
             queries: 0,
             answered: 0,
@@ -587,7 +584,6 @@ mod tests {
     fn mean_includes_every_query() {
         let f = DnsFigure {
             domain: None,
-            schedule: Schedule::Bounded,
             servers: vec![],
             queries: 4,
             answered: 3,

@@ -48,7 +48,6 @@ impl Order {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsyncFigure {
-    pub order: Order,
     pub iterations: u64,
     pub elapsed: Duration,
     /// Per-iteration (open, fsync and write in `order`, close) latency, when recorded.
@@ -126,7 +125,6 @@ pub fn measure(
         interrupt.check()?;
     }
     Ok(FsyncFigure {
-        order,
         iterations,
         elapsed: last,
         latency,
@@ -166,7 +164,6 @@ mod tests {
     #[test]
     fn per_sec_is_iterations_over_seconds() {
         let f = FsyncFigure {
-            order: Order::Pveperf,
             iterations: 600,
             elapsed: Duration::from_secs(3),
             latency: None,

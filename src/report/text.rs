@@ -180,7 +180,6 @@ pub(crate) mod tests {
     pub(crate) fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
         DnsFigure {
             domain: domain.map(str::to_string),
-            schedule: crate::probe::dns::Schedule::Bounded,
             servers: vec![crate::probe::dns::ServerStats {
                 sent: 101,
                 answered,
@@ -198,7 +197,6 @@ pub(crate) mod tests {
 
     pub(crate) fn fsync(iterations: u64) -> FsyncFigure {
         FsyncFigure {
-            order: crate::probe::fsync::Order::Pveperf,
             iterations,
             elapsed: Duration::from_secs(2),
             latency: None,

@@ -89,13 +89,6 @@ fn write_output(args: &ProbeArgs, text: &str) -> Result<(), String> {
         })
 }
 
-fn short_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
 /// `pveprobe [OPTIONS] [PATH]`.
 pub fn probe(args: &ProbeArgs) -> Exit {
     let config = args.config();
@@ -164,32 +157,14 @@ pub fn probe(args: &ProbeArgs) -> Exit {
             runs,
             window,
         } => progress.begin(line, run, runs, window),
-        Event::Line(line) => {
+        Event::Figure(figure) => {
             progress.finish();
-            if lines_to_stdout && let Some(text) = text::line(report, line) {
+            if lines_to_stdout && let Some(text) = text::line(report, figure) {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
                 let _ = out.flush();
             }
-            if let Some(why) = text::diagnostic(report, line) {
-                progress.eprintln(&format!("pveprobe: {why}"));
-            }
-        }
-        Event::Extended(line) => {
-            progress.finish();
-            let x = &report.extended;
-            let names: Vec<String> = report
-                .storage
-                .iter()
-                .flat_map(|s| &s.read_devices)
-                .map(|d| short_name(d))
-                .collect();
-            if lines_to_stdout && let Some(text) = crate::extended::line(x, line, &names) {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{text}");
-                let _ = out.flush();
-            }
-            if let Some(why) = crate::extended::diagnostic(x, line) {
+            if let Some(why) = text::diagnostic(report, figure) {
                 progress.eprintln(&format!("pveprobe: {why}"));
             }
         }
@@ -247,11 +222,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         for r in &worse {
             eprintln!(
                 "pveprobe: {} is worse than the baseline by more than {}%: {:.2} against {:.2} (ratio {:.3})",
-                r.line.label(),
-                args.tolerance,
-                r.current,
-                r.baseline,
-                r.ratio
+                r.label, args.tolerance, r.current, r.baseline, r.ratio
             );
         }
         if !worse.is_empty() {

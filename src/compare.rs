@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::report::json::{JsonFigure, JsonReport, SCHEMA_VERSION};
-use crate::report::{Line, Settings};
+use crate::figure::{self, Figure, Value};
+use crate::report::json::{JsonReport, Reading, SCHEMA_VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -93,28 +93,25 @@ impl Verdict {
     }
 }
 
-/// How `a` and `b` measured `line` differently, when they did in a way
-/// that changes the figure: such a pair is not ranked. Results written
-/// before a method was recorded read as the method of their time (see
-/// [`Settings`]).
-pub fn unlike(line: Line, a: &Settings, b: &Settings) -> Option<Unlike> {
-    let (what, first, this) = match line {
-        Line::RegexPerSecond => ("regex engine", &a.regex_engine, &b.regex_engine),
-        Line::FsyncsPerSecond => ("fsync order", &a.fsync_order, &b.fsync_order),
-        Line::DnsExt | Line::DnsInt => ("DNS schedule", &a.dns_schedule, &b.dns_schedule),
-        _ => return None,
-    };
-    (first != this).then(|| Unlike {
-        what,
-        first: first.clone(),
-        this: this.clone(),
+/// How `a` and `b` measured `figure` differently, when they did in a way
+/// that changes it (see [`figure::Spec::methods`]): such a pair is not
+/// ranked. Results written before a method was recorded read as the method
+/// of their time (see [`crate::report::Settings`]).
+pub fn unlike(figure: Figure, a: &JsonReport, b: &JsonReport) -> Option<Unlike> {
+    figure.spec().methods.iter().find_map(|m| {
+        let (first, this) = (a.method(figure, *m)?, b.method(figure, *m)?);
+        (first != this).then(|| Unlike {
+            what: m.name(),
+            first,
+            this,
+        })
     })
 }
 
 /// A setting in which a file measured a figure otherwise than the first file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Unlike {
-    /// `regex engine`, `fsync order` or `DNS schedule`.
+    /// `regex engine`, `fsync order`, `DNS schedule`, `window`, `data`, `I/O engine`.
     pub what: &'static str,
     /// The first file's.
     pub first: String,
@@ -124,18 +121,16 @@ pub struct Unlike {
 
 /// How `b` compares with `a` (the first file). Noise needs two samples on
 /// both sides: a difference no larger than the wider of the two ranges.
-pub fn verdict(line: Line, a: &JsonFigure, b: &JsonFigure) -> Verdict {
-    if a.samples.len() >= 2 && b.samples.len() >= 2 {
-        let spread = (a.max - a.min).max(b.max - b.min);
-        if (b.value - a.value).abs() <= spread {
-            return Verdict::Noise;
-        }
+pub fn verdict(value: &Value, a: &Reading, b: &Reading) -> Verdict {
+    if let (Some(ra), Some(rb)) = (a.range(), b.range())
+        && (b.value - a.value).abs() <= ra.max(rb)
+    {
+        return Verdict::Noise;
     }
-    match line.higher_is_better() {
-        _ if b.value == a.value => Verdict::Same,
+    match value.better_than(b.value, a.value) {
         None => Verdict::Same,
-        Some(higher) if (b.value > a.value) == higher => Verdict::Better,
-        Some(_) => Verdict::Worse,
+        Some(true) => Verdict::Better,
+        Some(false) => Verdict::Worse,
     }
 }
 
@@ -152,8 +147,8 @@ pub struct Cell {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    pub key: &'static str,
-    pub label: &'static str,
+    pub key: String,
+    pub label: String,
     pub unit: &'static str,
     pub cells: Vec<Cell>,
 }
@@ -164,46 +159,70 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
+/// Every (value, key) some input has: a row each, in print order.
+fn rows_of(inputs: &[&JsonReport]) -> Vec<(&'static Value, Option<String>)> {
+    let mut rows: Vec<(&'static Value, Option<String>)> = Vec::new();
+    for v in figure::values().filter(|v| v.is_number()) {
+        for doc in inputs {
+            for r in doc.readings(v) {
+                let row = (v, r.instance.map(str::to_string));
+                if !rows.contains(&row) {
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// The reading of `v` (for key `instance`) in `doc`.
+fn find<'a>(doc: &'a JsonReport, v: &Value, instance: Option<&str>) -> Option<Reading<'a>> {
+    doc.readings(v).into_iter().find(|r| r.instance == instance)
+}
+
 pub fn table(inputs: &[Input]) -> Table {
-    let rows = Line::ALL
+    let docs: Vec<&JsonReport> = inputs.iter().map(|i| &i.doc).collect();
+    let rows = rows_of(&docs)
         .into_iter()
-        .filter(|line| inputs.iter().any(|i| i.doc.figures.get(*line).is_some()))
-        .map(|line| {
-            let first = inputs.first().and_then(|i| i.doc.figures.get(line));
-            let cells = inputs
+        .map(|(v, instance)| {
+            let inst = instance.as_deref();
+            let first = docs.first().and_then(|d| find(d, v, inst));
+            let cells = docs
                 .iter()
                 .enumerate()
-                .map(|(index, input)| {
-                    let fig = input.doc.figures.get(line);
-                    let unlike = match (index, first, fig) {
-                        (1.., Some(_), Some(_)) => {
-                            unlike(line, &inputs[0].doc.settings, &input.doc.settings)
+                .map(|(index, doc)| {
+                    let reading = find(doc, v, inst);
+                    let (ratio, verdict, unlike) = match (index, &first, &reading) {
+                        (1.., Some(a), Some(b)) => {
+                            let unlike = unlike(v.figure, docs[0], doc);
+                            let verdict = match unlike {
+                                Some(_) => Verdict::Unlike,
+                                None => verdict(v, a, b),
+                            };
+                            (
+                                Some(b.value / a.value).filter(|r| r.is_finite()),
+                                Some(verdict),
+                                unlike,
+                            )
                         }
-                        _ => None,
-                    };
-                    let (ratio, verdict) = match (index, first, fig) {
-                        (1.., Some(a), Some(b)) => (
-                            Some(b.value / a.value).filter(|r| r.is_finite()),
-                            Some(if unlike.is_some() {
-                                Verdict::Unlike
-                            } else {
-                                verdict(line, a, b)
-                            }),
-                        ),
-                        _ => (None, None),
+                        _ => (None, None, None),
                     };
                     Cell {
-                        value: fig.map(|f| f.value),
+                        value: reading.map(|r| r.value),
                         ratio,
                         verdict,
                         unlike,
                     }
                 })
                 .collect();
+            let (key, label) = match &instance {
+                Some(i) => (format!("{}[{i}]", v.key), format!("{} [{i}]", v.label())),
+                None => (v.key.to_string(), v.label()),
+            };
             Row {
-                key: line.key(),
-                label: line.label(),
-                unit: line.unit(),
+                key,
+                label,
+                unit: v.figure.unit(),
                 cells,
             }
         })
@@ -229,7 +248,15 @@ pub fn render_text(table: &Table) -> String {
     for (i, name) in table.columns.iter().enumerate() {
         let _ = writeln!(out, "[{}] {name}", i + 1);
     }
-    let mut header = format!("{:<18} {:<14}", "figure", "unit");
+    // pveperf's labels fit in 18; the extended ones widen the column.
+    let w = table
+        .rows
+        .iter()
+        .map(|r| r.label.len())
+        .chain([18])
+        .max()
+        .unwrap_or(18);
+    let mut header = format!("{:<w$} {:<14}", "figure", "unit");
     for i in 0..table.columns.len() {
         let _ = write!(header, " {:>12}", format!("[{}]", i + 1));
         if i > 0 {
@@ -239,7 +266,7 @@ pub fn render_text(table: &Table) -> String {
     out.push_str(header.trim_end());
     out.push('\n');
     for row in &table.rows {
-        let mut line = format!("{:<18} {:<14}", row.label, row.unit);
+        let mut line = format!("{:<w$} {:<14}", row.label, row.unit);
         for (i, cell) in row.cells.iter().enumerate() {
             let _ = write!(line, " {:>12}", number(cell.value));
             if i > 0 {
@@ -297,7 +324,7 @@ pub fn render_csv(table: &Table) -> String {
     }
     writer.write_record(&header).expect("writing to memory");
     for row in &table.rows {
-        let mut record = vec![row.key.to_string(), row.unit.to_string()];
+        let mut record = vec![row.key.clone(), row.unit.to_string()];
         record.extend(
             row.cells
                 .iter()
@@ -320,36 +347,223 @@ pub fn render_csv(table: &Table) -> String {
 /// than the tolerance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Regression {
-    pub line: Line,
+    /// As `compare` labels it: `SEQ WRITE`, `MIXED 70/30 4K QD16 (write)`.
+    pub label: String,
     pub baseline: f64,
     pub current: f64,
     pub ratio: f64,
 }
 
+/// Every ranked value (and key) both results have, measured alike, that
+/// got worse by more than `tolerance_pct`.
 pub fn regressions(
     baseline: &JsonReport,
     current: &JsonReport,
     tolerance_pct: f64,
 ) -> Vec<Regression> {
     let tolerance = tolerance_pct / 100.0;
-    Line::ALL
+    rows_of(&[baseline, current])
         .into_iter()
-        .filter(|line| unlike(*line, &baseline.settings, &current.settings).is_none())
-        .filter_map(|line| {
-            let higher = line.higher_is_better()?;
-            let (b, c) = (baseline.figures.get(line)?, current.figures.get(line)?);
+        .filter(|(v, _)| unlike(v.figure, baseline, current).is_none())
+        .filter_map(|(v, instance)| {
+            let better = v.better?;
+            let inst = instance.as_deref();
+            let (b, c) = (find(baseline, v, inst)?, find(current, v, inst)?);
             let ratio = c.value / b.value;
-            let worse = if higher {
-                ratio < 1.0 - tolerance
-            } else {
-                ratio > 1.0 + tolerance
+            let worse = match better {
+                figure::Better::Higher => ratio < 1.0 - tolerance,
+                figure::Better::Lower => ratio > 1.0 + tolerance,
+            };
+            let label = match inst {
+                Some(i) => format!("{} [{i}]", v.label()),
+                None => v.label(),
             };
             (ratio.is_finite() && worse).then_some(Regression {
-                line,
+                label,
                 baseline: b.value,
                 current: c.value,
                 ratio,
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::json::XFigure;
+
+    fn fixture() -> JsonReport {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results/pve1.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// pve1.json with SEQ WRITE, RANDOM READ 4K QD32 and MIXED at known numbers.
+    fn with_x(seq_write: f64, qd32: f64, mixed: (f64, f64)) -> JsonReport {
+        let mut doc = fixture();
+        let io = |key: &str, read: f64, write: Option<f64>| XFigure {
+            key: key.into(),
+            value: read,
+            read_iops: Some(read),
+            write_iops: write,
+            engine: Some("io_uring".into()),
+            ..XFigure::default()
+        };
+        doc.extended = vec![
+            XFigure {
+                key: "seq_write".into(),
+                value: seq_write,
+                samples: vec![seq_write; 3],
+                data: Some("incompressible".into()),
+                ..XFigure::default()
+            },
+            io("rand_read_4k_qd32", qd32, None),
+            io("mixed_70_30_4k_qd16", mixed.0, Some(mixed.1)),
+        ];
+        doc
+    }
+
+    fn input(name: &str, doc: JsonReport) -> Input {
+        Input {
+            name: name.into(),
+            doc,
+        }
+    }
+
+    fn row<'a>(t: &'a Table, key: &str) -> &'a Row {
+        t.rows
+            .iter()
+            .find(|r| r.key == key)
+            .unwrap_or_else(|| panic!("no row {key}"))
+    }
+
+    #[test]
+    fn extended_figures_are_ranked_in_compare_and_by_baseline() {
+        let before = with_x(400.0, 80_000.0, (7000.0, 3000.0));
+        let after = with_x(200.0, 80_000.0, (7000.0, 1500.0));
+        let t = table(&[input("a", before.clone()), input("b", after.clone())]);
+        let verdict = |key: &str| row(&t, key).cells[1].verdict;
+        assert_eq!(verdict("seq_write"), Some(Verdict::Worse));
+        assert_eq!(verdict("rand_read_4k_qd32"), Some(Verdict::Same));
+        assert_eq!(verdict("mixed_70_30_4k_qd16"), Some(Verdict::Same));
+        assert_eq!(verdict("mixed_70_30_4k_qd16_write"), Some(Verdict::Worse));
+        assert_eq!(
+            row(&t, "mixed_70_30_4k_qd16_write").label,
+            "MIXED 70/30 4K QD16 (write)"
+        );
+        assert_eq!(row(&t, "seq_write").cells[1].ratio, Some(0.5));
+        // Print order: pveperf's lines, then the extended ones.
+        let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
+        let pos = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+        assert!(
+            pos("fsyncs_per_second") < pos("seq_write")
+                && pos("seq_write") < pos("mixed_70_30_4k_qd16")
+        );
+        let text = render_text(&t);
+        assert!(text.contains("MIXED 70/30 4K QD16 (write) IOPS"), "{text}");
+
+        let worse: Vec<String> = regressions(&before, &after, 20.0)
+            .into_iter()
+            .map(|r| r.label)
+            .collect();
+        assert_eq!(worse, ["SEQ WRITE", "MIXED 70/30 4K QD16 (write)"]);
+        // The other way round nothing got worse.
+        assert!(regressions(&after, &before, 20.0).is_empty());
+        // A QD32 regression is caught as well.
+        let slow = with_x(400.0, 20_000.0, (7000.0, 3000.0));
+        let worse = regressions(&before, &slow, 20.0);
+        assert_eq!(worse.len(), 1);
+        assert_eq!(worse[0].label, "RANDOM READ 4K QD32");
+        assert_eq!(worse[0].ratio, 0.25);
+    }
+
+    #[test]
+    fn a_pair_measured_another_way_is_marked_and_not_ranked() {
+        let a = with_x(400.0, 80_000.0, (7000.0, 3000.0));
+        // Another I/O engine for QD32, zeros for SEQ WRITE, the rust regex engine.
+        let mut b = with_x(100.0, 10_000.0, (7000.0, 3000.0));
+        b.extended[0].data = Some("zeros".into());
+        b.extended[1].engine = Some("psync".into());
+        b.settings.regex_engine = "rust".into();
+        let regex = figure::Figure::RegexPerSecond;
+        let mut fig = b.figures.get(regex).unwrap().clone();
+        fig.value *= 5.0;
+        b.figures.set(regex, Some(fig));
+        let t = table(&[input("a", a.clone()), input("b", b.clone())]);
+        let cell = |key: &str| row(&t, key).cells[1].clone();
+        assert_eq!(cell("seq_write").verdict, Some(Verdict::Unlike));
+        assert_eq!(
+            cell("seq_write").unlike,
+            Some(Unlike {
+                what: "data",
+                first: "incompressible".into(),
+                this: "zeros".into()
+            })
+        );
+        assert_eq!(cell("rand_read_4k_qd32").unlike.unwrap().what, "I/O engine");
+        assert_eq!(
+            cell("regex_per_second").unlike.unwrap().what,
+            "regex engine"
+        );
+        // MIXED ran on the same engine: still ranked.
+        assert_eq!(cell("mixed_70_30_4k_qd16").verdict, Some(Verdict::Same));
+        assert!(
+            regressions(&a, &b, 20.0).is_empty(),
+            "nothing measured alike got worse"
+        );
+        let text = render_text(&t);
+        assert!(
+            text.contains(
+                "unlike: RANDOM READ 4K QD32: I/O engine io_uring in [1], psync in [2]; not ranked"
+            ),
+            "{text}"
+        );
+        // Another window: BUFFERED READS is not ranked, FSYNCS/SECOND still is.
+        let mut short = fixture();
+        short.settings.duration_s = 0.5;
+        let t = table(&[input("a", fixture()), input("b", short)]);
+        assert_eq!(
+            row(&t, "buffered_reads").cells[1]
+                .unlike
+                .as_ref()
+                .unwrap()
+                .what,
+            "window"
+        );
+        assert_ne!(
+            row(&t, "fsyncs_per_second").cells[1].verdict,
+            Some(Verdict::Unlike)
+        );
+    }
+
+    #[test]
+    fn a_figure_measured_per_key_has_a_row_per_key() {
+        let mut a = with_x(400.0, 80_000.0, (7000.0, 3000.0));
+        let mut b = a.clone();
+        for (doc, iops) in [(&mut a, [100.0, 400.0]), (&mut b, [100.0, 150.0])] {
+            doc.extended.retain(|f| f.key != "rand_read_4k_qd32");
+            for (jobs, v) in ["1", "4"].into_iter().zip(iops) {
+                doc.extended.push(XFigure {
+                    key: "rand_read_4k_qd32".into(),
+                    instance: Some(format!("jobs={jobs}")),
+                    value: v,
+                    engine: Some("io_uring".into()),
+                    ..XFigure::default()
+                });
+            }
+        }
+        let t = table(&[input("a", a.clone()), input("b", b.clone())]);
+        assert_eq!(
+            row(&t, "rand_read_4k_qd32[jobs=1]").cells[1].verdict,
+            Some(Verdict::Same)
+        );
+        assert_eq!(
+            row(&t, "rand_read_4k_qd32[jobs=4]").cells[1].verdict,
+            Some(Verdict::Worse)
+        );
+        let worse = regressions(&a, &b, 20.0);
+        assert_eq!(worse.len(), 1);
+        assert_eq!(worse[0].label, "RANDOM READ 4K QD32 [jobs=4]");
+    }
 }

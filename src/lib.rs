@@ -12,6 +12,7 @@ pub mod compare;
 pub mod error;
 pub mod exit;
 pub mod extended;
+pub mod figure;
 pub mod host;
 pub mod iobuf;
 pub mod latency;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::report::Line;
+use crate::figure::Figure;
 
 pub struct Progress {
     enabled: bool,
@@ -25,7 +25,7 @@ impl Progress {
     }
 
     /// Shows `line`'s `run`th window of `runs` counting down.
-    pub fn begin(&mut self, line: Line, run: u32, runs: u32, window: Duration) {
+    pub fn begin(&mut self, line: Figure, run: u32, runs: u32, window: Duration) {
         self.finish();
         if !self.enabled {
             return;

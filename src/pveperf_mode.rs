@@ -22,9 +22,10 @@ use clap::Parser;
 use pveprobe::PVEPERF_WINDOW;
 use pveprobe::cli::Opts;
 use pveprobe::exit::Exit;
+use pveprobe::figure::Figure;
 use pveprobe::probe::dns::Schedule;
 use pveprobe::probe::regex::RegexEngine;
-use pveprobe::report::{Line, Report, text};
+use pveprobe::report::{Report, text};
 use pveprobe::run::{self, Event, Test};
 use pveprobe::window::Interrupt;
 
@@ -67,7 +68,7 @@ fn perl_runs() -> bool {
 /// A line as pveperf prints it. pveperf has no words for a name server
 /// that never answers: it prints the mean time per query, waits included,
 /// so parsers that read the number after the colon keep working.
-fn pveperf_line(report: &Report, line: Line) -> Option<String> {
+fn pveperf_line(report: &Report, line: Figure) -> Option<String> {
     if !report.dns_dead(line) {
         return text::line(report, line);
     }
@@ -128,7 +129,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     let mut sink = |report: &Report, event: Event| match event {
-        Event::Line(line) => {
+        Event::Figure(line) => {
             if let Some(text) = pveperf_line(report, line) {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
@@ -138,7 +139,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
                 eprintln!("{NAME}: {why}");
             }
         }
-        Event::Begin { .. } | Event::Extended(_) => {}
+        Event::Begin { .. } => {}
         Event::Note(note) => eprintln!("{NAME}: {note}"),
     };
     let report = run::run(&config, &interrupt, &mut sink);
@@ -214,8 +215,8 @@ mod tests {
                 Test::Dns
             ]
         );
-        let mut sorted = Line::ALL;
+        let mut sorted = Figure::PVEPERF;
         sorted.sort();
-        assert_eq!(sorted, Line::ALL, "lines come in pveperf's order");
+        assert_eq!(sorted, Figure::PVEPERF, "lines come in pveperf's order");
     }
 }

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use crate::error::ProbeError;
 use crate::extended::engine::{self, EngineChoice};
-use crate::extended::{self, MixedFigure, XLine};
+use crate::extended::{self, MixedFigure};
 use crate::host::Host;
 use crate::parse::resolv;
 use crate::probe::{self, blockdev, dns, filesystem, fsync, hostinfo, regex::RegexEngine};
-use crate::report::{Devices, Line, Outcome, Report, Settings};
+use crate::report::{Devices, Figure, Outcome, Report, Settings};
 use crate::scratch::ScratchDir;
 use crate::storage::{self, Storage};
 use crate::window::Interrupt;
@@ -113,15 +113,13 @@ impl Config {
 pub enum Event<'a> {
     /// A timed test starts its `run`th window (from 1) of `runs`.
     Begin {
-        line: Line,
+        line: Figure,
         run: u32,
         runs: u32,
         window: Duration,
     },
-    /// A line's outcome is known (in pveperf's order).
-    Line(Line),
-    /// An extended line's outcome is known.
-    Extended(XLine),
+    /// A figure's outcome is known (in print order).
+    Figure(Figure),
     /// A note that belongs to no single line.
     Note(&'a str),
 }
@@ -188,8 +186,8 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    fn emit(&mut self, line: Line) {
-        (self.sink)(&self.report, Event::Line(line));
+    fn emit(&mut self, figure: Figure) {
+        (self.sink)(&self.report, Event::Figure(figure));
     }
 
     fn note(&mut self, text: String) {
@@ -200,7 +198,7 @@ impl Runner<'_> {
     /// Runs one timed test `runs` times; the first failure ends it.
     fn repeat<T>(
         &mut self,
-        line: Line,
+        line: Figure,
         mut test: impl FnMut(&mut Self) -> Result<T, ProbeError>,
     ) -> Step<Outcome<Vec<T>>> {
         let runs = self.config.runs.max(1);
@@ -278,53 +276,49 @@ impl Runner<'_> {
 
         if self.wants(Test::Cpu) {
             self.report.cpu_bogomips = Some(outcome(probe::cpu::bogomips(&cfg.host))?);
-            self.emit(Line::CpuBogomips);
+            self.emit(Figure::CpuBogomips);
         }
         if self.wants(Test::Regex) {
             let engine = cfg.regex_engine;
-            self.report.regex = Some(self.repeat(Line::RegexPerSecond, |this| {
+            self.report.regex = Some(self.repeat(Figure::RegexPerSecond, |this| {
                 probe::regex::measure(engine, cfg.window, this.interrupt)
             })?);
-            self.emit(Line::RegexPerSecond);
+            self.emit(Figure::RegexPerSecond);
         }
-        self.emit(Line::HdSize);
+        self.emit(Figure::HdSize);
 
         if self.wants(Test::Read) {
             self.report.buffered_reads = Some(match &device {
-                Ok(targets) => self.repeat(Line::BufferedReads, |this| {
+                Ok(targets) => self.repeat(Figure::BufferedReads, |this| {
                     this.each_device(targets, |dev, window, interrupt| {
                         blockdev::buffered_reads(dev, window, interrupt)
                     })
                 })?,
                 Err(missing) => missing.retype(),
             });
-            self.emit(Line::BufferedReads);
+            self.emit(Figure::BufferedReads);
         }
         if self.wants(Test::Seek) {
             self.report.seek = Some(match &device {
-                Ok(targets) => self.repeat(Line::AverageSeekTime, |this| {
+                Ok(targets) => self.repeat(Figure::AverageSeekTime, |this| {
                     this.each_device(targets, |dev, window, interrupt| {
                         blockdev::seek_time(dev, window, cfg.record_latency, interrupt)
                     })
                 })?,
                 Err(missing) => missing.retype(),
             });
-            self.emit(Line::AverageSeekTime);
+            self.emit(Figure::AverageSeekTime);
         }
         if self.wants(Test::Fsync) {
-            self.report.fsync = Some(self.repeat(Line::FsyncsPerSecond, |this| {
+            self.report.fsync = Some(self.repeat(Figure::FsyncsPerSecond, |this| {
                 this.fsync_test(fsync::Order::Pveperf)
             })?);
-            self.emit(Line::FsyncsPerSecond);
+            self.emit(Figure::FsyncsPerSecond);
         }
         if self.wants(Test::Dns) {
             self.dns_tests()?;
         }
         self.extended_tests(&device)
-    }
-
-    fn emit_x(&mut self, line: XLine) {
-        (self.sink)(&self.report, Event::Extended(line));
     }
 
     /// Free space for a file test of `bytes`, with a margin.
@@ -371,7 +365,7 @@ impl Runner<'_> {
                 scratch.finish(runs)
             });
             self.report.extended.seq_write = Some(outcome(result)?);
-            self.emit_x(XLine::SeqWrite);
+            self.emit(Figure::SeqWrite);
         }
         let device_test =
             |this: &mut Self, block: usize, depth: usize, random_pct: u32| match device {
@@ -395,20 +389,20 @@ impl Runner<'_> {
             };
         if self.wants(Test::Seqread) {
             self.report.extended.seq_read = Some(device_test(self, 1 << 20, 8, 0)?);
-            self.emit_x(XLine::SeqReadDirect);
+            self.emit(Figure::SeqReadDirect);
         }
         if self.wants(Test::Randread) {
             self.report.extended.rand_read_qd1 = Some(device_test(self, 4096, 1, 100)?);
-            self.emit_x(XLine::RandRead4kQd1);
+            self.emit(Figure::RandRead4kQd1);
             self.report.extended.rand_read_qd32 = Some(device_test(self, 4096, 32, 100)?);
-            self.emit_x(XLine::RandRead4kQd32);
+            self.emit(Figure::RandRead4kQd32);
         }
         if self.wants(Test::Mixed) {
             let result = self
                 .space_for(cfg.write_size, "MIXED 70/30")
                 .and_then(|()| self.mixed_test());
             self.report.extended.mixed = Some(outcome(result)?);
-            self.emit_x(XLine::Mixed);
+            self.emit(Figure::Mixed);
         }
         if self.wants(Test::Fsynclat) {
             // Its own loop, which syncs the data it writes: FSYNCS/SECOND's
@@ -419,7 +413,7 @@ impl Runner<'_> {
                 })
             });
             self.report.extended.fsync_latency = Some(outcome(result)?);
-            self.emit_x(XLine::FsyncLatency);
+            self.emit(Figure::FsyncLatency);
         }
         Ok(())
     }
@@ -526,22 +520,22 @@ impl Runner<'_> {
                 this.interrupt,
             )
         };
-        self.report.dns_ext = Some(self.repeat(Line::DnsExt, |this| measure(this, None))?);
-        self.emit(Line::DnsExt);
+        self.report.dns_ext = Some(self.repeat(Figure::DnsExt, |this| measure(this, None))?);
+        self.emit(Figure::DnsExt);
         self.report.dns_int = Some(match domain {
-            Ok(domain) => self.repeat(Line::DnsInt, |this| measure(this, Some(&domain)))?,
+            Ok(domain) => self.repeat(Figure::DnsInt, |this| measure(this, Some(&domain)))?,
             Err(why) => Outcome::Skipped(why),
         });
-        self.emit(Line::DnsInt);
+        self.emit(Figure::DnsInt);
         Ok(())
     }
 
     /// Both DNS lines fail for `why`.
     fn dns_unavailable(&mut self, why: String) -> Step {
         self.report.dns_ext = Some(Outcome::Failed(why.clone()));
-        self.emit(Line::DnsExt);
+        self.emit(Figure::DnsExt);
         self.report.dns_int = Some(Outcome::Failed(why));
-        self.emit(Line::DnsInt);
+        self.emit(Figure::DnsInt);
         Ok(())
     }
 

@@ -388,6 +388,56 @@ fn baseline_exits_3_when_a_figure_is_worse() {
     );
 }
 
+/// An extended figure ranks against a baseline too: SEQ WRITE of 1e9 MiB/s
+/// makes any real run worse (exit 3); the same baseline written with zeros
+/// (`--zero-data`) measured another way and is only marked `unlike`.
+#[test]
+fn baseline_ranks_an_extended_figure_and_marks_other_data() {
+    let dir = workdir();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let run = |baseline: &Path| {
+        pveprobe()
+            .args(["--tests", "seqwrite", "--write-size", "1M", "--baseline"])
+            .arg(baseline)
+            .arg(&target)
+            .output()
+            .unwrap()
+    };
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("pve1.json")).unwrap()).unwrap();
+    doc["extended"] = serde_json::json!([{
+        "key": "seq_write", "label": "SEQ WRITE", "unit": "MiB/s",
+        "value": 1e9, "samples": [1e9, 1e9, 1e9], "data": "incompressible"
+    }]);
+    let fast = dir.path().join("fast.json");
+    std::fs::write(&fast, doc.to_string()).unwrap();
+    let out = run(&fast);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("SEQ WRITE is worse than the baseline by more than 20%"),
+        "{err}"
+    );
+
+    doc["extended"][0]["data"] = "zeros".into();
+    let zeros = dir.path().join("zeros.json");
+    std::fs::write(&zeros, doc.to_string()).unwrap();
+    let out = run(&zeros);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("unlike: SEQ WRITE: data zeros in [1], incompressible in [2]; not ranked"),
+        "{err}"
+    );
+    assert!(!err.contains("is worse than the baseline"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "SEQ WRITE left files behind"
+    );
+}
+
 #[test]
 fn no_progress_when_stderr_is_not_a_terminal() {
     let dir = workdir();

@@ -24,7 +24,12 @@ fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
 }
 
 fn value(node: &NodeReport, fig: &FigureSummary) -> Option<f64> {
-    summary::column(&fig.key)?.value(node.result.as_ref()?)
+    let column = summary::column(&fig.key)?;
+    let readings = node.result.as_ref()?.readings(column);
+    readings
+        .into_iter()
+        .find(|r| r.instance == fig.instance.as_deref())
+        .map(|r| r.value)
 }
 
 /// A row of the text table: name, status, and the cells (text, outlier)
@@ -53,11 +58,17 @@ pub fn text(r: &ClusterReport) -> String {
 
     // Cells: the node rows, then median, spread and the aggregate.
     let figs = &r.figures;
-    let heads: Vec<(&str, &str)> = figs
+    let heads: Vec<(String, &str)> = figs
         .iter()
         .map(|f| {
-            summary::column(&f.key)
-                .map_or((f.label.as_str(), f.unit.as_str()), |c| (c.short, c.unit))
+            let (short, unit) = summary::column(&f.key)
+                .map_or((f.label.as_str(), f.unit.as_str()), |c| {
+                    (c.short, c.short_unit)
+                });
+            match &f.instance {
+                Some(key) => (format!("{short} {key}"), unit),
+                None => (short.to_string(), unit),
+            }
         })
         .collect();
     // Each column's numbers with one number of decimals.

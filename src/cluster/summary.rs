@@ -5,244 +5,28 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::json::{JsonReport, XFigure};
-use crate::report::{Line, Stats};
+pub use crate::figure::Aggregate;
+use crate::figure::{self, Better, Value};
+use crate::report::Stats;
+use crate::report::json::JsonReport;
 
-/// How a figure adds up over nodes measured at the same time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Aggregate {
-    /// Throughput and IOPS: what all nodes got together.
-    Sum,
-    /// Latency: the worst node's.
-    Max,
+/// Every number a node's result can have, in the probe's print order:
+/// the table's columns, from the list of figures.
+pub fn columns() -> impl Iterator<Item = &'static Value> {
+    figure::values().filter(|v| v.is_number())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    Line(Line),
-    /// An extended figure's value, read IOPS or write IOPS, by its key.
-    X(&'static str, XField),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum XField {
-    Value,
-    ReadIops,
-    WriteIops,
-}
-
-/// A figure column of the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Column {
-    /// Its column in the single-run CSV (`fsyncs_per_s`), also its key here.
-    pub key: &'static str,
-    /// As the probe prints it (`FSYNCS/SECOND`).
-    pub label: &'static str,
-    /// The table's narrow heading and unit.
-    pub short: &'static str,
-    pub unit: &'static str,
-    /// Which way is better; `None` for HD SIZE.
-    pub higher_is_better: Option<bool>,
-    /// `None`: no meaning summed over nodes (CPU, HD SIZE).
-    pub aggregate: Option<Aggregate>,
-    source: Source,
-}
-
-const fn line(
-    key: &'static str,
-    l: Line,
-    (short, unit): (&'static str, &'static str),
-    higher_is_better: Option<bool>,
-    aggregate: Option<Aggregate>,
-) -> Column {
-    Column {
-        key,
-        label: "",
-        short,
-        unit,
-        higher_is_better,
-        aggregate,
-        source: Source::Line(l),
+/// True when `value` is worse than `others` (the median of the other
+/// nodes) by more than a third: below 2/3 of it where more is better,
+/// above 3/2 of it where less is better.
+pub fn is_outlier(column: &Value, value: f64, others: f64) -> bool {
+    if others <= 0.0 {
+        return false;
     }
-}
-
-const fn x(
-    key: &'static str,
-    label: &'static str,
-    x_key: &'static str,
-    field: XField,
-    (short, unit): (&'static str, &'static str),
-    higher_is_better: bool,
-    aggregate: Aggregate,
-) -> Column {
-    Column {
-        key,
-        label,
-        short,
-        unit,
-        higher_is_better: Some(higher_is_better),
-        aggregate: Some(aggregate),
-        source: Source::X(x_key, field),
-    }
-}
-
-use Aggregate::{Max, Sum};
-
-/// Every figure a node's result can have, in the probe's print order.
-pub const COLUMNS: [Column; 15] = [
-    line(
-        "cpu_bogomips",
-        Line::CpuBogomips,
-        ("BOGOMIPS", ""),
-        Some(true),
-        None,
-    ),
-    line(
-        "regex_iterations_per_3s",
-        Line::RegexPerSecond,
-        ("REGEX", "per 3 s"),
-        Some(true),
-        None,
-    ),
-    line("hd_size_gib", Line::HdSize, ("HD SIZE", "GiB"), None, None),
-    line(
-        "buffered_reads_mib_per_s",
-        Line::BufferedReads,
-        ("READS", "MB/s"),
-        Some(true),
-        Some(Sum),
-    ),
-    line(
-        "average_seek_time_ms",
-        Line::AverageSeekTime,
-        ("SEEK", "ms"),
-        Some(false),
-        Some(Max),
-    ),
-    line(
-        "fsyncs_per_s",
-        Line::FsyncsPerSecond,
-        ("FSYNCS", "per s"),
-        Some(true),
-        Some(Sum),
-    ),
-    line(
-        "dns_ext_ms",
-        Line::DnsExt,
-        ("DNS EXT", "ms"),
-        Some(false),
-        Some(Max),
-    ),
-    line(
-        "dns_int_ms",
-        Line::DnsInt,
-        ("DNS INT", "ms"),
-        Some(false),
-        Some(Max),
-    ),
-    x(
-        "seq_write_mib_per_s",
-        "SEQ WRITE",
-        "seq_write",
-        XField::Value,
-        ("SEQ WRITE", "MB/s"),
-        true,
-        Sum,
-    ),
-    x(
-        "seq_read_direct_mib_per_s",
-        "SEQ READ DIRECT",
-        "seq_read_direct",
-        XField::Value,
-        ("SEQ READ", "MB/s"),
-        true,
-        Sum,
-    ),
-    x(
-        "rand_read_4k_qd1_iops",
-        "RANDOM READ 4K QD1",
-        "rand_read_4k_qd1",
-        XField::Value,
-        ("4K QD1", "IOPS"),
-        true,
-        Sum,
-    ),
-    x(
-        "rand_read_4k_qd32_iops",
-        "RANDOM READ 4K QD32",
-        "rand_read_4k_qd32",
-        XField::Value,
-        ("4K QD32", "IOPS"),
-        true,
-        Sum,
-    ),
-    x(
-        "mixed_read_iops",
-        "MIXED 70/30 4K QD16 (read)",
-        "mixed_70_30_4k_qd16",
-        XField::ReadIops,
-        ("MIX READ", "IOPS"),
-        true,
-        Sum,
-    ),
-    x(
-        "mixed_write_iops",
-        "MIXED 70/30 4K QD16 (write)",
-        "mixed_70_30_4k_qd16",
-        XField::WriteIops,
-        ("MIX WRITE", "IOPS"),
-        true,
-        Sum,
-    ),
-    x(
-        "fsync_p99_ms",
-        "FSYNC LATENCY (p99)",
-        "fsync_latency",
-        XField::Value,
-        ("FSYNC p99", "ms"),
-        false,
-        Max,
-    ),
-];
-
-impl Column {
-    /// The figure's label as the probe prints it.
-    pub fn label(&self) -> &'static str {
-        match self.source {
-            Source::Line(l) => l.label(),
-            Source::X(..) => self.label,
-        }
-    }
-
-    /// The figure in a node's result.
-    pub fn value(&self, doc: &JsonReport) -> Option<f64> {
-        match self.source {
-            Source::Line(l) => doc.figures.get(l).map(|f| f.value),
-            Source::X(key, field) => {
-                let fig: &XFigure = doc.extended.iter().find(|f| f.key == key)?;
-                match field {
-                    XField::Value => Some(fig.value),
-                    XField::ReadIops => fig.read_iops,
-                    XField::WriteIops => fig.write_iops,
-                }
-            }
-        }
-        .filter(|v| v.is_finite())
-    }
-
-    /// True when `value` is worse than `others` (the median of the other
-    /// nodes) by more than a third: below 2/3 of it where more is better,
-    /// above 3/2 of it where less is better.
-    pub fn is_outlier(&self, value: f64, others: f64) -> bool {
-        if others <= 0.0 {
-            return false;
-        }
-        match self.higher_is_better {
-            Some(true) => value < others * 2.0 / 3.0,
-            Some(false) => value > others * 3.0 / 2.0,
-            None => false,
-        }
+    match column.better {
+        Some(Better::Higher) => value < others * 2.0 / 3.0,
+        Some(Better::Lower) => value > others * 3.0 / 2.0,
+        None => false,
     }
 }
 
@@ -258,7 +42,11 @@ pub struct Outlier {
 /// A figure over all nodes that answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FigureSummary {
+    /// The value's column in the single-run CSV (`fsyncs_per_s`).
     pub key: String,
+    /// The key of a figure measured once per key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     pub label: String,
     pub unit: String,
     /// How many nodes have the figure.
@@ -280,16 +68,24 @@ fn median(values: &[f64]) -> Option<f64> {
     Stats::of(values).map(|s| s.median)
 }
 
-/// Summarises one column over `(node, result)` pairs of the nodes that
-/// answered; `None` when no node has the figure.
+/// Summarises one column (for one key of a figure measured per key) over
+/// `(node, result)` pairs of the nodes that answered; `None` when no node
+/// has the figure.
 pub fn summarise(
-    column: &Column,
+    column: &Value,
+    instance: Option<&str>,
     results: &[(&str, &JsonReport)],
     parallel: bool,
 ) -> Option<FigureSummary> {
     let values: Vec<(&str, f64)> = results
         .iter()
-        .filter_map(|(node, doc)| Some((*node, column.value(doc)?)))
+        .filter_map(|(node, doc)| {
+            let reading = doc
+                .readings(column)
+                .into_iter()
+                .find(|r| r.instance == instance)?;
+            Some((*node, reading.value))
+        })
         .collect();
     let all: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
     let stats = Stats::of(&all)?;
@@ -304,7 +100,7 @@ pub fn summarise(
                 .map(|(_, v)| *v)
                 .collect();
             let others_median = median(&others)?;
-            column.is_outlier(*value, others_median).then(|| Outlier {
+            is_outlier(column, *value, others_median).then(|| Outlier {
                 node: node.to_string(),
                 value: *value,
                 others_median,
@@ -313,9 +109,10 @@ pub fn summarise(
         .collect();
     let aggregate = column.aggregate.filter(|_| parallel);
     Some(FigureSummary {
-        key: column.key.to_string(),
-        label: column.label().to_string(),
-        unit: column.unit.to_string(),
+        key: column.column.to_string(),
+        instance: instance.map(str::to_string),
+        label: column.label(),
+        unit: column.short_unit.to_string(),
         nodes: all.len(),
         median: stats.median,
         min: stats.min,
@@ -324,29 +121,44 @@ pub fn summarise(
         outliers,
         aggregate,
         aggregate_value: aggregate.map(|a| match a {
-            Sum => all.iter().sum(),
-            Max => stats.max,
+            Aggregate::Sum => all.iter().sum(),
+            Aggregate::Max => stats.max,
         }),
     })
 }
 
-/// Every column some node has, summarised.
+/// Every column some node has, summarised; a figure measured per key
+/// once for each key some node has, in the order first found.
 pub fn summarise_all(results: &[(&str, &JsonReport)], parallel: bool) -> Vec<FigureSummary> {
-    COLUMNS
-        .iter()
-        .filter_map(|c| summarise(c, results, parallel))
+    columns()
+        .flat_map(|c| {
+            let mut instances: Vec<Option<&str>> = Vec::new();
+            for (_, doc) in results {
+                for r in doc.readings(c) {
+                    if !instances.contains(&r.instance) {
+                        instances.push(r.instance);
+                    }
+                }
+            }
+            instances
+                .into_iter()
+                .filter_map(|i| summarise(c, i, results, parallel))
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
 /// The column of a summary's key.
-pub fn column(key: &str) -> Option<&'static Column> {
-    COLUMNS.iter().find(|c| c.key == key)
+pub fn column(key: &str) -> Option<&'static Value> {
+    columns().find(|c| c.column == key)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::report::json::JsonFigure;
+    use crate::figure::Aggregate::{Max, Sum};
+    use crate::figure::Figure;
+    use crate::report::json::{JsonFigure, XFigure};
 
     /// The fixture result with FSYNCS/SECOND, AVERAGE SEEK TIME and the
     /// extended figures set to known numbers.
@@ -365,8 +177,14 @@ pub(crate) mod tests {
             spread: 0.0,
             ..JsonFigure::default()
         };
-        doc.figures.fsyncs_per_second = Some(fig("FSYNCS/SECOND", "1/s", fsyncs));
-        doc.figures.average_seek_time = Some(fig("AVERAGE SEEK TIME", "ms", seek_ms));
+        doc.figures.set(
+            Figure::FsyncsPerSecond,
+            Some(fig("FSYNCS/SECOND", "1/s", fsyncs)),
+        );
+        doc.figures.set(
+            Figure::AverageSeekTime,
+            Some(fig("AVERAGE SEEK TIME", "ms", seek_ms)),
+        );
         doc.extended = vec![
             XFigure {
                 key: "rand_read_4k_qd32".into(),
@@ -479,40 +297,69 @@ pub(crate) mod tests {
             ("b", result(100.0, 0.1, 1.0, 1.0)),
         ];
         let results: Vec<(&str, &JsonReport)> = docs.iter().map(|(n, d)| (*n, d)).collect();
-        let fsyncs = summarise(column("fsyncs_per_s").unwrap(), &results, false).unwrap();
+        let fsyncs = summarise(column("fsyncs_per_s").unwrap(), None, &results, false).unwrap();
         // With two nodes each is compared with the other: only the slow one is worse.
         assert_eq!(fsyncs.outliers.len(), 1);
         assert_eq!(fsyncs.outliers[0].node, "b");
-        let one = summarise(column("fsyncs_per_s").unwrap(), &results[..1], true).unwrap();
+        let one = summarise(column("fsyncs_per_s").unwrap(), None, &results[..1], true).unwrap();
         assert!(one.outliers.is_empty());
         assert_eq!((one.spread, one.aggregate_value), (0.0, Some(300.0)));
-        assert!(summarise(column("fsyncs_per_s").unwrap(), &[], true).is_none());
+        assert!(summarise(column("fsyncs_per_s").unwrap(), None, &[], true).is_none());
         let c = column("cpu_bogomips").unwrap();
         assert!(
-            !c.is_outlier(0.0, 0.0),
+            !is_outlier(c, 0.0, 0.0),
             "0.00 BogoMIPS everywhere (s390x) is no outlier"
         );
-        assert!(!column("hd_size_gib").unwrap().is_outlier(1.0, 100.0));
+        assert!(!is_outlier(column("hd_size_gib").unwrap(), 1.0, 100.0));
         // The boundary: exactly 2/3 is not an outlier.
-        assert!(!c.is_outlier(200.0, 300.0) && c.is_outlier(199.9, 300.0));
+        assert!(!is_outlier(c, 200.0, 300.0) && is_outlier(c, 199.9, 300.0));
         let seek = column("average_seek_time_ms").unwrap();
-        assert!(!seek.is_outlier(1.5, 1.0) && seek.is_outlier(1.51, 1.0));
+        assert!(!is_outlier(seek, 1.5, 1.0) && is_outlier(seek, 1.51, 1.0));
     }
 
     #[test]
     fn columns_are_the_single_run_csv_columns() {
         let header = crate::report::csv::header();
-        for c in &COLUMNS {
-            assert!(header.contains(&c.key), "{} is no CSV column", c.key);
+        for c in columns() {
+            assert!(header.contains(&c.column), "{} is no CSV column", c.column);
         }
-        let keys: std::collections::BTreeSet<_> = COLUMNS.iter().map(|c| c.key).collect();
-        assert_eq!(keys.len(), COLUMNS.len());
-        for l in Line::ALL {
-            assert!(
-                COLUMNS
-                    .iter()
-                    .any(|c| c.source == Source::Line(l) && c.label() == l.label())
-            );
+        assert_eq!(columns().count(), 15, "every number but DNS INT's domain");
+        for f in Figure::PVEPERF {
+            assert!(columns().any(|c| c.figure == f && c.label() == f.label()));
         }
+    }
+
+    #[test]
+    fn a_figure_measured_per_key_has_a_column_per_key() {
+        let mut a = result(100.0, 0.1, 1000.0, 1.0);
+        let mut b = result(100.0, 0.1, 1000.0, 1.0);
+        for (doc, iops) in [(&mut a, [10.0, 40.0]), (&mut b, [20.0, 10.0])] {
+            doc.extended.retain(|f| f.key != "rand_read_4k_qd32");
+            for (jobs, v) in ["1", "4"].into_iter().zip(iops) {
+                doc.extended.push(XFigure {
+                    key: "rand_read_4k_qd32".into(),
+                    instance: Some(format!("jobs={jobs}")),
+                    value: v,
+                    ..XFigure::default()
+                });
+            }
+        }
+        let results = [("a", &a), ("b", &b)];
+        let all = summarise_all(&results, true);
+        let qd32: Vec<_> = all
+            .iter()
+            .filter(|s| s.key == "rand_read_4k_qd32_iops")
+            .map(|s| (s.instance.as_deref(), s.aggregate_value))
+            .collect();
+        assert_eq!(
+            qd32,
+            [(Some("jobs=1"), Some(30.0)), (Some("jobs=4"), Some(50.0))]
+        );
+        let four = all
+            .iter()
+            .find(|s| s.instance.as_deref() == Some("jobs=4"))
+            .unwrap();
+        assert_eq!(four.outliers.len(), 1, "b's 10 is a quarter of a's 40");
+        assert_eq!(four.outliers[0].node, "b");
     }
 }

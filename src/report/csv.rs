@@ -2,8 +2,8 @@
 //! figure with its unit in the column name (see `docs/output.md`). The
 //! header is stable: `--append` refuses a file whose header differs.
 
-use super::Line;
-use super::json::{JsonReport, XFigure};
+use super::json::JsonReport;
+use crate::figure;
 
 /// Host and run columns, before the figures.
 const LEADING: [&str; 19] = [
@@ -28,38 +28,20 @@ const LEADING: [&str; 19] = [
     "dns_schedule",
 ];
 
-/// The column of each figure (the median of its runs).
-pub fn column(line: Line) -> &'static str {
-    match line {
-        Line::CpuBogomips => "cpu_bogomips",
-        Line::RegexPerSecond => "regex_iterations_per_3s",
-        Line::HdSize => "hd_size_gib",
-        Line::BufferedReads => "buffered_reads_mib_per_s",
-        Line::AverageSeekTime => "average_seek_time_ms",
-        Line::FsyncsPerSecond => "fsyncs_per_s",
-        Line::DnsExt => "dns_ext_ms",
-        Line::DnsInt => "dns_int_ms",
-    }
-}
-
-const TRAILING: [&str; 8] = [
-    "dns_int_domain",
-    "seq_write_mib_per_s",
-    "seq_read_direct_mib_per_s",
-    "rand_read_4k_qd1_iops",
-    "rand_read_4k_qd32_iops",
-    "mixed_read_iops",
-    "mixed_write_iops",
-    "fsync_p99_ms",
-];
-
+/// The header: host and run columns, then each figure's values (the
+/// median of its runs) in print order, from the list of figures. Figures
+/// measured once per key have no column (the header is fixed).
 pub fn header() -> Vec<&'static str> {
     LEADING
         .iter()
         .copied()
-        .chain(Line::ALL.map(column))
-        .chain(TRAILING)
+        .chain(values().map(|v| v.column))
         .collect()
+}
+
+/// The figures' values that have a column.
+fn values() -> impl Iterator<Item = &'static figure::Value> {
+    figure::values().filter(|v| v.figure.spec().per.is_none())
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -90,34 +72,7 @@ pub fn row(doc: &JsonReport) -> Vec<String> {
         doc.settings.fsync_order.clone(),
         doc.settings.dns_schedule.clone(),
     ];
-    row.extend(Line::ALL.map(|line| {
-        doc.figures
-            .get(line)
-            .map(|f| f.value.to_string())
-            .unwrap_or_default()
-    }));
-    row.push(
-        doc.figures
-            .dns_int
-            .as_ref()
-            .and_then(|f| f.domain.clone())
-            .unwrap_or_default(),
-    );
-    let x = |key: &str, field: fn(&XFigure) -> Option<f64>| {
-        doc.extended
-            .iter()
-            .find(|f| f.key == key)
-            .and_then(field)
-            .map(|v| v.to_string())
-            .unwrap_or_default()
-    };
-    row.push(x("seq_write", |f| Some(f.value)));
-    row.push(x("seq_read_direct", |f| Some(f.value)));
-    row.push(x("rand_read_4k_qd1", |f| Some(f.value)));
-    row.push(x("rand_read_4k_qd32", |f| Some(f.value)));
-    row.push(x("mixed_70_30_4k_qd16", |f| f.read_iops));
-    row.push(x("mixed_70_30_4k_qd16", |f| f.write_iops));
-    row.push(x("fsync_latency", |f| Some(f.value)));
+    row.extend(values().map(|v| doc.cell(v)));
     row
 }
 
@@ -168,7 +123,7 @@ mod tests {
     fn header_is_host_first_then_one_column_per_figure() {
         let h = header();
         assert_eq!(h[0], "hostname");
-        assert_eq!(h.len(), LEADING.len() + 8 + TRAILING.len());
+        assert_eq!(h.len(), LEADING.len() + 8 + 8);
         assert_eq!(
             &h[LEADING.len()..LEADING.len() + 2],
             ["cpu_bogomips", "regex_iterations_per_3s"]

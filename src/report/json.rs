@@ -4,9 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Devices, Line, Outcome, Report, Sample, Settings};
-use crate::extended::XLine;
+use std::collections::BTreeMap;
+
+use super::{Devices, Figure, Outcome, Report, Sample, Settings};
 use crate::extended::engine::IoStats;
+use crate::figure::{Field, Group, Method, Value};
 use crate::latency::{LatencySummary, merged};
 use crate::probe::hostinfo::HostInfo;
 use crate::storage::Storage;
@@ -53,52 +55,45 @@ pub struct JsonFilesystem {
     pub options: String,
 }
 
-/// One object per pveperf line, in pveperf's order; absent when not measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Figures {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_bogomips: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regex_per_second: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hd_size: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffered_reads: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub average_seek_time: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fsyncs_per_second: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_ext: Option<JsonFigure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_int: Option<JsonFigure>,
-}
+/// One object per pveperf line, in pveperf's order, keyed by the figure's
+/// key; absent when not measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures(BTreeMap<Figure, JsonFigure>);
 
 impl Figures {
-    pub fn get(&self, line: Line) -> Option<&JsonFigure> {
-        match line {
-            Line::CpuBogomips => self.cpu_bogomips.as_ref(),
-            Line::RegexPerSecond => self.regex_per_second.as_ref(),
-            Line::HdSize => self.hd_size.as_ref(),
-            Line::BufferedReads => self.buffered_reads.as_ref(),
-            Line::AverageSeekTime => self.average_seek_time.as_ref(),
-            Line::FsyncsPerSecond => self.fsyncs_per_second.as_ref(),
-            Line::DnsExt => self.dns_ext.as_ref(),
-            Line::DnsInt => self.dns_int.as_ref(),
-        }
+    pub fn get(&self, figure: Figure) -> Option<&JsonFigure> {
+        self.0.get(&figure)
     }
 
-    fn slot(&mut self, line: Line) -> &mut Option<JsonFigure> {
-        match line {
-            Line::CpuBogomips => &mut self.cpu_bogomips,
-            Line::RegexPerSecond => &mut self.regex_per_second,
-            Line::HdSize => &mut self.hd_size,
-            Line::BufferedReads => &mut self.buffered_reads,
-            Line::AverageSeekTime => &mut self.average_seek_time,
-            Line::FsyncsPerSecond => &mut self.fsyncs_per_second,
-            Line::DnsExt => &mut self.dns_ext,
-            Line::DnsInt => &mut self.dns_int,
-        }
+    /// Sets (or with `None` removes) a figure.
+    pub fn set(&mut self, figure: Figure, fig: Option<JsonFigure>) {
+        match fig {
+            Some(fig) => self.0.insert(figure, fig),
+            None => self.0.remove(&figure),
+        };
+    }
+}
+
+impl Serialize for Figures {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(f, fig)| (f.key(), fig)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Figures {
+    /// Keys of no pveperf figure are passed over, as serde passes over
+    /// unknown fields elsewhere in the document.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let all = BTreeMap::<String, JsonFigure>::deserialize(deserializer)?;
+        Ok(Figures(
+            all.into_iter()
+                .filter_map(|(key, fig)| {
+                    Figure::from_key(&key)
+                        .filter(|f| f.group() == Group::Pveperf)
+                        .map(|f| (f, fig))
+                })
+                .collect(),
+        ))
     }
 }
 
@@ -145,6 +140,9 @@ pub struct JsonFigure {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct XFigure {
     pub key: String,
+    /// The key of a figure measured once per key (see `figure::Spec::per`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     pub label: String,
     /// `MiB/s`, `IOPS` (read IOPS for the mix) or `ms` (FSYNC LATENCY: its p99).
     pub unit: String,
@@ -182,7 +180,7 @@ pub struct XFigure {
     pub direct: Option<bool>,
 }
 
-fn x_figure(report: &Report, line: XLine) -> Option<XFigure> {
+fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
     let x = &report.extended;
     let mut fig = XFigure {
         key: line.key().into(),
@@ -208,7 +206,7 @@ fn x_figure(report: &Report, line: XLine) -> Option<XFigure> {
         Some(())
     };
     match line {
-        XLine::SeqWrite => {
+        Figure::SeqWrite => {
             let runs = x.seq_write.as_ref()?.measured()?;
             fig.samples = runs.iter().map(|r| r.mib_per_sec()).collect();
             fig.data = Some(
@@ -220,12 +218,12 @@ fn x_figure(report: &Report, line: XLine) -> Option<XFigure> {
                 .into(),
             );
         }
-        XLine::Mixed => {
+        Figure::Mixed => {
             let m = x.mixed.as_ref()?.measured()?;
             io(&mut fig, &[&m.stats])?;
             fig.direct = Some(m.direct);
         }
-        XLine::FsyncLatency => fig.latency = Some(*x.fsync_latency.as_ref()?.measured()?),
+        Figure::FsyncLatency => fig.latency = Some(*x.fsync_latency.as_ref()?.measured()?),
         _ => {
             let d = x.devices(line)?;
             io(&mut fig, &d.each.iter().collect::<Vec<_>>())?;
@@ -271,7 +269,7 @@ pub struct NotMeasured {
     pub reason: String,
 }
 
-fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
+fn figure(report: &Report, line: Figure) -> Option<JsonFigure> {
     let samples = report.samples(line)?;
     let stats = super::Stats::of(&samples)?;
     let mut fig = JsonFigure {
@@ -288,16 +286,16 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
         o.as_ref().and_then(Outcome::measured).map(Vec::as_slice)
     }
     match line {
-        Line::RegexPerSecond => {
+        Figure::RegexPerSecond => {
             fig.engine = measured(&report.regex)?
                 .first()
                 .map(|r| r.engine.name().to_string())
         }
-        Line::BufferedReads => {
+        Figure::BufferedReads => {
             let runs = measured(&report.buffered_reads)?;
             (fig.device, fig.per_device) = devices(runs, |r| &r.device);
         }
-        Line::AverageSeekTime => {
+        Figure::AverageSeekTime => {
             let runs = measured(&report.seek)?;
             (fig.device, fig.per_device) = devices(runs, |s| &s.device);
             fig.block_size = runs
@@ -307,11 +305,11 @@ fn figure(report: &Report, line: Line) -> Option<JsonFigure> {
             let all = runs.iter().flat_map(|r| &r.each);
             fig.latency = merged(all.map(|s| s.latency.as_ref())).and_then(|l| l.summary());
         }
-        Line::FsyncsPerSecond => {
+        Figure::FsyncsPerSecond => {
             let runs = measured(&report.fsync)?;
             fig.latency = merged(runs.iter().map(|r| r.latency.as_ref())).and_then(|l| l.summary());
         }
-        Line::DnsExt | Line::DnsInt => {
+        Figure::DnsExt | Figure::DnsInt => {
             let runs = report.dns(line)?;
             fig.domain = runs.first().and_then(|r| r.domain.clone());
             let sum = |f: fn(&crate::probe::dns::DnsFigure) -> u32| runs.iter().map(f).sum();
@@ -380,8 +378,10 @@ impl JsonReport {
     pub fn from_report(report: &Report) -> Self {
         let mut figures = Figures::default();
         let mut not_measured = Vec::new();
-        for line in Line::ALL {
-            *figures.slot(line) = figure(report, line);
+        for line in Figure::ALL {
+            if line.group() == Group::Pveperf {
+                figures.set(line, figure(report, line));
+            }
             let reason = match report.problem(line) {
                 Some((failed, why)) => Some((failed, why.to_string())),
                 None if report.dns_dead(line) => {
@@ -395,16 +395,6 @@ impl JsonReport {
                     label: line.label().to_string(),
                     failed,
                     reason,
-                });
-            }
-        }
-        for line in XLine::ALL {
-            if let Some((failed, why)) = report.extended.problem(line) {
-                not_measured.push(NotMeasured {
-                    key: line.key().to_string(),
-                    label: line.label().to_string(),
-                    failed,
-                    reason: why.to_string(),
                 });
             }
         }
@@ -432,14 +422,110 @@ impl JsonReport {
                 }),
             figures,
             storage: report.storage.clone(),
-            extended: XLine::ALL
-                .into_iter()
+            extended: Figure::extended()
                 .filter_map(|l| x_figure(report, l))
                 .collect(),
             not_measured,
             notes: report.notes.clone(),
             interrupted_by_signal: report.interrupted_by,
             waited_for_probe: report.waited_for_probe.clone(),
+        }
+    }
+}
+
+/// One value of a figure in a result: the number, which key it was
+/// measured for (a figure measured per key), and its runs where the
+/// result keeps them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading<'a> {
+    pub instance: Option<&'a str>,
+    pub value: f64,
+    /// One per run (empty where the result keeps none).
+    pub samples: &'a [f64],
+}
+
+impl Reading<'_> {
+    /// max - min of the runs, with at least two of them.
+    pub fn range(&self) -> Option<f64> {
+        let (min, max) = self
+            .samples
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            });
+        (self.samples.len() >= 2).then_some(max - min)
+    }
+}
+
+impl JsonReport {
+    /// The readings of a value (one per key for a figure measured per key);
+    /// none where the result lacks it. Non-finite numbers are left out.
+    pub fn readings(&self, v: &Value) -> Vec<Reading<'_>> {
+        let spec = v.figure.spec();
+        let mut out = Vec::new();
+        match spec.group {
+            Group::Pveperf => {
+                if let (Some(f), Field::Value) = (self.figures.get(v.figure), v.field) {
+                    out.push(Reading {
+                        instance: None,
+                        value: f.value,
+                        samples: &f.samples,
+                    });
+                }
+            }
+            Group::Extended => {
+                for f in self.extended.iter().filter(|f| f.key == spec.key) {
+                    let (value, samples) = match v.field {
+                        Field::Value => (Some(f.value), f.samples.as_slice()),
+                        Field::WriteIops => (f.write_iops, &[][..]),
+                        Field::Domain => (None, &[][..]),
+                    };
+                    if let Some(value) = value {
+                        out.push(Reading {
+                            instance: f.instance.as_deref(),
+                            value,
+                            samples,
+                        });
+                    }
+                }
+            }
+        }
+        out.retain(|r| r.value.is_finite());
+        out
+    }
+
+    /// The reading of a value measured once (not per key).
+    pub fn reading(&self, v: &Value) -> Option<Reading<'_>> {
+        self.readings(v).into_iter().find(|r| r.instance.is_none())
+    }
+
+    /// A value as a CSV cell: the number, or the text of a text value.
+    pub fn cell(&self, v: &Value) -> String {
+        match v.field {
+            Field::Domain => self
+                .figures
+                .get(v.figure)
+                .and_then(|f| f.domain.clone())
+                .unwrap_or_default(),
+            _ => self
+                .reading(v)
+                .map(|r| r.value.to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// How this result measured a figure in respect of `method`; `None`
+    /// where it does not say (the figure is missing).
+    pub fn method(&self, figure: Figure, method: Method) -> Option<String> {
+        let s = &self.settings;
+        let x = || self.extended.iter().find(|f| f.key == figure.key());
+        match method {
+            Method::RegexEngine => Some(s.regex_engine.clone()),
+            Method::FsyncOrder => Some(s.fsync_order.clone()),
+            Method::DnsSchedule => Some(s.dns_schedule.clone()),
+            Method::Window => Some(format!("{} s", s.duration_s)),
+            Method::Data => x()?.data.clone(),
+            Method::IoEngine => x()?.engine.clone(),
         }
     }
 }
@@ -504,6 +590,57 @@ pub(crate) mod tests {
         r.notes.push(
             "page cache not dropped (not root): disk figures may come partly from memory".into(),
         );
+        // The extended figures, with known numbers.
+        {
+            use crate::extended::engine::{Engine, IoStats};
+            use crate::latency::Latency;
+            let io = |reads: u64, writes: u64, block: usize, depth: usize| {
+                let mut read_latency = Latency::default();
+                let mut write_latency = Latency::default();
+                for us in [80u64, 100, 120, 400] {
+                    read_latency.record(Duration::from_micros(us));
+                    if writes > 0 {
+                        write_latency.record(Duration::from_micros(us * 2));
+                    }
+                }
+                IoStats {
+                    engine: Engine::IoUring,
+                    block,
+                    depth,
+                    reads,
+                    writes,
+                    elapsed: Duration::from_secs(2),
+                    read_latency,
+                    write_latency,
+                    cpu: Duration::from_millis(10),
+                    fallback: None,
+                }
+            };
+            let w = |mib: u64| crate::extended::seqwrite::SeqWriteFigure {
+                bytes: mib << 20,
+                elapsed: Duration::from_secs(1),
+                zero_data: false,
+            };
+            let one = |s: IoStats| {
+                Outcome::Measured(crate::report::Devices {
+                    each: vec![s],
+                    named: false,
+                })
+            };
+            let x = &mut r.extended;
+            x.seq_write = Some(Outcome::Measured(vec![w(400), w(420), w(380)]));
+            x.seq_read = Some(one(io(1000, 0, 1 << 20, 8)));
+            x.rand_read_qd1 = Some(one(io(20_000, 0, 4096, 1)));
+            x.rand_read_qd32 = Some(one(io(160_000, 0, 4096, 32)));
+            x.mixed = Some(Outcome::Measured(crate::extended::MixedFigure {
+                stats: io(14_000, 6_000, 4096, 16),
+                direct: true,
+                file_bytes: 1 << 30,
+            }));
+            x.fsync_latency = Some(Outcome::Failed(
+                "latency recording is off (--no-latency)".into(),
+            ));
+        }
         r
     }
 
@@ -560,9 +697,48 @@ pub(crate) mod tests {
         let text = render(&known_report(), false);
         let doc: JsonReport = serde_json::from_str(&text).unwrap();
         assert_eq!(doc, JsonReport::from_report(&known_report()));
-        assert_eq!(doc.figures.fsyncs_per_second.as_ref().unwrap().value, 210.0);
-        assert_eq!(doc.not_measured.len(), 2);
+        assert_eq!(
+            doc.figures.get(Figure::FsyncsPerSecond).unwrap().value,
+            210.0
+        );
+        assert_eq!(doc.not_measured.len(), 3);
         assert!(!doc.not_measured[0].failed);
+    }
+
+    /// The schema names every figure of the list, and nothing else.
+    #[test]
+    fn schema_knows_the_list_of_figures() {
+        let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+        let names = |v: &serde_json::Value| -> Vec<String> {
+            v["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap().to_string())
+                .collect()
+        };
+        let of = |group: Group, f: fn(Figure) -> &'static str| -> Vec<String> {
+            Figure::ALL
+                .into_iter()
+                .filter(|x| x.group() == group)
+                .map(|x| f(x).to_string())
+                .collect()
+        };
+        let defs = &schema["$defs"];
+        assert_eq!(names(&defs["key"]), of(Group::Pveperf, Figure::key));
+        let x = &defs["xfigure"]["properties"];
+        assert_eq!(names(&x["key"]), of(Group::Extended, Figure::key));
+        assert_eq!(names(&x["label"]), of(Group::Extended, Figure::label));
+        for f in Figure::PVEPERF {
+            let props = &schema["properties"]["figures"]["properties"][f.key()];
+            assert!(
+                props.is_object(),
+                "figures.{} is not in the schema",
+                f.key()
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! What a probe run found, as plain data. Renderers (text, and later JSON
-//! and CSV) read a [`Report`]; no probe knows how it is shown.
+//! What a probe run found, as plain data. The renderers (`text`, `json`,
+//! `csv`, `verbose`) read a [`Report`]; no probe knows how it is shown, and
+//! what each figure is (key, label, unit, direction) comes from
+//! [`crate::figure`].
 
 pub mod csv;
 pub mod json;
@@ -8,7 +10,11 @@ pub mod verbose;
 
 use std::path::PathBuf;
 
-use crate::extended::Extended;
+use crate::extended::MixedFigure;
+use crate::extended::engine::IoStats;
+use crate::extended::seqwrite::SeqWriteFigure;
+pub use crate::figure::Figure;
+use crate::latency::LatencySummary;
 use crate::probe::blockdev::{ReadFigure, SeekFigure};
 use crate::probe::dns::DnsFigure;
 use crate::probe::filesystem::FsInfo;
@@ -16,90 +22,6 @@ use crate::probe::fsync::FsyncFigure;
 use crate::probe::hostinfo::HostInfo;
 use crate::probe::regex::RegexFigure;
 use crate::storage::Storage;
-
-/// The eight pveperf lines, in pveperf's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Line {
-    CpuBogomips,
-    RegexPerSecond,
-    HdSize,
-    BufferedReads,
-    AverageSeekTime,
-    FsyncsPerSecond,
-    DnsExt,
-    DnsInt,
-}
-
-impl Line {
-    pub const ALL: [Line; 8] = [
-        Line::CpuBogomips,
-        Line::RegexPerSecond,
-        Line::HdSize,
-        Line::BufferedReads,
-        Line::AverageSeekTime,
-        Line::FsyncsPerSecond,
-        Line::DnsExt,
-        Line::DnsInt,
-    ];
-
-    /// The key of the figure in JSON and the stem of its CSV column.
-    pub fn key(self) -> &'static str {
-        match self {
-            Line::CpuBogomips => "cpu_bogomips",
-            Line::RegexPerSecond => "regex_per_second",
-            Line::HdSize => "hd_size",
-            Line::BufferedReads => "buffered_reads",
-            Line::AverageSeekTime => "average_seek_time",
-            Line::FsyncsPerSecond => "fsyncs_per_second",
-            Line::DnsExt => "dns_ext",
-            Line::DnsInt => "dns_int",
-        }
-    }
-
-    /// The unit of the figure (what pveperf prints as "GB" is GiB, "MB/sec" MiB/s).
-    pub fn unit(self) -> &'static str {
-        match self {
-            Line::CpuBogomips => "bogomips",
-            Line::RegexPerSecond => "iterations/3s",
-            Line::HdSize => "GiB",
-            Line::BufferedReads => "MiB/s",
-            Line::AverageSeekTime => "ms",
-            Line::FsyncsPerSecond => "1/s",
-            Line::DnsExt | Line::DnsInt => "ms",
-        }
-    }
-
-    /// Which way is better, for comparisons; `None` for HD SIZE, which is no performance figure.
-    pub fn higher_is_better(self) -> Option<bool> {
-        match self {
-            Line::CpuBogomips
-            | Line::RegexPerSecond
-            | Line::BufferedReads
-            | Line::FsyncsPerSecond => Some(true),
-            Line::AverageSeekTime | Line::DnsExt | Line::DnsInt => Some(false),
-            Line::HdSize => None,
-        }
-    }
-
-    /// The line whose JSON key is `key`.
-    pub fn from_key(key: &str) -> Option<Line> {
-        Line::ALL.into_iter().find(|l| l.key() == key)
-    }
-
-    /// The label as pveperf prints it, without the colon and padding.
-    pub fn label(self) -> &'static str {
-        match self {
-            Line::CpuBogomips => "CPU BOGOMIPS",
-            Line::RegexPerSecond => "REGEX/SECOND",
-            Line::HdSize => "HD SIZE",
-            Line::BufferedReads => "BUFFERED READS",
-            Line::AverageSeekTime => "AVERAGE SEEK TIME",
-            Line::FsyncsPerSecond => "FSYNCS/SECOND",
-            Line::DnsExt => "DNS EXT",
-            Line::DnsInt => "DNS INT",
-        }
-    }
-}
 
 /// The result of one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -220,6 +142,12 @@ impl Sample for FsyncFigure {
     }
 }
 
+impl Sample for SeqWriteFigure {
+    fn value(&self) -> f64 {
+        self.mib_per_sec()
+    }
+}
+
 impl Sample for DnsFigure {
     fn value(&self) -> f64 {
         self.mean_ms()
@@ -324,25 +252,26 @@ impl Report {
         }
     }
 
-    /// The reason a line has no figure, with whether that is a failure.
-    pub fn problem(&self, line: Line) -> Option<(bool, &str)> {
-        match line {
-            Line::CpuBogomips => Outcome::problem_of(&self.cpu_bogomips),
-            Line::RegexPerSecond => Outcome::problem_of(&self.regex),
-            Line::HdSize => Outcome::problem_of(&self.filesystem),
-            Line::BufferedReads => Outcome::problem_of(&self.buffered_reads),
-            Line::AverageSeekTime => Outcome::problem_of(&self.seek),
-            Line::FsyncsPerSecond => Outcome::problem_of(&self.fsync),
-            Line::DnsExt => Outcome::problem_of(&self.dns_ext),
-            Line::DnsInt => Outcome::problem_of(&self.dns_int),
+    /// The reason a figure is missing, with whether that is a failure.
+    pub fn problem(&self, figure: Figure) -> Option<(bool, &str)> {
+        match figure {
+            Figure::CpuBogomips => Outcome::problem_of(&self.cpu_bogomips),
+            Figure::RegexPerSecond => Outcome::problem_of(&self.regex),
+            Figure::HdSize => Outcome::problem_of(&self.filesystem),
+            Figure::BufferedReads => Outcome::problem_of(&self.buffered_reads),
+            Figure::AverageSeekTime => Outcome::problem_of(&self.seek),
+            Figure::FsyncsPerSecond => Outcome::problem_of(&self.fsync),
+            Figure::DnsExt => Outcome::problem_of(&self.dns_ext),
+            Figure::DnsInt => Outcome::problem_of(&self.dns_int),
+            x => self.extended.problem(x),
         }
     }
 
     /// The DNS runs of a DNS line.
-    pub fn dns(&self, line: Line) -> Option<&[DnsFigure]> {
+    pub fn dns(&self, line: Figure) -> Option<&[DnsFigure]> {
         let outcome = match line {
-            Line::DnsExt => &self.dns_ext,
-            Line::DnsInt => &self.dns_int,
+            Figure::DnsExt => &self.dns_ext,
+            Figure::DnsInt => &self.dns_int,
             _ => return None,
         };
         outcome
@@ -352,38 +281,40 @@ impl Report {
     }
 
     /// True when no run of a DNS line got any answer: it has no figure.
-    pub fn dns_dead(&self, line: Line) -> bool {
+    pub fn dns_dead(&self, line: Figure) -> bool {
         self.dns(line)
             .is_some_and(|runs| runs.iter().all(DnsFigure::no_answer))
     }
 
-    /// The samples of a line, one per run (one for CPU BOGOMIPS and HD SIZE);
-    /// `None` when the line has no figure.
-    pub fn samples(&self, line: Line) -> Option<Vec<f64>> {
+    /// The samples of a figure, one per run (one for CPU BOGOMIPS, HD SIZE
+    /// and the extended figures but SEQ WRITE); `None` when it has none.
+    pub fn samples(&self, line: Figure) -> Option<Vec<f64>> {
         fn of<T: Sample>(o: &Option<Outcome<Vec<T>>>) -> Option<Vec<f64>> {
             let runs = o.as_ref()?.measured()?;
             (!runs.is_empty()).then(|| runs.iter().map(Sample::value).collect())
         }
         match line {
-            Line::CpuBogomips => self.cpu_bogomips.as_ref()?.measured().map(|v| vec![*v]),
-            Line::RegexPerSecond => of(&self.regex),
-            Line::HdSize => self
+            Figure::CpuBogomips => self.cpu_bogomips.as_ref()?.measured().map(|v| vec![*v]),
+            Figure::RegexPerSecond => of(&self.regex),
+            Figure::HdSize => self
                 .filesystem
                 .as_ref()?
                 .measured()
                 .map(|f| vec![f.size_gib()]),
-            Line::BufferedReads => of(&self.buffered_reads),
-            Line::AverageSeekTime => of(&self.seek),
-            Line::FsyncsPerSecond => of(&self.fsync),
-            Line::DnsExt | Line::DnsInt if self.dns_dead(line) => None,
-            Line::DnsExt => of(&self.dns_ext),
-            Line::DnsInt => of(&self.dns_int),
+            Figure::BufferedReads => of(&self.buffered_reads),
+            Figure::AverageSeekTime => of(&self.seek),
+            Figure::FsyncsPerSecond => of(&self.fsync),
+            Figure::DnsExt | Figure::DnsInt if self.dns_dead(line) => None,
+            Figure::DnsExt => of(&self.dns_ext),
+            Figure::DnsInt => of(&self.dns_int),
+            Figure::SeqWrite => of(&self.extended.seq_write),
+            x => self.extended.value(x).map(|v| vec![v]),
         }
     }
 
     /// The devices a device line read (those of its first run) and whether
     /// the line names them (they are not the source itself).
-    pub fn devices(&self, line: Line) -> Option<(Vec<&std::path::Path>, bool)> {
+    pub fn devices(&self, line: Figure) -> Option<(Vec<&std::path::Path>, bool)> {
         fn of<T>(
             o: &Option<Outcome<Vec<Devices<T>>>>,
             path: fn(&T) -> &std::path::Path,
@@ -392,27 +323,96 @@ impl Report {
             Some((first.each.iter().map(path).collect(), first.named))
         }
         match line {
-            Line::BufferedReads => of(&self.buffered_reads, |r| r.device.as_path()),
-            Line::AverageSeekTime => of(&self.seek, |s| s.device.as_path()),
+            Figure::BufferedReads => of(&self.buffered_reads, |r| r.device.as_path()),
+            Figure::AverageSeekTime => of(&self.seek, |s| s.device.as_path()),
             _ => None,
         }
     }
 
     /// The statistics of a line's samples.
-    pub fn stats(&self, line: Line) -> Option<Stats> {
+    pub fn stats(&self, line: Figure) -> Option<Stats> {
         Stats::of(&self.samples(line)?)
     }
 
-    /// True when a requested line that applies could not be measured.
+    /// True when a requested figure that applies could not be measured.
     pub fn any_failed(&self) -> bool {
-        let dns_dead = [Line::DnsExt, Line::DnsInt]
+        let dns_dead = [Figure::DnsExt, Figure::DnsInt]
             .into_iter()
             .any(|l| self.dns_dead(l));
-        self.extended.any_failed()
-            || dns_dead
-            || Line::ALL
+        dns_dead
+            || Figure::ALL
                 .iter()
-                .any(|l| self.problem(*l).is_some_and(|(failed, _)| failed))
+                .any(|f| self.problem(*f).is_some_and(|(failed, _)| failed))
+    }
+}
+
+/// The `-x` figures. `None` marks a figure that was not requested.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extended {
+    pub seq_write: Option<Outcome<Vec<SeqWriteFigure>>>,
+    pub seq_read: Option<Outcome<Devices<IoStats>>>,
+    pub rand_read_qd1: Option<Outcome<Devices<IoStats>>>,
+    pub rand_read_qd32: Option<Outcome<Devices<IoStats>>>,
+    pub mixed: Option<Outcome<MixedFigure>>,
+    pub fsync_latency: Option<Outcome<LatencySummary>>,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 { 0.0 } else { sum / n as f64 }
+}
+
+impl Extended {
+    pub fn is_empty(&self) -> bool {
+        *self == Extended::default()
+    }
+
+    /// Why an extended figure is missing, with whether that is a failure.
+    pub fn problem(&self, figure: Figure) -> Option<(bool, &str)> {
+        match figure {
+            Figure::SeqWrite => Outcome::problem_of(&self.seq_write),
+            Figure::Mixed => Outcome::problem_of(&self.mixed),
+            Figure::FsyncLatency => Outcome::problem_of(&self.fsync_latency),
+            _ => Outcome::problem_of(self.device_outcome(figure)?),
+        }
+    }
+
+    fn device_outcome(&self, figure: Figure) -> Option<&Option<Outcome<Devices<IoStats>>>> {
+        match figure {
+            Figure::SeqReadDirect => Some(&self.seq_read),
+            Figure::RandRead4kQd1 => Some(&self.rand_read_qd1),
+            Figure::RandRead4kQd32 => Some(&self.rand_read_qd32),
+            _ => None,
+        }
+    }
+
+    /// The runs of a device test (the devices read in turn).
+    pub fn devices(&self, figure: Figure) -> Option<&Devices<IoStats>> {
+        self.device_outcome(figure)?
+            .as_ref()
+            .and_then(Outcome::measured)
+    }
+
+    /// The number a figure stands for (MiB/s, read IOPS, p99 ms): for a
+    /// device test the mean over the devices read.
+    pub fn value(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::SeqWrite => {
+                let runs = self.seq_write.as_ref()?.measured()?;
+                Some(mean(runs.iter().map(Sample::value)))
+            }
+            Figure::Mixed => Some(self.mixed.as_ref()?.measured()?.stats.read_iops()),
+            Figure::FsyncLatency => Some(self.fsync_latency.as_ref()?.measured()?.p99_us / 1000.0),
+            Figure::SeqReadDirect => Some(mean(
+                self.devices(figure)?
+                    .each
+                    .iter()
+                    .map(IoStats::read_mib_per_sec),
+            )),
+            _ => Some(mean(
+                self.devices(figure)?.each.iter().map(IoStats::read_iops),
+            )),
+        }
     }
 }
 
@@ -429,13 +429,5 @@ mod tests {
         assert_eq!(s.median, 2.5);
         assert!(Stats::of(&[]).is_none());
         assert_eq!(Stats::of(&[0.0]).unwrap().spread(), 0.0);
-    }
-
-    #[test]
-    fn keys_round_trip() {
-        for line in Line::ALL {
-            assert_eq!(Line::from_key(line.key()), Some(line));
-        }
-        assert_eq!(Line::from_key("nope"), None);
     }
 }

@@ -1,22 +1,28 @@
-//! pveperf's text: the eight lines, labels padded so values start in
-//! column 20, each with pveperf's printf format. Existing parsers split at
-//! the first `:` and read the float that follows, so this is a contract.
+//! The text: pveperf's eight lines, labels padded so values start in
+//! column 20, each with pveperf's printf format, then the extended lines
+//! from column 27. Existing parsers split at the first `:` and read the
+//! float that follows, so this is a contract.
 
 use std::fmt::Write as _;
 
-use super::{Line, Outcome, Report};
+use super::{Devices, Extended, Figure, Outcome, Report};
+use crate::extended::engine::IoStats;
+use crate::figure::Group;
 use crate::probe::dns::DnsFigure;
 
-/// Column where every value starts (pveperf pads `AVERAGE SEEK TIME: `).
+/// Column where every pveperf value starts (pveperf pads `AVERAGE SEEK TIME: `).
 pub const VALUE_COLUMN: usize = 19;
 
-/// The label padded so the value starts in column 20.
-pub fn label(line: Line) -> String {
-    format!(
-        "{:<width$}",
-        format!("{}:", line.label()),
-        width = VALUE_COLUMN
-    )
+/// Column where the extended lines' values start (their labels are longer).
+pub const X_VALUE_COLUMN: usize = 26;
+
+/// The label padded so the value starts in its group's column.
+pub fn label(figure: Figure) -> String {
+    let width = match figure.group() {
+        Group::Pveperf => VALUE_COLUMN,
+        Group::Extended => X_VALUE_COLUMN,
+    };
+    format!("{:<width$}", format!("{}:", figure.label()))
 }
 
 /// Makes a df source printable on one line (control characters as `\ooo`).
@@ -35,30 +41,39 @@ pub(crate) fn printable(source: &str) -> String {
     out
 }
 
-/// The stdout line for `line`, or `None` when it has no figure. With
-/// several runs, the figure is the median.
-pub fn line(report: &Report, line: Line) -> Option<String> {
-    let value = match line {
-        Line::DnsExt | Line::DnsInt => dns_value(report, line)?,
-        Line::HdSize => {
+/// The stdout line of a figure, or `None` when it has none. With several
+/// runs, a pveperf figure is the median.
+pub fn line(report: &Report, figure: Figure) -> Option<String> {
+    let value = match figure.group() {
+        Group::Pveperf => pveperf_value(report, figure)?,
+        Group::Extended => x_value(report, figure)?,
+    };
+    Some(format!("{}{value}", label(figure)))
+}
+
+fn pveperf_value(report: &Report, line: Figure) -> Option<String> {
+    Some(match line {
+        Figure::DnsExt | Figure::DnsInt => dns_value(report, line)?,
+        Figure::HdSize => {
             let fs = report.filesystem.as_ref()?.measured()?;
             format!("{:.2} GB ({})", fs.size_gib(), printable(&fs.source))
         }
         _ => {
             let median = report.stats(line)?.median;
             match line {
-                Line::RegexPerSecond => format!("{}", median.round() as u64),
-                Line::BufferedReads => format!("{median:.2} MB/sec{}", device_suffix(report, line)),
-                Line::AverageSeekTime => format!("{median:.2} ms{}", device_suffix(report, line)),
+                Figure::RegexPerSecond => format!("{}", median.round() as u64),
+                Figure::BufferedReads => {
+                    format!("{median:.2} MB/sec{}", device_suffix(report, line))
+                }
+                Figure::AverageSeekTime => format!("{median:.2} ms{}", device_suffix(report, line)),
                 _ => format!("{median:.2}"),
             }
         }
-    };
-    Some(format!("{}{value}", label(line)))
+    })
 }
 
 /// ` (sda, sdb)` when a device line read disks other than the source (ZFS).
-fn device_suffix(report: &Report, line: Line) -> String {
+fn device_suffix(report: &Report, line: Figure) -> String {
     match report.devices(line) {
         Some((devices, true)) => {
             let names: Vec<String> = devices
@@ -76,7 +91,7 @@ fn device_suffix(report: &Report, line: Line) -> String {
     }
 }
 
-fn dns_value(report: &Report, line: Line) -> Option<String> {
+fn dns_value(report: &Report, line: Figure) -> Option<String> {
     let runs = report.dns(line)?;
     let first = runs.first()?;
     let mut value = if report.dns_dead(line) {
@@ -97,16 +112,17 @@ fn dns_value(report: &Report, line: Line) -> Option<String> {
     Some(value)
 }
 
-/// What stderr should say about `line`: why it is missing, or what makes
-/// its figure less than clean. `None` when there is nothing to say.
-pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
+/// What stderr should say about a figure: why it is missing, or what
+/// makes it less than clean (io_uring refused, a device read to its end).
+/// `None` when there is nothing to say.
+pub fn diagnostic(report: &Report, line: Figure) -> Option<String> {
     if let Some((failed, why)) = report.problem(line) {
         let verdict = if failed { "not measured" } else { "skipped" };
         return Some(format!("{}: {verdict}: {why}", line.label()));
     }
     match line {
-        Line::DnsExt | Line::DnsInt => dns_diagnostic(line, report.dns(line)?),
-        Line::BufferedReads => {
+        Figure::DnsExt | Figure::DnsInt => dns_diagnostic(line, report.dns(line)?),
+        Figure::BufferedReads => {
             let runs = report.buffered_reads.as_ref().and_then(Outcome::measured)?;
             let whole = runs.iter().flat_map(|r| &r.each).find(|r| r.reached_end)?;
             Some(format!(
@@ -116,6 +132,17 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
                 whole.bytes
             ))
         }
+        _ if line.group() == Group::Extended => {
+            let x = &report.extended;
+            let stats = match line {
+                Figure::Mixed => x.mixed.as_ref()?.measured().map(|m| &m.stats),
+                _ => x.devices(line).and_then(|d| d.each.first()),
+            }?;
+            stats
+                .fallback
+                .as_ref()
+                .map(|why| format!("{}: {why}; ran psync instead", line.label()))
+        }
         _ => None,
     }
 }
@@ -123,7 +150,7 @@ pub fn diagnostic(report: &Report, line: Line) -> Option<String> {
 /// Queries that got no answer at all, then each server that answered none
 /// of its queries: a dead first server costs every query its wait even
 /// when a later server answers them all.
-fn dns_diagnostic(line: Line, runs: &[DnsFigure]) -> Option<String> {
+fn dns_diagnostic(line: Figure, runs: &[DnsFigure]) -> Option<String> {
     let first = runs.first()?;
     let sum = |f: fn(&DnsFigure) -> u32| runs.iter().map(f).sum::<u32>();
     let (queries, timed_out, refused) =
@@ -156,9 +183,110 @@ fn dns_diagnostic(line: Line, runs: &[DnsFigure]) -> Option<String> {
     (!parts.is_empty()).then(|| format!("{}: {}", line.label(), parts.join("; ")))
 }
 
-/// The whole report as pveperf's text.
+/// ` on sda3, sdb3` when a device test read disks other than the source.
+fn x_names(report: &Report, devices: &Devices<IoStats>) -> String {
+    if !devices.named {
+        return String::new();
+    }
+    let names: Vec<String> = report
+        .storage
+        .iter()
+        .flat_map(|s| &s.read_devices)
+        .map(|d| short_name(d))
+        .collect();
+    format!(" on {}", names.join(", "))
+}
+
+fn short_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+fn engine_note(s: &IoStats) -> String {
+    match &s.fallback {
+        Some(_) => format!("{} (io_uring refused)", s.engine.name()),
+        None => s.engine.name().to_string(),
+    }
+}
+
+/// The value part of an extended line.
+fn x_value(report: &Report, line: Figure) -> Option<String> {
+    let x: &Extended = &report.extended;
+    let ms = |us: f64| us / 1000.0;
+    Some(match line {
+        Figure::SeqWrite => {
+            let runs = x.seq_write.as_ref()?.measured()?;
+            let each: Vec<String> = runs
+                .iter()
+                .map(|r| format!("{:.2}", r.mib_per_sec()))
+                .collect();
+            let data = if runs.iter().any(|r| r.zero_data) {
+                "zeros"
+            } else {
+                "incompressible data"
+            };
+            format!(
+                "{:.2} MB/sec ({} runs: {}; {data})",
+                x.value(line)?,
+                runs.len(),
+                each.join(", ")
+            )
+        }
+        Figure::SeqReadDirect => {
+            let d = x.devices(line)?;
+            format!(
+                "{:.2} MB/sec (1 MiB O_DIRECT reads, QD8, {}{})",
+                x.value(line)?,
+                engine_note(d.each.first()?),
+                x_names(report, d)
+            )
+        }
+        Figure::RandRead4kQd1 | Figure::RandRead4kQd32 => {
+            let d = x.devices(line)?;
+            let lat =
+                crate::latency::merged(d.each.iter().map(|s| Some(&s.read_latency)))?.summary()?;
+            format!(
+                "{:.0} IOPS (mean {:.3} ms, p99 {:.3} ms, {}{})",
+                x.value(line)?,
+                ms(lat.mean_us),
+                ms(lat.p99_us),
+                engine_note(d.each.first()?),
+                x_names(report, d)
+            )
+        }
+        Figure::Mixed => {
+            let m = x.mixed.as_ref()?.measured()?;
+            let file = if m.direct {
+                "O_DIRECT file"
+            } else {
+                "buffered file: the filesystem refuses O_DIRECT"
+            };
+            format!(
+                "{:.0} read IOPS, {:.0} write IOPS (80% random, {file}, {})",
+                m.stats.read_iops(),
+                m.stats.write_iops(),
+                engine_note(&m.stats)
+            )
+        }
+        Figure::FsyncLatency => {
+            let l = x.fsync_latency.as_ref()?.measured()?;
+            format!(
+                "p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms (write 4001 bytes, then fsync)",
+                ms(l.p50_us),
+                ms(l.p99_us),
+                ms(l.max_us)
+            )
+        }
+        // A figure without a format of its own: its value and unit.
+        _ => format!("{:.2} {}", x.value(line)?, line.unit()),
+    })
+}
+
+/// The whole report as text: pveperf's lines, then the extended ones.
 pub fn render(report: &Report) -> String {
-    Line::ALL
+    Figure::ALL
         .iter()
         .filter_map(|l| line(report, *l))
         .map(|l| l + "\n")
@@ -279,11 +407,11 @@ DNS INT:           15.00 ms (proxmox.example)
         );
         assert_eq!(text.lines().count(), 5);
         assert_eq!(
-            diagnostic(&r, Line::FsyncsPerSecond).unwrap(),
+            diagnostic(&r, Figure::FsyncsPerSecond).unwrap(),
             "FSYNCS/SECOND: not measured: filesystem is read-only"
         );
         assert_eq!(
-            diagnostic(&r, Line::BufferedReads).unwrap(),
+            diagnostic(&r, Figure::BufferedReads).unwrap(),
             "BUFFERED READS: skipped: tmpfs is not a block device"
         );
         assert!(r.any_failed());
@@ -303,7 +431,7 @@ DNS INT:           15.00 ms (proxmox.example)
         );
         assert!(text.contains("DNS INT:           15.00 ms (x.example)\n"));
         assert!(r.any_failed());
-        let note = diagnostic(&r, Line::DnsInt).unwrap();
+        let note = diagnostic(&r, Figure::DnsInt).unwrap();
         assert!(
             note.contains("1 of 101 queries got no answer from 127.0.0.1"),
             "{note}"
@@ -346,7 +474,7 @@ DNS INT:           15.00 ms (proxmox.example)
             named: true,
         }]));
         assert_eq!(
-            line(&r, Line::BufferedReads).unwrap(),
+            line(&r, Figure::BufferedReads).unwrap(),
             "BUFFERED READS:    400.00 MB/sec (sda3, sdb3)"
         );
     }
@@ -357,6 +485,95 @@ DNS INT:           15.00 ms (proxmox.example)
         assert_eq!(
             printable("/dev/disk/by-label/my disk"),
             "/dev/disk/by-label/my disk"
+        );
+    }
+
+    use crate::extended::MixedFigure;
+    use crate::extended::seqwrite::SeqWriteFigure;
+    use crate::latency::Latency;
+
+    /// An extended line of a report with `x` and ZFS's two leaf disks.
+    fn xline(x: &Extended, figure: Figure, names: &[&str]) -> Option<String> {
+        let mut r = Report::new("/".into());
+        r.extended = x.clone();
+        r.storage = Some(crate::storage::Storage {
+            read_devices: names.iter().map(|n| format!("/dev/{n}").into()).collect(),
+            ..Default::default()
+        });
+        line(&r, figure)
+    }
+
+    fn stats(reads: u64, writes: u64) -> IoStats {
+        let mut read_latency = Latency::default();
+        for _ in 0..reads.min(1000) {
+            read_latency.record(Duration::from_micros(100));
+        }
+        IoStats {
+            engine: crate::extended::engine::Engine::IoUring,
+            block: 4096,
+            depth: 1,
+            reads,
+            writes,
+            elapsed: Duration::from_secs(2),
+            read_latency,
+            write_latency: Latency::default(),
+            cpu: Duration::from_millis(10),
+            fallback: None,
+        }
+    }
+
+    #[test]
+    fn lines_have_their_formats() {
+        let mut x = Extended::default();
+        let w = |mib: u64| SeqWriteFigure {
+            bytes: mib << 20,
+            elapsed: Duration::from_secs(1),
+            zero_data: false,
+        };
+        x.seq_write = Some(Outcome::Measured(vec![w(100), w(200), w(300)]));
+        x.rand_read_qd1 = Some(Outcome::Measured(Devices {
+            each: vec![stats(20000, 0)],
+            named: false,
+        }));
+        let mut fallback = stats(1000, 0);
+        fallback.engine = crate::extended::engine::Engine::Psync;
+        fallback.fallback = Some("io_uring refused: Operation not permitted".into());
+        x.rand_read_qd32 = Some(Outcome::Measured(Devices {
+            each: vec![fallback, stats(3000, 0)],
+            named: true,
+        }));
+        x.mixed = Some(Outcome::Measured(MixedFigure {
+            stats: stats(1400, 600),
+            direct: false,
+            file_bytes: 1 << 30,
+        }));
+        let paths = ["sda3", "sdb3"];
+        assert_eq!(
+            xline(&x, Figure::SeqWrite, &[]).unwrap(),
+            "SEQ WRITE:                200.00 MB/sec (3 runs: 100.00, 200.00, 300.00; incompressible data)"
+        );
+        assert_eq!(
+            xline(&x, Figure::RandRead4kQd1, &[]).unwrap(),
+            "RANDOM READ 4K QD1:       10000 IOPS (mean 0.100 ms, p99 0.100 ms, io_uring)"
+        );
+        assert_eq!(
+            xline(&x, Figure::RandRead4kQd32, &paths).unwrap(),
+            "RANDOM READ 4K QD32:      1000 IOPS (mean 0.100 ms, p99 0.100 ms, psync (io_uring refused) on sda3, sdb3)"
+        );
+        assert_eq!(
+            xline(&x, Figure::Mixed, &[]).unwrap(),
+            "MIXED 70/30 4K QD16:      700 read IOPS, 300 write IOPS (80% random, buffered file: the filesystem refuses O_DIRECT, io_uring)"
+        );
+        assert_eq!(xline(&x, Figure::SeqReadDirect, &[]), None);
+        assert_eq!(x.value(Figure::RandRead4kQd32), Some(1000.0));
+        let mut r = Report::new("/".into());
+        r.extended = x;
+        assert!(!r.any_failed());
+        r.extended.seq_read = Some(Outcome::Failed("no".into()));
+        assert!(r.any_failed());
+        assert_eq!(
+            diagnostic(&r, Figure::SeqReadDirect).unwrap(),
+            "SEQ READ DIRECT: not measured: no"
         );
     }
 }

@@ -3,27 +3,27 @@
 
 use std::fmt::Write as _;
 
-use super::Line;
+use super::Figure;
 use super::json::{DnsServer, JsonFigure, JsonFilesystem, JsonReport};
 use crate::latency::LatencySummary;
 use crate::storage::{Disk, Storage};
 
 /// How a figure compares with the pve-docs guidance.
-pub fn guidance(line: Line, fig: &JsonFigure) -> Option<String> {
+pub fn guidance(line: Figure, fig: &JsonFigure) -> Option<String> {
     let v = fig.value;
     let verdict = match line {
-        Line::RegexPerSecond if fig.engine.as_deref() == Some("perl") => {
+        Figure::RegexPerSecond if fig.engine.as_deref() == Some("perl") => {
             if v > 300_000.0 { "good" } else { "low" }.to_string()
         }
-        Line::RegexPerSecond => {
+        Figure::RegexPerSecond => {
             return Some(
                 "pve-docs: above 300000 on pveperf's Perl scale; this rust-engine figure is 3 to 7 times that \
                  scale (use --regex-engine perl to check it)"
                     .to_string(),
             );
         }
-        Line::BufferedReads => if v >= 40.0 { "good" } else { "low" }.to_string(),
-        Line::AverageSeekTime => {
+        Figure::BufferedReads => if v >= 40.0 { "good" } else { "low" }.to_string(),
+        Figure::AverageSeekTime => {
             if v < 8.0 {
                 "good, even for SAS/SCSI disks".to_string()
             } else if v <= 20.0 {
@@ -32,26 +32,26 @@ pub fn guidance(line: Line, fig: &JsonFigure) -> Option<String> {
                 "slow".to_string()
             }
         }
-        Line::FsyncsPerSecond if v > 200.0 => "good".to_string(),
-        Line::FsyncsPerSecond => {
+        Figure::FsyncsPerSecond if v > 200.0 => "good".to_string(),
+        Figure::FsyncsPerSecond => {
             "low: a write-back cache with battery (BBWC) or SSDs with power-loss protection help"
                 .to_string()
         }
         _ => return None,
     };
     let rule = match line {
-        Line::RegexPerSecond => "above 300000",
-        Line::BufferedReads => "at least 40 MB/sec",
-        Line::AverageSeekTime => "below 8 ms for SAS/SCSI, 15-20 ms for SATA disks",
+        Figure::RegexPerSecond => "above 300000",
+        Figure::BufferedReads => "at least 40 MB/sec",
+        Figure::AverageSeekTime => "below 8 ms for SAS/SCSI, 15-20 ms for SATA disks",
         _ => "above 200",
     };
     Some(format!("pve-docs: {rule}: {verdict}"))
 }
 
-fn number(line: Line, v: f64) -> String {
+fn number(line: Figure, v: f64) -> String {
     match line {
-        Line::RegexPerSecond => format!("{}", v.round() as u64),
-        Line::AverageSeekTime | Line::DnsExt | Line::DnsInt => format!("{v:.3}"),
+        Figure::RegexPerSecond => format!("{}", v.round() as u64),
+        Figure::AverageSeekTime | Figure::DnsExt | Figure::DnsInt => format!("{v:.3}"),
         _ => format!("{v:.2}"),
     }
 }
@@ -110,7 +110,7 @@ fn latency_ms(l: &LatencySummary) -> String {
 /// The details block, printed after the pveperf lines.
 pub fn render(doc: &JsonReport) -> String {
     let mut out = String::from("\nDetails:\n");
-    for line in Line::ALL {
+    for line in Figure::PVEPERF {
         let Some(fig) = doc.figures.get(line) else {
             continue;
         };
@@ -166,7 +166,7 @@ pub fn render(doc: &JsonReport) -> String {
         for s in fig.servers.iter().flatten() {
             detail(server_line(s));
         }
-        if line == Line::FsyncsPerSecond {
+        if line == Figure::FsyncsPerSecond {
             detail(fsync_meaning(doc.filesystem.as_ref()));
         }
         if let Some(g) = guidance(line, fig) {
@@ -327,32 +327,32 @@ mod tests {
     #[test]
     fn guidance_follows_pve_docs_thresholds() {
         let g = |line, v| guidance(line, &fig(v, None)).unwrap();
-        assert!(g(Line::FsyncsPerSecond, 201.0).ends_with(": good"));
-        assert!(g(Line::FsyncsPerSecond, 199.0).contains(": low: a write-back cache"));
-        assert!(g(Line::BufferedReads, 40.0).ends_with(": good"));
-        assert!(g(Line::BufferedReads, 39.9).ends_with(": low"));
-        assert!(g(Line::AverageSeekTime, 7.9).ends_with("good, even for SAS/SCSI disks"));
+        assert!(g(Figure::FsyncsPerSecond, 201.0).ends_with(": good"));
+        assert!(g(Figure::FsyncsPerSecond, 199.0).contains(": low: a write-back cache"));
+        assert!(g(Figure::BufferedReads, 40.0).ends_with(": good"));
+        assert!(g(Figure::BufferedReads, 39.9).ends_with(": low"));
+        assert!(g(Figure::AverageSeekTime, 7.9).ends_with("good, even for SAS/SCSI disks"));
         assert!(
-            g(Line::AverageSeekTime, 15.0)
+            g(Figure::AverageSeekTime, 15.0)
                 .ends_with("acceptable for SATA disks, slow for SAS/SCSI")
         );
-        assert!(g(Line::AverageSeekTime, 25.0).ends_with(": slow"));
+        assert!(g(Figure::AverageSeekTime, 25.0).ends_with(": slow"));
         assert!(
-            guidance(Line::RegexPerSecond, &fig(300_001.0, Some("perl")))
+            guidance(Figure::RegexPerSecond, &fig(300_001.0, Some("perl")))
                 .unwrap()
                 .ends_with(": good")
         );
         assert!(
-            guidance(Line::RegexPerSecond, &fig(299_999.0, Some("perl")))
+            guidance(Figure::RegexPerSecond, &fig(299_999.0, Some("perl")))
                 .unwrap()
                 .ends_with(": low")
         );
         assert!(
-            guidance(Line::RegexPerSecond, &fig(1e6, Some("rust")))
+            guidance(Figure::RegexPerSecond, &fig(1e6, Some("rust")))
                 .unwrap()
                 .contains("--regex-engine perl")
         );
-        assert_eq!(guidance(Line::DnsExt, &fig(1.0, None)), None);
+        assert_eq!(guidance(Figure::DnsExt, &fig(1.0, None)), None);
     }
 
     #[test]

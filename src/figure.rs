@@ -1,0 +1,594 @@
+//! Every figure pveprobe reports, in print order, and what each one is:
+//! its key, label and unit, its CSV columns, which way is better, how it
+//! adds up over nodes measured at once, and which settings change what it
+//! means. The text lines, the JSON lookup, the CSV header, the cluster
+//! table, `compare` and `--baseline` all iterate [`Figure::ALL`] and read
+//! [`Figure::spec`]; adding a figure is its entry here and its measurement.
+//!
+//! The granularity, settled for the figures to come:
+//! - a figure has one or more [`Value`]s: MIXED's read and write IOPS are
+//!   two values of one figure, as latency percentiles would be; each value
+//!   has its own CSV column, direction and aggregate, and is one row of
+//!   `compare` and one column of the cluster table;
+//! - a figure measured once per key (per job count, per storage, per node
+//!   pair, per second of a series) says so in [`Spec::per`]: its JSON
+//!   entries carry the key as `instance`, `compare` and `--baseline` rank
+//!   each instance, the cluster table has a column per instance found.
+//!   The single-run CSV has a fixed header, so it carries no per-key
+//!   figure: a summary of one (a peak, a step) is a figure of its own.
+
+use serde::{Deserialize, Serialize};
+
+/// The figures, in the order they print: pveperf's eight, then `-x`'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Figure {
+    CpuBogomips,
+    RegexPerSecond,
+    HdSize,
+    BufferedReads,
+    AverageSeekTime,
+    FsyncsPerSecond,
+    DnsExt,
+    DnsInt,
+    SeqWrite,
+    SeqReadDirect,
+    RandRead4kQd1,
+    RandRead4kQd32,
+    Mixed,
+    FsyncLatency,
+}
+
+/// Where a figure belongs: pveperf's lines (JSON `figures`, text from
+/// column 20) or the extended ones (JSON `extended`, text from column 27).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Pveperf,
+    Extended,
+}
+
+/// Which way a value is better, for `compare`, `--baseline` and outliers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// How a value adds up over nodes measured at the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregate {
+    /// Throughput and IOPS: what all nodes got together.
+    Sum,
+    /// Latency: the worst node's.
+    Max,
+}
+
+/// Which number of a figure's JSON entry a value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// `value`: the figure itself (the median of its runs).
+    Value,
+    /// `write_iops` of an I/O test.
+    WriteIops,
+    /// `domain` (DNS INT's search domain): text, not ranked.
+    Domain,
+}
+
+/// A way of measuring that changes what a figure means: two results that
+/// differ in one are not ranked against each other (`unlike`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// `settings.regex_engine`: perl runs pveperf's loop, rust 3 to 7 times it.
+    RegexEngine,
+    /// `settings.fsync_order`: pveperf's (fsync before write) or write-then-fsync.
+    FsyncOrder,
+    /// `settings.dns_schedule`: bounded waits or Net::DNS's.
+    DnsSchedule,
+    /// `settings.duration_s`: a longer window reads further into a disk and
+    /// fills more of a write-back cache.
+    Window,
+    /// The figure's `data`: zeros compress and deduplicate, incompressible data does not.
+    Data,
+    /// The figure's `engine`: io_uring or psync.
+    IoEngine,
+}
+
+impl Method {
+    /// As `compare` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::RegexEngine => "regex engine",
+            Method::FsyncOrder => "fsync order",
+            Method::DnsSchedule => "DNS schedule",
+            Method::Window => "window",
+            Method::Data => "data",
+            Method::IoEngine => "I/O engine",
+        }
+    }
+}
+
+/// One number of a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Value {
+    /// The figure it belongs to.
+    pub figure: Figure,
+    /// Its row key in `compare` (the figure's key for its main value).
+    pub key: &'static str,
+    /// Its CSV column (the unit in the name), also its key in the cluster table.
+    pub column: &'static str,
+    /// What follows the figure's label in `compare` and the cluster table: ` (p99)`.
+    pub suffix: &'static str,
+    pub field: Field,
+    /// The cluster table's narrow heading and unit.
+    pub short: &'static str,
+    pub short_unit: &'static str,
+    /// `None`: no performance figure (HD SIZE) or text.
+    pub better: Option<Better>,
+    /// `None`: no meaning summed over nodes (CPU, HD SIZE).
+    pub aggregate: Option<Aggregate>,
+}
+
+impl Value {
+    /// The label in `compare` and the cluster table: `MIXED 70/30 4K QD16 (read)`.
+    pub fn label(&self) -> String {
+        format!("{}{}", self.figure.spec().label, self.suffix)
+    }
+
+    /// A number (ranked, summed), not text.
+    pub fn is_number(&self) -> bool {
+        self.field != Field::Domain
+    }
+
+    /// True when `b` is better than `a`; `None` when neither is.
+    pub fn better_than(&self, b: f64, a: f64) -> Option<bool> {
+        if a == b {
+            return None;
+        }
+        match self.better? {
+            Better::Higher => Some(b > a),
+            Better::Lower => Some(b < a),
+        }
+    }
+}
+
+/// What a figure is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spec {
+    /// Its JSON key: `figures.KEY` or `extended[].key`.
+    pub key: &'static str,
+    /// As the text line prints it, without the colon.
+    pub label: &'static str,
+    /// The unit of its JSON `value` (pveperf's "GB" is GiB, "MB/sec" MiB/s).
+    pub unit: &'static str,
+    pub group: Group,
+    /// Its numbers, the first being its JSON `value`.
+    pub values: &'static [Value],
+    /// The settings that change what it means.
+    pub methods: &'static [Method],
+    /// `Some(what)`: measured once per key (`instance` in JSON), e.g. `jobs`.
+    pub per: Option<&'static str>,
+}
+
+use Aggregate::{Max, Sum};
+use Better::{Higher, Lower};
+use Figure as F;
+
+/// A value that is a figure's `value`.
+const fn main(
+    figure: Figure,
+    key: &'static str,
+    column: &'static str,
+    (short, short_unit): (&'static str, &'static str),
+    better: Option<Better>,
+    aggregate: Option<Aggregate>,
+) -> Value {
+    Value {
+        figure,
+        key,
+        column,
+        suffix: "",
+        field: Field::Value,
+        short,
+        short_unit,
+        better,
+        aggregate,
+    }
+}
+
+const CPU_BOGOMIPS: [Value; 1] = [main(
+    F::CpuBogomips,
+    "cpu_bogomips",
+    "cpu_bogomips",
+    ("BOGOMIPS", ""),
+    Some(Higher),
+    None,
+)];
+const REGEX: [Value; 1] = [main(
+    F::RegexPerSecond,
+    "regex_per_second",
+    "regex_iterations_per_3s",
+    ("REGEX", "per 3 s"),
+    Some(Higher),
+    None,
+)];
+const HD_SIZE: [Value; 1] = [main(
+    F::HdSize,
+    "hd_size",
+    "hd_size_gib",
+    ("HD SIZE", "GiB"),
+    None,
+    None,
+)];
+const READS: [Value; 1] = [main(
+    F::BufferedReads,
+    "buffered_reads",
+    "buffered_reads_mib_per_s",
+    ("READS", "MB/s"),
+    Some(Higher),
+    Some(Sum),
+)];
+const SEEK: [Value; 1] = [main(
+    F::AverageSeekTime,
+    "average_seek_time",
+    "average_seek_time_ms",
+    ("SEEK", "ms"),
+    Some(Lower),
+    Some(Max),
+)];
+const FSYNCS: [Value; 1] = [main(
+    F::FsyncsPerSecond,
+    "fsyncs_per_second",
+    "fsyncs_per_s",
+    ("FSYNCS", "per s"),
+    Some(Higher),
+    Some(Sum),
+)];
+const DNS_EXT: [Value; 1] = [main(
+    F::DnsExt,
+    "dns_ext",
+    "dns_ext_ms",
+    ("DNS EXT", "ms"),
+    Some(Lower),
+    Some(Max),
+)];
+const DNS_INT: [Value; 2] = [
+    main(
+        F::DnsInt,
+        "dns_int",
+        "dns_int_ms",
+        ("DNS INT", "ms"),
+        Some(Lower),
+        Some(Max),
+    ),
+    Value {
+        key: "dns_int_domain",
+        column: "dns_int_domain",
+        suffix: " (domain)",
+        field: Field::Domain,
+        short: "DOMAIN",
+        short_unit: "",
+        better: None,
+        aggregate: None,
+        ..main(F::DnsInt, "", "", ("", ""), None, None)
+    },
+];
+const SEQ_WRITE: [Value; 1] = [main(
+    F::SeqWrite,
+    "seq_write",
+    "seq_write_mib_per_s",
+    ("SEQ WRITE", "MB/s"),
+    Some(Higher),
+    Some(Sum),
+)];
+const SEQ_READ: [Value; 1] = [main(
+    F::SeqReadDirect,
+    "seq_read_direct",
+    "seq_read_direct_mib_per_s",
+    ("SEQ READ", "MB/s"),
+    Some(Higher),
+    Some(Sum),
+)];
+const QD1: [Value; 1] = [main(
+    F::RandRead4kQd1,
+    "rand_read_4k_qd1",
+    "rand_read_4k_qd1_iops",
+    ("4K QD1", "IOPS"),
+    Some(Higher),
+    Some(Sum),
+)];
+const QD32: [Value; 1] = [main(
+    F::RandRead4kQd32,
+    "rand_read_4k_qd32",
+    "rand_read_4k_qd32_iops",
+    ("4K QD32", "IOPS"),
+    Some(Higher),
+    Some(Sum),
+)];
+const MIXED: [Value; 2] = [
+    Value {
+        suffix: " (read)",
+        ..main(
+            F::Mixed,
+            "mixed_70_30_4k_qd16",
+            "mixed_read_iops",
+            ("MIX READ", "IOPS"),
+            Some(Higher),
+            Some(Sum),
+        )
+    },
+    Value {
+        suffix: " (write)",
+        field: Field::WriteIops,
+        ..main(
+            F::Mixed,
+            "mixed_70_30_4k_qd16_write",
+            "mixed_write_iops",
+            ("MIX WRITE", "IOPS"),
+            Some(Higher),
+            Some(Sum),
+        )
+    },
+];
+const FSYNC_LATENCY: [Value; 1] = [Value {
+    suffix: " (p99)",
+    ..main(
+        F::FsyncLatency,
+        "fsync_latency",
+        "fsync_p99_ms",
+        ("FSYNC p99", "ms"),
+        Some(Lower),
+        Some(Max),
+    )
+}];
+
+/// The settings that change an I/O test's figure.
+const IO_TEST: &[Method] = &[Method::Window, Method::IoEngine];
+
+const fn spec(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    group: Group,
+    values: &'static [Value],
+    methods: &'static [Method],
+) -> Spec {
+    Spec {
+        key,
+        label,
+        unit,
+        group,
+        values,
+        methods,
+        per: None,
+    }
+}
+
+impl Figure {
+    pub const ALL: [Figure; 14] = [
+        F::CpuBogomips,
+        F::RegexPerSecond,
+        F::HdSize,
+        F::BufferedReads,
+        F::AverageSeekTime,
+        F::FsyncsPerSecond,
+        F::DnsExt,
+        F::DnsInt,
+        F::SeqWrite,
+        F::SeqReadDirect,
+        F::RandRead4kQd1,
+        F::RandRead4kQd32,
+        F::Mixed,
+        F::FsyncLatency,
+    ];
+
+    /// pveperf's eight lines, in pveperf's order.
+    pub const PVEPERF: [Figure; 8] = [
+        F::CpuBogomips,
+        F::RegexPerSecond,
+        F::HdSize,
+        F::BufferedReads,
+        F::AverageSeekTime,
+        F::FsyncsPerSecond,
+        F::DnsExt,
+        F::DnsInt,
+    ];
+
+    pub fn spec(self) -> &'static Spec {
+        use Group::{Extended, Pveperf};
+        const SPECS: [Spec; 14] = [
+            spec(
+                "cpu_bogomips",
+                "CPU BOGOMIPS",
+                "bogomips",
+                Pveperf,
+                &CPU_BOGOMIPS,
+                &[],
+            ),
+            spec(
+                "regex_per_second",
+                "REGEX/SECOND",
+                "iterations/3s",
+                Pveperf,
+                &REGEX,
+                &[Method::RegexEngine],
+            ),
+            spec("hd_size", "HD SIZE", "GiB", Pveperf, &HD_SIZE, &[]),
+            spec(
+                "buffered_reads",
+                "BUFFERED READS",
+                "MiB/s",
+                Pveperf,
+                &READS,
+                &[Method::Window],
+            ),
+            spec(
+                "average_seek_time",
+                "AVERAGE SEEK TIME",
+                "ms",
+                Pveperf,
+                &SEEK,
+                &[],
+            ),
+            spec(
+                "fsyncs_per_second",
+                "FSYNCS/SECOND",
+                "1/s",
+                Pveperf,
+                &FSYNCS,
+                &[Method::FsyncOrder],
+            ),
+            spec(
+                "dns_ext",
+                "DNS EXT",
+                "ms",
+                Pveperf,
+                &DNS_EXT,
+                &[Method::DnsSchedule],
+            ),
+            spec(
+                "dns_int",
+                "DNS INT",
+                "ms",
+                Pveperf,
+                &DNS_INT,
+                &[Method::DnsSchedule],
+            ),
+            spec(
+                "seq_write",
+                "SEQ WRITE",
+                "MiB/s",
+                Extended,
+                &SEQ_WRITE,
+                &[Method::Data],
+            ),
+            spec(
+                "seq_read_direct",
+                "SEQ READ DIRECT",
+                "MiB/s",
+                Extended,
+                &SEQ_READ,
+                IO_TEST,
+            ),
+            spec(
+                "rand_read_4k_qd1",
+                "RANDOM READ 4K QD1",
+                "IOPS",
+                Extended,
+                &QD1,
+                IO_TEST,
+            ),
+            spec(
+                "rand_read_4k_qd32",
+                "RANDOM READ 4K QD32",
+                "IOPS",
+                Extended,
+                &QD32,
+                IO_TEST,
+            ),
+            spec(
+                "mixed_70_30_4k_qd16",
+                "MIXED 70/30 4K QD16",
+                "IOPS",
+                Extended,
+                &MIXED,
+                IO_TEST,
+            ),
+            spec(
+                "fsync_latency",
+                "FSYNC LATENCY",
+                "ms",
+                Extended,
+                &FSYNC_LATENCY,
+                &[],
+            ),
+        ];
+        &SPECS[self as usize]
+    }
+
+    pub fn key(self) -> &'static str {
+        self.spec().key
+    }
+
+    pub fn label(self) -> &'static str {
+        self.spec().label
+    }
+
+    pub fn unit(self) -> &'static str {
+        self.spec().unit
+    }
+
+    pub fn group(self) -> Group {
+        self.spec().group
+    }
+
+    /// The figure whose JSON key is `key`.
+    pub fn from_key(key: &str) -> Option<Figure> {
+        Figure::ALL.into_iter().find(|f| f.key() == key)
+    }
+
+    /// `-x`'s figures, in print order.
+    pub fn extended() -> impl Iterator<Item = Figure> {
+        Figure::ALL
+            .into_iter()
+            .filter(|f| f.group() == Group::Extended)
+    }
+}
+
+/// Every value of every figure, in print order.
+pub fn values() -> impl Iterator<Item = &'static Value> {
+    Figure::ALL.into_iter().flat_map(|f| f.spec().values)
+}
+
+/// The value whose CSV column is `column`.
+pub fn by_column(column: &str) -> Option<&'static Value> {
+    values().find(|v| v.column == column)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_print_order_and_its_names_are_unique() {
+        for (i, f) in Figure::ALL.into_iter().enumerate() {
+            assert_eq!(f as usize, i, "{f:?} is out of place");
+            assert_eq!(Figure::from_key(f.key()), Some(f));
+            for v in f.spec().values {
+                assert_eq!(v.figure, f, "{} belongs to {f:?}", v.column);
+            }
+            assert_eq!(
+                f.spec().values[0].field,
+                Field::Value,
+                "{f:?}'s first value"
+            );
+        }
+        assert_eq!(&Figure::ALL[..8], &Figure::PVEPERF);
+        assert!(Figure::PVEPERF.iter().all(|f| f.group() == Group::Pveperf));
+        assert_eq!(Figure::extended().count(), 6);
+        let columns: BTreeSet<_> = values().map(|v| v.column).collect();
+        let keys: BTreeSet<_> = values().map(|v| v.key).collect();
+        assert_eq!(columns.len(), values().count());
+        assert_eq!(keys.len(), values().count());
+        assert_eq!(Figure::from_key("nope"), None);
+        assert_eq!(
+            by_column("mixed_write_iops").unwrap().label(),
+            "MIXED 70/30 4K QD16 (write)"
+        );
+    }
+
+    #[test]
+    fn direction_decides_better_and_hd_size_has_none() {
+        let fsyncs = &Figure::FsyncsPerSecond.spec().values[0];
+        assert_eq!(fsyncs.better_than(2.0, 1.0), Some(true));
+        let seek = &Figure::AverageSeekTime.spec().values[0];
+        assert_eq!(seek.better_than(2.0, 1.0), Some(false));
+        assert_eq!(seek.better_than(1.0, 1.0), None);
+        assert_eq!(Figure::HdSize.spec().values[0].better_than(2.0, 1.0), None);
+        // Every ranked number has a direction.
+        for v in values().filter(|v| v.is_number() && v.figure != Figure::HdSize) {
+            assert!(v.better.is_some(), "{} has no direction", v.column);
+        }
+    }
+}

@@ -9,9 +9,9 @@ use crate::compare::{self, Input};
 use crate::error::PathError;
 use crate::exit::Exit;
 use crate::lock;
+use crate::output;
 use crate::progress::Progress;
-use crate::report::json::{self, JsonReport};
-use crate::report::{csv, text, verbose};
+use crate::report::{Document, csv, text};
 use crate::run::{self, Event};
 use crate::window::Interrupt;
 
@@ -56,37 +56,6 @@ fn csv_needs_header(args: &ProbeArgs) -> Result<bool, String> {
             found.first().map(String::as_str).unwrap_or("")
         )),
     }
-}
-
-fn write_output(args: &ProbeArgs, text: &str) -> Result<(), String> {
-    let Some(path) = &args.output else {
-        if text.is_empty() {
-            return Ok(());
-        }
-        let mut out = std::io::stdout().lock();
-        return match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-            // A reader that stopped reading (`| head`) wanted no more.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            result => result.map_err(|e| format!("stdout: {}", crate::error::describe(&e))),
-        };
-    };
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true);
-    if args.append {
-        options.append(true)
-    } else {
-        options.write(true).truncate(true)
-    };
-    options
-        .open(path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| {
-            format!(
-                "cannot write {}: {}",
-                path.display(),
-                crate::error::describe(&e)
-            )
-        })
 }
 
 /// `pveprobe [OPTIONS] [PATH]`.
@@ -186,25 +155,17 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         return Exit::Signal(sig);
     }
 
-    let doc = JsonReport::from_report(&report);
-    let rendered = match args.output_format {
-        OutputFormat::Text => {
-            let details = if args.verbose {
-                verbose::render(&doc)
-            } else {
-                String::new()
-            };
-            if lines_to_stdout {
-                details
-            } else {
-                text::render(&report) + &details
-            }
-        }
-        OutputFormat::Json => json::render(&report, false),
-        OutputFormat::JsonPretty => json::render(&report, true),
-        OutputFormat::Csv => csv::render(&doc, header),
+    let document = Document {
+        verbose: args.verbose,
+        lines_printed: lines_to_stdout,
+        csv_header: header,
+        ..Document::new(&report)
     };
-    if let Err(why) = write_output(args, &rendered) {
+    let rendered = output::render(&document, args.output_format.into());
+    if let Err(why) = output::write(
+        output::Target::of(args.output.as_deref(), args.append),
+        &rendered,
+    ) {
         eprintln!("pveprobe: {why}");
         return Exit::NotMeasured;
     }
@@ -212,7 +173,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
     if let Some(base) = baseline {
         let current = Input {
             name: "this run".into(),
-            doc,
+            doc: document.json,
         };
         let worse = compare::regressions(&base.doc, &current.doc, args.tolerance);
         eprint!(
@@ -253,12 +214,14 @@ pub fn compare(args: &CompareArgs) -> Exit {
         }
     };
     let table = compare::table(&inputs);
-    let text = match args.output_format {
-        OutputFormat::Text => compare::render_text(&table),
-        OutputFormat::Json => compare::render_json(&table, false),
-        OutputFormat::JsonPretty => compare::render_json(&table, true),
-        OutputFormat::Csv => compare::render_csv(&table),
-    };
-    print!("{text}");
-    Exit::Ok
+    match output::write(
+        output::Target::Stdout,
+        &output::render(&table, args.output_format.into()),
+    ) {
+        Ok(()) => Exit::Ok,
+        Err(why) => {
+            eprintln!("pveprobe: {why}");
+            Exit::NotMeasured
+        }
+    }
 }

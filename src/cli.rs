@@ -145,6 +145,17 @@ pub enum OutputFormat {
     Csv,
 }
 
+impl From<OutputFormat> for crate::output::Format {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Text => Self::Text,
+            OutputFormat::Json => Self::Json,
+            OutputFormat::JsonPretty => Self::JsonPretty,
+            OutputFormat::Csv => Self::Csv,
+        }
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "pveprobe",

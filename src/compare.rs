@@ -302,15 +302,14 @@ pub fn render_text(table: &Table) -> String {
     out
 }
 
-pub fn render_json(table: &Table, pretty: bool) -> String {
-    let mut text = if pretty {
-        serde_json::to_string_pretty(table)
-    } else {
-        serde_json::to_string(table)
+impl crate::output::Render for Table {
+    fn text(&self) -> String {
+        render_text(self)
     }
-    .expect("a table always serializes");
-    text.push('\n');
-    text
+
+    fn csv(&self) -> String {
+        render_csv(self)
+    }
 }
 
 /// One row per figure: its values, then each later file's ratio and verdict.

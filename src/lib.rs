@@ -17,6 +17,7 @@ pub mod host;
 pub mod iobuf;
 pub mod latency;
 pub mod lock;
+pub mod output;
 pub mod parse;
 pub mod probe;
 pub mod progress;

@@ -11,14 +11,14 @@ pub mod remote;
 pub mod render;
 pub mod summary;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Barrier;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{ClusterArgs, OutputFormat};
+use crate::cli::ClusterArgs;
 use crate::exit::Exit;
 use crate::report::json::JsonReport;
 use members::{Members, Node};
@@ -303,24 +303,6 @@ fn dry_run(
     out
 }
 
-fn write_output(path: Option<&Path>, text: &str) -> Result<(), String> {
-    match path {
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("stdout: {e}"))
-        }
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            format!(
-                "cannot write {}: {}",
-                path.display(),
-                crate::error::describe(&e)
-            )
-        }),
-    }
-}
-
 /// Keeps each answering node's result as DIR/NODE.json.
 fn save(
     dir: &Path,
@@ -419,14 +401,10 @@ pub fn run(args: &ClusterArgs) -> Exit {
         .map(|(node, (o, code, secs))| (node, o, code, secs))
         .collect();
     let report = ClusterReport::new(head, runs);
-    let text = match args.output_format {
-        OutputFormat::Text => render::text(&report),
-        OutputFormat::Json => render::json(&report, false),
-        OutputFormat::JsonPretty => render::json(&report, true),
-        OutputFormat::Csv => render::csv(&report),
-    };
-    if let Err(why) = write_output(args.output.as_deref(), &text) {
-        problems.push(why);
+    let text = crate::output::render(&report, args.output_format.into());
+    let target = crate::output::Target::of(args.output.as_deref(), false);
+    if let Err(why) = crate::output::write(target, &text) {
+        problems.push(why.to_string());
     }
     for p in &problems {
         eprintln!("pveprobe: {p}");

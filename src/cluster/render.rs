@@ -259,15 +259,14 @@ pub fn csv(r: &ClusterReport) -> String {
     String::from_utf8(writer.into_inner().expect("writing to memory")).expect("UTF-8 fields")
 }
 
-pub fn json(r: &ClusterReport, pretty: bool) -> String {
-    let mut text = if pretty {
-        serde_json::to_string_pretty(r)
-    } else {
-        serde_json::to_string(r)
+impl crate::output::Render for ClusterReport {
+    fn text(&self) -> String {
+        text(self)
     }
-    .expect("a cluster report always serializes");
-    text.push('\n');
-    text
+
+    fn csv(&self) -> String {
+        csv(self)
+    }
 }
 
 /// The results in `path` for `pveprobe compare`: each answering node of a
@@ -422,7 +421,7 @@ mod tests {
     #[test]
     fn json_round_trips_and_compare_reads_its_nodes() {
         let r = known(false);
-        let text = json(&r, true);
+        let text = crate::output::json(&r, true);
         let back: ClusterReport = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();

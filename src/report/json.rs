@@ -530,18 +530,6 @@ impl JsonReport {
     }
 }
 
-pub fn render(report: &Report, pretty: bool) -> String {
-    let doc = JsonReport::from_report(report);
-    let mut text = if pretty {
-        serde_json::to_string_pretty(&doc)
-    } else {
-        serde_json::to_string(&doc)
-    }
-    .expect("a report always serializes");
-    text.push('\n');
-    text
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use std::path::PathBuf;
@@ -682,19 +670,22 @@ pub(crate) mod tests {
 
     #[test]
     fn json_of_known_numbers_is_pinned_and_valid() {
-        let text = render(&known_report(), true);
+        let text = crate::output::json(&JsonReport::from_report(&known_report()), true);
         assert_snapshot("report.json", &text);
         validate(&text);
         let empty = Report {
             settings: known_report().settings,
             ..Report::new("/".into())
         };
-        validate(&render(&empty, false));
+        validate(&crate::output::json(
+            &JsonReport::from_report(&empty),
+            false,
+        ));
     }
 
     #[test]
     fn json_reads_back_into_the_same_document() {
-        let text = render(&known_report(), false);
+        let text = crate::output::json(&JsonReport::from_report(&known_report()), false);
         let doc: JsonReport = serde_json::from_str(&text).unwrap();
         assert_eq!(doc, JsonReport::from_report(&known_report()));
         assert_eq!(
@@ -743,8 +734,11 @@ pub(crate) mod tests {
 
     #[test]
     fn schema_rejects_a_wrong_document() {
-        let mut doc: serde_json::Value =
-            serde_json::from_str(&render(&known_report(), false)).unwrap();
+        let mut doc: serde_json::Value = serde_json::from_str(&crate::output::json(
+            &JsonReport::from_report(&known_report()),
+            false,
+        ))
+        .unwrap();
         doc["figures"]["fsyncs_per_second"]["unit"] = "MB/s".into();
         let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
         let schema: serde_json::Value =

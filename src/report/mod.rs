@@ -75,6 +75,58 @@ impl Outcome<()> {
     }
 }
 
+/// What a probe run writes, in every format: the report and its JSON
+/// form, made once. Text is pveperf's lines (unless they went to stdout
+/// as they were measured) and `-v`'s details; JSON and CSV come from the
+/// JSON form.
+#[derive(Debug)]
+pub struct Document<'a> {
+    pub report: &'a Report,
+    pub json: json::JsonReport,
+    /// `-v`: the details after the lines.
+    pub verbose: bool,
+    /// The lines are on stdout already: the text is the rest.
+    pub lines_printed: bool,
+    /// CSV: the header too (not when adding a row under it).
+    pub csv_header: bool,
+}
+
+impl<'a> Document<'a> {
+    pub fn new(report: &'a Report) -> Self {
+        Document {
+            report,
+            json: json::JsonReport::from_report(report),
+            verbose: false,
+            lines_printed: false,
+            csv_header: true,
+        }
+    }
+}
+
+impl serde::Serialize for Document<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json.serialize(serializer)
+    }
+}
+
+impl crate::output::Render for Document<'_> {
+    fn text(&self) -> String {
+        let mut out = if self.lines_printed {
+            String::new()
+        } else {
+            text::render(self.report)
+        };
+        if self.verbose {
+            out.push_str(&verbose::render(&self.json));
+        }
+        out
+    }
+
+    fn csv(&self) -> String {
+        csv::render(&self.json, self.csv_header)
+    }
+}
+
 /// The options and methods that shape the figures, recorded with them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Settings {

@@ -331,7 +331,7 @@ impl ProbeArgs {
     /// The run's configuration on the real host.
     pub fn config(&self) -> Config {
         let mut tests: BTreeSet<Test> = if self.tests.is_empty() {
-            Test::ALL.into_iter().collect()
+            Test::PVEPERF.into_iter().collect()
         } else {
             self.tests.iter().copied().collect()
         };

@@ -17,6 +17,7 @@ pub mod iobuf;
 pub mod latency;
 pub mod lock;
 pub mod parse;
+pub mod plan;
 pub mod probe;
 pub mod progress;
 pub mod report;

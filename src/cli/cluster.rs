@@ -306,7 +306,7 @@ impl ClusterArgs {
         let runs = f64::from(self.runs.unwrap_or(1));
         let dns_timeout = self.dns_timeout.unwrap_or(NODE_DNS_TIMEOUT_S);
         let mut tests: Vec<Test> = if self.tests.is_empty() {
-            Test::ALL.to_vec()
+            Test::PVEPERF.to_vec()
         } else {
             self.tests.clone()
         };
@@ -319,21 +319,11 @@ impl ClusterArgs {
         let mut written = 0.0;
         let write_size = self.write_size.unwrap_or(NODE_WRITE_SIZE) as f64;
         for test in tests {
-            windowed += match test {
-                Test::Cpu => 0.0,
-                // FSYNC LATENCY runs its own loop (write, then fsync).
-                Test::Fsynclat => duration,
-                Test::Regex | Test::Read | Test::Seek | Test::Fsync => runs * duration,
-                Test::Dns => runs * 2.0 * (duration + dns_timeout),
-                Test::Seqread | Test::Mixed => duration,
-                Test::Randread => 2.0 * duration,
-                Test::Seqwrite => 0.0,
-            };
-            written += match test {
-                Test::Seqwrite => 3.0 * write_size,
-                Test::Mixed => write_size,
-                _ => 0.0,
-            };
+            let cost = test.cost();
+            windowed += f64::from(cost.windows_per_run) * runs * duration
+                + f64::from(cost.windows) * duration
+                + f64::from(cost.dns_lines_per_run) * runs * (duration + dns_timeout);
+            written += f64::from(cost.writes) * write_size;
         }
         let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
         Duration::from_secs_f64(secs.ceil())

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod child;
+pub mod choice;
 pub mod cli;
 pub mod cluster;
 pub mod compare;

@@ -3,8 +3,10 @@
 //! and file tests. One table, read by the run (the jobs) and by the
 //! cluster's timeout estimate (the windows and writes).
 
+use crate::choice::Choice;
+
 /// The tests `--tests` can choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Test {
     /// CPU BOGOMIPS
     Cpu,
@@ -200,6 +202,18 @@ impl Test {
             // Its own loop (write, then fsync), for one window.
             Test::Fsynclat => Cost { windows: 1, ..FREE },
         }
+    }
+}
+
+impl Choice for Test {
+    const ALL: &'static [Self] = &Test::ALL;
+
+    fn name(self) -> &'static str {
+        Test::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        self.lines()
     }
 }
 

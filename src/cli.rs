@@ -5,8 +5,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::choice::Choice;
 use crate::extended::engine::EngineChoice;
 use crate::host::{ETC_RESOLV_CONF, Host};
 use crate::probe::dns::Schedule;
@@ -204,11 +206,11 @@ pub struct ProbeArgs {
     pub duration: f64,
 
     /// Comma-separated tests to run (HD SIZE is always printed)
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parser::<Test>())]
     pub tests: Vec<Test>,
 
     /// Regex engine for REGEX/SECOND: perl gives figures on pveperf's scale
-    #[arg(long, value_name = "ENGINE", value_enum, default_value_t = RegexEngine::Rust)]
+    #[arg(long, value_name = "ENGINE", value_parser = parser::<RegexEngine>(), default_value = RegexEngine::Rust.name())]
     pub regex_engine: RegexEngine,
 
     /// Read name servers and the search domain from FILE
@@ -224,7 +226,7 @@ pub struct ProbeArgs {
     /// --dns-timeout) or pveperf (Net::DNS's schedule with pveperf's
     /// arguments: one second per query shared by every nameserver line,
     /// and DNS INT only from a `search` line with exactly one domain)
-    #[arg(long, value_name = "SCHEDULE", value_enum, default_value_t = Schedule::Bounded)]
+    #[arg(long, value_name = "SCHEDULE", value_parser = parser::<Schedule>(), default_value = Schedule::Bounded.name())]
     pub dns_schedule: Schedule,
 
     /// Run each timed test N times; lines print the median
@@ -282,12 +284,30 @@ pub struct ProbeArgs {
     pub zero_data: bool,
 
     /// I/O engine of the extended device and file tests
-    #[arg(long, value_name = "ENGINE", value_enum, default_value_t = EngineChoice::Auto)]
+    #[arg(long, value_name = "ENGINE", value_parser = parser::<EngineChoice>(), default_value = EngineChoice::Auto.name())]
     pub io_engine: EngineChoice,
 
     /// Read /proc and /sys below DIR instead of / (tests, captured host trees)
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
+}
+
+/// clap's parser of a [`Choice`]: its names, each with its help, and
+/// back to the value.
+fn parser<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::ALL.iter().map(|&value| {
+        let possible = PossibleValue::new(value.name());
+        match value.help() {
+            "" => possible,
+            help => possible.help(help),
+        }
+    }))
+    .map(|name: String| {
+        *T::ALL
+            .iter()
+            .find(|value| value.name() == name)
+            .expect("clap accepts only the possible values")
+    })
 }
 
 /// `1G`, `256M`, `64K` or plain bytes; binary units; at least 1 MiB.
@@ -342,7 +362,7 @@ impl ProbeArgs {
     /// The run's configuration on the real host.
     pub fn config(&self) -> Config {
         let mut tests: BTreeSet<Test> = if self.tests.is_empty() {
-            Test::ALL.into_iter().collect()
+            Test::PVEPERF.into_iter().collect()
         } else {
             self.tests.iter().copied().collect()
         };
@@ -434,6 +454,44 @@ mod tests {
         assert_eq!(
             one.tests.into_iter().collect::<Vec<_>>(),
             vec![Test::Seqwrite]
+        );
+    }
+
+    /// Every name of every choice parses back to its value; the names are
+    /// the command line's (and EngineChoice's the same as serde's).
+    fn round_trips<T: Choice + Send + Sync + PartialEq + std::fmt::Debug>() {
+        let cmd = clap::Command::new("x");
+        let arg = clap::Arg::new("v");
+        for &value in T::ALL {
+            let parsed = parser::<T>()
+                .parse_ref(&cmd, Some(&arg), std::ffi::OsStr::new(value.name()))
+                .unwrap();
+            assert_eq!(parsed, value);
+        }
+    }
+
+    #[test]
+    fn choices_parse_by_their_names() {
+        round_trips::<Test>();
+        round_trips::<RegexEngine>();
+        round_trips::<Schedule>();
+        round_trips::<EngineChoice>();
+        let names = |all: &[&'static str]| all.join(",");
+        assert_eq!(
+            names(&Test::ALL.map(Test::name)),
+            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,fsynclat"
+        );
+        assert_eq!(names(&RegexEngine::ALL.map(RegexEngine::name)), "rust,perl");
+        assert_eq!(names(&Schedule::ALL.map(Schedule::name)), "bounded,pveperf");
+        for engine in EngineChoice::ALL {
+            assert_eq!(
+                serde_json::to_string(&engine).unwrap(),
+                format!("\"{}\"", engine.name())
+            );
+        }
+        assert_eq!(
+            names(&EngineChoice::ALL.map(EngineChoice::name)),
+            "auto,io-uring,psync"
         );
     }
 

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod child;
+pub mod choice;
 pub mod cli;
 pub mod cluster;
 pub mod compare;
@@ -19,6 +20,7 @@ pub mod latency;
 pub mod lock;
 pub mod output;
 pub mod parse;
+pub mod plan;
 pub mod probe;
 pub mod progress;
 pub mod report;

@@ -95,7 +95,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     // pveperf prints no BUFFERED READS or SEEK TIME line for a ZFS dataset.
     config.leaf_reads = false;
     config.runs = 1;
-    config.tests = Test::ALL.into_iter().collect();
+    config.tests = Test::PVEPERF.into_iter().collect();
     config.window = PVEPERF_WINDOW;
     config.dns_schedule = Schedule::Pveperf;
     config.regex_engine = if perl_runs() {
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn pveperfs_tests_are_the_six_of_pveperf() {
         assert_eq!(
-            Test::ALL,
+            Test::PVEPERF,
             [
                 Test::Cpu,
                 Test::Regex,

@@ -15,52 +15,8 @@ use crate::scratch::ScratchDir;
 use crate::storage::{self, Storage};
 use crate::window::Interrupt;
 
-/// The tests `--tests` can choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
-pub enum Test {
-    /// CPU BOGOMIPS
-    Cpu,
-    /// REGEX/SECOND
-    Regex,
-    /// BUFFERED READS
-    Read,
-    /// AVERAGE SEEK TIME
-    Seek,
-    /// FSYNCS/SECOND
-    Fsync,
-    /// DNS EXT and DNS INT
-    Dns,
-    /// SEQ WRITE (extended)
-    Seqwrite,
-    /// SEQ READ DIRECT (extended)
-    Seqread,
-    /// RANDOM READ 4K QD1 and QD32 (extended)
-    Randread,
-    /// MIXED 70/30 4K QD16 (extended)
-    Mixed,
-    /// FSYNC LATENCY (extended)
-    Fsynclat,
-}
-
-impl Test {
-    /// The extended tests of `-x`.
-    pub const EXTENDED: [Test; 5] = [
-        Test::Seqwrite,
-        Test::Seqread,
-        Test::Randread,
-        Test::Mixed,
-        Test::Fsynclat,
-    ];
-
-    pub const ALL: [Test; 6] = [
-        Test::Cpu,
-        Test::Regex,
-        Test::Read,
-        Test::Seek,
-        Test::Fsync,
-        Test::Dns,
-    ];
-}
+use crate::plan::JobParams;
+pub use crate::plan::Test;
 
 /// Everything a run needs, already validated.
 #[derive(Debug, Clone)]
@@ -367,34 +323,36 @@ impl Runner<'_> {
             self.report.extended.seq_write = Some(outcome(result)?);
             self.emit(Figure::SeqWrite);
         }
-        let device_test =
-            |this: &mut Self, block: usize, depth: usize, random_pct: u32| match device {
-                Ok(targets) => outcome(this.each_device(targets, |dev, window, interrupt| {
-                    let file = blockdev::open_device(dev, true)?;
-                    let size = blockdev::device_size(&file, dev)?;
-                    let job = engine::Job {
-                        file: &file,
-                        block,
-                        span: size / block as u64 * block as u64,
-                        depth,
-                        pattern: engine::Pattern {
-                            read_pct: 100,
-                            random_pct,
-                        },
-                        window,
-                    };
-                    engine::run(&job, cfg.io_engine, interrupt)
-                })),
-                Err(missing) => Ok(missing.retype()),
-            };
+        let device_test = |this: &mut Self, params: JobParams| match device {
+            Ok(targets) => outcome(this.each_device(targets, |dev, window, interrupt| {
+                let file = blockdev::open_device(dev, true)?;
+                let size = blockdev::device_size(&file, dev)?;
+                let block = params.block;
+                let job = engine::Job {
+                    file: &file,
+                    block,
+                    span: size / block as u64 * block as u64,
+                    depth: params.depth,
+                    pattern: engine::Pattern {
+                        read_pct: params.read_pct,
+                        random_pct: params.random_pct,
+                    },
+                    window,
+                };
+                engine::run(&job, cfg.io_engine, interrupt)
+            })),
+            Err(missing) => Ok(missing.retype()),
+        };
         if self.wants(Test::Seqread) {
-            self.report.extended.seq_read = Some(device_test(self, 1 << 20, 8, 0)?);
+            self.report.extended.seq_read = Some(device_test(self, JobParams::SEQ_READ_DIRECT)?);
             self.emit(Figure::SeqReadDirect);
         }
         if self.wants(Test::Randread) {
-            self.report.extended.rand_read_qd1 = Some(device_test(self, 4096, 1, 100)?);
+            self.report.extended.rand_read_qd1 =
+                Some(device_test(self, JobParams::RAND_READ_4K_QD1)?);
             self.emit(Figure::RandRead4kQd1);
-            self.report.extended.rand_read_qd32 = Some(device_test(self, 4096, 32, 100)?);
+            self.report.extended.rand_read_qd32 =
+                Some(device_test(self, JobParams::RAND_READ_4K_QD32)?);
             self.emit(Figure::RandRead4kQd32);
         }
         if self.wants(Test::Mixed) {
@@ -433,15 +391,16 @@ impl Runner<'_> {
                 self.interrupt,
             )?;
             let (file, direct) = scratch.open_rw("mixed.dat")?;
-            let size = cfg.write_size / 4096 * 4096;
+            let params = JobParams::MIXED;
+            let size = cfg.write_size / params.block as u64 * params.block as u64;
             let job = engine::Job {
                 file: &file,
-                block: 4096,
+                block: params.block,
                 span: size,
-                depth: 16,
+                depth: params.depth,
                 pattern: engine::Pattern {
-                    read_pct: 70,
-                    random_pct: 80,
+                    read_pct: params.read_pct,
+                    random_pct: params.random_pct,
                 },
                 window: cfg.window,
             };

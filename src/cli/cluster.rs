@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::{OutputFormat, parse_seconds, parse_size};
+use super::{OutputFormat, parse_seconds, parse_size, parser};
 use crate::extended::engine::EngineChoice;
 use crate::probe::dns::Schedule;
 use crate::probe::regex::RegexEngine;
@@ -158,7 +158,7 @@ pub struct ClusterArgs {
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        value_enum,
+        value_parser = parser::<Test>(),
         help_heading = "Forwarded to every node"
     )]
     pub tests: Vec<Test>,
@@ -171,7 +171,7 @@ pub struct ClusterArgs {
     #[arg(
         long,
         value_name = "ENGINE",
-        value_enum,
+        value_parser = parser::<RegexEngine>(),
         help_heading = "Forwarded to every node"
     )]
     pub regex_engine: Option<RegexEngine>,
@@ -188,7 +188,7 @@ pub struct ClusterArgs {
     #[arg(
         long,
         value_name = "SCHEDULE",
-        value_enum,
+        value_parser = parser::<Schedule>(),
         help_heading = "Forwarded to every node"
     )]
     pub dns_schedule: Option<Schedule>,
@@ -209,7 +209,7 @@ pub struct ClusterArgs {
     #[arg(
         long,
         value_name = "ENGINE",
-        value_enum,
+        value_parser = parser::<EngineChoice>(),
         help_heading = "Forwarded to every node"
     )]
     pub io_engine: Option<EngineChoice>,
@@ -233,12 +233,6 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
-fn value_name(v: impl ValueEnum) -> String {
-    v.to_possible_value()
-        .map(|p| p.get_name().to_string())
-        .unwrap_or_default()
-}
-
 /// What a node's pveprobe defaults to, for the timeout estimate.
 const NODE_DURATION_S: f64 = 3.0;
 const NODE_DNS_TIMEOUT_S: f64 = 2.0;
@@ -259,14 +253,14 @@ impl ClusterArgs {
             push("--duration", Some(d.to_string()));
         }
         if !self.tests.is_empty() {
-            let names: Vec<String> = self.tests.iter().map(|t| value_name(*t)).collect();
+            let names: Vec<String> = self.tests.iter().map(|t| t.name().to_string()).collect();
             push("--tests", Some(names.join(",")));
         }
         if let Some(n) = self.runs {
             push("--runs", Some(n.to_string()));
         }
         if let Some(e) = self.regex_engine {
-            push("--regex-engine", Some(value_name(e)));
+            push("--regex-engine", Some(e.name().to_string()));
         }
         if let Some(f) = &self.resolv_conf {
             push("--resolv-conf", Some(f.clone()));
@@ -275,7 +269,7 @@ impl ClusterArgs {
             push("--dns-timeout", Some(t.to_string()));
         }
         if let Some(s) = self.dns_schedule {
-            push("--dns-schedule", Some(value_name(s)));
+            push("--dns-schedule", Some(s.name().to_string()));
         }
         if self.extended {
             push("--extended", None);
@@ -287,7 +281,7 @@ impl ClusterArgs {
             push("--zero-data", None);
         }
         if let Some(e) = self.io_engine {
-            push("--io-engine", Some(value_name(e)));
+            push("--io-engine", Some(e.name().to_string()));
         }
         if self.no_latency {
             push("--no-latency", None);
@@ -306,7 +300,7 @@ impl ClusterArgs {
         let runs = f64::from(self.runs.unwrap_or(1));
         let dns_timeout = self.dns_timeout.unwrap_or(NODE_DNS_TIMEOUT_S);
         let mut tests: Vec<Test> = if self.tests.is_empty() {
-            Test::ALL.to_vec()
+            Test::PVEPERF.to_vec()
         } else {
             self.tests.clone()
         };
@@ -319,21 +313,11 @@ impl ClusterArgs {
         let mut written = 0.0;
         let write_size = self.write_size.unwrap_or(NODE_WRITE_SIZE) as f64;
         for test in tests {
-            windowed += match test {
-                Test::Cpu => 0.0,
-                // FSYNC LATENCY runs its own loop (write, then fsync).
-                Test::Fsynclat => duration,
-                Test::Regex | Test::Read | Test::Seek | Test::Fsync => runs * duration,
-                Test::Dns => runs * 2.0 * (duration + dns_timeout),
-                Test::Seqread | Test::Mixed => duration,
-                Test::Randread => 2.0 * duration,
-                Test::Seqwrite => 0.0,
-            };
-            written += match test {
-                Test::Seqwrite => 3.0 * write_size,
-                Test::Mixed => write_size,
-                _ => 0.0,
-            };
+            let cost = test.cost();
+            windowed += f64::from(cost.windows_per_run) * runs * duration
+                + f64::from(cost.windows) * duration
+                + f64::from(cost.dns_lines_per_run) * runs * (duration + dns_timeout);
+            written += f64::from(cost.writes) * write_size;
         }
         let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
         Duration::from_secs_f64(secs.ceil())

@@ -12,15 +12,14 @@ use std::time::{Duration, Instant};
 use io_uring::{IoUring, opcode, types};
 use rand::{Rng, RngExt, SeedableRng};
 
+use crate::choice::Choice;
 use crate::error::ProbeError;
 use crate::iobuf::{AlignedBuf, fill_random};
 use crate::latency::Latency;
 use crate::window::Interrupt;
 
 /// Which engine runs the I/O (`--io-engine`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EngineChoice {
     /// io_uring, falling back to psync when the kernel refuses it
@@ -29,6 +28,39 @@ pub enum EngineChoice {
     IoUring,
     /// one thread per outstanding I/O doing pread/pwrite
     Psync,
+}
+
+impl EngineChoice {
+    pub const ALL: [EngineChoice; 3] = [
+        EngineChoice::Auto,
+        EngineChoice::IoUring,
+        EngineChoice::Psync,
+    ];
+
+    /// The name `--io-engine` takes (and serde writes).
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::IoUring => "io-uring",
+            EngineChoice::Psync => "psync",
+        }
+    }
+}
+
+impl Choice for EngineChoice {
+    const ALL: &'static [Self] = &EngineChoice::ALL;
+
+    fn name(self) -> &'static str {
+        EngineChoice::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "io_uring, falling back to psync when the kernel refuses it",
+            EngineChoice::IoUring => "io_uring only",
+            EngineChoice::Psync => "one thread per outstanding I/O doing pread/pwrite",
+        }
+    }
 }
 
 /// The engine that ran.

@@ -32,6 +32,7 @@ use hickory_proto::rr::{Name, RecordType};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use rand::RngExt;
 
+use crate::choice::Choice;
 use crate::error::{IoContext, ProbeError};
 use crate::window::{Interrupt, Window};
 
@@ -46,7 +47,7 @@ pub const NETDNS_ROUND: Duration = Duration::from_secs(1);
 const NETDNS_PACKETSZ: usize = 512;
 
 /// How a query waits for its answer (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
     /// Each server in turn for at most --dns-timeout, on a connected socket
     Bounded,
@@ -55,11 +56,32 @@ pub enum Schedule {
 }
 
 impl Schedule {
+    pub const ALL: [Schedule; 2] = [Schedule::Bounded, Schedule::Pveperf];
+
     /// The name JSON and CSV record (`settings.dns_schedule`).
     pub fn name(self) -> &'static str {
         match self {
             Schedule::Bounded => "bounded",
             Schedule::Pveperf => "pveperf",
+        }
+    }
+}
+
+impl Choice for Schedule {
+    const ALL: &'static [Self] = &Schedule::ALL;
+
+    fn name(self) -> &'static str {
+        Schedule::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Schedule::Bounded => {
+                "Each server in turn for at most --dns-timeout, on a connected socket"
+            }
+            Schedule::Pveperf => {
+                "Net::DNS's schedule with pveperf's arguments: one second shared by all servers"
+            }
         }
     }
 }

@@ -9,13 +9,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rand::RngExt;
 
+use crate::choice::Choice;
 use crate::error::ProbeError;
 use crate::window::{Interrupt, Window, per_pveperf_window};
 
 pub const PATTERN: &str = r"(.+)123.?123";
 
 /// Which regex engine ran the loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegexEngine {
     /// Rust's `regex` crate, in process (3 to 7 × pveperf's figure).
     Rust,
@@ -24,10 +25,29 @@ pub enum RegexEngine {
 }
 
 impl RegexEngine {
+    pub const ALL: [RegexEngine; 2] = [RegexEngine::Rust, RegexEngine::Perl];
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Rust => "rust",
             Self::Perl => "perl",
+        }
+    }
+}
+
+impl Choice for RegexEngine {
+    const ALL: &'static [Self] = &RegexEngine::ALL;
+
+    fn name(self) -> &'static str {
+        RegexEngine::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Self::Rust => "Rust's `regex` crate, in process (3 to 7 × pveperf's figure)",
+            Self::Perl => {
+                "The host's Perl, the same engine pveperf uses: figures on pveperf's scale"
+            }
         }
     }
 }

@@ -1,0 +1,245 @@
+//! The tests `--tests` can choose and what each costs: how many windows a
+//! run takes, how much it writes, and the I/O jobs of the extended device
+//! and file tests. One table, read by the run (the jobs) and by the
+//! cluster's timeout estimate (the windows and writes).
+
+use crate::choice::Choice;
+
+/// The tests `--tests` can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Test {
+    /// CPU BOGOMIPS
+    Cpu,
+    /// REGEX/SECOND
+    Regex,
+    /// BUFFERED READS
+    Read,
+    /// AVERAGE SEEK TIME
+    Seek,
+    /// FSYNCS/SECOND
+    Fsync,
+    /// DNS EXT and DNS INT
+    Dns,
+    /// SEQ WRITE (extended)
+    Seqwrite,
+    /// SEQ READ DIRECT (extended)
+    Seqread,
+    /// RANDOM READ 4K QD1 and QD32 (extended)
+    Randread,
+    /// MIXED 70/30 4K QD16 (extended)
+    Mixed,
+    /// FSYNC LATENCY (extended)
+    Fsynclat,
+}
+
+/// One I/O job of an extended test: `depth` operations of `block` bytes in
+/// flight, `read_pct` of them reads, `random_pct` at random offsets (the
+/// rest sequential).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobParams {
+    pub block: usize,
+    pub depth: usize,
+    pub read_pct: u32,
+    pub random_pct: u32,
+}
+
+impl JobParams {
+    /// SEQ READ DIRECT: 1 MiB reads, 8 in flight, sequential.
+    pub const SEQ_READ_DIRECT: JobParams = JobParams {
+        block: 1 << 20,
+        depth: 8,
+        read_pct: 100,
+        random_pct: 0,
+    };
+    /// RANDOM READ 4K QD1.
+    pub const RAND_READ_4K_QD1: JobParams = JobParams {
+        block: 4096,
+        depth: 1,
+        read_pct: 100,
+        random_pct: 100,
+    };
+    /// RANDOM READ 4K QD32.
+    pub const RAND_READ_4K_QD32: JobParams = JobParams {
+        block: 4096,
+        depth: 32,
+        read_pct: 100,
+        random_pct: 100,
+    };
+    /// MIXED 70/30 4K QD16: IOMeter's 70% read, 80% random.
+    pub const MIXED: JobParams = JobParams {
+        block: 4096,
+        depth: 16,
+        read_pct: 70,
+        random_pct: 80,
+    };
+}
+
+/// What one test costs: windows of `--duration`, DNS lines (a window plus
+/// one `--dns-timeout` each) and multiples of `--write-size` written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cost {
+    /// Windows each of `--runs` takes.
+    pub windows_per_run: u32,
+    /// Windows taken once, whatever `--runs` says.
+    pub windows: u32,
+    /// DNS lines each of `--runs` measures.
+    pub dns_lines_per_run: u32,
+    /// Multiples of `--write-size` written.
+    pub writes: u32,
+    /// The I/O jobs, one window each (the extended device and file tests).
+    pub jobs: &'static [JobParams],
+}
+
+const FREE: Cost = Cost {
+    windows_per_run: 0,
+    windows: 0,
+    dns_lines_per_run: 0,
+    writes: 0,
+    jobs: &[],
+};
+
+impl Test {
+    /// pveperf's six tests, the default of `--tests`.
+    pub const PVEPERF: [Test; 6] = [
+        Test::Cpu,
+        Test::Regex,
+        Test::Read,
+        Test::Seek,
+        Test::Fsync,
+        Test::Dns,
+    ];
+
+    /// The extended tests of `-x`.
+    pub const EXTENDED: [Test; 5] = [
+        Test::Seqwrite,
+        Test::Seqread,
+        Test::Randread,
+        Test::Mixed,
+        Test::Fsynclat,
+    ];
+
+    /// Every test, in `--tests`'s order.
+    pub const ALL: [Test; 11] = [
+        Test::Cpu,
+        Test::Regex,
+        Test::Read,
+        Test::Seek,
+        Test::Fsync,
+        Test::Dns,
+        Test::Seqwrite,
+        Test::Seqread,
+        Test::Randread,
+        Test::Mixed,
+        Test::Fsynclat,
+    ];
+
+    /// The name `--tests` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Test::Cpu => "cpu",
+            Test::Regex => "regex",
+            Test::Read => "read",
+            Test::Seek => "seek",
+            Test::Fsync => "fsync",
+            Test::Dns => "dns",
+            Test::Seqwrite => "seqwrite",
+            Test::Seqread => "seqread",
+            Test::Randread => "randread",
+            Test::Mixed => "mixed",
+            Test::Fsynclat => "fsynclat",
+        }
+    }
+
+    /// The lines it measures, as `--help` lists them.
+    pub const fn lines(self) -> &'static str {
+        match self {
+            Test::Cpu => "CPU BOGOMIPS",
+            Test::Regex => "REGEX/SECOND",
+            Test::Read => "BUFFERED READS",
+            Test::Seek => "AVERAGE SEEK TIME",
+            Test::Fsync => "FSYNCS/SECOND",
+            Test::Dns => "DNS EXT and DNS INT",
+            Test::Seqwrite => "SEQ WRITE (extended)",
+            Test::Seqread => "SEQ READ DIRECT (extended)",
+            Test::Randread => "RANDOM READ 4K QD1 and QD32 (extended)",
+            Test::Mixed => "MIXED 70/30 4K QD16 (extended)",
+            Test::Fsynclat => "FSYNC LATENCY (extended)",
+        }
+    }
+
+    /// What one test costs (see [`Cost`]).
+    pub const fn cost(self) -> Cost {
+        match self {
+            Test::Cpu => FREE,
+            Test::Regex | Test::Read | Test::Seek | Test::Fsync => Cost {
+                windows_per_run: 1,
+                ..FREE
+            },
+            // DNS EXT and DNS INT, each a window plus one --dns-timeout.
+            Test::Dns => Cost {
+                dns_lines_per_run: 2,
+                ..FREE
+            },
+            // Three back-to-back files of --write-size, as fast as the disk.
+            Test::Seqwrite => Cost { writes: 3, ..FREE },
+            Test::Seqread => Cost {
+                windows: 1,
+                jobs: &[JobParams::SEQ_READ_DIRECT],
+                ..FREE
+            },
+            Test::Randread => Cost {
+                windows: 2,
+                jobs: &[JobParams::RAND_READ_4K_QD1, JobParams::RAND_READ_4K_QD32],
+                ..FREE
+            },
+            // The file is written first, then the job runs on it.
+            Test::Mixed => Cost {
+                windows: 1,
+                writes: 1,
+                jobs: &[JobParams::MIXED],
+                ..FREE
+            },
+            // Its own loop (write, then fsync), for one window.
+            Test::Fsynclat => Cost { windows: 1, ..FREE },
+        }
+    }
+}
+
+impl Choice for Test {
+    const ALL: &'static [Self] = &Test::ALL;
+
+    fn name(self) -> &'static str {
+        Test::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        self.lines()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_pveperfs_then_the_extended_each_once() {
+        let joined: Vec<Test> = Test::PVEPERF.into_iter().chain(Test::EXTENDED).collect();
+        assert_eq!(joined, Test::ALL);
+        let mut sorted = Test::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Test::ALL, "ALL is in the enum's order");
+    }
+
+    #[test]
+    fn each_job_takes_one_window_and_only_extended_tests_have_jobs() {
+        for test in Test::ALL {
+            let cost = test.cost();
+            if !cost.jobs.is_empty() {
+                assert_eq!(cost.windows as usize, cost.jobs.len(), "{test:?}");
+            }
+            if Test::PVEPERF.contains(&test) {
+                assert!(cost.jobs.is_empty() && cost.writes == 0 && cost.windows == 0);
+            }
+        }
+    }
+}

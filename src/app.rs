@@ -148,10 +148,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         let name = nix::sys::signal::Signal::try_from(sig)
             .map(|s| s.as_str())
             .unwrap_or("signal");
-        eprintln!(
-            "pveprobe: interrupted by {name}; {}",
-            crate::scratch::interrupted_cleanup()
-        );
+        eprintln!("pveprobe: interrupted by {name}; {}", report.cleanup());
         return Exit::Signal(sig);
     }
 

@@ -16,6 +16,9 @@ pub enum ProbeError {
     },
     #[error("{0}")]
     Unavailable(String),
+    /// Something the probe made could not be removed (said how and where).
+    #[error("{0}")]
+    LeftBehind(String),
 }
 
 impl ProbeError {

@@ -148,10 +148,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         let name = nix::sys::signal::Signal::try_from(sig)
             .map(|s| s.as_str())
             .unwrap_or("signal");
-        eprintln!(
-            "{NAME}: interrupted by {name}; {}",
-            pveprobe::scratch::interrupted_cleanup()
-        );
+        eprintln!("{NAME}: interrupted by {name}; {}", report.cleanup());
         return Exit::Signal(sig).into();
     }
     ExitCode::SUCCESS

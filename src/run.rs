@@ -1,22 +1,23 @@
 //! Runs the requested tests in pveperf's order and fills a [`Report`].
 
+mod measure;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use measure::{DnsQuery, Measure, Real, Space};
+
 use crate::error::ProbeError;
-use crate::extended::engine::{self, EngineChoice};
-use crate::extended::{self, MixedFigure};
+use crate::extended::engine::EngineChoice;
 use crate::host::Host;
 use crate::parse::resolv;
-use crate::probe::{self, blockdev, dns, filesystem, fsync, hostinfo, regex::RegexEngine};
-use crate::report::{Devices, Figure, Outcome, Report, Settings};
-use crate::scratch::ScratchDir;
-use crate::storage::{self, Storage};
-use crate::window::Interrupt;
-
 use crate::plan::JobParams;
 pub use crate::plan::Test;
+use crate::probe::{dns, filesystem, fsync, regex::RegexEngine};
+use crate::report::{Devices, Figure, Outcome, Report, Settings};
+use crate::storage::Storage;
+use crate::window::Interrupt;
 
 /// Everything a run needs, already validated.
 #[derive(Debug, Clone)]
@@ -135,7 +136,7 @@ fn outcome<T>(result: Result<T, ProbeError>) -> Step<Outcome<T>> {
 
 struct Runner<'a> {
     config: &'a Config,
-    interrupt: &'a Interrupt,
+    measure: &'a mut dyn Measure,
     report: Report,
     sink: &'a mut dyn FnMut(&Report, Event),
     cache_note_given: bool,
@@ -186,13 +187,13 @@ impl Runner<'_> {
     fn each_device<T>(
         &mut self,
         targets: &Targets,
-        mut test: impl FnMut(&Path, Duration, &Interrupt) -> Result<T, ProbeError>,
+        mut test: impl FnMut(&mut dyn Measure, &Path, Duration) -> Result<T, ProbeError>,
     ) -> Result<Devices<T>, ProbeError> {
         let share = self.config.window / targets.devices.len().max(1) as u32;
         let mut each = Vec::with_capacity(targets.devices.len());
         for dev in &targets.devices {
             self.drop_caches();
-            each.push(test(dev, share, self.interrupt)?);
+            each.push(test(&mut *self.measure, dev, share)?);
         }
         Ok(Devices {
             each,
@@ -206,7 +207,7 @@ impl Runner<'_> {
 
     /// pveperf drops the page cache before each disk test; say once when we cannot.
     fn drop_caches(&mut self) {
-        let Err(e) = probe::drop_caches(&self.config.host) else {
+        let Err(e) = self.measure.drop_caches() else {
             return;
         };
         if !self.cache_note_given {
@@ -224,20 +225,19 @@ impl Runner<'_> {
 
     fn run(&mut self) -> Step {
         let cfg = self.config;
-        let fs = outcome(filesystem::filesystem(&cfg.host, &cfg.path))?;
-        let storage = fs.measured().map(|f| storage::storage(&cfg.host, f));
+        let fs = outcome(self.measure.filesystem(&cfg.path))?;
+        let storage = fs.measured().map(|f| self.measure.storage(f));
         let device = targets(&fs, storage.as_ref(), cfg.leaf_reads);
         self.report.filesystem = Some(fs);
         self.report.storage = storage;
 
         if self.wants(Test::Cpu) {
-            self.report.cpu_bogomips = Some(outcome(probe::cpu::bogomips(&cfg.host))?);
+            self.report.cpu_bogomips = Some(outcome(self.measure.bogomips())?);
             self.emit(Figure::CpuBogomips);
         }
         if self.wants(Test::Regex) {
-            let engine = cfg.regex_engine;
             self.report.regex = Some(self.repeat(Figure::RegexPerSecond, |this| {
-                probe::regex::measure(engine, cfg.window, this.interrupt)
+                this.measure.regex(cfg.regex_engine, cfg.window)
             })?);
             self.emit(Figure::RegexPerSecond);
         }
@@ -246,9 +246,7 @@ impl Runner<'_> {
         if self.wants(Test::Read) {
             self.report.buffered_reads = Some(match &device {
                 Ok(targets) => self.repeat(Figure::BufferedReads, |this| {
-                    this.each_device(targets, |dev, window, interrupt| {
-                        blockdev::buffered_reads(dev, window, interrupt)
-                    })
+                    this.each_device(targets, |m, dev, window| m.buffered_reads(dev, window))
                 })?,
                 Err(missing) => missing.retype(),
             });
@@ -257,8 +255,8 @@ impl Runner<'_> {
         if self.wants(Test::Seek) {
             self.report.seek = Some(match &device {
                 Ok(targets) => self.repeat(Figure::AverageSeekTime, |this| {
-                    this.each_device(targets, |dev, window, interrupt| {
-                        blockdev::seek_time(dev, window, cfg.record_latency, interrupt)
+                    this.each_device(targets, |m, dev, window| {
+                        m.seek(dev, window, cfg.record_latency)
                     })
                 })?,
                 Err(missing) => missing.retype(),
@@ -278,24 +276,22 @@ impl Runner<'_> {
     }
 
     /// Free space for a file test of `bytes`, with a margin.
-    fn space_for(&self, bytes: u64, what: &str) -> Result<(), ProbeError> {
-        let vfs = nix::sys::statvfs::statvfs(&self.config.path).map_err(|e| {
-            ProbeError::io(format!("statvfs {}", self.config.path.display()), e.into())
-        })?;
-        if vfs.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY) {
+    fn space_for(&mut self, bytes: u64, what: &str) -> Result<(), ProbeError> {
+        let path = &self.config.path;
+        let space = self.measure.space(path)?;
+        if space.read_only {
             return Err(ProbeError::Unavailable(format!(
                 "{} is on a read-only filesystem",
-                self.config.path.display()
+                path.display()
             )));
         }
-        let avail = (vfs.blocks_available() as u64).saturating_mul(vfs.fragment_size() as u64);
         let need = bytes + (bytes / 10).max(64 << 20);
-        if avail < need {
+        if space.available < need {
             return Err(ProbeError::Unavailable(format!(
                 "{what} needs {} MiB free (the file and a margin), {} has {} MiB; a smaller --write-size fits",
                 need >> 20,
-                self.config.path.display(),
-                avail >> 20
+                path.display(),
+                space.available >> 20
             )));
         }
         Ok(())
@@ -304,42 +300,17 @@ impl Runner<'_> {
     fn extended_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Step {
         let cfg = self.config;
         if self.wants(Test::Seqwrite) {
+            let runs = Test::Seqwrite.cost().writes;
             let result = self.space_for(cfg.write_size, "SEQ WRITE").and_then(|()| {
-                let pool = extended::seqwrite::data(cfg.zero_data);
-                let mut scratch = ScratchDir::create(&cfg.path)?;
-                let runs = (0..3)
-                    .map(|_| {
-                        extended::seqwrite::run(
-                            &mut scratch,
-                            "seqwrite.dat",
-                            cfg.write_size,
-                            &pool,
-                            self.interrupt,
-                        )
-                    })
-                    .collect::<Result<Vec<_>, _>>();
-                scratch.finish(runs)
+                self.measure
+                    .seq_write(&cfg.path, cfg.write_size, runs, cfg.zero_data)
             });
             self.report.extended.seq_write = Some(outcome(result)?);
             self.emit(Figure::SeqWrite);
         }
         let device_test = |this: &mut Self, params: JobParams| match device {
-            Ok(targets) => outcome(this.each_device(targets, |dev, window, interrupt| {
-                let file = blockdev::open_device(dev, true)?;
-                let size = blockdev::device_size(&file, dev)?;
-                let block = params.block;
-                let job = engine::Job {
-                    file: &file,
-                    block,
-                    span: size / block as u64 * block as u64,
-                    depth: params.depth,
-                    pattern: engine::Pattern {
-                        read_pct: params.read_pct,
-                        random_pct: params.random_pct,
-                    },
-                    window,
-                };
-                engine::run(&job, cfg.io_engine, interrupt)
+            Ok(targets) => outcome(this.each_device(targets, |m, dev, window| {
+                m.device_job(dev, params, window, cfg.io_engine)
             })),
             Err(missing) => Ok(missing.retype()),
         };
@@ -358,7 +329,15 @@ impl Runner<'_> {
         if self.wants(Test::Mixed) {
             let result = self
                 .space_for(cfg.write_size, "MIXED 70/30")
-                .and_then(|()| self.mixed_test());
+                .and_then(|()| {
+                    self.measure.mixed(
+                        &cfg.path,
+                        cfg.write_size,
+                        JobParams::MIXED,
+                        cfg.window,
+                        cfg.io_engine,
+                    )
+                });
             self.report.extended.mixed = Some(outcome(result)?);
             self.emit(Figure::Mixed);
         }
@@ -374,44 +353,6 @@ impl Runner<'_> {
             self.emit(Figure::FsyncLatency);
         }
         Ok(())
-    }
-
-    /// IOMeter's 70% read, 80% random, 4 KiB, 16 outstanding on a test file.
-    fn mixed_test(&mut self) -> Result<MixedFigure, ProbeError> {
-        let cfg = self.config;
-        let mut scratch = ScratchDir::create(&cfg.path)?;
-        let result: Result<MixedFigure, ProbeError> = (|| {
-            // Fill the file with data first: reads of holes would flatter the figure.
-            let pool = extended::seqwrite::data(false);
-            extended::seqwrite::run(
-                &mut scratch,
-                "mixed.dat",
-                cfg.write_size,
-                &pool,
-                self.interrupt,
-            )?;
-            let (file, direct) = scratch.open_rw("mixed.dat")?;
-            let params = JobParams::MIXED;
-            let size = cfg.write_size / params.block as u64 * params.block as u64;
-            let job = engine::Job {
-                file: &file,
-                block: params.block,
-                span: size,
-                depth: params.depth,
-                pattern: engine::Pattern {
-                    read_pct: params.read_pct,
-                    random_pct: params.random_pct,
-                },
-                window: cfg.window,
-            };
-            let stats = engine::run(&job, cfg.io_engine, self.interrupt)?;
-            Ok(MixedFigure {
-                stats,
-                direct,
-                file_bytes: size,
-            })
-        })();
-        scratch.finish(result)
     }
 
     fn fsync_test(&mut self, order: fsync::Order) -> Result<fsync::FsyncFigure, ProbeError> {
@@ -431,21 +372,13 @@ impl Runner<'_> {
             }
         }
         self.drop_caches();
-        let mut scratch = ScratchDir::create(&cfg.path)?;
-        let measured = fsync::measure(
-            &mut scratch,
-            order,
-            cfg.window,
-            cfg.record_latency,
-            self.interrupt,
-        );
-        scratch.finish(measured)
+        self.measure
+            .fsync(&cfg.path, order, cfg.window, cfg.record_latency)
     }
 
     fn dns_tests(&mut self) -> Step {
         let cfg = self.config;
-        // glibc reads no further than it needs; 1 MiB is thousands of lines.
-        let text = match crate::host::read_capped(&cfg.resolv_conf, 1 << 20) {
+        let text = match self.measure.read_resolv_conf(&cfg.resolv_conf) {
             Ok(text) => text,
             Err(e) => {
                 let why = format!(
@@ -464,25 +397,20 @@ impl Runner<'_> {
             Ok(plan) => plan,
             Err(why) => return self.dns_unavailable(why),
         };
-        let measure = |this: &mut Self, domain: Option<&str>| {
-            let names: Box<dyn FnMut() -> String> = match domain {
-                Some(d) => Box::new(dns::internal_names(d)),
-                None => Box::new(dns::external_names()),
-            };
-            dns::measure(
-                &servers,
-                domain,
-                names,
-                cfg.window,
-                cfg.dns_timeout,
-                cfg.dns_schedule,
-                this.interrupt,
-            )
+        let query = |domain| DnsQuery {
+            servers: &servers,
+            domain,
+            window: cfg.window,
+            timeout: cfg.dns_timeout,
+            schedule: cfg.dns_schedule,
         };
-        self.report.dns_ext = Some(self.repeat(Figure::DnsExt, |this| measure(this, None))?);
+        self.report.dns_ext =
+            Some(self.repeat(Figure::DnsExt, |this| this.measure.dns(&query(None)))?);
         self.emit(Figure::DnsExt);
         self.report.dns_int = Some(match domain {
-            Ok(domain) => self.repeat(Figure::DnsInt, |this| measure(this, Some(&domain)))?,
+            Ok(domain) => self.repeat(Figure::DnsInt, |this| {
+                this.measure.dns(&query(Some(&domain)))
+            })?,
             Err(why) => Outcome::Skipped(why),
         });
         self.emit(Figure::DnsInt);
@@ -569,16 +497,27 @@ fn not_addresses(invalid: &[String]) -> String {
     }
 }
 
-/// Runs every requested test. `sink` hears of each line as soon as it is
-/// known, so text can be printed as pveperf prints it, line by line.
+/// Runs every requested test on this host. `sink` hears of each line as
+/// soon as it is known, so text can be printed as pveperf prints it, line
+/// by line.
 pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report, Event)) -> Report {
+    run_with(config, &mut Real::new(&config.host, interrupt), sink)
+}
+
+/// Runs every requested test through `measure`.
+pub fn run_with(
+    config: &Config,
+    measure: &mut dyn Measure,
+    sink: &mut dyn FnMut(&Report, Event),
+) -> Report {
+    let host = measure.host_info();
     let mut runner = Runner {
         config,
-        interrupt,
+        measure,
         report: Report {
             settings: config.settings(),
             started: Some(jiff::Timestamp::now()),
-            host: Some(hostinfo::host_info(&config.host)),
+            host: Some(host),
             ..Report::new(config.path.clone())
         },
         sink,
@@ -587,6 +526,7 @@ pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report,
     if let Err(Stopped(sig)) = runner.run() {
         runner.report.interrupted_by = Some(sig);
     }
+    runner.report.left_behind = runner.measure.left_behind();
     runner.report
 }
 
@@ -652,5 +592,437 @@ mod tests {
             targets(&fs("tmpfs", "tmpfs"), None, true),
             Err(Outcome::Skipped(_))
         ));
+    }
+
+    /// A call that fails: (the call, its nth time from 1, the error it gives).
+    type Failure = (&'static str, usize, fn() -> ProbeError);
+
+    /// A stand-in for the measurements: canned figures, a log of what the
+    /// scheduler asked in order, and a failure or an interrupt on demand.
+    struct Mock {
+        fs: Result<FsInfo, String>,
+        space: Space,
+        resolv_conf: Option<String>,
+        calls: Vec<String>,
+        fail: Option<Failure>,
+        left_behind: Vec<String>,
+    }
+
+    impl Mock {
+        fn new(fs: Outcome<FsInfo>) -> Self {
+            Mock {
+                fs: match fs {
+                    Outcome::Measured(f) => Ok(f),
+                    _ => Err("no filesystem".into()),
+                },
+                space: Space {
+                    available: 100 << 30,
+                    read_only: false,
+                },
+                resolv_conf: Some("nameserver 127.0.0.1\nsearch example.org\n".into()),
+                calls: Vec::new(),
+                fail: None,
+                left_behind: Vec::new(),
+            }
+        }
+
+        /// Logs the call and gives its failure, if it is the one to fail.
+        fn call(&mut self, what: &'static str) -> Result<(), ProbeError> {
+            self.calls.push(what.to_string());
+            let n = self.calls.iter().filter(|c| *c == what).count();
+            match self.fail {
+                Some((call, nth, err)) if call == what && nth == n => Err(err()),
+                _ => Ok(()),
+            }
+        }
+
+        fn count(&self, what: &str) -> usize {
+            self.calls.iter().filter(|c| *c == what).count()
+        }
+    }
+
+    fn io() -> crate::extended::engine::IoStats {
+        crate::extended::engine::IoStats {
+            engine: crate::extended::engine::Engine::Psync,
+            block: 4096,
+            depth: 1,
+            reads: 100,
+            writes: 0,
+            elapsed: Duration::from_secs(1),
+            read_latency: Default::default(),
+            write_latency: Default::default(),
+            cpu: Duration::ZERO,
+            fallback: None,
+        }
+    }
+
+    impl Measure for Mock {
+        fn filesystem(&mut self, _: &Path) -> Result<FsInfo, ProbeError> {
+            self.call("filesystem")?;
+            self.fs.clone().map_err(ProbeError::Unavailable)
+        }
+        fn storage(&mut self, _: &FsInfo) -> Storage {
+            Storage::default()
+        }
+        fn host_info(&mut self) -> crate::probe::hostinfo::HostInfo {
+            Default::default()
+        }
+        fn drop_caches(&mut self) -> std::io::Result<()> {
+            self.calls.push("drop_caches".into());
+            Err(std::io::ErrorKind::PermissionDenied.into())
+        }
+        fn bogomips(&mut self) -> Result<f64, ProbeError> {
+            self.call("bogomips").map(|()| 4800.0)
+        }
+        fn regex(
+            &mut self,
+            engine: RegexEngine,
+            window: Duration,
+        ) -> Result<crate::probe::regex::RegexFigure, ProbeError> {
+            self.call("regex")?;
+            Ok(crate::probe::regex::RegexFigure {
+                engine,
+                iterations: 1000,
+                window,
+            })
+        }
+        fn buffered_reads(
+            &mut self,
+            dev: &Path,
+            window: Duration,
+        ) -> Result<crate::probe::blockdev::ReadFigure, ProbeError> {
+            self.call("buffered_reads")?;
+            Ok(crate::probe::blockdev::ReadFigure {
+                device: dev.into(),
+                bytes: 100 << 20,
+                elapsed: window,
+                reached_end: false,
+            })
+        }
+        fn seek(
+            &mut self,
+            dev: &Path,
+            window: Duration,
+            _: bool,
+        ) -> Result<crate::probe::blockdev::SeekFigure, ProbeError> {
+            self.call("seek")?;
+            Ok(crate::probe::blockdev::SeekFigure {
+                device: dev.into(),
+                block_size: 512,
+                device_bytes: 1 << 30,
+                reads: 100,
+                elapsed: window,
+                latency: None,
+            })
+        }
+        fn device_job(
+            &mut self,
+            _: &Path,
+            job: JobParams,
+            _: Duration,
+            _: EngineChoice,
+        ) -> Result<crate::extended::engine::IoStats, ProbeError> {
+            self.call("device_job")?;
+            Ok(crate::extended::engine::IoStats {
+                depth: job.depth,
+                block: job.block,
+                ..io()
+            })
+        }
+        fn space(&mut self, _: &Path) -> Result<Space, ProbeError> {
+            self.call("space").map(|()| self.space)
+        }
+        fn seq_write(
+            &mut self,
+            _: &Path,
+            bytes: u64,
+            runs: u32,
+            zero_data: bool,
+        ) -> Result<Vec<crate::extended::seqwrite::SeqWriteFigure>, ProbeError> {
+            self.call("seq_write")?;
+            let run = crate::extended::seqwrite::SeqWriteFigure {
+                bytes,
+                elapsed: Duration::from_secs(1),
+                zero_data,
+            };
+            Ok(vec![run; runs as usize])
+        }
+        fn mixed(
+            &mut self,
+            _: &Path,
+            bytes: u64,
+            _: JobParams,
+            _: Duration,
+            _: EngineChoice,
+        ) -> Result<crate::extended::MixedFigure, ProbeError> {
+            self.call("mixed")?;
+            Ok(crate::extended::MixedFigure {
+                stats: io(),
+                direct: true,
+                file_bytes: bytes,
+            })
+        }
+        fn fsync(
+            &mut self,
+            _: &Path,
+            order: fsync::Order,
+            _: Duration,
+            record_latency: bool,
+        ) -> Result<fsync::FsyncFigure, ProbeError> {
+            self.call(match order {
+                fsync::Order::Pveperf => "fsync",
+                fsync::Order::WriteThenFsync => "fsync_latency",
+            })?;
+            let mut latency = crate::latency::Latency::default();
+            latency.record(Duration::from_millis(1));
+            Ok(fsync::FsyncFigure {
+                iterations: 300,
+                elapsed: Duration::from_secs(1),
+                latency: record_latency.then_some(latency),
+            })
+        }
+        fn read_resolv_conf(&mut self, _: &Path) -> std::io::Result<String> {
+            self.calls.push("read_resolv_conf".into());
+            self.resolv_conf
+                .clone()
+                .ok_or_else(|| std::io::ErrorKind::NotFound.into())
+        }
+        fn dns(&mut self, q: &DnsQuery) -> Result<crate::probe::dns::DnsFigure, ProbeError> {
+            self.call(if q.domain.is_some() {
+                "dns_int"
+            } else {
+                "dns_ext"
+            })?;
+            Ok(crate::report::text::tests::dns(q.domain, 10))
+        }
+        fn left_behind(&self) -> Vec<String> {
+            self.left_behind.clone()
+        }
+    }
+
+    fn config(tests: &[Test]) -> Config {
+        Config {
+            path: "/var/lib/vz".into(),
+            window: Duration::from_millis(10),
+            tests: tests.iter().copied().collect(),
+            regex_engine: RegexEngine::Rust,
+            resolv_conf: "/etc/resolv.conf".into(),
+            dns_timeout: Duration::from_secs(1),
+            dns_schedule: dns::Schedule::Bounded,
+            runs: 1,
+            record_latency: true,
+            write_size: 1 << 30,
+            zero_data: false,
+            io_engine: EngineChoice::Auto,
+            leaf_reads: true,
+            host: Host::real(),
+        }
+    }
+
+    /// Runs the scheduler on `mock`; the figures in the order announced.
+    fn schedule(config: &Config, mock: &mut Mock) -> (Report, Vec<Figure>) {
+        let mut announced = Vec::new();
+        let report = run_with(config, mock, &mut |_, event| {
+            if let Event::Figure(f) = event {
+                announced.push(f);
+            }
+        });
+        (report, announced)
+    }
+
+    #[test]
+    fn the_scheduler_runs_every_test_in_print_order() {
+        let mut all = config(&Test::ALL);
+        all.runs = 2;
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        let (report, announced) = schedule(&all, &mut mock);
+        assert_eq!(announced, Figure::ALL, "every figure, in print order");
+        assert!(!report.any_failed(), "{report:?}");
+        // pveperf drops the page cache before each disk test (reads, seeks,
+        // fsyncs, each run) and the device jobs; the note is given once.
+        let order: Vec<&str> = mock
+            .calls
+            .iter()
+            .map(String::as_str)
+            .filter(|c| *c != "drop_caches")
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "filesystem",
+                "bogomips",
+                "regex",
+                "regex",
+                "buffered_reads",
+                "buffered_reads",
+                "seek",
+                "seek",
+                "fsync",
+                "fsync",
+                "read_resolv_conf",
+                "dns_ext",
+                "dns_ext",
+                "dns_int",
+                "dns_int",
+                "space",
+                "seq_write",
+                "device_job",
+                "device_job",
+                "device_job",
+                "space",
+                "mixed",
+                "fsync_latency",
+            ]
+        );
+        assert_eq!(mock.count("drop_caches"), 2 + 2 + 2 + 3 + 1);
+        assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
+        assert!(report.notes[0].starts_with("page cache not dropped (not root)"));
+        // The job parameters come from the plan's table.
+        let qd32 = report.extended.devices(Figure::RandRead4kQd32).unwrap();
+        assert_eq!(qd32.each[0].depth, JobParams::RAND_READ_4K_QD32.depth);
+        let runs = report
+            .extended
+            .seq_write
+            .as_ref()
+            .unwrap()
+            .measured()
+            .unwrap();
+        assert_eq!(runs.len() as u32, Test::Seqwrite.cost().writes);
+    }
+
+    #[test]
+    fn a_later_run_that_fails_is_named_and_ends_the_test() {
+        let mut three = config(&[Test::Fsync, Test::Cpu]);
+        three.runs = 3;
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.fail = Some(("fsync", 2, || ProbeError::Unavailable("disk gone".into())));
+        let (report, _) = schedule(&three, &mut mock);
+        assert_eq!(
+            report.problem(Figure::FsyncsPerSecond),
+            Some((true, "run 2 of 3: disk gone"))
+        );
+        assert_eq!(mock.count("fsync"), 2, "no third run after a failure");
+        assert!(report.any_failed());
+        assert!(report.cpu_bogomips.as_ref().unwrap().measured().is_some());
+    }
+
+    #[test]
+    fn preconditions_fail_a_test_before_it_writes() {
+        // A read-only filesystem: no fsync loop runs.
+        let mut ro = fs("/dev/sda1", "ext4");
+        if let Outcome::Measured(f) = &mut ro {
+            f.read_only = true;
+        }
+        let mut mock = Mock::new(ro);
+        let (report, _) = schedule(&config(&[Test::Fsync, Test::Fsynclat]), &mut mock);
+        assert_eq!(
+            report.problem(Figure::FsyncsPerSecond),
+            Some((true, "/var/lib/vz is on a read-only filesystem"))
+        );
+        assert!(report.problem(Figure::FsyncLatency).unwrap().0);
+        assert_eq!(mock.count("fsync") + mock.count("fsync_latency"), 0);
+
+        // Too little space for SEQ WRITE's and MIXED's files: nothing written.
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.space.available = 512 << 20;
+        let (report, _) = schedule(&config(&[Test::Seqwrite, Test::Mixed]), &mut mock);
+        let (failed, why) = report.problem(Figure::SeqWrite).unwrap();
+        assert!(failed);
+        assert_eq!(
+            why,
+            "SEQ WRITE needs 1126 MiB free (the file and a margin), /var/lib/vz has 512 MiB; a smaller --write-size fits"
+        );
+        assert!(
+            report
+                .problem(Figure::Mixed)
+                .unwrap()
+                .1
+                .starts_with("MIXED 70/30 needs")
+        );
+        assert_eq!(mock.count("seq_write") + mock.count("mixed"), 0);
+
+        // No latency recorded: FSYNC LATENCY has nothing to show and says why.
+        let mut cfg = config(&[Test::Fsynclat]);
+        cfg.record_latency = false;
+        let (report, _) = schedule(&cfg, &mut Mock::new(fs("/dev/sda1", "ext4")));
+        assert_eq!(
+            report.problem(Figure::FsyncLatency),
+            Some((true, "latency recording is off (--no-latency)"))
+        );
+    }
+
+    #[test]
+    fn device_tests_skip_where_there_is_no_device() {
+        let mut mock = Mock::new(fs("tmpfs", "tmpfs"));
+        let tests = [Test::Read, Test::Seek, Test::Seqread, Test::Randread];
+        let (report, announced) = schedule(&config(&tests), &mut mock);
+        for f in [
+            Figure::BufferedReads,
+            Figure::AverageSeekTime,
+            Figure::SeqReadDirect,
+            Figure::RandRead4kQd1,
+            Figure::RandRead4kQd32,
+        ] {
+            assert_eq!(
+                report.problem(f),
+                Some((false, "tmpfs (tmpfs) is not a block device")),
+                "{f:?}"
+            );
+            assert!(announced.contains(&f));
+        }
+        assert!(!report.any_failed(), "skipped is no failure");
+        assert_eq!(
+            mock.count("buffered_reads") + mock.count("seek") + mock.count("device_job"),
+            0
+        );
+        // An unknown filesystem: the device tests apply but cannot run.
+        let mut mock = Mock::new(Outcome::Failed(String::new()));
+        let (report, _) = schedule(&config(&[Test::Read]), &mut mock);
+        assert!(report.problem(Figure::BufferedReads).unwrap().0);
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_run_and_nothing_after_it_runs() {
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.fail = Some(("fsync", 1, || ProbeError::Interrupted(15)));
+        mock.left_behind = vec!["/var/lib/vz/pveprobe.x (Permission denied)".into()];
+        let (report, announced) = schedule(&config(&Test::ALL), &mut mock);
+        assert_eq!(report.interrupted_by, Some(15));
+        assert_eq!(announced.last(), Some(&Figure::AverageSeekTime));
+        assert_eq!(report.fsync, None, "the interrupted test has no outcome");
+        assert_eq!(mock.calls.last().map(String::as_str), Some("fsync"));
+        assert_eq!(report.left_behind, mock.left_behind);
+        assert!(
+            report
+                .cleanup()
+                .starts_with("stopped, but could not remove: ")
+        );
+    }
+
+    #[test]
+    fn dns_lines_follow_resolv_conf() {
+        // No search domain: DNS INT does not apply.
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.resolv_conf = Some("nameserver 127.0.0.1\n".into());
+        let (report, _) = schedule(&config(&[Test::Dns]), &mut mock);
+        assert!(report.dns(Figure::DnsExt).is_some());
+        assert_eq!(
+            report.problem(Figure::DnsInt),
+            Some((false, "no search domain in /etc/resolv.conf"))
+        );
+        assert_eq!(mock.count("dns_int"), 0);
+        // No resolv.conf: both lines fail, nothing is asked.
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.resolv_conf = None;
+        let (report, announced) = schedule(&config(&[Test::Dns]), &mut mock);
+        for f in [Figure::DnsExt, Figure::DnsInt] {
+            let (failed, why) = report.problem(f).unwrap();
+            assert!(
+                failed && why.starts_with("cannot read /etc/resolv.conf"),
+                "{why}"
+            );
+        }
+        assert_eq!(announced, [Figure::HdSize, Figure::DnsExt, Figure::DnsInt]);
+        assert_eq!(mock.count("dns_ext"), 0);
     }
 }

@@ -11,14 +11,14 @@
 //! The directory itself is removed by name, so first it is checked to still
 //! be ours (same device and inode as the descriptor): a directory that
 //! someone moved away, or put in its place, is never removed by mistake.
-//! What could not be removed is said on stderr and kept in
-//! [`left_behind`], so an interrupted run does not claim a clean exit.
+//! What could not be removed is an error of its own kind
+//! ([`ProbeError::LeftBehind`]) that the run keeps in its report, so an
+//! interrupted run does not claim a clean exit.
 
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, open, openat};
@@ -29,31 +29,6 @@ use rand::RngExt;
 use crate::error::{IoContext, ProbeError};
 
 const NAME_PREFIX: &str = "pveprobe.";
-
-/// Directories of this process that could not be removed, with why.
-static LEFT_BEHIND: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// What this process could not remove (empty after every clean exit).
-pub fn left_behind() -> Vec<String> {
-    LEFT_BEHIND.lock().map(|l| l.clone()).unwrap_or_default()
-}
-
-/// How an interrupted run ends its message: the files were removed, or
-/// what is left and where.
-pub fn interrupted_cleanup() -> String {
-    let left = left_behind();
-    if left.is_empty() {
-        "stopped and removed the files it made".into()
-    } else {
-        format!("stopped, but could not remove: {}", left.join("; "))
-    }
-}
-
-fn record_left_behind(what: String) {
-    if let Ok(mut list) = LEFT_BEHIND.lock() {
-        list.push(what);
-    }
-}
 
 #[derive(Debug)]
 pub struct ScratchDir {
@@ -123,8 +98,7 @@ impl ScratchDir {
                  not removing what is there now (the empty directory pveprobe made was moved away)",
                 scratch.path().display()
             );
-            record_left_behind(what.clone());
-            return Err(ProbeError::Unavailable(what));
+            return Err(ProbeError::LeftBehind(what));
         }
         Ok(scratch)
     }
@@ -186,17 +160,23 @@ impl ScratchDir {
         self.remove_all()
     }
 
-    /// Removes everything, then returns the test's `result`; a failure to
-    /// remove is never lost behind the test's own error.
-    pub fn finish<T>(mut self, result: Result<T, ProbeError>) -> Result<T, ProbeError> {
+    /// Removes everything, then returns the test's `result` and what
+    /// could not be removed. A failure to remove is never lost behind the
+    /// test's own error; only an interrupt goes first (the caller keeps
+    /// what was left from the second value).
+    pub fn finish<T>(
+        mut self,
+        result: Result<T, ProbeError>,
+    ) -> (Result<T, ProbeError>, Option<String>) {
         let removed = self.remove_all();
-        match (result, removed) {
+        let left = removed.as_ref().err().map(ToString::to_string);
+        let result = match (result, removed) {
             (Ok(value), Ok(())) => Ok(value),
             (Ok(_), Err(e)) | (Err(e), Ok(())) => Err(e),
-            // The interrupt wins; what was left is in left_behind().
             (Err(e @ ProbeError::Interrupted(_)), Err(_)) => Err(e),
-            (Err(e), Err(r)) => Err(ProbeError::Unavailable(format!("{e}; then {r}"))),
-        }
+            (Err(e), Err(r)) => Err(ProbeError::LeftBehind(format!("{e}; then {r}"))),
+        };
+        (result, left)
     }
 
     /// Where the directory is now, as the kernel names it (it may have
@@ -272,10 +252,7 @@ impl ScratchDir {
         self.removed = true;
         match first_error {
             None => Ok(()),
-            Some(e) => {
-                record_left_behind(format!("{} ({e})", self.path().display()));
-                Err(e)
-            }
+            Some(e) => Err(ProbeError::LeftBehind(e.to_string())),
         }
     }
 }
@@ -354,14 +331,15 @@ mod tests {
         std::fs::rename(scratch.path(), &moved).unwrap();
         std::fs::create_dir(scratch.path()).unwrap();
         std::fs::write(scratch.path().join("theirs"), "x").unwrap();
-        let err = scratch.finish(Ok(())).unwrap_err().to_string();
+        let (result, left) = scratch.finish(Ok(()));
+        let err = result.unwrap_err().to_string();
+        assert_eq!(left.as_deref(), Some(err.as_str()));
         assert!(err.contains("was moved by someone else"), "{err}");
         assert!(err.contains(&moved.display().to_string()), "{err}");
         // Theirs is untouched; ours was emptied.
         let path = parent.path().read_dir().unwrap().count();
         assert_eq!(path, 2);
         assert_eq!(std::fs::read_dir(&moved).unwrap().count(), 0);
-        assert!(left_behind().iter().any(|l| l.contains("was moved")));
     }
 
     #[test]
@@ -370,7 +348,9 @@ mod tests {
         let mut scratch = ScratchDir::create(parent.path()).unwrap();
         scratch.create_file("tf_0.dat").unwrap();
         std::fs::remove_dir_all(scratch.path()).unwrap();
-        assert_eq!(scratch.finish(Ok(7)).unwrap(), 7);
+        let (result, left) = scratch.finish(Ok(7));
+        assert_eq!(result.unwrap(), 7);
+        assert_eq!(left, None);
     }
 
     #[test]
@@ -383,6 +363,7 @@ mod tests {
         std::fs::create_dir(scratch.path().join("a")).unwrap();
         let err = scratch
             .finish::<()>(Err(ProbeError::Unavailable("the test failed".into())))
+            .0
             .unwrap_err()
             .to_string();
         assert!(

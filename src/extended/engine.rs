@@ -98,6 +98,28 @@ pub struct Job<'a> {
     pub window: Duration,
 }
 
+impl<'a> Job<'a> {
+    /// The job `params` describe (see `plan`) on `file`, below `span`.
+    pub fn new(
+        file: &'a File,
+        params: crate::plan::JobParams,
+        span: u64,
+        window: Duration,
+    ) -> Self {
+        Job {
+            file,
+            block: params.block,
+            span,
+            depth: params.depth,
+            pattern: Pattern {
+                read_pct: params.read_pct,
+                random_pct: params.random_pct,
+            },
+            window,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct IoStats {
     pub engine: Engine,

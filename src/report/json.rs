@@ -37,6 +37,9 @@ pub struct JsonReport {
     pub notes: Vec<String>,
     /// The signal that cut the run short, if one did.
     pub interrupted_by_signal: Option<i32>,
+    /// What the run made and could not remove, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_behind: Vec<String>,
     /// The wait for another probe on this host before measuring, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_for_probe: Option<super::Waited>,
@@ -428,6 +431,7 @@ impl JsonReport {
             not_measured,
             notes: report.notes.clone(),
             interrupted_by_signal: report.interrupted_by,
+            left_behind: report.left_behind.clone(),
             waited_for_probe: report.waited_for_probe.clone(),
         }
     }

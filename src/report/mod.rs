@@ -292,6 +292,8 @@ pub struct Report {
     pub extended: Extended,
     /// The signal that cut the run short, if one did.
     pub interrupted_by: Option<i32>,
+    /// What the run made and could not remove, with why.
+    pub left_behind: Vec<String>,
     /// How long the run waited for another probe on this host first.
     pub waited_for_probe: Option<Waited>,
 }
@@ -384,6 +386,19 @@ impl Report {
     /// The statistics of a line's samples.
     pub fn stats(&self, line: Figure) -> Option<Stats> {
         Stats::of(&self.samples(line)?)
+    }
+
+    /// How an interrupted run ends its message: the files were removed, or
+    /// what is left and where.
+    pub fn cleanup(&self) -> String {
+        if self.left_behind.is_empty() {
+            "stopped and removed the files it made".into()
+        } else {
+            format!(
+                "stopped, but could not remove: {}",
+                self.left_behind.join("; ")
+            )
+        }
     }
 
     /// True when a requested figure that applies could not be measured.

@@ -1,0 +1,280 @@
+//! The measurements the scheduler calls, behind one trait: [`Real`] runs
+//! the probes on this host; the scheduler's tests put a stand-in in its
+//! place, so the run order, the preconditions and the skip rules are
+//! tested without root or devices.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::ProbeError;
+use crate::extended::MixedFigure;
+use crate::extended::engine::{self, EngineChoice, IoStats};
+use crate::extended::seqwrite::{self, SeqWriteFigure};
+use crate::host::Host;
+use crate::plan::JobParams;
+use crate::probe::blockdev::{self, ReadFigure, SeekFigure};
+use crate::probe::dns::{self, DnsFigure, Schedule};
+use crate::probe::filesystem::{self, FsInfo};
+use crate::probe::fsync::{self, FsyncFigure};
+use crate::probe::hostinfo::{self, HostInfo};
+use crate::probe::regex::{self, RegexEngine, RegexFigure};
+use crate::scratch::ScratchDir;
+use crate::storage::{self, Storage};
+use crate::window::Interrupt;
+
+/// Free space where a test writes its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space {
+    pub available: u64,
+    pub read_only: bool,
+}
+
+/// What the DNS lines ask.
+#[derive(Debug, Clone, Copy)]
+pub struct DnsQuery<'a> {
+    pub servers: &'a [SocketAddr],
+    /// DNS INT's search domain; `None` for DNS EXT.
+    pub domain: Option<&'a str>,
+    pub window: Duration,
+    pub timeout: Duration,
+    pub schedule: Schedule,
+}
+
+/// One measurement each; an interrupt is `Err(ProbeError::Interrupted)`.
+pub trait Measure {
+    fn filesystem(&mut self, path: &Path) -> Result<FsInfo, ProbeError>;
+    fn storage(&mut self, fs: &FsInfo) -> Storage;
+    fn host_info(&mut self) -> HostInfo;
+    /// Drops the page cache, as pveperf does before each disk test.
+    fn drop_caches(&mut self) -> std::io::Result<()>;
+    fn bogomips(&mut self) -> Result<f64, ProbeError>;
+    fn regex(&mut self, engine: RegexEngine, window: Duration) -> Result<RegexFigure, ProbeError>;
+    fn buffered_reads(&mut self, dev: &Path, window: Duration) -> Result<ReadFigure, ProbeError>;
+    fn seek(
+        &mut self,
+        dev: &Path,
+        window: Duration,
+        record_latency: bool,
+    ) -> Result<SeekFigure, ProbeError>;
+    /// An extended I/O job on a device, read-only.
+    fn device_job(
+        &mut self,
+        dev: &Path,
+        job: JobParams,
+        window: Duration,
+        engine: EngineChoice,
+    ) -> Result<IoStats, ProbeError>;
+    fn space(&mut self, path: &Path) -> Result<Space, ProbeError>;
+    /// SEQ WRITE: `runs` writes of `bytes` to one file in a scratch directory.
+    fn seq_write(
+        &mut self,
+        path: &Path,
+        bytes: u64,
+        runs: u32,
+        zero_data: bool,
+    ) -> Result<Vec<SeqWriteFigure>, ProbeError>;
+    /// MIXED: a file of `bytes` written first, then the job on it.
+    fn mixed(
+        &mut self,
+        path: &Path,
+        bytes: u64,
+        job: JobParams,
+        window: Duration,
+        engine: EngineChoice,
+    ) -> Result<MixedFigure, ProbeError>;
+    fn fsync(
+        &mut self,
+        path: &Path,
+        order: fsync::Order,
+        window: Duration,
+        record_latency: bool,
+    ) -> Result<FsyncFigure, ProbeError>;
+    /// resolv.conf's text.
+    fn read_resolv_conf(&mut self, path: &Path) -> std::io::Result<String>;
+    fn dns(&mut self, query: &DnsQuery) -> Result<DnsFigure, ProbeError>;
+    /// What could not be removed so far.
+    fn left_behind(&self) -> Vec<String>;
+}
+
+/// The probes on this host.
+pub struct Real<'a> {
+    pub host: &'a Host,
+    pub interrupt: &'a Interrupt,
+    left_behind: Vec<String>,
+}
+
+impl<'a> Real<'a> {
+    pub fn new(host: &'a Host, interrupt: &'a Interrupt) -> Self {
+        Real {
+            host,
+            interrupt,
+            left_behind: Vec::new(),
+        }
+    }
+
+    /// Runs `test` in a fresh scratch directory inside `path` and removes
+    /// it; what cannot be removed is kept for the report.
+    fn in_scratch<T>(
+        &mut self,
+        path: &Path,
+        test: impl FnOnce(&mut ScratchDir, &Interrupt) -> Result<T, ProbeError>,
+    ) -> Result<T, ProbeError> {
+        let mut scratch = match ScratchDir::create(path) {
+            Ok(scratch) => scratch,
+            Err(ProbeError::LeftBehind(what)) => {
+                self.left_behind.push(what.clone());
+                return Err(ProbeError::LeftBehind(what));
+            }
+            Err(e) => return Err(e),
+        };
+        let result = test(&mut scratch, self.interrupt);
+        let (result, left) = scratch.finish(result);
+        self.left_behind.extend(left);
+        result
+    }
+}
+
+impl Measure for Real<'_> {
+    fn filesystem(&mut self, path: &Path) -> Result<FsInfo, ProbeError> {
+        filesystem::filesystem(self.host, path)
+    }
+
+    fn storage(&mut self, fs: &FsInfo) -> Storage {
+        storage::storage(self.host, fs)
+    }
+
+    fn host_info(&mut self) -> HostInfo {
+        hostinfo::host_info(self.host)
+    }
+
+    fn drop_caches(&mut self) -> std::io::Result<()> {
+        crate::probe::drop_caches(self.host)
+    }
+
+    fn bogomips(&mut self) -> Result<f64, ProbeError> {
+        crate::probe::cpu::bogomips(self.host)
+    }
+
+    fn regex(&mut self, engine: RegexEngine, window: Duration) -> Result<RegexFigure, ProbeError> {
+        regex::measure(engine, window, self.interrupt)
+    }
+
+    fn buffered_reads(&mut self, dev: &Path, window: Duration) -> Result<ReadFigure, ProbeError> {
+        blockdev::buffered_reads(dev, window, self.interrupt)
+    }
+
+    fn seek(
+        &mut self,
+        dev: &Path,
+        window: Duration,
+        record_latency: bool,
+    ) -> Result<SeekFigure, ProbeError> {
+        blockdev::seek_time(dev, window, record_latency, self.interrupt)
+    }
+
+    fn device_job(
+        &mut self,
+        dev: &Path,
+        params: JobParams,
+        window: Duration,
+        choice: EngineChoice,
+    ) -> Result<IoStats, ProbeError> {
+        let file = blockdev::open_device(dev, true)?;
+        let size = blockdev::device_size(&file, dev)?;
+        let block = params.block as u64;
+        engine::run(
+            &engine::Job::new(&file, params, size / block * block, window),
+            choice,
+            self.interrupt,
+        )
+    }
+
+    fn space(&mut self, path: &Path) -> Result<Space, ProbeError> {
+        let vfs = nix::sys::statvfs::statvfs(path)
+            .map_err(|e| ProbeError::io(format!("statvfs {}", path.display()), e.into()))?;
+        Ok(Space {
+            available: (vfs.blocks_available() as u64).saturating_mul(vfs.fragment_size() as u64),
+            read_only: vfs.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY),
+        })
+    }
+
+    fn seq_write(
+        &mut self,
+        path: &Path,
+        bytes: u64,
+        runs: u32,
+        zero_data: bool,
+    ) -> Result<Vec<SeqWriteFigure>, ProbeError> {
+        let pool = seqwrite::data(zero_data);
+        self.in_scratch(path, |scratch, interrupt| {
+            (0..runs)
+                .map(|_| seqwrite::run(scratch, "seqwrite.dat", bytes, &pool, interrupt))
+                .collect()
+        })
+    }
+
+    fn mixed(
+        &mut self,
+        path: &Path,
+        bytes: u64,
+        params: JobParams,
+        window: Duration,
+        choice: EngineChoice,
+    ) -> Result<MixedFigure, ProbeError> {
+        self.in_scratch(path, |scratch, interrupt| {
+            // Fill the file with data first: reads of holes would flatter the figure.
+            let pool = seqwrite::data(false);
+            seqwrite::run(scratch, "mixed.dat", bytes, &pool, interrupt)?;
+            let (file, direct) = scratch.open_rw("mixed.dat")?;
+            let size = bytes / params.block as u64 * params.block as u64;
+            let stats = engine::run(
+                &engine::Job::new(&file, params, size, window),
+                choice,
+                interrupt,
+            )?;
+            Ok(MixedFigure {
+                stats,
+                direct,
+                file_bytes: size,
+            })
+        })
+    }
+
+    fn fsync(
+        &mut self,
+        path: &Path,
+        order: fsync::Order,
+        window: Duration,
+        record_latency: bool,
+    ) -> Result<FsyncFigure, ProbeError> {
+        self.in_scratch(path, |scratch, interrupt| {
+            fsync::measure(scratch, order, window, record_latency, interrupt)
+        })
+    }
+
+    fn read_resolv_conf(&mut self, path: &Path) -> std::io::Result<String> {
+        // glibc reads no further than it needs; 1 MiB is thousands of lines.
+        crate::host::read_capped(path, 1 << 20)
+    }
+
+    fn dns(&mut self, q: &DnsQuery) -> Result<DnsFigure, ProbeError> {
+        let names: Box<dyn FnMut() -> String> = match q.domain {
+            Some(d) => Box::new(dns::internal_names(d)),
+            None => Box::new(dns::external_names()),
+        };
+        dns::measure(
+            q.servers,
+            q.domain,
+            names,
+            q.window,
+            q.timeout,
+            q.schedule,
+            self.interrupt,
+        )
+    }
+
+    fn left_behind(&self) -> Vec<String> {
+        self.left_behind.clone()
+    }
+}

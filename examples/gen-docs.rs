@@ -695,7 +695,11 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
-        assert!(main.contains(" [--io-engine ENGINE] [PATH]\n.br\npveprobe compare|cluster ..."));
+        assert!(
+            main.contains(" [--io-engine ENGINE] [-v|--verbose] "),
+            "{main}"
+        );
+        assert!(main.contains(" [--no-wait] [PATH]\n.br\npveprobe compare|cluster ..."));
         assert!(
             !main.contains("--help") && !main.contains("help|"),
             "{main}"

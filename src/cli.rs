@@ -1,22 +1,18 @@
 //! The command line. The help text is the user's manual: it says what
 //! each figure means and how it relates to pveperf's.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::choice::Choice;
-use crate::extended::engine::EngineChoice;
-use crate::host::{ETC_RESOLV_CONF, Host};
-use crate::probe::dns::Schedule;
-use crate::probe::regex::RegexEngine;
-use crate::run::{Config, Test};
+use crate::host::Host;
+use crate::run::Config;
 
 mod cluster;
+mod measure;
 pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS};
+pub use measure::{Forwarded, MeasureArgs};
 
 const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
 
@@ -201,37 +197,8 @@ pub struct ProbeArgs {
     #[arg(default_value = "/", value_name = "PATH")]
     pub path: PathBuf,
 
-    /// Length of each timed test in seconds; REGEX/SECOND is scaled to 3 s
-    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_seconds)]
-    pub duration: f64,
-
-    /// Comma-separated tests to run (HD SIZE is always printed)
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parser::<Test>())]
-    pub tests: Vec<Test>,
-
-    /// Regex engine for REGEX/SECOND: perl gives figures on pveperf's scale
-    #[arg(long, value_name = "ENGINE", value_parser = parser::<RegexEngine>(), default_value = RegexEngine::Rust.name())]
-    pub regex_engine: RegexEngine,
-
-    /// Read name servers and the search domain from FILE
-    #[arg(long, value_name = "FILE", default_value = ETC_RESOLV_CONF)]
-    pub resolv_conf: PathBuf,
-
-    /// Longest wait for one DNS answer, in seconds
-    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_seconds)]
-    pub dns_timeout: f64,
-
-    /// How a DNS query waits for its answer: bounded (each server in turn
-    /// for at most --dns-timeout; a line lasts at most its window plus one
-    /// --dns-timeout) or pveperf (Net::DNS's schedule with pveperf's
-    /// arguments: one second per query shared by every nameserver line,
-    /// and DNS INT only from a `search` line with exactly one domain)
-    #[arg(long, value_name = "SCHEDULE", value_parser = parser::<Schedule>(), default_value = Schedule::Bounded.name())]
-    pub dns_schedule: Schedule,
-
-    /// Run each timed test N times; lines print the median
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub runs: u32,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
 
     /// After the pveperf lines, show runs, latency percentiles and pve-docs guidance
     #[arg(short, long)]
@@ -264,73 +231,9 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub no_wait: bool,
 
-    /// Do not record per-operation latency (to measure what recording costs)
-    #[arg(long)]
-    pub no_latency: bool,
-
-    /// Also run the extended tests: SEQ WRITE, SEQ READ DIRECT, RANDOM READ 4K
-    /// QD1 and QD32, MIXED 70/30 4K QD16, FSYNC LATENCY
-    #[arg(short = 'x', long)]
-    pub extended: bool,
-
-    /// Bytes SEQ WRITE writes per run (three runs) and the size of MIXED's
-    /// test file, e.g. 1G, 256M
-    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
-    pub write_size: u64,
-
-    /// SEQ WRITE writes zeros like dd if=/dev/zero (compressing filesystems
-    /// then measure the CPU)
-    #[arg(long)]
-    pub zero_data: bool,
-
-    /// I/O engine of the extended device and file tests
-    #[arg(long, value_name = "ENGINE", value_parser = parser::<EngineChoice>(), default_value = EngineChoice::Auto.name())]
-    pub io_engine: EngineChoice,
-
     /// Read /proc and /sys below DIR instead of / (tests, captured host trees)
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
-}
-
-/// clap's parser of a [`Choice`]: its names, each with its help, and
-/// back to the value.
-fn parser<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
-    PossibleValuesParser::new(T::ALL.iter().map(|&value| {
-        let possible = PossibleValue::new(value.name());
-        match value.help() {
-            "" => possible,
-            help => possible.help(help),
-        }
-    }))
-    .map(|name: String| {
-        *T::ALL
-            .iter()
-            .find(|value| value.name() == name)
-            .expect("clap accepts only the possible values")
-    })
-}
-
-/// `1G`, `256M`, `64K` or plain bytes; binary units; at least 1 MiB.
-fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&t[..i], 10),
-        Some((i, 'M' | 'm')) => (&t[..i], 20),
-        Some((i, 'G' | 'g')) => (&t[..i], 30),
-        Some((i, 'T' | 't')) => (&t[..i], 40),
-        _ => (t, 0),
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size like 1G or 256M"))?;
-    let bytes = n
-        .checked_shl(shift)
-        .filter(|b| b >> shift == n)
-        .ok_or_else(|| format!("{text} is too large"))?;
-    if bytes < 1 << 20 {
-        return Err(format!("{text} is less than 1M"));
-    }
-    Ok(bytes)
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -344,44 +247,23 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     Ok(pct)
 }
 
-/// A positive, finite number of seconds, at most one hour.
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    let secs: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
-        return Err(format!(
-            "{text} must be more than 0 and at most 3600 seconds"
-        ));
-    }
-    Ok(secs)
-}
-
 impl ProbeArgs {
     /// The run's configuration on the real host.
     pub fn config(&self) -> Config {
-        let mut tests: BTreeSet<Test> = if self.tests.is_empty() {
-            Test::PVEPERF.into_iter().collect()
-        } else {
-            self.tests.iter().copied().collect()
-        };
-        if self.extended {
-            tests.extend(Test::EXTENDED);
-        }
+        let m = &self.measure;
         Config {
             path: self.path.clone(),
-            window: Duration::from_secs_f64(self.duration),
-            tests,
-            regex_engine: self.regex_engine,
-            resolv_conf: self.resolv_conf.clone(),
-            dns_timeout: Duration::from_secs_f64(self.dns_timeout),
-            dns_schedule: self.dns_schedule,
-            runs: self.runs,
-            record_latency: !self.no_latency,
-            write_size: self.write_size,
-            zero_data: self.zero_data,
-            io_engine: self.io_engine,
+            window: Duration::from_secs_f64(m.duration),
+            tests: m.selected_tests(),
+            regex_engine: m.regex_engine,
+            resolv_conf: m.resolv_conf.clone(),
+            dns_timeout: Duration::from_secs_f64(m.dns_timeout),
+            dns_schedule: m.dns_schedule,
+            runs: m.runs,
+            record_latency: !m.no_latency,
+            write_size: m.write_size,
+            zero_data: m.zero_data,
+            io_engine: m.io_engine,
             leaf_reads: true,
             host: self
                 .sysroot
@@ -393,7 +275,10 @@ impl ProbeArgs {
 
 #[cfg(test)]
 mod tests {
+    use super::measure::parse_size;
     use super::*;
+    use crate::probe::regex::RegexEngine;
+    use crate::run::Test;
     use clap::CommandFactory;
 
     #[test]
@@ -454,44 +339,6 @@ mod tests {
         assert_eq!(
             one.tests.into_iter().collect::<Vec<_>>(),
             vec![Test::Seqwrite]
-        );
-    }
-
-    /// Every name of every choice parses back to its value; the names are
-    /// the command line's (and EngineChoice's the same as serde's).
-    fn round_trips<T: Choice + Send + Sync + PartialEq + std::fmt::Debug>() {
-        let cmd = clap::Command::new("x");
-        let arg = clap::Arg::new("v");
-        for &value in T::ALL {
-            let parsed = parser::<T>()
-                .parse_ref(&cmd, Some(&arg), std::ffi::OsStr::new(value.name()))
-                .unwrap();
-            assert_eq!(parsed, value);
-        }
-    }
-
-    #[test]
-    fn choices_parse_by_their_names() {
-        round_trips::<Test>();
-        round_trips::<RegexEngine>();
-        round_trips::<Schedule>();
-        round_trips::<EngineChoice>();
-        let names = |all: &[&'static str]| all.join(",");
-        assert_eq!(
-            names(&Test::ALL.map(Test::name)),
-            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,fsynclat"
-        );
-        assert_eq!(names(&RegexEngine::ALL.map(RegexEngine::name)), "rust,perl");
-        assert_eq!(names(&Schedule::ALL.map(Schedule::name)), "bounded,pveperf");
-        for engine in EngineChoice::ALL {
-            assert_eq!(
-                serde_json::to_string(&engine).unwrap(),
-                format!("\"{}\"", engine.name())
-            );
-        }
-        assert_eq!(
-            names(&EngineChoice::ALL.map(EngineChoice::name)),
-            "auto,io-uring,psync"
         );
     }
 

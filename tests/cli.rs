@@ -228,3 +228,21 @@ fn a_reader_that_stops_early_is_no_error() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("Broken pipe"), "{}", stderr(&out));
 }
+
+#[test]
+fn cluster_refuses_a_forwarded_value_that_is_not_text() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"/etc/r\xffconf");
+    let out = pveprobe()
+        .args(["cluster", "--dry-run", "--nodes", "a", "--resolv-conf"])
+        .arg(bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert!(
+        stderr(&out).contains("the value of --resolv-conf") && stderr(&out).contains("not UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,17 +1,15 @@
-//! `pveprobe cluster`: the options of a whole-cluster run. The probe
-//! options it forwards to every node are `Option`s so that only those the
-//! admin gave travel: each node's pveprobe applies its own defaults.
+//! `pveprobe cluster`: the options of a whole-cluster run. The measurement
+//! options are the probe's ([`MeasureArgs`]); only those the admin gave
+//! travel to the nodes, as typed: each node's pveprobe applies its own
+//! defaults.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
-use super::{OutputFormat, parse_seconds, parse_size, parser};
-use crate::extended::engine::EngineChoice;
-use crate::probe::dns::Schedule;
-use crate::probe::regex::RegexEngine;
-use crate::run::Test;
+use super::OutputFormat;
+use super::measure::Forwarded;
 
 /// Where pmxcfs publishes the cluster's membership on every PVE node.
 pub const ETC_PVE_MEMBERS: &str = "/etc/pve/.members";
@@ -149,74 +147,9 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub save_dir: Option<PathBuf>,
 
-    /// Length of each timed test in seconds [node's default: 3]
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Forwarded to every node")]
-    pub duration: Option<f64>,
-
-    /// Comma-separated tests to run [node's default: all but the extended]
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        value_parser = parser::<Test>(),
-        help_heading = "Forwarded to every node"
-    )]
-    pub tests: Vec<Test>,
-
-    /// Run each timed test N times; figures are the medians
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100), help_heading = "Forwarded to every node")]
-    pub runs: Option<u32>,
-
-    /// Regex engine for REGEX/SECOND
-    #[arg(
-        long,
-        value_name = "ENGINE",
-        value_parser = parser::<RegexEngine>(),
-        help_heading = "Forwarded to every node"
-    )]
-    pub regex_engine: Option<RegexEngine>,
-
-    /// Name servers and search domain: a FILE on each node, as given
-    #[arg(long, value_name = "FILE", help_heading = "Forwarded to every node")]
-    pub resolv_conf: Option<String>,
-
-    /// Longest wait for one DNS answer, in seconds
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Forwarded to every node")]
-    pub dns_timeout: Option<f64>,
-
-    /// How DNS queries wait: bounded, or pveperf (Net::DNS's schedule)
-    #[arg(
-        long,
-        value_name = "SCHEDULE",
-        value_parser = parser::<Schedule>(),
-        help_heading = "Forwarded to every node"
-    )]
-    pub dns_schedule: Option<Schedule>,
-
-    /// Also run the extended tests
-    #[arg(short = 'x', long, help_heading = "Forwarded to every node")]
-    pub extended: bool,
-
-    /// Bytes SEQ WRITE writes per run and MIXED's file size, e.g. 256M
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Forwarded to every node")]
-    pub write_size: Option<u64>,
-
-    /// SEQ WRITE writes zeros like dd if=/dev/zero
-    #[arg(long, help_heading = "Forwarded to every node")]
-    pub zero_data: bool,
-
-    /// I/O engine of the extended tests
-    #[arg(
-        long,
-        value_name = "ENGINE",
-        value_parser = parser::<EngineChoice>(),
-        help_heading = "Forwarded to every node"
-    )]
-    pub io_engine: Option<EngineChoice>,
-
-    /// Do not record per-operation latency
-    #[arg(long, help_heading = "Forwarded to every node")]
-    pub no_latency: bool,
+    /// The measurement options, and those given for the nodes.
+    #[command(flatten, next_help_heading = "Forwarded to every node")]
+    pub forward: Forwarded,
 }
 
 /// A per-node timeout: a positive number of seconds, at most a day.
@@ -233,60 +166,14 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
-/// What a node's pveprobe defaults to, for the timeout estimate.
-const NODE_DURATION_S: f64 = 3.0;
-const NODE_DNS_TIMEOUT_S: f64 = 2.0;
-const NODE_WRITE_SIZE: u64 = 1 << 30;
 /// The disk speed the timeout assumes for SEQ WRITE's and MIXED's files.
 const SLOW_DISK_BYTES_PER_S: f64 = 10.0 * 1024.0 * 1024.0;
 
 impl ClusterArgs {
     /// The probe options every node gets, as pveprobe's arguments: only
-    /// those given here.
+    /// those given here, as typed.
     pub fn forwarded(&self) -> Vec<String> {
-        let mut args: Vec<String> = Vec::new();
-        let mut push = |flag: &str, value: Option<String>| {
-            args.push(flag.to_string());
-            args.extend(value);
-        };
-        if let Some(d) = self.duration {
-            push("--duration", Some(d.to_string()));
-        }
-        if !self.tests.is_empty() {
-            let names: Vec<String> = self.tests.iter().map(|t| t.name().to_string()).collect();
-            push("--tests", Some(names.join(",")));
-        }
-        if let Some(n) = self.runs {
-            push("--runs", Some(n.to_string()));
-        }
-        if let Some(e) = self.regex_engine {
-            push("--regex-engine", Some(e.name().to_string()));
-        }
-        if let Some(f) = &self.resolv_conf {
-            push("--resolv-conf", Some(f.clone()));
-        }
-        if let Some(t) = self.dns_timeout {
-            push("--dns-timeout", Some(t.to_string()));
-        }
-        if let Some(s) = self.dns_schedule {
-            push("--dns-schedule", Some(s.name().to_string()));
-        }
-        if self.extended {
-            push("--extended", None);
-        }
-        if let Some(bytes) = self.write_size {
-            push("--write-size", Some(bytes.to_string()));
-        }
-        if self.zero_data {
-            push("--zero-data", None);
-        }
-        if let Some(e) = self.io_engine {
-            push("--io-engine", Some(e.name().to_string()));
-        }
-        if self.no_latency {
-            push("--no-latency", None);
-        }
-        args
+        self.forward.argv()
     }
 
     /// The longest a node may take: `--timeout`, or 60 s plus three times
@@ -296,27 +183,18 @@ impl ClusterArgs {
         if let Some(secs) = self.timeout {
             return Duration::from_secs_f64(secs);
         }
-        let duration = self.duration.unwrap_or(NODE_DURATION_S);
-        let runs = f64::from(self.runs.unwrap_or(1));
-        let dns_timeout = self.dns_timeout.unwrap_or(NODE_DNS_TIMEOUT_S);
-        let mut tests: Vec<Test> = if self.tests.is_empty() {
-            Test::PVEPERF.to_vec()
-        } else {
-            self.tests.clone()
-        };
-        if self.extended {
-            tests.extend(Test::EXTENDED);
-        }
-        tests.sort();
-        tests.dedup();
+        // The values parsed here carry the defaults, which are the nodes'.
+        let m = &self.forward.measure;
+        let duration = m.duration;
+        let runs = f64::from(m.runs);
+        let write_size = m.write_size as f64;
         let mut windowed = 0.0;
         let mut written = 0.0;
-        let write_size = self.write_size.unwrap_or(NODE_WRITE_SIZE) as f64;
-        for test in tests {
+        for test in m.selected_tests() {
             let cost = test.cost();
             windowed += f64::from(cost.windows_per_run) * runs * duration
                 + f64::from(cost.windows) * duration
-                + f64::from(cost.dns_lines_per_run) * runs * (duration + dns_timeout);
+                + f64::from(cost.dns_lines_per_run) * runs * (duration + m.dns_timeout);
             written += f64::from(cost.writes) * write_size;
         }
         let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
@@ -326,10 +204,10 @@ impl ClusterArgs {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    use clap::{Args, Parser};
 
     use super::*;
-    use crate::cli::{Command, Opts};
+    use crate::cli::{Command, MeasureArgs, Opts};
 
     fn cluster(args: &[&str]) -> ClusterArgs {
         let mut argv = vec!["pveprobe", "cluster"];
@@ -370,6 +248,7 @@ mod tests {
             "--no-latency",
             "/var/tmp",
         ]);
+        // In MeasureArgs's order, values as typed.
         assert_eq!(
             all.forwarded(),
             [
@@ -377,8 +256,6 @@ mod tests {
                 "0.2",
                 "--tests",
                 "cpu,fsync,fsynclat",
-                "--runs",
-                "3",
                 "--regex-engine",
                 "perl",
                 "--resolv-conf",
@@ -387,22 +264,99 @@ mod tests {
                 "0.5",
                 "--dns-schedule",
                 "pveperf",
+                "--runs",
+                "3",
+                "--no-latency",
                 "--extended",
                 "--write-size",
-                "268435456",
+                "256M",
                 "--zero-data",
                 "--io-engine",
                 "io-uring",
-                "--no-latency",
             ]
         );
         assert_eq!(all.path, "/var/tmp");
-        // What is forwarded parses as a probe's options.
+        // Every measurement option was given above, so every one travels
+        // (a new one must be added to this test).
+        let measure = MeasureArgs::augment_args(clap::Command::new("x"));
+        for arg in measure.get_arguments() {
+            let long = format!("--{}", arg.get_long().unwrap());
+            assert!(all.forwarded().contains(&long), "{long} is not forwarded");
+        }
+        // What is forwarded parses as a probe's options, with the same values.
         let mut argv = vec!["pveprobe".to_string()];
         argv.extend(all.forwarded());
         let probe = Opts::try_parse_from(argv).unwrap().probe;
-        assert_eq!(probe.write_size, 256 << 20);
-        assert_eq!(probe.duration, 0.2);
+        assert_eq!(probe.measure, all.forward.measure);
+        assert_eq!(probe.measure.write_size, 256 << 20);
+        assert_eq!(probe.measure.duration, 0.2);
+    }
+
+    #[test]
+    fn forwards_values_as_typed_and_refuses_what_is_not_text() {
+        let c = cluster(&[
+            "--tests",
+            "cpu",
+            "--tests=dns,read",
+            "--duration=1.50",
+            "--resolv-conf=-odd,name",
+            "--write-size",
+            "1g",
+        ]);
+        assert_eq!(
+            c.forwarded(),
+            [
+                "--duration",
+                "1.50",
+                "--tests",
+                "cpu,dns,read",
+                "--resolv-conf=-odd,name",
+                "--write-size",
+                "1g",
+            ]
+        );
+        let mut argv = vec!["pveprobe".to_string()];
+        argv.extend(c.forwarded());
+        let probe = Opts::try_parse_from(argv).unwrap().probe;
+        assert_eq!(probe.measure, c.forward.measure);
+        assert_eq!(probe.measure.resolv_conf, PathBuf::from("-odd,name"));
+        // Defaults are not typed, so they do not travel.
+        let c = cluster(&["--runs", "1", "--io-engine", "auto"]);
+        assert_eq!(c.forwarded(), ["--runs", "1", "--io-engine", "auto"]);
+
+        use std::os::unix::ffi::OsStringExt;
+        let bad = std::ffi::OsString::from_vec(b"/etc/r\xffconf".to_vec());
+        let argv: Vec<std::ffi::OsString> = vec![
+            "pveprobe".into(),
+            "cluster".into(),
+            "--resolv-conf".into(),
+            bad,
+        ];
+        let err = Opts::try_parse_from(argv).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidUtf8);
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--resolv-conf"), "{err}");
+    }
+
+    #[test]
+    fn an_update_forwards_what_its_values_became() {
+        let argv = ["pveprobe", "cluster", "--tests", "cpu", "--duration", "1"];
+        let mut opts = Opts::try_parse_from(argv).unwrap();
+        opts.try_update_from(["pveprobe", "cluster", "--runs", "3", "-x"])
+            .unwrap();
+        let Some(Command::Cluster(c)) = opts.command else {
+            panic!("not cluster")
+        };
+        // clap's update resets --duration to its default; --tests, which
+        // has none, stays.
+        assert_eq!(
+            c.forwarded(),
+            ["--tests", "cpu", "--runs", "3", "--extended"]
+        );
+        let mut argv = vec!["pveprobe".to_string()];
+        argv.extend(c.forwarded());
+        let probe = Opts::try_parse_from(argv).unwrap().probe;
+        assert_eq!(probe.measure, c.forward.measure);
     }
 
     #[test]

@@ -158,7 +158,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         csv_header: header,
         ..Document::new(&report)
     };
-    let rendered = output::render(&document, args.output_format.into());
+    let rendered = output::render(&document, args.output_format);
     if let Err(why) = output::write(
         output::Target::of(args.output.as_deref(), args.append),
         &rendered,
@@ -213,7 +213,7 @@ pub fn compare(args: &CompareArgs) -> Exit {
     let table = compare::table(&inputs);
     match output::write(
         output::Target::Stdout,
-        &output::render(&table, args.output_format.into()),
+        &output::render(&table, args.output_format),
     ) {
         Ok(()) => Exit::Ok,
         Err(why) => {

@@ -4,13 +4,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::host::Host;
 use crate::run::Config;
 
 mod cluster;
 mod measure;
+use crate::choice::Choice;
+pub use crate::output::Format as OutputFormat;
+use crate::output::Format;
 pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS};
 pub use measure::{Forwarded, MeasureArgs};
 
@@ -130,30 +133,6 @@ EXAMPLES
   pveprobe cluster --parallel /mnt/pve/cephfs  every node at once, with sums
   pveprobe --baseline node1.json --tolerance 15 /var/lib/vz   (exit 3 if worse)";
 
-/// How results are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// pveperf's lines (and -v details)
-    Text,
-    /// One JSON document on one line
-    Json,
-    /// The same JSON, indented
-    JsonPretty,
-    /// A CSV header and one row
-    Csv,
-}
-
-impl From<OutputFormat> for crate::output::Format {
-    fn from(f: OutputFormat) -> Self {
-        match f {
-            OutputFormat::Text => Self::Text,
-            OutputFormat::Json => Self::Json,
-            OutputFormat::JsonPretty => Self::JsonPretty,
-            OutputFormat::Csv => Self::Csv,
-        }
-    }
-}
-
 #[derive(Debug, Parser)]
 #[command(
     name = "pveprobe",
@@ -186,8 +165,8 @@ pub struct CompareArgs {
     pub files: Vec<PathBuf>,
 
     /// Format of the table
-    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
+    #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
+    pub output_format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -205,8 +184,8 @@ pub struct ProbeArgs {
     pub verbose: bool,
 
     /// Output format
-    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
+    #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
+    pub output_format: Format,
 
     /// Write the results to FILE instead of stdout
     #[arg(long, value_name = "FILE")]

@@ -22,6 +22,28 @@ pub enum Format {
     Csv,
 }
 
+impl crate::choice::Choice for Format {
+    const ALL: &'static [Self] = &[Format::Text, Format::Json, Format::JsonPretty, Format::Csv];
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::JsonPretty => "json-pretty",
+            Format::Csv => "csv",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Format::Text => "pveperf's lines (and -v details)",
+            Format::Json => "One JSON document on one line",
+            Format::JsonPretty => "The same JSON, indented",
+            Format::Csv => "A CSV header and one row",
+        }
+    }
+}
+
 /// A document in every format; JSON is its serde form.
 pub trait Render: Serialize {
     fn text(&self) -> String;

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::OutputFormat;
 use super::measure::Forwarded;
+use crate::choice::Choice;
 
 /// Where pmxcfs publishes the cluster's membership on every PVE node.
 pub const ETC_PVE_MEMBERS: &str = "/etc/pve/.members";
@@ -132,8 +133,8 @@ pub struct ClusterArgs {
     #[arg(
         long,
         value_name = "FORMAT",
-        value_enum,
-        default_value_t = OutputFormat::Text,
+        value_parser = super::measure::parser::<OutputFormat>(),
+        default_value = OutputFormat::Text.name(),
         hide_possible_values = true,
         help_heading = "Output"
     )]

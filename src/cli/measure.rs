@@ -251,7 +251,7 @@ fn nodes_defaults(mut cmd: clap::Command) -> clap::Command {
 
 /// clap's parser of a [`Choice`]: its names, each with its help, and
 /// back to the value.
-pub(super) fn parser<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
+pub(crate) fn parser<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
     PossibleValuesParser::new(T::ALL.iter().map(|&value| {
         let possible = PossibleValue::new(value.name());
         match value.help() {

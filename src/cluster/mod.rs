@@ -401,7 +401,7 @@ pub fn run(args: &ClusterArgs) -> Exit {
         .map(|(node, (o, code, secs))| (node, o, code, secs))
         .collect();
     let report = ClusterReport::new(head, runs);
-    let text = crate::output::render(&report, args.output_format.into());
+    let text = crate::output::render(&report, args.output_format);
     let target = crate::output::Target::of(args.output.as_deref(), false);
     if let Err(why) = crate::output::write(target, &text) {
         problems.push(why.to_string());

@@ -391,6 +391,7 @@ pub fn regressions(
 mod tests {
     use super::*;
     use crate::report::json::XFigure;
+    use crate::report::json::tests::per_key;
 
     fn fixture() -> JsonReport {
         let path =
@@ -540,18 +541,9 @@ mod tests {
     fn a_figure_measured_per_key_has_a_row_per_key() {
         let mut a = with_x(400.0, 80_000.0, (7000.0, 3000.0));
         let mut b = a.clone();
-        for (doc, iops) in [(&mut a, [100.0, 400.0]), (&mut b, [100.0, 150.0])] {
-            doc.extended.retain(|f| f.key != "rand_read_4k_qd32");
-            for (jobs, v) in ["1", "4"].into_iter().zip(iops) {
-                doc.extended.push(XFigure {
-                    key: "rand_read_4k_qd32".into(),
-                    instance: Some(format!("jobs={jobs}")),
-                    value: v,
-                    engine: Some("io_uring".into()),
-                    ..XFigure::default()
-                });
-            }
-        }
+        let qd32 = "rand_read_4k_qd32";
+        per_key(&mut a, qd32, &[("jobs=1", 100.0), ("jobs=4", 400.0)]);
+        per_key(&mut b, qd32, &[("jobs=1", 100.0), ("jobs=4", 150.0)]);
         let t = table(&[input("a", a.clone()), input("b", b.clone())]);
         assert_eq!(
             row(&t, "rand_read_4k_qd32[jobs=1]").cells[1].verdict,

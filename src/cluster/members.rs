@@ -141,6 +141,17 @@ fn no_duplicates(nodes: &[Node]) -> Result<(), MembersError> {
     Ok(())
 }
 
+/// A fleet named by the admin (no cluster behind it): the nodes, checked.
+fn fleet(nodes: Vec<Node>) -> Result<Members, MembersError> {
+    no_duplicates(&nodes)?;
+    Ok(Members {
+        cluster: None,
+        local: None,
+        quorate: None,
+        nodes,
+    })
+}
+
 /// pmxcfs's `.members`: `{"nodename": ..., "version": ..., "cluster":
 /// {"name", "version", "nodes", "quorate"}, "nodelist": {NAME: {"id",
 /// "online", "ip"}}}`; a node without `ip` is reached by its name. A node
@@ -182,13 +193,7 @@ pub fn parse_node_list(items: &[String]) -> Result<Members, MembersError> {
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    no_duplicates(&nodes)?;
-    Ok(Members {
-        cluster: None,
-        local: None,
-        quorate: None,
-        nodes,
-    })
+    fleet(nodes)
 }
 
 /// `--nodes-file`: one node a line, `NAME` or `NAME ADDRESS`; blank lines
@@ -210,13 +215,7 @@ pub fn parse_nodes_file(text: &str) -> Result<Members, MembersError> {
             why: Box::new(why),
         })?);
     }
-    no_duplicates(&nodes)?;
-    Ok(Members {
-        cluster: None,
-        local: None,
-        quorate: None,
-        nodes,
-    })
+    fleet(nodes)
 }
 
 #[cfg(test)]

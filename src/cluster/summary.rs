@@ -158,6 +158,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::figure::Aggregate::{Max, Sum};
     use crate::figure::Figure;
+    use crate::report::json::tests::per_key;
     use crate::report::json::{JsonFigure, XFigure};
 
     /// The fixture result with FSYNCS/SECOND, AVERAGE SEEK TIME and the
@@ -333,17 +334,9 @@ pub(crate) mod tests {
     fn a_figure_measured_per_key_has_a_column_per_key() {
         let mut a = result(100.0, 0.1, 1000.0, 1.0);
         let mut b = result(100.0, 0.1, 1000.0, 1.0);
-        for (doc, iops) in [(&mut a, [10.0, 40.0]), (&mut b, [20.0, 10.0])] {
-            doc.extended.retain(|f| f.key != "rand_read_4k_qd32");
-            for (jobs, v) in ["1", "4"].into_iter().zip(iops) {
-                doc.extended.push(XFigure {
-                    key: "rand_read_4k_qd32".into(),
-                    instance: Some(format!("jobs={jobs}")),
-                    value: v,
-                    ..XFigure::default()
-                });
-            }
-        }
+        let qd32 = "rand_read_4k_qd32";
+        per_key(&mut a, qd32, &[("jobs=1", 10.0), ("jobs=4", 40.0)]);
+        per_key(&mut b, qd32, &[("jobs=1", 20.0), ("jobs=4", 10.0)]);
         let results = [("a", &a), ("b", &b)];
         let all = summarise_all(&results, true);
         let qd32: Vec<_> = all

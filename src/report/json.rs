@@ -636,6 +636,21 @@ pub(crate) mod tests {
         r
     }
 
+    /// Replaces `key`'s figure in `doc` by one entry per `(instance, value)`,
+    /// as a figure measured once per key is kept.
+    pub(crate) fn per_key(doc: &mut JsonReport, key: &str, each: &[(&str, f64)]) {
+        let like = doc.extended.iter().find(|f| f.key == key).cloned();
+        doc.extended.retain(|f| f.key != key);
+        for (instance, value) in each {
+            doc.extended.push(XFigure {
+                key: key.into(),
+                instance: Some(instance.to_string()),
+                value: *value,
+                ..like.clone().unwrap_or_default()
+            });
+        }
+    }
+
     fn snapshot(name: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/snapshots")

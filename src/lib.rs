@@ -1,8 +1,12 @@
 //! pveprobe: a host probe for Proxmox VE and Debian, a drop-in for pveperf.
 //!
-//! The crate measures (`probe`), keeps what it measured as plain data
-//! (`report`) and renders it apart (`report::text`). Host files are read
-//! through [`host::Host`] so parsers and probes run against fixtures too.
+//! The crate measures (`probe`, `extended`, `storage`), keeps what it
+//! measured as plain data (`model`, the types, gathered into a `report`)
+//! and renders it apart (`report::text`, `report::json`). The model
+//! imports none of the modules that measure or render, so data flows one
+//! way: measurements produce model types, the report holds and renders
+//! them. Host files are read through [`host::Host`] so parsers and probes
+//! run against fixtures too.
 
 pub mod app;
 pub mod child;
@@ -18,6 +22,7 @@ pub mod host;
 pub mod iobuf;
 pub mod latency;
 pub mod lock;
+pub mod model;
 pub mod output;
 pub mod parse;
 pub mod plan;
@@ -29,5 +34,5 @@ pub mod scratch;
 pub mod storage;
 pub mod window;
 
-/// pveperf's window, to which REGEX/SECOND is scaled.
-pub const PVEPERF_WINDOW: std::time::Duration = std::time::Duration::from_secs(3);
+/// pveperf's window, to which REGEX/SECOND is scaled (defined in `model`).
+pub use model::PVEPERF_WINDOW;

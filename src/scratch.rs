@@ -11,8 +11,9 @@
 //! The directory itself is removed by name, so first it is checked to still
 //! be ours (same device and inode as the descriptor): a directory that
 //! someone moved away, or put in its place, is never removed by mistake.
-//! What could not be removed is an error of its own kind
-//! ([`ProbeError::LeftBehind`]) that the run keeps in its report, so an
+//! What could not be removed comes back from [`ScratchDir::finish`] beside
+//! the test's result (and a directory found moved at creation as
+//! [`ProbeError::LeftBehind`]); the run keeps it in its report, so an
 //! interrupted run does not claim a clean exit.
 
 use std::collections::BTreeSet;
@@ -169,7 +170,10 @@ impl ScratchDir {
         result: Result<T, ProbeError>,
     ) -> (Result<T, ProbeError>, Option<String>) {
         let removed = self.remove_all();
-        let left = removed.as_ref().err().map(ToString::to_string);
+        let left = removed
+            .as_ref()
+            .err()
+            .map(|e| format!("{} ({e})", self.path().display()));
         let result = match (result, removed) {
             (Ok(value), Ok(())) => Ok(value),
             (Ok(_), Err(e)) | (Err(e), Ok(())) => Err(e),
@@ -252,7 +256,7 @@ impl ScratchDir {
         self.removed = true;
         match first_error {
             None => Ok(()),
-            Some(e) => Err(ProbeError::LeftBehind(e.to_string())),
+            Some(e) => Err(e),
         }
     }
 }
@@ -331,9 +335,10 @@ mod tests {
         std::fs::rename(scratch.path(), &moved).unwrap();
         std::fs::create_dir(scratch.path()).unwrap();
         std::fs::write(scratch.path().join("theirs"), "x").unwrap();
+        let path = scratch.path();
         let (result, left) = scratch.finish(Ok(()));
         let err = result.unwrap_err().to_string();
-        assert_eq!(left.as_deref(), Some(err.as_str()));
+        assert_eq!(left, Some(format!("{} ({err})", path.display())));
         assert!(err.contains("was moved by someone else"), "{err}");
         assert!(err.contains(&moved.display().to_string()), "{err}");
         // Theirs is untouched; ours was emptied.

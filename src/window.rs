@@ -82,37 +82,11 @@ impl Window {
     }
 }
 
-/// `amount` per second of `elapsed` (0 for no time at all).
-pub fn per_second(amount: f64, elapsed: Duration) -> f64 {
-    let secs = elapsed.as_secs_f64();
-    if secs <= 0.0 { 0.0 } else { amount / secs }
-}
-
-/// Bytes per `elapsed` in MiB/s (what pveperf and hdparm print as "MB/sec").
-pub fn mib_per_second(bytes: u64, elapsed: Duration) -> f64 {
-    per_second(bytes as f64, elapsed) / f64::from(1u32 << 20)
-}
-
-/// Scales a count made in `window` to the 3-second window pveperf counts in.
-pub fn per_pveperf_window(count: u64, window: Duration) -> u64 {
-    let secs = window.as_secs_f64();
-    if secs <= 0.0 {
-        return 0;
-    }
-    (count as f64 * crate::PVEPERF_WINDOW.as_secs_f64() / secs).round() as u64
-}
+pub use crate::model::{mib_per_second, per_pveperf_window, per_second};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scales_counts_to_three_seconds() {
-        assert_eq!(per_pveperf_window(1000, Duration::from_secs(3)), 1000);
-        assert_eq!(per_pveperf_window(1000, Duration::from_secs(1)), 3000);
-        assert_eq!(per_pveperf_window(1000, Duration::from_secs(6)), 500);
-        assert_eq!(per_pveperf_window(1000, Duration::ZERO), 0);
-    }
 
     #[test]
     fn interrupt_reports_first_signal() {

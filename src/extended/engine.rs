@@ -16,6 +16,7 @@ use crate::choice::Choice;
 use crate::error::ProbeError;
 use crate::iobuf::{AlignedBuf, fill_random};
 use crate::latency::Latency;
+pub use crate::model::io::{Engine, IoStats};
 use crate::window::Interrupt;
 
 /// Which engine runs the I/O (`--io-engine`).
@@ -63,23 +64,6 @@ impl Choice for EngineChoice {
     }
 }
 
-/// The engine that ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Engine {
-    IoUring,
-    Psync,
-}
-
-impl Engine {
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::IoUring => "io_uring",
-            Engine::Psync => "psync",
-        }
-    }
-}
-
 /// What share of operations are reads and random.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pattern {
@@ -116,50 +100,6 @@ impl<'a> Job<'a> {
                 random_pct: params.random_pct,
             },
             window,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct IoStats {
-    pub engine: Engine,
-    pub block: usize,
-    pub depth: usize,
-    pub reads: u64,
-    pub writes: u64,
-    pub elapsed: Duration,
-    pub read_latency: Latency,
-    pub write_latency: Latency,
-    /// User plus system CPU time of the process during the job.
-    pub cpu: Duration,
-    /// Why the preferred engine did not run, if it did not.
-    pub fallback: Option<String>,
-}
-
-impl IoStats {
-    fn per_sec(&self, n: u64) -> f64 {
-        crate::window::per_second(n as f64, self.elapsed)
-    }
-
-    pub fn read_iops(&self) -> f64 {
-        self.per_sec(self.reads)
-    }
-
-    pub fn write_iops(&self) -> f64 {
-        self.per_sec(self.writes)
-    }
-
-    pub fn read_mib_per_sec(&self) -> f64 {
-        self.read_iops() * self.block as f64 / f64::from(1u32 << 20)
-    }
-
-    /// CPU microseconds per operation.
-    pub fn cpu_us_per_op(&self) -> f64 {
-        let ops = self.reads + self.writes;
-        if ops == 0 {
-            0.0
-        } else {
-            self.cpu.as_secs_f64() * 1e6 / ops as f64
         }
     }
 }

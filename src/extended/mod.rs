@@ -10,13 +10,4 @@
 pub mod engine;
 pub mod seqwrite;
 
-use engine::IoStats;
-
-/// The mixed test's result and how its file was opened.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MixedFigure {
-    pub stats: IoStats,
-    /// The file was opened with O_DIRECT (false where the filesystem refuses it).
-    pub direct: bool,
-    pub file_bytes: u64,
-}
+pub use crate::model::io::MixedFigure;

@@ -6,10 +6,11 @@
 //! turns zeros into a CPU test).
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::error::{IoContext, ProbeError};
 use crate::iobuf::fill_random;
+pub use crate::model::io::SeqWriteFigure;
 use crate::scratch::ScratchDir;
 use crate::window::Interrupt;
 
@@ -17,19 +18,6 @@ pub const CHUNK: usize = 64 * 1024;
 /// The random data is cycled from a pool this large (larger than any
 /// filesystem's compression record).
 const POOL: usize = 8 << 20;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SeqWriteFigure {
-    pub bytes: u64,
-    pub elapsed: Duration,
-    pub zero_data: bool,
-}
-
-impl SeqWriteFigure {
-    pub fn mib_per_sec(&self) -> f64 {
-        crate::window::mib_per_second(self.bytes, self.elapsed)
-    }
-}
 
 /// The data written: zeros, or a pool of random bytes.
 pub fn data(zero: bool) -> Vec<u8> {

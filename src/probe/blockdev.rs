@@ -8,7 +8,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use rand::RngExt;
@@ -16,6 +16,7 @@ use rand::RngExt;
 use crate::error::{IoContext, ProbeError};
 use crate::iobuf::AlignedBuf;
 use crate::latency::Latency;
+pub use crate::model::blockdev::{ReadFigure, SeekFigure};
 use crate::window::{Interrupt, Window};
 
 /// pveperf's and hdparm's read size.
@@ -24,45 +25,6 @@ pub const READ_CHUNK: usize = 2 * 1024 * 1024;
 nix::ioctl_read!(blk_getsize64, 0x12, 114, u64);
 nix::ioctl_none!(blk_flsbuf, 0x12, 97);
 nix::ioctl_read_bad!(blk_sszget, libc::BLKSSZGET, libc::c_int);
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReadFigure {
-    pub device: PathBuf,
-    pub bytes: u64,
-    pub elapsed: Duration,
-    /// The whole device was read before the window ended.
-    pub reached_end: bool,
-}
-
-impl ReadFigure {
-    /// MiB per second, printed as "MB/sec" like pveperf and hdparm.
-    pub fn mib_per_sec(&self) -> f64 {
-        crate::window::mib_per_second(self.bytes, self.elapsed)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SeekFigure {
-    pub device: PathBuf,
-    /// The size of each read: the device's logical block size.
-    pub block_size: u32,
-    pub device_bytes: u64,
-    pub reads: u64,
-    pub elapsed: Duration,
-    /// Per-read latency, when recorded.
-    pub latency: Option<Latency>,
-}
-
-impl SeekFigure {
-    /// Mean milliseconds per read (1000 / reads per second).
-    pub fn mean_ms(&self) -> f64 {
-        if self.reads == 0 {
-            0.0
-        } else {
-            self.elapsed.as_secs_f64() * 1000.0 / self.reads as f64
-        }
-    }
-}
 
 /// Opens `device` read-only and checks it is a block device.
 pub fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
@@ -223,26 +185,6 @@ pub fn seek_time(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn figures_follow_pveperf_units() {
-        let r = ReadFigure {
-            device: "/dev/x".into(),
-            bytes: 300 << 20,
-            elapsed: Duration::from_secs(3),
-            reached_end: false,
-        };
-        assert_eq!(r.mib_per_sec(), 100.0);
-        let s = SeekFigure {
-            device: "/dev/x".into(),
-            block_size: 512,
-            device_bytes: 1 << 30,
-            reads: 600,
-            elapsed: Duration::from_secs(3),
-            latency: None,
-        };
-        assert_eq!(s.mean_ms(), 5.0);
-    }
 
     #[test]
     fn refuses_what_is_not_a_block_device() {

@@ -20,45 +20,12 @@ use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
 use crate::latency::Latency;
+pub use crate::model::fsync::{FsyncFigure, Order};
 use crate::scratch::ScratchDir;
 use crate::window::{Interrupt, Window};
 
 pub const FILES: usize = 300;
 pub const PAYLOAD_LEN: usize = 4001;
-
-/// The order of one iteration's system calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// pveperf's: open (create, truncate), Perl's ioctl, lseek and fstat,
-    /// fsync, write, close.
-    Pveperf,
-    /// open (create, truncate), write, fsync, close: the data is synced.
-    WriteThenFsync,
-}
-
-impl Order {
-    /// The name JSON and CSV record (`settings.fsync_order`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Order::Pveperf => "pveperf",
-            Order::WriteThenFsync => "write-then-fsync",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct FsyncFigure {
-    pub iterations: u64,
-    pub elapsed: Duration,
-    /// Per-iteration (open, fsync and write in `order`, close) latency, when recorded.
-    pub latency: Option<Latency>,
-}
-
-impl FsyncFigure {
-    pub fn per_sec(&self) -> f64 {
-        crate::window::per_second(self.iterations as f64, self.elapsed)
-    }
-}
 
 fn payload() -> Vec<u8> {
     let mut data = vec![b'A'; PAYLOAD_LEN - 1];
@@ -159,15 +126,5 @@ mod tests {
         assert_eq!(files, figure.iterations.min(FILES as u64));
         scratch.remove().unwrap();
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn per_sec_is_iterations_over_seconds() {
-        let f = FsyncFigure {
-            iterations: 600,
-            elapsed: Duration::from_secs(3),
-            latency: None,
-        };
-        assert_eq!(f.per_sec(), 200.0);
     }
 }

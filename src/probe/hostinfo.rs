@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::host::Host;
+pub use crate::model::host::HostInfo;
 use crate::parse::{cpuinfo, hostfacts};
 
 pub const PROC_HOSTNAME: &str = "/proc/sys/kernel/hostname";
@@ -14,20 +15,6 @@ pub const ETC_OS_RELEASE: &str = "/etc/os-release";
 pub const USR_LIB_OS_RELEASE: &str = "/usr/lib/os-release";
 pub const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 pub const SYS_CPU: &str = "/sys/devices/system/cpu";
-
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct HostInfo {
-    pub hostname: Option<String>,
-    pub cpu_model: Option<String>,
-    pub sockets: Option<u32>,
-    pub cores: Option<u32>,
-    pub threads: Option<u32>,
-    pub memory_bytes: Option<u64>,
-    pub kernel: Option<String>,
-    pub os_release: Option<String>,
-    /// The installed pve-manager's version; `None` on plain Debian.
-    pub pve_manager: Option<String>,
-}
 
 fn trimmed(text: std::io::Result<String>) -> Option<String> {
     text.ok()

@@ -1,5 +1,5 @@
-//! The measurements. Each returns plain data (see [`crate::report`]);
-//! none of them prints.
+//! The measurements. Each returns plain data (the types of `model`, which
+//! the report holds); none of them prints.
 
 pub mod blockdev;
 pub mod cpu;

@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::{Devices, Figure, Outcome, Report, Sample, Settings};
-use crate::extended::engine::IoStats;
 use crate::figure::{Field, Group, Method, Value};
 use crate::latency::{LatencySummary, merged};
-use crate::probe::hostinfo::HostInfo;
-use crate::storage::Storage;
+use crate::model::dns::{DnsFigure, servers_over};
+use crate::model::host::HostInfo;
+use crate::model::io::IoStats;
+use crate::model::storage::Storage;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -227,9 +228,11 @@ fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
             fig.direct = Some(m.direct);
         }
         Figure::FsyncLatency => fig.latency = Some(*x.fsync_latency.as_ref()?.measured()?),
+        // A device test's I/O details; a figure without any keeps its value.
         _ => {
-            let d = x.devices(line)?;
-            io(&mut fig, &d.each.iter().collect::<Vec<_>>())?;
+            if let Some(d) = x.devices(line) {
+                io(&mut fig, &d.each.iter().collect::<Vec<_>>())?;
+            }
         }
     }
     Some(fig)
@@ -315,7 +318,7 @@ fn figure(report: &Report, line: Figure) -> Option<JsonFigure> {
         Figure::DnsExt | Figure::DnsInt => {
             let runs = report.dns(line)?;
             fig.domain = runs.first().and_then(|r| r.domain.clone());
-            let sum = |f: fn(&crate::probe::dns::DnsFigure) -> u32| runs.iter().map(f).sum();
+            let sum = |f: fn(&DnsFigure) -> u32| runs.iter().map(f).sum();
             fig.queries = Some(DnsCounts {
                 sent: sum(|r| r.queries),
                 answered: sum(|r| r.answered),
@@ -330,8 +333,8 @@ fn figure(report: &Report, line: Figure) -> Option<JsonFigure> {
 }
 
 /// Each server's counts over all runs.
-fn dns_servers(runs: &[crate::probe::dns::DnsFigure]) -> Vec<DnsServer> {
-    crate::probe::dns::servers_over(runs)
+fn dns_servers(runs: &[DnsFigure]) -> Vec<DnsServer> {
+    servers_over(runs)
         .iter()
         .map(|s| DnsServer {
             address: s.addr.ip().to_string(),
@@ -584,8 +587,8 @@ pub(crate) mod tests {
         );
         // The extended figures, with known numbers.
         {
-            use crate::extended::engine::{Engine, IoStats};
             use crate::latency::Latency;
+            use crate::model::io::{Engine, IoStats};
             let io = |reads: u64, writes: u64, block: usize, depth: usize| {
                 let mut read_latency = Latency::default();
                 let mut write_latency = Latency::default();
@@ -608,7 +611,7 @@ pub(crate) mod tests {
                     fallback: None,
                 }
             };
-            let w = |mib: u64| crate::extended::seqwrite::SeqWriteFigure {
+            let w = |mib: u64| crate::model::io::SeqWriteFigure {
                 bytes: mib << 20,
                 elapsed: Duration::from_secs(1),
                 zero_data: false,
@@ -624,7 +627,7 @@ pub(crate) mod tests {
             x.seq_read = Some(one(io(1000, 0, 1 << 20, 8)));
             x.rand_read_qd1 = Some(one(io(20_000, 0, 4096, 1)));
             x.rand_read_qd32 = Some(one(io(160_000, 0, 4096, 32)));
-            x.mixed = Some(Outcome::Measured(crate::extended::MixedFigure {
+            x.mixed = Some(Outcome::Measured(crate::model::io::MixedFigure {
                 stats: io(14_000, 6_000, 4096, 16),
                 direct: true,
                 file_bytes: 1 << 30,

@@ -10,18 +10,16 @@ pub mod verbose;
 
 use std::path::PathBuf;
 
-use crate::extended::MixedFigure;
-use crate::extended::engine::IoStats;
-use crate::extended::seqwrite::SeqWriteFigure;
 pub use crate::figure::Figure;
 use crate::latency::LatencySummary;
-use crate::probe::blockdev::{ReadFigure, SeekFigure};
-use crate::probe::dns::DnsFigure;
-use crate::probe::filesystem::FsInfo;
-use crate::probe::fsync::FsyncFigure;
-use crate::probe::hostinfo::HostInfo;
-use crate::probe::regex::RegexFigure;
-use crate::storage::Storage;
+use crate::model::blockdev::{ReadFigure, SeekFigure};
+use crate::model::dns::{DnsFigure, Schedule};
+use crate::model::filesystem::FsInfo;
+use crate::model::fsync::{FsyncFigure, Order};
+use crate::model::host::HostInfo;
+use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
+use crate::model::regex::RegexFigure;
+use crate::model::storage::Storage;
 
 /// The result of one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,13 +145,11 @@ pub struct Settings {
 }
 
 fn write_then_fsync() -> String {
-    crate::probe::fsync::Order::WriteThenFsync
-        .name()
-        .to_string()
+    Order::WriteThenFsync.name().to_string()
 }
 
 fn bounded() -> String {
-    crate::probe::dns::Schedule::Bounded.name().to_string()
+    Schedule::Bounded.name().to_string()
 }
 
 /// A wait for another probe on the same host before measuring (see

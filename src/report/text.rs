@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use super::{Devices, Extended, Figure, Outcome, Report};
-use crate::extended::engine::IoStats;
 use crate::figure::Group;
-use crate::probe::dns::DnsFigure;
+use crate::model::dns::{DnsFigure, servers_over};
+use crate::model::io::IoStats;
 
 /// Column where every pveperf value starts (pveperf pads `AVERAGE SEEK TIME: `).
 pub const VALUE_COLUMN: usize = 19;
@@ -169,7 +169,7 @@ fn dns_diagnostic(line: Figure, runs: &[DnsFigure]) -> Option<String> {
             first.timeout.as_secs_f64(),
         ));
     }
-    let dead: Vec<String> = crate::probe::dns::servers_over(runs)
+    let dead: Vec<String> = servers_over(runs)
         .iter()
         .filter(|s| s.sent > 0 && s.answered == 0 && first.servers.len() > 1)
         .map(|s| format!("{} answered none of its {} queries", s.addr.ip(), s.sent))
@@ -298,21 +298,21 @@ pub(crate) mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::probe::blockdev::{ReadFigure, SeekFigure};
-    use crate::probe::dns::DnsFigure;
-    use crate::probe::filesystem::FsInfo;
-    use crate::probe::fsync::FsyncFigure;
-    use crate::probe::regex::{RegexEngine, RegexFigure};
+    use crate::model::blockdev::{ReadFigure, SeekFigure};
+    use crate::model::dns::{DnsFigure, ServerStats};
+    use crate::model::filesystem::FsInfo;
+    use crate::model::fsync::FsyncFigure;
+    use crate::model::regex::{RegexEngine, RegexFigure};
     use crate::report::Devices;
 
     pub(crate) fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
         DnsFigure {
             domain: domain.map(str::to_string),
-            servers: vec![crate::probe::dns::ServerStats {
+            servers: vec![ServerStats {
                 sent: 101,
                 answered,
                 answer_time: Duration::from_millis(15) * answered,
-                ..crate::probe::dns::ServerStats::new("127.0.0.1:53".parse().unwrap())
+                ..ServerStats::new("127.0.0.1:53".parse().unwrap())
             }],
             queries: 101,
             answered,
@@ -488,15 +488,15 @@ DNS INT:           15.00 ms (proxmox.example)
         );
     }
 
-    use crate::extended::MixedFigure;
-    use crate::extended::seqwrite::SeqWriteFigure;
     use crate::latency::Latency;
+    use crate::model::io::{Engine, MixedFigure, SeqWriteFigure};
+    use crate::model::storage::Storage;
 
     /// An extended line of a report with `x` and ZFS's two leaf disks.
     fn xline(x: &Extended, figure: Figure, names: &[&str]) -> Option<String> {
         let mut r = Report::new("/".into());
         r.extended = x.clone();
-        r.storage = Some(crate::storage::Storage {
+        r.storage = Some(Storage {
             read_devices: names.iter().map(|n| format!("/dev/{n}").into()).collect(),
             ..Default::default()
         });
@@ -509,7 +509,7 @@ DNS INT:           15.00 ms (proxmox.example)
             read_latency.record(Duration::from_micros(100));
         }
         IoStats {
-            engine: crate::extended::engine::Engine::IoUring,
+            engine: Engine::IoUring,
             block: 4096,
             depth: 1,
             reads,
@@ -536,7 +536,7 @@ DNS INT:           15.00 ms (proxmox.example)
             named: false,
         }));
         let mut fallback = stats(1000, 0);
-        fallback.engine = crate::extended::engine::Engine::Psync;
+        fallback.engine = Engine::Psync;
         fallback.fallback = Some("io_uring refused: Operation not permitted".into());
         x.rand_read_qd32 = Some(Outcome::Measured(Devices {
             each: vec![fallback, stats(3000, 0)],

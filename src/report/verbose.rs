@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::Figure;
 use super::json::{DnsServer, JsonFigure, JsonFilesystem, JsonReport};
 use crate::latency::LatencySummary;
-use crate::storage::{Disk, Storage};
+use crate::model::storage::{Disk, Storage};
 
 /// How a figure compares with the pve-docs guidance.
 pub fn guidance(line: Figure, fig: &JsonFigure) -> Option<String> {

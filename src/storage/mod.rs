@@ -9,41 +9,9 @@ pub mod zfs;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use crate::host::Host;
-use crate::probe::filesystem::FsInfo;
-pub use sysfs::{Disk, Layer};
-
-/// ZFS facts for a dataset.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ZfsInfo {
-    pub dataset: String,
-    pub pool: String,
-    pub state: Option<String>,
-    /// `mirror (sda3, sdb3); logs: nvme0n1p1`.
-    pub layout: Option<String>,
-    pub vdevs: Vec<zfs::Vdev>,
-    /// `sync`, `compression`, `recordsize`, `primarycache`.
-    pub properties: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Storage {
-    pub source: String,
-    pub fstype: String,
-    /// The block device of the source, when it is one (`dm-0`, `sda1`, `loop0`).
-    pub device: Option<String>,
-    pub layers: Vec<Layer>,
-    pub disks: Vec<Disk>,
-    pub zfs: Option<ZfsInfo>,
-    /// Devices the read tests use when the source is not a block device
-    /// itself: a ZFS pool's data disks.
-    pub read_devices: Vec<PathBuf>,
-    /// What could not be learned, and why.
-    pub problems: Vec<String>,
-    pub hints: Vec<String>,
-}
+use crate::model::filesystem::FsInfo;
+pub use crate::model::storage::{Disk, Layer, Storage, ZfsInfo};
 
 /// Where ZFS facts come from: the `zpool` and `zfs` commands, or their
 /// captured output in a fixture tree.

@@ -17,53 +17,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
+pub use crate::model::storage::{Disk, Layer};
 
 pub const SYS_CLASS_BLOCK: &str = "/sys/class/block";
 pub const SYS_DEV_BLOCK: &str = "/sys/dev/block";
 pub const SYS_FS_BTRFS: &str = "/sys/fs/btrfs";
 pub const SYS_MODULE: &str = "/sys/module";
-
-/// A layer between the filesystem and the disks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Layer {
-    /// The kernel's name: `dm-0`, `md0`, `sda1`.
-    pub name: String,
-    /// `partition`, `lvm`, `luks`, `multipath`, `device-mapper`, `md` or `btrfs`.
-    pub kind: String,
-    /// `pve-root` (dm name), `raid1, 2 devices` (md), ...
-    pub detail: Option<String>,
-    /// The devices this layer is built on.
-    pub below: Vec<String>,
-}
-
-/// A leaf disk and what stands behind it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Disk {
-    pub name: String,
-    pub model: Option<String>,
-    pub vendor: Option<String>,
-    pub serial: Option<String>,
-    pub firmware: Option<String>,
-    pub size_bytes: Option<u64>,
-    pub rotational: Option<bool>,
-    pub logical_block_size: Option<u32>,
-    pub physical_block_size: Option<u32>,
-    pub scheduler: Option<String>,
-    /// `write back` or `write through`, from `queue/write_cache`.
-    pub write_cache: Option<String>,
-    /// SATA, SAS, NVMe, virtio, USB, RAID volume, SCSI, virtual.
-    pub transport: Option<String>,
-    /// The disk's own driver (`sd`, `virtio_blk`).
-    pub driver: Option<String>,
-    /// The host controller's driver (`ahci`, `megaraid_sas`, `nvme`, `virtio-pci`).
-    pub controller_driver: Option<String>,
-    /// The controller's PCI address.
-    pub controller_pci: Option<String>,
-    /// The controller's PCI vendor id (`0x15ad` is VMware).
-    pub controller_vendor: Option<String>,
-    /// `/sys/module/<driver>/version`, where the kernel exposes one.
-    pub module_version: Option<String>,
-}
 
 /// The layers and leaf disks below one block device.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

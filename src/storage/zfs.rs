@@ -10,36 +10,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::storage::Vdev;
+
 /// How long `zpool` or `zfs` may take before it counts as hanging.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The dataset properties that explain figures.
 pub const PROPERTIES: [&str; 4] = ["sync", "compression", "recordsize", "primarycache"];
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Vdev {
-    /// `data`, `logs`, `cache`, `spares`, `special` or `dedup`.
-    pub class: String,
-    /// `mirror-0`, `raidz2-0`, `draid1:...`, or the device itself for a single-disk vdev.
-    pub name: String,
-    /// The leaf devices, as zpool prints them (`/dev/sda3`).
-    pub devices: Vec<String>,
-}
-
-impl Vdev {
-    /// `mirror`, `raidz2`, `draid2`, or `disk`.
-    pub fn kind(&self) -> String {
-        if self.name.starts_with('/') || !self.name.contains('-') {
-            return "disk".into();
-        }
-        let kind = self.name.split(['-', ':']).next().unwrap_or(&self.name);
-        if kind == "raidz" {
-            "raidz1".into()
-        } else {
-            kind.to_string()
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PoolStatus {

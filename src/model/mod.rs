@@ -1,0 +1,57 @@
+//! The data model: what the measurements produce and the report holds, as
+//! plain types with their small pure methods (rates, means, sizes, names).
+//!
+//! The model depends on nothing but std, serde, jiff, [`crate::latency`]
+//! (the latency histogram is plain data too), [`crate::choice`] and its own
+//! submodules. The measurements (`probe`, `extended`), the storage
+//! discovery (`storage`) and the renderers (`report`) all import it; it
+//! imports none of them, so the report's model has no cycle through the
+//! code that measures. The measuring modules re-export their types from
+//! here under their old paths.
+
+pub mod blockdev;
+pub mod dns;
+pub mod filesystem;
+pub mod fsync;
+pub mod host;
+pub mod io;
+pub mod regex;
+pub mod storage;
+
+use std::time::Duration;
+
+/// pveperf's window, to which REGEX/SECOND is scaled.
+pub const PVEPERF_WINDOW: Duration = Duration::from_secs(3);
+
+/// `amount` per second of `elapsed` (0 for no time at all).
+pub fn per_second(amount: f64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs <= 0.0 { 0.0 } else { amount / secs }
+}
+
+/// Bytes per `elapsed` in MiB/s (what pveperf and hdparm print as "MB/sec").
+pub fn mib_per_second(bytes: u64, elapsed: Duration) -> f64 {
+    per_second(bytes as f64, elapsed) / f64::from(1u32 << 20)
+}
+
+/// Scales a count made in `window` to the 3-second window pveperf counts in.
+pub fn per_pveperf_window(count: u64, window: Duration) -> u64 {
+    let secs = window.as_secs_f64();
+    if secs <= 0.0 {
+        return 0;
+    }
+    (count as f64 * PVEPERF_WINDOW.as_secs_f64() / secs).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_counts_to_three_seconds() {
+        assert_eq!(per_pveperf_window(1000, Duration::from_secs(3)), 1000);
+        assert_eq!(per_pveperf_window(1000, Duration::from_secs(1)), 3000);
+        assert_eq!(per_pveperf_window(1000, Duration::from_secs(6)), 500);
+        assert_eq!(per_pveperf_window(1000, Duration::ZERO), 0);
+    }
+}

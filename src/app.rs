@@ -26,11 +26,29 @@ fn check_path(path: &Path) -> Result<(), PathError> {
     Ok(())
 }
 
+/// Why `--append` cannot add to the file it names (exit status 2).
+#[derive(Debug, thiserror::Error)]
+enum AppendError {
+    #[error("--append works with --output-format csv only")]
+    NotCsv,
+    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} has another header ({columns} columns, starting {first:?}); not appending to it", path.display())]
+    OtherHeader {
+        path: std::path::PathBuf,
+        columns: usize,
+        first: String,
+    },
+}
+
 /// Whether the CSV written to `--output` needs its header; checked before
 /// anything is measured so a wrong file costs no run.
-fn csv_needs_header(args: &ProbeArgs) -> Result<bool, String> {
+fn csv_needs_header(args: &ProbeArgs) -> Result<bool, AppendError> {
     if args.append && args.output_format != OutputFormat::Csv {
-        return Err("--append works with --output-format csv only".into());
+        return Err(AppendError::NotCsv);
     }
     let Some(path) = args.output.as_deref().filter(|_| args.append) else {
         return Ok(true);
@@ -38,23 +56,21 @@ fn csv_needs_header(args: &ProbeArgs) -> Result<bool, String> {
     let existing = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(format!(
-                "cannot read {}: {}",
-                path.display(),
-                crate::error::describe(&e)
-            ));
+        Err(source) => {
+            return Err(AppendError::Read {
+                path: path.into(),
+                source,
+            });
         }
     };
     match csv::existing(&existing) {
         csv::Existing::Empty => Ok(true),
         csv::Existing::SameHeader => Ok(false),
-        csv::Existing::OtherHeader(found) => Err(format!(
-            "{} has another header ({} columns, starting {:?}); not appending to it",
-            path.display(),
-            found.len(),
-            found.first().map(String::as_str).unwrap_or("")
-        )),
+        csv::Existing::OtherHeader(found) => Err(AppendError::OtherHeader {
+            path: path.into(),
+            columns: found.len(),
+            first: found.first().cloned().unwrap_or_default(),
+        }),
     }
 }
 

@@ -105,9 +105,10 @@ OUTPUT
   csv gives one row per run with a fixed header, for spreadsheets:
     pveprobe --runs 3 --output-format csv --output fleet.csv --append /var/lib/vz
   `pveprobe compare A.json B.json ...` puts results side by side with ratios
-  to the first; a difference within the runs' spread is marked \"noise\", a
-  figure measured another way (regex engine, fsync order, DNS schedule)
-  \"unlike\" and not ranked, also by --baseline.
+  to the first, the -x figures included; a difference within the runs'
+  spread is marked \"noise\", a figure measured another way (regex engine,
+  fsync order, DNS schedule, window, data pattern, I/O engine) \"unlike\"
+  and not ranked, also by --baseline.
   `pveprobe cluster PATH` runs the probe on every node of a Proxmox VE cluster
   through ssh and prints one row per node (see pveprobe cluster --help).
 

@@ -147,33 +147,48 @@ pub struct Head {
     pub timeout: Duration,
 }
 
+/// Why the nodes are unknown (exit status 2, nothing run).
+#[derive(Debug, thiserror::Error)]
+pub enum NodesError {
+    #[error("--nodes: {0}")]
+    List(members::MembersError),
+    #[error("cannot read {}: {}{}", path.display(), crate::error::describe(source), if *on_pve { "" } else { " (not a Proxmox VE cluster node? name the nodes with --nodes or --nodes-file)" })]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+        /// False when the members list is missing: no PVE node.
+        on_pve: bool,
+    },
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: std::path::PathBuf,
+        source: members::MembersError,
+    },
+}
+
 /// The nodes, and where the list came from (for messages).
-fn load_nodes(args: &ClusterArgs) -> Result<(Members, String), String> {
+fn load_nodes(args: &ClusterArgs) -> Result<(Members, String), NodesError> {
     if !args.nodes.is_empty() {
         return members::parse_node_list(&args.nodes)
             .map(|m| (m, "--nodes".into()))
-            .map_err(|e| format!("--nodes: {e}"));
+            .map_err(NodesError::List);
     }
     type Parser = fn(&str) -> Result<Members, members::MembersError>;
     let (path, parse): (&Path, Parser) = match &args.nodes_file {
         Some(file) => (file, members::parse_nodes_file),
         None => (&args.members, members::parse_members),
     };
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let hint = if args.nodes_file.is_none() && e.kind() == std::io::ErrorKind::NotFound {
-            " (not a Proxmox VE cluster node? name the nodes with --nodes or --nodes-file)"
-        } else {
-            ""
-        };
-        format!(
-            "cannot read {}: {}{hint}",
-            path.display(),
-            crate::error::describe(&e)
-        )
+    let text = std::fs::read_to_string(path).map_err(|source| NodesError::Read {
+        path: path.into(),
+        on_pve: !(args.nodes_file.is_none() && source.kind() == std::io::ErrorKind::NotFound),
+        source,
     })?;
     parse(&text)
         .map(|m| (m, path.display().to_string()))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|source| NodesError::Parse {
+            path: path.into(),
+            source,
+        })
 }
 
 /// Runs one node: not at all when pmxcfs says it is offline.

@@ -22,8 +22,8 @@ pub enum CompareError {
         path: PathBuf,
         source: serde_json::Error,
     },
-    #[error("{} has schema_version {found}; this pveprobe reads up to {SCHEMA_VERSION}", path.display())]
-    Version { path: PathBuf, found: u32 },
+    #[error("{} has schema_version {found}; this pveprobe reads up to {max}", path.display())]
+    Version { path: PathBuf, found: u32, max: u32 },
 }
 
 /// A result read from a file, named for the table.
@@ -46,27 +46,52 @@ pub fn load(path: &Path) -> Result<Input, CompareError> {
     parse(path, &read_result(path)?)
 }
 
-/// A result read from `path` as `text`.
-pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
-    let doc: JsonReport = serde_json::from_str(text).map_err(|source| CompareError::Parse {
+/// A document of type `T` read from `path` as `text`, refused when its
+/// schema version (`version`) is newer than this pveprobe reads (`max`).
+pub fn parse_versioned<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    version: fn(&T) -> u32,
+    max: u32,
+) -> Result<T, CompareError> {
+    let doc: T = serde_json::from_str(text).map_err(|source| CompareError::Parse {
         path: path.into(),
         source,
     })?;
-    if doc.schema_version > SCHEMA_VERSION {
-        return Err(CompareError::Version {
+    match version(&doc) {
+        found if found > max => Err(CompareError::Version {
             path: path.into(),
-            found: doc.schema_version,
-        });
+            found,
+            max,
+        }),
+        _ => Ok(doc),
     }
+}
+
+/// A column's name: `WHO (FILE)`.
+pub fn named(who: Option<&str>, path: &Path) -> String {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name = match &doc.host.hostname {
-        Some(host) => format!("{host} ({file})"),
+    match who {
+        Some(who) => format!("{who} ({file})"),
         None => file,
-    };
-    Ok(Input { name, doc })
+    }
+}
+
+/// A result read from `path` as `text`.
+pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
+    let doc: JsonReport = parse_versioned(
+        path,
+        text,
+        |d: &JsonReport| d.schema_version,
+        SCHEMA_VERSION,
+    )?;
+    Ok(Input {
+        name: named(doc.host.hostname.as_deref(), path),
+        doc,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

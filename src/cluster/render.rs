@@ -279,28 +279,19 @@ pub fn compare_inputs(path: &Path) -> Result<Vec<Input>, CompareError> {
     if !is_cluster {
         return compare::parse(path, &text).map(|i| vec![i]);
     }
-    let report: ClusterReport =
-        serde_json::from_str(&text).map_err(|source| CompareError::Parse {
-            path: path.into(),
-            source,
-        })?;
-    if report.schema_version > SCHEMA_VERSION {
-        return Err(CompareError::Version {
-            path: path.into(),
-            found: report.schema_version,
-        });
-    }
-    let file = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let report: ClusterReport = compare::parse_versioned(
+        path,
+        &text,
+        |r: &ClusterReport| r.schema_version,
+        SCHEMA_VERSION,
+    )?;
     Ok(report
         .nodes
         .into_iter()
         .filter(|n| n.status.answered())
         .filter_map(|n| {
             Some(Input {
-                name: format!("{} ({file})", n.name),
+                name: compare::named(Some(&n.name), path),
                 doc: n.result?,
             })
         })

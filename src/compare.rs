@@ -537,6 +537,16 @@ mod tests {
             regressions(&a, &b, 20.0).is_empty(),
             "nothing measured alike got worse"
         );
+        // A perl-engine baseline against a rust-engine run a fifth of it:
+        // not a regression (it was a false exit 3).
+        let mut slow = a.clone();
+        slow.settings.regex_engine = "rust".into();
+        let mut fig = slow.figures.get(regex).unwrap().clone();
+        fig.value /= 5.0;
+        slow.figures.set(regex, Some(fig));
+        assert!(regressions(&a, &slow, 20.0).is_empty());
+        slow.settings.regex_engine = "perl".into();
+        assert_eq!(regressions(&a, &slow, 20.0)[0].label, "REGEX/SECOND");
         let text = render_text(&t);
         assert!(
             text.contains(

@@ -151,6 +151,37 @@ impl Value {
     }
 }
 
+/// How a figure's runs make its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// The median (what pveperf's lines print with `--runs N`).
+    Median,
+    /// The mean (SEQ WRITE's three back-to-back runs, as bench.sh averages dd's).
+    Mean,
+}
+
+impl Runs {
+    /// The value of `samples` (one per run); `None` without any.
+    pub fn of(self, samples: &[f64]) -> Option<f64> {
+        if samples.is_empty() {
+            return None;
+        }
+        Some(match self {
+            Runs::Median => {
+                let mut sorted = samples.to_vec();
+                sorted.sort_by(f64::total_cmp);
+                let mid = sorted.len() / 2;
+                if sorted.len() % 2 == 1 {
+                    sorted[mid]
+                } else {
+                    (sorted[mid - 1] + sorted[mid]) / 2.0
+                }
+            }
+            Runs::Mean => samples.iter().sum::<f64>() / samples.len() as f64,
+        })
+    }
+}
+
 /// What a figure is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spec {
@@ -167,6 +198,22 @@ pub struct Spec {
     pub methods: &'static [Method],
     /// `Some(what)`: measured once per key (`instance` in JSON), e.g. `jobs`.
     pub per: Option<&'static str>,
+    /// How its runs make its value.
+    pub runs: Runs,
+    /// Decimals a person is shown (`-v`, a line without a format of its
+    /// own); 0 rounds to a whole number. pveperf's lines keep pveperf's
+    /// formats.
+    pub decimals: usize,
+}
+
+impl Spec {
+    /// `value` with the figure's decimals.
+    pub fn format(&self, value: f64) -> String {
+        match self.decimals {
+            0 => format!("{}", value.round() as i64),
+            d => format!("{value:.d$}"),
+        }
+    }
 }
 
 use Aggregate::{Max, Sum};
@@ -360,6 +407,8 @@ const fn spec(
         values,
         methods,
         per: None,
+        runs: Runs::Median,
+        decimals: 2,
     }
 }
 
@@ -404,14 +453,17 @@ impl Figure {
                 &CPU_BOGOMIPS,
                 &[],
             ),
-            spec(
-                "regex_per_second",
-                "REGEX/SECOND",
-                "iterations/3s",
-                Pveperf,
-                &REGEX,
-                &[Method::RegexEngine],
-            ),
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "regex_per_second",
+                    "REGEX/SECOND",
+                    "iterations/3s",
+                    Pveperf,
+                    &REGEX,
+                    &[Method::RegexEngine],
+                )
+            },
             spec("hd_size", "HD SIZE", "GiB", Pveperf, &HD_SIZE, &[]),
             spec(
                 "buffered_reads",
@@ -421,14 +473,17 @@ impl Figure {
                 &READS,
                 &[Method::Window],
             ),
-            spec(
-                "average_seek_time",
-                "AVERAGE SEEK TIME",
-                "ms",
-                Pveperf,
-                &SEEK,
-                &[],
-            ),
+            Spec {
+                decimals: 3,
+                ..spec(
+                    "average_seek_time",
+                    "AVERAGE SEEK TIME",
+                    "ms",
+                    Pveperf,
+                    &SEEK,
+                    &[],
+                )
+            },
             spec(
                 "fsyncs_per_second",
                 "FSYNCS/SECOND",
@@ -437,30 +492,39 @@ impl Figure {
                 &FSYNCS,
                 &[Method::FsyncOrder],
             ),
-            spec(
-                "dns_ext",
-                "DNS EXT",
-                "ms",
-                Pveperf,
-                &DNS_EXT,
-                &[Method::DnsSchedule],
-            ),
-            spec(
-                "dns_int",
-                "DNS INT",
-                "ms",
-                Pveperf,
-                &DNS_INT,
-                &[Method::DnsSchedule],
-            ),
-            spec(
-                "seq_write",
-                "SEQ WRITE",
-                "MiB/s",
-                Extended,
-                &SEQ_WRITE,
-                &[Method::Data],
-            ),
+            Spec {
+                decimals: 3,
+                ..spec(
+                    "dns_ext",
+                    "DNS EXT",
+                    "ms",
+                    Pveperf,
+                    &DNS_EXT,
+                    &[Method::DnsSchedule],
+                )
+            },
+            Spec {
+                decimals: 3,
+                ..spec(
+                    "dns_int",
+                    "DNS INT",
+                    "ms",
+                    Pveperf,
+                    &DNS_INT,
+                    &[Method::DnsSchedule],
+                )
+            },
+            Spec {
+                runs: Runs::Mean,
+                ..spec(
+                    "seq_write",
+                    "SEQ WRITE",
+                    "MiB/s",
+                    Extended,
+                    &SEQ_WRITE,
+                    &[Method::Data],
+                )
+            },
             spec(
                 "seq_read_direct",
                 "SEQ READ DIRECT",
@@ -469,38 +533,50 @@ impl Figure {
                 &SEQ_READ,
                 IO_TEST,
             ),
-            spec(
-                "rand_read_4k_qd1",
-                "RANDOM READ 4K QD1",
-                "IOPS",
-                Extended,
-                &QD1,
-                IO_TEST,
-            ),
-            spec(
-                "rand_read_4k_qd32",
-                "RANDOM READ 4K QD32",
-                "IOPS",
-                Extended,
-                &QD32,
-                IO_TEST,
-            ),
-            spec(
-                "mixed_70_30_4k_qd16",
-                "MIXED 70/30 4K QD16",
-                "IOPS",
-                Extended,
-                &MIXED,
-                IO_TEST,
-            ),
-            spec(
-                "fsync_latency",
-                "FSYNC LATENCY",
-                "ms",
-                Extended,
-                &FSYNC_LATENCY,
-                &[],
-            ),
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "rand_read_4k_qd1",
+                    "RANDOM READ 4K QD1",
+                    "IOPS",
+                    Extended,
+                    &QD1,
+                    IO_TEST,
+                )
+            },
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "rand_read_4k_qd32",
+                    "RANDOM READ 4K QD32",
+                    "IOPS",
+                    Extended,
+                    &QD32,
+                    IO_TEST,
+                )
+            },
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "mixed_70_30_4k_qd16",
+                    "MIXED 70/30 4K QD16",
+                    "IOPS",
+                    Extended,
+                    &MIXED,
+                    IO_TEST,
+                )
+            },
+            Spec {
+                decimals: 3,
+                ..spec(
+                    "fsync_latency",
+                    "FSYNC LATENCY",
+                    "ms",
+                    Extended,
+                    &FSYNC_LATENCY,
+                    &[],
+                )
+            },
         ];
         &SPECS[self as usize]
     }
@@ -576,6 +652,18 @@ mod tests {
             by_column("mixed_write_iops").unwrap().label(),
             "MIXED 70/30 4K QD16 (write)"
         );
+    }
+
+    #[test]
+    fn runs_make_a_value_and_values_are_shown_with_their_decimals() {
+        assert_eq!(Runs::Median.of(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(Runs::Median.of(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(Runs::Mean.of(&[100.0, 200.0, 600.0]), Some(300.0));
+        assert_eq!(Runs::Mean.of(&[]), None);
+        assert_eq!(Figure::SeqWrite.spec().runs, Runs::Mean);
+        assert_eq!(Figure::RegexPerSecond.spec().format(11.5), "12");
+        assert_eq!(Figure::AverageSeekTime.spec().format(0.25), "0.250");
+        assert_eq!(Figure::FsyncsPerSecond.spec().format(1850.0), "1850.00");
     }
 
     #[test]

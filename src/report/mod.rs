@@ -235,19 +235,16 @@ impl Stats {
         if values.is_empty() {
             return None;
         }
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let mid = sorted.len() / 2;
-        let median = if sorted.len() % 2 == 1 {
-            sorted[mid]
-        } else {
-            (sorted[mid - 1] + sorted[mid]) / 2.0
-        };
+        let (min, max) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            });
         Some(Stats {
-            median,
-            min: sorted[0],
-            max: sorted[sorted.len() - 1],
-            count: sorted.len(),
+            median: crate::figure::Runs::Median.of(values)?,
+            min,
+            max,
+            count: values.len(),
         })
     }
 
@@ -462,7 +459,8 @@ impl Extended {
         match figure {
             Figure::SeqWrite => {
                 let runs = self.seq_write.as_ref()?.measured()?;
-                Some(mean(runs.iter().map(Sample::value)))
+                let samples: Vec<f64> = runs.iter().map(Sample::value).collect();
+                figure.spec().runs.of(&samples)
             }
             Figure::Mixed => Some(self.mixed.as_ref()?.measured()?.stats.read_iops()),
             Figure::FsyncLatency => Some(self.fsync_latency.as_ref()?.measured()?.p99_us / 1000.0),

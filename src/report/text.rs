@@ -280,7 +280,7 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
             )
         }
         // A figure without a format of its own: its value and unit.
-        _ => format!("{:.2} {}", x.value(line)?, line.unit()),
+        _ => format!("{} {}", line.spec().format(x.value(line)?), line.unit()),
     })
 }
 

@@ -49,11 +49,7 @@ pub fn guidance(line: Figure, fig: &JsonFigure) -> Option<String> {
 }
 
 fn number(line: Figure, v: f64) -> String {
-    match line {
-        Figure::RegexPerSecond => format!("{}", v.round() as u64),
-        Figure::AverageSeekTime | Figure::DnsExt | Figure::DnsInt => format!("{v:.3}"),
-        _ => format!("{v:.2}"),
-    }
+    line.spec().format(v)
 }
 
 /// One name server's share of a DNS line: a dead first server is named.

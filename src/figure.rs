@@ -615,11 +615,6 @@ pub fn values() -> impl Iterator<Item = &'static Value> {
     Figure::ALL.into_iter().flat_map(|f| f.spec().values)
 }
 
-/// The value whose CSV column is `column`.
-pub fn by_column(column: &str) -> Option<&'static Value> {
-    values().find(|v| v.column == column)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -649,7 +644,7 @@ mod tests {
         assert_eq!(keys.len(), values().count());
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
-            by_column("mixed_write_iops").unwrap().label(),
+            Figure::Mixed.spec().values[1].label(),
             "MIXED 70/30 4K QD16 (write)"
         );
     }

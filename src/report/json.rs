@@ -454,13 +454,9 @@ pub struct Reading<'a> {
 impl Reading<'_> {
     /// max - min of the runs, with at least two of them.
     pub fn range(&self) -> Option<f64> {
-        let (min, max) = self
-            .samples
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(*v), hi.max(*v))
-            });
-        (self.samples.len() >= 2).then_some(max - min)
+        super::Stats::of(self.samples)
+            .filter(|s| s.count >= 2)
+            .map(|s| s.max - s.min)
     }
 }
 

@@ -423,10 +423,6 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
 }
 
 impl Extended {
-    pub fn is_empty(&self) -> bool {
-        *self == Extended::default()
-    }
-
     /// Why an extended figure is missing, with whether that is a failure.
     pub fn problem(&self, figure: Figure) -> Option<(bool, &str)> {
         match figure {

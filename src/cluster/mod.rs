@@ -152,12 +152,12 @@ pub struct Head {
 pub enum NodesError {
     #[error("--nodes: {0}")]
     List(members::MembersError),
-    #[error("cannot read {}: {}{}", path.display(), crate::error::describe(source), if *on_pve { "" } else { " (not a Proxmox VE cluster node? name the nodes with --nodes or --nodes-file)" })]
+    #[error("cannot read {}: {}{}", path.display(), crate::error::describe(source), if *no_members { " (not a Proxmox VE cluster node? name the nodes with --nodes or --nodes-file)" } else { "" })]
     Read {
         path: std::path::PathBuf,
         source: std::io::Error,
-        /// False when the members list is missing: no PVE node.
-        on_pve: bool,
+        /// pmxcfs's members list is missing: this is no PVE cluster node.
+        no_members: bool,
     },
     #[error("{}: {source}", path.display())]
     Parse {
@@ -180,7 +180,7 @@ fn load_nodes(args: &ClusterArgs) -> Result<(Members, String), NodesError> {
     };
     let text = std::fs::read_to_string(path).map_err(|source| NodesError::Read {
         path: path.into(),
-        on_pve: !(args.nodes_file.is_none() && source.kind() == std::io::ErrorKind::NotFound),
+        no_members: args.nodes_file.is_none() && source.kind() == std::io::ErrorKind::NotFound,
         source,
     })?;
     parse(&text)

@@ -1,8 +1,10 @@
 //! pveprobe: a host probe for Proxmox VE and Debian, a drop-in for pveperf.
 //!
-//! The crate measures (`probe`, `extended`, `storage`), keeps what it
-//! measured as plain data (`model`, the types, gathered into a `report`)
-//! and renders it apart (`report::text`, `report::json`). The model
+//! The crate measures (`probe`, `extended`, `storage`, scheduled by `run`),
+//! keeps what it measured as plain data (`model`, the types, gathered into
+//! a `report`) and renders it apart (`report::text`, `report::json`,
+//! `report::csv`, through `output`). What each figure is comes from one
+//! list, `figure`. The model
 //! imports none of the modules that measure or render, so data flows one
 //! way: measurements produce model types, the report holds and renders
 //! them. Host files are read through [`host::Host`] so parsers and probes

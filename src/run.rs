@@ -1,4 +1,8 @@
-//! Runs the requested tests in pveperf's order and fills a [`Report`].
+//! The scheduler: runs the requested tests in print order (pveperf's,
+//! then `-x`'s) and fills a [`Report`], checking each test's preconditions
+//! (read-only, free space, a device to read) before it runs. The
+//! measurements are behind [`Measure`], so the scheduler is tested with a
+//! stand-in.
 
 mod measure;
 

@@ -438,6 +438,28 @@ fn baseline_ranks_an_extended_figure_and_marks_other_data() {
     );
 }
 
+/// Text written to a file has the extended lines too (they used to reach
+/// only a terminal), in print order after pveperf's.
+#[test]
+fn text_to_a_file_has_the_extended_lines() {
+    let dir = workdir();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let file = dir.path().join("out.txt");
+    let out = pveprobe()
+        .args(["--tests", "cpu,seqwrite", "--write-size", "1M", "--output"])
+        .arg(&file)
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let labels: Vec<&str> = text.lines().filter_map(|l| l.split(':').next()).collect();
+    assert_eq!(labels, ["CPU BOGOMIPS", "HD SIZE", "SEQ WRITE"], "{text}");
+    assert!(text.contains("MB/sec (3 runs: "), "{text}");
+}
+
 #[test]
 fn no_progress_when_stderr_is_not_a_terminal() {
     let dir = workdir();

@@ -53,7 +53,8 @@ THE FIGURES
                      that is removed afterwards, also on Ctrl-C. The fsync
                      commits a file its open just emptied, not the data written
                      after it; -v says what that means on the filesystem at
-                     hand, and -x's FSYNC LATENCY syncs the data it writes.
+                     hand; -x's SYNC WRITE 4K measures synced writes as a
+                     database makes them.
                      pve-docs ask for more than 200.
   DNS EXT            Mean ms per A query for a random name under a nonexistent
                      .com domain, over UDP to the name servers of resolv.conf;
@@ -244,6 +245,9 @@ impl ProbeArgs {
             write_size: m.write_size,
             zero_data: m.zero_data,
             io_engine: m.io_engine,
+            sync_mode: m.sync_mode,
+            sync_jobs: m.sync_jobs.clone(),
+            plp: m.plp,
             leaf_reads: true,
             host: self
                 .sysroot

@@ -35,7 +35,9 @@ pub enum Figure {
     RandRead4kQd1,
     RandRead4kQd32,
     Mixed,
-    FsyncLatency,
+    SyncWrite4k,
+    SyncWriteJobs,
+    SyncWritePeak,
 }
 
 /// Where a figure belongs: pveperf's lines (JSON `figures`, text from
@@ -72,6 +74,16 @@ pub enum Field {
     WriteIops,
     /// `domain` (DNS INT's search domain): text, not ranked.
     Domain,
+    /// `latency.p99_us`, in ms.
+    P99Ms,
+    /// `verdict.kind` (SYNC WRITE 4K's flushes): text, not ranked.
+    Verdict,
+    /// `reference.percent`: the figure against its device class's band.
+    ReferencePercent,
+    /// `peak_jobs`: the count of jobs at the peak.
+    PeakJobs,
+    /// `stops_scaling_at`: the last count of jobs that still gained.
+    StopsAt,
 }
 
 /// A way of measuring that changes what a figure means: two results that
@@ -91,6 +103,8 @@ pub enum Method {
     Data,
     /// The figure's `engine`: io_uring or psync.
     IoEngine,
+    /// The figure's `sync_mode`: fdatasync or O_DSYNC.
+    SyncMode,
 }
 
 impl Method {
@@ -103,6 +117,7 @@ impl Method {
             Method::Window => "window",
             Method::Data => "data",
             Method::IoEngine => "I/O engine",
+            Method::SyncMode => "sync mode",
         }
     }
 }
@@ -136,7 +151,7 @@ impl Value {
 
     /// A number (ranked, summed), not text.
     pub fn is_number(&self) -> bool {
-        self.field != Field::Domain
+        !matches!(self.field, Field::Domain | Field::Verdict)
     }
 
     /// True when `b` is better than `a`; `None` when neither is.
@@ -376,17 +391,113 @@ const MIXED: [Value; 2] = [
         )
     },
 ];
-const FSYNC_LATENCY: [Value; 1] = [Value {
-    suffix: " (p99)",
-    ..main(
-        F::FsyncLatency,
-        "fsync_latency",
-        "fsync_p99_ms",
-        ("FSYNC p99", "ms"),
+/// A value of `figure` read from `field`, labelled with `suffix`.
+const fn more(
+    figure: Figure,
+    (key, column, suffix): (&'static str, &'static str, &'static str),
+    field: Field,
+    (short, short_unit): (&'static str, &'static str),
+    better: Option<Better>,
+    aggregate: Option<Aggregate>,
+) -> Value {
+    Value {
+        figure,
+        key,
+        column,
+        suffix,
+        field,
+        short,
+        short_unit,
+        better,
+        aggregate,
+    }
+}
+
+const SYNC_WRITE: [Value; 4] = [
+    main(
+        F::SyncWrite4k,
+        "sync_write_4k",
+        "sync_write_4k_iops",
+        ("SYNC 4K", "IOPS"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::SyncWrite4k,
+        ("sync_write_4k_p99", "sync_write_4k_p99_ms", " (p99)"),
+        Field::P99Ms,
+        ("SYNC p99", "ms"),
         Some(Lower),
         Some(Max),
-    )
-}];
+    ),
+    more(
+        F::SyncWrite4k,
+        (
+            "sync_write_4k_flushes",
+            "sync_write_4k_flushes",
+            " (flushes)",
+        ),
+        Field::Verdict,
+        ("FLUSHES", ""),
+        None,
+        None,
+    ),
+    // Derived from the IOPS: shown, not ranked a second time.
+    more(
+        F::SyncWrite4k,
+        (
+            "sync_write_4k_pct",
+            "sync_write_4k_pct_of_class",
+            " (% of class)",
+        ),
+        Field::ReferencePercent,
+        ("SYNC %", "of class"),
+        None,
+        None,
+    ),
+];
+const SYNC_JOBS: [Value; 1] = [main(
+    F::SyncWriteJobs,
+    "sync_write_4k_jobs",
+    "sync_write_4k_jobs_iops",
+    ("SYNC JOBS", "IOPS"),
+    Some(Higher),
+    Some(Sum),
+)];
+const SYNC_PEAK: [Value; 3] = [
+    main(
+        F::SyncWritePeak,
+        "sync_write_4k_peak",
+        "sync_write_4k_peak_iops",
+        ("SYNC PEAK", "IOPS"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::SyncWritePeak,
+        (
+            "sync_write_4k_peak_jobs",
+            "sync_write_4k_peak_jobs",
+            " (jobs)",
+        ),
+        Field::PeakJobs,
+        ("PEAK AT", "jobs"),
+        None,
+        None,
+    ),
+    more(
+        F::SyncWritePeak,
+        (
+            "sync_write_4k_stops_at",
+            "sync_write_4k_stops_at_jobs",
+            " (stops scaling at)",
+        ),
+        Field::StopsAt,
+        ("STOPS AT", "jobs"),
+        None,
+        None,
+    ),
+];
 
 /// The settings that change an I/O test's figure.
 const IO_TEST: &[Method] = &[Method::Window, Method::IoEngine];
@@ -413,7 +524,7 @@ const fn spec(
 }
 
 impl Figure {
-    pub const ALL: [Figure; 14] = [
+    pub const ALL: [Figure; 16] = [
         F::CpuBogomips,
         F::RegexPerSecond,
         F::HdSize,
@@ -427,7 +538,9 @@ impl Figure {
         F::RandRead4kQd1,
         F::RandRead4kQd32,
         F::Mixed,
-        F::FsyncLatency,
+        F::SyncWrite4k,
+        F::SyncWriteJobs,
+        F::SyncWritePeak,
     ];
 
     /// pveperf's eight lines, in pveperf's order.
@@ -444,7 +557,7 @@ impl Figure {
 
     pub fn spec(self) -> &'static Spec {
         use Group::{Extended, Pveperf};
-        const SPECS: [Spec; 14] = [
+        const SPECS: [Spec; 16] = [
             spec(
                 "cpu_bogomips",
                 "CPU BOGOMIPS",
@@ -567,14 +680,37 @@ impl Figure {
                 )
             },
             Spec {
-                decimals: 3,
+                decimals: 0,
                 ..spec(
-                    "fsync_latency",
-                    "FSYNC LATENCY",
-                    "ms",
+                    "sync_write_4k",
+                    "SYNC WRITE 4K",
+                    "IOPS",
                     Extended,
-                    &FSYNC_LATENCY,
-                    &[],
+                    &SYNC_WRITE,
+                    &[Method::SyncMode],
+                )
+            },
+            Spec {
+                per: Some("jobs"),
+                decimals: 0,
+                ..spec(
+                    "sync_write_4k_jobs",
+                    "SYNC WRITE 4K JOBS",
+                    "IOPS",
+                    Extended,
+                    &SYNC_JOBS,
+                    &[Method::SyncMode],
+                )
+            },
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "sync_write_4k_peak",
+                    "SYNC WRITE 4K PEAK",
+                    "IOPS",
+                    Extended,
+                    &SYNC_PEAK,
+                    &[Method::SyncMode],
                 )
             },
         ];
@@ -637,7 +773,7 @@ mod tests {
         }
         assert_eq!(&Figure::ALL[..8], &Figure::PVEPERF);
         assert!(Figure::PVEPERF.iter().all(|f| f.group() == Group::Pveperf));
-        assert_eq!(Figure::extended().count(), 6);
+        assert_eq!(Figure::extended().count(), 8);
         let columns: BTreeSet<_> = values().map(|v| v.column).collect();
         let keys: BTreeSet<_> = values().map(|v| v.key).collect();
         assert_eq!(columns.len(), values().count());
@@ -669,8 +805,14 @@ mod tests {
         assert_eq!(seek.better_than(2.0, 1.0), Some(false));
         assert_eq!(seek.better_than(1.0, 1.0), None);
         assert_eq!(Figure::HdSize.spec().values[0].better_than(2.0, 1.0), None);
-        // Every ranked number has a direction.
-        for v in values().filter(|v| v.is_number() && v.figure != Figure::HdSize) {
+        // Every measured number has a direction; derived ones (a percentage
+        // of a band, a count of jobs) and HD SIZE are shown, not ranked.
+        let measured =
+            |v: &&Value| matches!(v.field, Field::Value | Field::WriteIops | Field::P99Ms);
+        for v in values()
+            .filter(measured)
+            .filter(|v| v.figure != Figure::HdSize)
+        {
             assert!(v.better.is_some(), "{} has no direction", v.column);
         }
     }

@@ -104,6 +104,17 @@ impl Host {
     pub fn read(&self, abs: impl AsRef<Path>) -> io::Result<String> {
         read_capped(&self.path(abs), MAX_HOST_FILE)
     }
+
+    /// Reads a binary host file (a VPD page), at most [`MAX_HOST_FILE`]
+    /// bytes of it; `None` when it cannot be read.
+    pub fn read_bytes(&self, abs: impl AsRef<Path>) -> Option<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(self.path(abs))
+            .and_then(|f| f.take(MAX_HOST_FILE).read_to_end(&mut bytes))
+            .ok()?;
+        Some(bytes)
+    }
 }
 
 #[cfg(test)]

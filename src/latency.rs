@@ -30,9 +30,15 @@ pub struct LatencySummary {
     pub p50_us: f64,
     pub p90_us: f64,
     pub p99_us: f64,
-    pub p99_9_us: f64,
+    /// Only with at least [`P99_9_MIN_COUNT`] operations: with fewer, the
+    /// 99.9th percentile is the maximum under another name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_9_us: Option<f64>,
     pub max_us: f64,
 }
+
+/// Operations a 99.9th percentile needs to mean something.
+pub const P99_9_MIN_COUNT: u64 = 1000;
 
 impl Latency {
     pub fn record(&mut self, op: Duration) {
@@ -57,7 +63,8 @@ impl Latency {
             p50_us: us(self.0.value_at_quantile(0.50)),
             p90_us: us(self.0.value_at_quantile(0.90)),
             p99_us: us(self.0.value_at_quantile(0.99)),
-            p99_9_us: us(self.0.value_at_quantile(0.999)),
+            p99_9_us: (self.0.len() >= P99_9_MIN_COUNT)
+                .then(|| us(self.0.value_at_quantile(0.999))),
             max_us: us(self.0.max()),
         })
     }
@@ -91,7 +98,12 @@ mod tests {
         assert!((s.p90_us - 9000.0).abs() <= 9.0, "{s:?}");
         assert!((s.p99_us - 9900.0).abs() <= 10.0, "{s:?}");
         assert!((s.max_us - 10000.0).abs() <= 10.0, "{s:?}");
+        assert!((s.p99_9_us.unwrap() - 9990.0).abs() <= 10.0, "{s:?}");
         assert!(Latency::default().summary().is_none());
+        // Below 1,000 operations there is no p99.9.
+        let mut few = Latency::default();
+        few.record(Duration::from_millis(1));
+        assert_eq!(few.summary().unwrap().p99_9_us, None);
     }
 
     #[test]

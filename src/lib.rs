@@ -20,6 +20,7 @@ pub mod error;
 pub mod exit;
 pub mod extended;
 pub mod figure;
+pub mod flushes;
 pub mod host;
 pub mod iobuf;
 pub mod latency;

@@ -28,8 +28,8 @@ pub enum Test {
     Randread,
     /// MIXED 70/30 4K QD16 (extended)
     Mixed,
-    /// FSYNC LATENCY (extended)
-    Fsynclat,
+    /// SYNC WRITE 4K (extended; with --sync-jobs also its scaling)
+    Syncwrite,
 }
 
 /// One I/O job of an extended test: `depth` operations of `block` bytes in
@@ -74,6 +74,17 @@ impl JobParams {
     };
 }
 
+/// SYNC WRITE 4K: bytes per write.
+pub const SYNC_BLOCK: usize = 4096;
+
+/// SYNC WRITE 4K: each job's file, written in full before the timed
+/// writes overwrite it at random (fio's `--overwrite=1 --size`).
+pub const SYNC_FILE_BYTES: u64 = 64 << 20;
+
+/// `--sync-jobs`: a step that adds less than this to the previous step's
+/// IOPS ends the scaling (ten per cent).
+pub const SYNC_MIN_GAIN: f64 = 0.10;
+
 /// What one test costs: windows of `--duration`, DNS lines (a window plus
 /// one `--dns-timeout` each) and multiples of `--write-size` written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +126,7 @@ impl Test {
         Test::Seqread,
         Test::Randread,
         Test::Mixed,
-        Test::Fsynclat,
+        Test::Syncwrite,
     ];
 
     /// Every test, in `--tests`'s order.
@@ -130,7 +141,7 @@ impl Test {
         Test::Seqread,
         Test::Randread,
         Test::Mixed,
-        Test::Fsynclat,
+        Test::Syncwrite,
     ];
 
     /// The name `--tests` takes.
@@ -146,7 +157,7 @@ impl Test {
             Test::Seqread => "seqread",
             Test::Randread => "randread",
             Test::Mixed => "mixed",
-            Test::Fsynclat => "fsynclat",
+            Test::Syncwrite => "syncwrite",
         }
     }
 
@@ -163,7 +174,7 @@ impl Test {
             Test::Seqread => "SEQ READ DIRECT (extended)",
             Test::Randread => "RANDOM READ 4K QD1 and QD32 (extended)",
             Test::Mixed => "MIXED 70/30 4K QD16 (extended)",
-            Test::Fsynclat => "FSYNC LATENCY (extended)",
+            Test::Syncwrite => "SYNC WRITE 4K (extended; --sync-jobs adds its scaling)",
         }
     }
 
@@ -199,8 +210,9 @@ impl Test {
                 jobs: &[JobParams::MIXED],
                 ..FREE
             },
-            // Its own loop (write, then fsync), for one window.
-            Test::Fsynclat => Cost { windows: 1, ..FREE },
+            // One job for one window (each --sync-jobs step one more);
+            // its file is small (SYNC_FILE_BYTES).
+            Test::Syncwrite => Cost { windows: 1, ..FREE },
         }
     }
 }

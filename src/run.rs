@@ -15,6 +15,9 @@ pub use measure::{DnsQuery, Measure, Real, Space};
 use crate::error::ProbeError;
 use crate::extended::engine::EngineChoice;
 use crate::host::Host;
+use crate::model::sync::{
+    SyncMode, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind,
+};
 use crate::parse::resolv;
 use crate::plan::JobParams;
 pub use crate::plan::Test;
@@ -42,6 +45,12 @@ pub struct Config {
     /// SEQ WRITE writes zeros (dd-compatible) instead of incompressible data.
     pub zero_data: bool,
     pub io_engine: EngineChoice,
+    /// How SYNC WRITE 4K makes each write durable.
+    pub sync_mode: SyncMode,
+    /// `--sync-jobs`: the counts of jobs of SYNC WRITE 4K's scaling (none: no scaling).
+    pub sync_jobs: Vec<u32>,
+    /// `--plp`: whether the disks have power-loss protection, as the admin says.
+    pub plp: Option<bool>,
     /// When the source is no block device (ZFS), read its pool's data disks
     /// instead (pveperf omits the lines; its own mode turns this off).
     pub leaf_reads: bool,
@@ -120,6 +129,9 @@ fn targets(
         _ => Err(Outcome::Skipped(not_a_device)),
     }
 }
+
+/// What a test sized by `--write-size` suggests when space is short.
+const WRITE_SIZE_HINT: &str = "; a smaller --write-size fits";
 
 /// A signal (SIGINT, SIGTERM, SIGHUP) stopped the run: what unwinds the
 /// scheduler, so every test's files are removed on the way out.
@@ -268,9 +280,8 @@ impl Runner<'_> {
             self.emit(Figure::AverageSeekTime);
         }
         if self.wants(Test::Fsync) {
-            self.report.fsync = Some(self.repeat(Figure::FsyncsPerSecond, |this| {
-                this.fsync_test(fsync::Order::Pveperf)
-            })?);
+            self.report.fsync =
+                Some(self.repeat(Figure::FsyncsPerSecond, |this| this.fsync_test())?);
             self.emit(Figure::FsyncsPerSecond);
         }
         if self.wants(Test::Dns) {
@@ -280,7 +291,7 @@ impl Runner<'_> {
     }
 
     /// Free space for a file test of `bytes`, with a margin.
-    fn space_for(&mut self, bytes: u64, what: &str) -> Result<(), ProbeError> {
+    fn space_for(&mut self, bytes: u64, what: &str, hint: &str) -> Result<(), ProbeError> {
         let path = &self.config.path;
         let space = self.measure.space(path)?;
         if space.read_only {
@@ -292,7 +303,7 @@ impl Runner<'_> {
         let need = bytes + (bytes / 10).max(64 << 20);
         if space.available < need {
             return Err(ProbeError::Unavailable(format!(
-                "{what} needs {} MiB free (the file and a margin), {} has {} MiB; a smaller --write-size fits",
+                "{what} needs {} MiB free (the file and a margin), {} has {} MiB{hint}",
                 need >> 20,
                 path.display(),
                 space.available >> 20
@@ -305,10 +316,12 @@ impl Runner<'_> {
         let cfg = self.config;
         if self.wants(Test::Seqwrite) {
             let runs = Test::Seqwrite.cost().writes;
-            let result = self.space_for(cfg.write_size, "SEQ WRITE").and_then(|()| {
-                self.measure
-                    .seq_write(&cfg.path, cfg.write_size, runs, cfg.zero_data)
-            });
+            let result = self
+                .space_for(cfg.write_size, "SEQ WRITE", WRITE_SIZE_HINT)
+                .and_then(|()| {
+                    self.measure
+                        .seq_write(&cfg.path, cfg.write_size, runs, cfg.zero_data)
+                });
             self.report.extended.seq_write = Some(outcome(result)?);
             self.emit(Figure::SeqWrite);
         }
@@ -332,7 +345,7 @@ impl Runner<'_> {
         }
         if self.wants(Test::Mixed) {
             let result = self
-                .space_for(cfg.write_size, "MIXED 70/30")
+                .space_for(cfg.write_size, "MIXED 70/30", WRITE_SIZE_HINT)
                 .and_then(|()| {
                     self.measure.mixed(
                         &cfg.path,
@@ -345,39 +358,104 @@ impl Runner<'_> {
             self.report.extended.mixed = Some(outcome(result)?);
             self.emit(Figure::Mixed);
         }
-        if self.wants(Test::Fsynclat) {
-            // Its own loop, which syncs the data it writes: FSYNCS/SECOND's
-            // (pveperf's order) syncs a file its open just emptied.
-            let result = self.fsync_test(fsync::Order::WriteThenFsync).and_then(|f| {
-                f.latency.and_then(|l| l.summary()).ok_or_else(|| {
-                    ProbeError::Unavailable("latency recording is off (--no-latency)".into())
-                })
-            });
-            self.report.extended.fsync_latency = Some(outcome(result)?);
-            self.emit(Figure::FsyncLatency);
+        if self.wants(Test::Syncwrite) {
+            self.sync_tests()?;
         }
         Ok(())
     }
 
-    fn fsync_test(&mut self, order: fsync::Order) -> Result<fsync::FsyncFigure, ProbeError> {
+    /// SYNC WRITE 4K with one job, judged; then `--sync-jobs`'s steps,
+    /// the first failure ending them.
+    fn sync_tests(&mut self) -> Step {
         let cfg = self.config;
-        if let Some(fs) = self.report.filesystem.as_ref().and_then(Outcome::measured) {
-            if fs.read_only {
-                return Err(ProbeError::Unavailable(format!(
-                    "{} is on a read-only filesystem",
-                    cfg.path.display()
-                )));
-            }
-            if fs.avail_bytes == 0 {
-                return Err(ProbeError::Unavailable(format!(
-                    "no space available on {}",
-                    fs.source
-                )));
+        let one = outcome(self.sync_test(1))?;
+        self.report.extended.sync_write = Some(match one {
+            Outcome::Measured(figure) => Outcome::Measured(self.judged(figure)),
+            Outcome::Failed(why) => Outcome::Failed(why),
+            Outcome::Skipped(why) => Outcome::Skipped(why),
+        });
+        self.emit(Figure::SyncWrite4k);
+        if cfg.sync_jobs.is_empty() {
+            return Ok(());
+        }
+        let mut steps = Vec::with_capacity(cfg.sync_jobs.len());
+        let mut failed = None;
+        for &jobs in &cfg.sync_jobs {
+            match outcome(self.sync_test(jobs))? {
+                Outcome::Measured(step) => steps.push(step),
+                Outcome::Failed(why) | Outcome::Skipped(why) => {
+                    failed = Some(format!("{jobs} jobs: {why}"));
+                    break;
+                }
             }
         }
+        self.report.extended.sync_scaling = Some(match failed {
+            Some(why) => Outcome::Failed(why),
+            None => Outcome::Measured(SyncScaling { steps }),
+        });
+        self.emit(Figure::SyncWriteJobs);
+        self.emit(Figure::SyncWritePeak);
+        Ok(())
+    }
+
+    /// One count of jobs, each with its own file.
+    fn sync_test(&mut self, jobs: u32) -> Result<SyncWriteFigure, ProbeError> {
+        let cfg = self.config;
+        self.writable()?;
+        let bytes = crate::plan::SYNC_FILE_BYTES;
+        let what = format!("SYNC WRITE 4K with {jobs} jobs");
+        self.space_for(bytes * u64::from(jobs), &what, "; fewer --sync-jobs fit")?;
+        self.measure
+            .sync_write(&cfg.path, jobs, bytes, cfg.sync_mode, cfg.window)
+    }
+
+    /// The verdict on the flushes and the class's band, from what the run saw.
+    fn judged(&self, figure: SyncWriteFigure) -> SyncResult {
+        let fs = self.report.filesystem.as_ref().and_then(Outcome::measured);
+        let storage = self.report.storage.as_ref();
+        let iops = figure.iops();
+        let verdict = match fs {
+            Some(fs) => crate::flushes::judge(fs, storage, iops),
+            None => Verdict {
+                kind: VerdictKind::Unknown,
+                reason: "the filesystem is unknown".into(),
+            },
+        };
+        SyncResult {
+            reference: crate::flushes::reference(storage, self.config.plp, iops),
+            figure,
+            verdict,
+        }
+    }
+
+    /// PATH's filesystem takes writes: not read-only, not full.
+    fn writable(&self) -> Result<(), ProbeError> {
+        let path = &self.config.path;
+        let Some(fs) = self.report.filesystem.as_ref().and_then(Outcome::measured) else {
+            return Ok(());
+        };
+        if fs.read_only {
+            return Err(ProbeError::Unavailable(format!(
+                "{} is on a read-only filesystem",
+                path.display()
+            )));
+        }
+        if fs.avail_bytes == 0 {
+            return Err(ProbeError::Unavailable(format!(
+                "no space available on {}",
+                fs.source
+            )));
+        }
+        Ok(())
+    }
+
+    /// FSYNCS/SECOND: pveperf's loop, in pveperf's order.
+    fn fsync_test(&mut self) -> Result<fsync::FsyncFigure, ProbeError> {
+        let cfg = self.config;
+        self.writable()?;
         self.drop_caches();
         self.measure
-            .fsync(&cfg.path, order, cfg.window, cfg.record_latency)
+            .fsync(&cfg.path, cfg.window, cfg.record_latency)
     }
 
     fn dns_tests(&mut self) -> Step {
@@ -769,20 +847,37 @@ mod tests {
         fn fsync(
             &mut self,
             _: &Path,
-            order: fsync::Order,
             _: Duration,
             record_latency: bool,
         ) -> Result<fsync::FsyncFigure, ProbeError> {
-            self.call(match order {
-                fsync::Order::Pveperf => "fsync",
-                fsync::Order::WriteThenFsync => "fsync_latency",
-            })?;
+            self.call("fsync")?;
             let mut latency = crate::latency::Latency::default();
             latency.record(Duration::from_millis(1));
             Ok(fsync::FsyncFigure {
                 iterations: 300,
                 elapsed: Duration::from_secs(1),
                 latency: record_latency.then_some(latency),
+            })
+        }
+        fn sync_write(
+            &mut self,
+            _: &Path,
+            jobs: u32,
+            bytes: u64,
+            mode: SyncMode,
+            _: Duration,
+        ) -> Result<SyncWriteFigure, ProbeError> {
+            self.call("sync_write")?;
+            let mut latency = crate::latency::Latency::default();
+            latency.record(Duration::from_millis(1));
+            Ok(SyncWriteFigure {
+                jobs,
+                mode,
+                file_bytes: bytes,
+                writes: 1000 * u64::from(jobs.min(4)),
+                elapsed: Duration::from_secs(1),
+                latency,
+                cpu: Duration::ZERO,
             })
         }
         fn read_resolv_conf(&mut self, _: &Path) -> std::io::Result<String> {
@@ -818,6 +913,9 @@ mod tests {
             write_size: 1 << 30,
             zero_data: false,
             io_engine: EngineChoice::Auto,
+            sync_mode: SyncMode::Fdatasync,
+            sync_jobs: Vec::new(),
+            plp: None,
             leaf_reads: true,
             host: Host::real(),
         }
@@ -838,6 +936,7 @@ mod tests {
     fn the_scheduler_runs_every_test_in_print_order() {
         let mut all = config(&Test::ALL);
         all.runs = 2;
+        all.sync_jobs = vec![1, 2, 4, 8];
         let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
         let (report, announced) = schedule(&all, &mut mock);
         assert_eq!(announced, Figure::ALL, "every figure, in print order");
@@ -875,10 +974,19 @@ mod tests {
                 "device_job",
                 "space",
                 "mixed",
-                "fsync_latency",
+                "space",
+                "sync_write",
+                "space",
+                "sync_write",
+                "space",
+                "sync_write",
+                "space",
+                "sync_write",
+                "space",
+                "sync_write",
             ]
         );
-        assert_eq!(mock.count("drop_caches"), 2 + 2 + 2 + 3 + 1);
+        assert_eq!(mock.count("drop_caches"), 2 + 2 + 2 + 3);
         assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
         assert!(report.notes[0].starts_with("page cache not dropped (not root)"));
         // The job parameters come from the plan's table.
@@ -892,6 +1000,21 @@ mod tests {
             .measured()
             .unwrap();
         assert_eq!(runs.len() as u32, Test::Seqwrite.cost().writes);
+        // SYNC WRITE 4K is judged (the stand-in's storage shows no disk),
+        // and the scaling stops where the next step gains under 10%.
+        let sync = report
+            .extended
+            .sync_write
+            .as_ref()
+            .unwrap()
+            .measured()
+            .unwrap();
+        assert_eq!(sync.verdict.kind, VerdictKind::Unknown);
+        assert_eq!(sync.verdict.reason, "no disk found behind ");
+        let scaling = report.extended.scaling().unwrap();
+        let jobs: Vec<u32> = scaling.steps.iter().map(|s| s.jobs).collect();
+        assert_eq!(jobs, [1, 2, 4, 8]);
+        assert_eq!(scaling.stops_at(crate::plan::SYNC_MIN_GAIN), Some(4));
     }
 
     #[test]
@@ -918,13 +1041,13 @@ mod tests {
             f.read_only = true;
         }
         let mut mock = Mock::new(ro);
-        let (report, _) = schedule(&config(&[Test::Fsync, Test::Fsynclat]), &mut mock);
+        let (report, _) = schedule(&config(&[Test::Fsync, Test::Syncwrite]), &mut mock);
         assert_eq!(
             report.problem(Figure::FsyncsPerSecond),
             Some((true, "/var/lib/vz is on a read-only filesystem"))
         );
-        assert!(report.problem(Figure::FsyncLatency).unwrap().0);
-        assert_eq!(mock.count("fsync") + mock.count("fsync_latency"), 0);
+        assert!(report.problem(Figure::SyncWrite4k).unwrap().0);
+        assert_eq!(mock.count("fsync") + mock.count("sync_write"), 0);
 
         // Too little space for SEQ WRITE's and MIXED's files: nothing written.
         let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
@@ -945,13 +1068,36 @@ mod tests {
         );
         assert_eq!(mock.count("seq_write") + mock.count("mixed"), 0);
 
-        // No latency recorded: FSYNC LATENCY has nothing to show and says why.
-        let mut cfg = config(&[Test::Fsynclat]);
-        cfg.record_latency = false;
-        let (report, _) = schedule(&cfg, &mut Mock::new(fs("/dev/sda1", "ext4")));
+        // Too little space for the scaling's largest step: the steps before
+        // it are kept out too, and the failure names the step.
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.space.available = 512 << 20;
+        let mut cfg = config(&[Test::Syncwrite]);
+        cfg.sync_jobs = vec![1, 16];
+        let (report, announced) = schedule(&cfg, &mut mock);
+        assert!(
+            report
+                .extended
+                .sync_write
+                .as_ref()
+                .unwrap()
+                .measured()
+                .is_some()
+        );
+        let (failed, why) = report.problem(Figure::SyncWritePeak).unwrap();
+        assert!(failed);
         assert_eq!(
-            report.problem(Figure::FsyncLatency),
-            Some((true, "latency recording is off (--no-latency)"))
+            why,
+            "16 jobs: SYNC WRITE 4K with 16 jobs needs 1126 MiB free (the file and a margin), /var/lib/vz has 512 MiB; fewer --sync-jobs fit"
+        );
+        assert_eq!(mock.count("sync_write"), 2, "one job, then the scaling's 1");
+        assert_eq!(
+            &announced[1..],
+            [
+                Figure::SyncWrite4k,
+                Figure::SyncWriteJobs,
+                Figure::SyncWritePeak
+            ]
         );
     }
 

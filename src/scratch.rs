@@ -128,6 +128,19 @@ impl ScratchDir {
         Ok(File::from(fd))
     }
 
+    /// Opens `name` (made earlier by [`ScratchDir::create_file`]) for
+    /// writing in place, with `O_DSYNC` when `dsync` (each write returns
+    /// once durable).
+    pub fn open_write(&mut self, name: &str, dsync: bool) -> Result<File, ProbeError> {
+        let mut flags = OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        if dsync {
+            flags |= OFlag::O_DSYNC;
+        }
+        openat(&self.dir, name, flags, Mode::empty())
+            .map(File::from)
+            .context(|| format!("cannot open {}/{name}", self.path().display()))
+    }
+
     /// Opens `name` (made earlier by [`ScratchDir::create_file`]) for reading
     /// and writing with O_DIRECT, or without it where the filesystem refuses
     /// it (tmpfs); says which.

@@ -357,7 +357,7 @@ fn parallel_runs_start_together_and_add_up() {
     let (out, took) = c.run(&[
         "--parallel",
         "--tests",
-        "cpu,fsync,fsynclat",
+        "cpu,fsync,syncwrite",
         "--duration",
         "1",
         "--output-format",
@@ -408,13 +408,14 @@ fn parallel_runs_start_together_and_add_up() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|x| x["key"] == "fsync_latency")
-                .unwrap()["value"]
+                .find(|x| x["key"] == "sync_write_4k")
+                .unwrap()["latency"]["p99_us"]
                 .as_f64()
                 .unwrap()
+                / 1000.0
         })
         .collect();
-    let f = figure("fsync_p99_ms");
+    let f = figure("sync_write_4k_p99_ms");
     assert_eq!(f["aggregate"], "max");
     assert_eq!(
         f["aggregate_value"].as_f64().unwrap(),
@@ -425,14 +426,14 @@ fn parallel_runs_start_together_and_add_up() {
     eprintln!(
         "fsyncs {fsyncs:?} -> sum {}; p99 {p99:?} -> max {}",
         figure("fsyncs_per_s")["aggregate_value"],
-        figure("fsync_p99_ms")["aggregate_value"]
+        figure("sync_write_4k_p99_ms")["aggregate_value"]
     );
 
     // The same as a table: the "at once" row.
     let (out, _) = c.run(&[
         "--parallel",
         "--tests",
-        "cpu,fsync,fsynclat",
+        "cpu,fsync,syncwrite",
         "--duration",
         "0.3",
         path,

@@ -28,8 +28,8 @@ const FORMATS: [(&str, &str); 6] = [
         r"^MIXED 70/30 4K QD16:      \d+ read IOPS, \d+ write IOPS \(80% random, O_DIRECT file, (io_uring|psync)\)$",
     ),
     (
-        "FSYNC LATENCY",
-        r"^FSYNC LATENCY:            p50 \d+\.\d{3} ms, p99 \d+\.\d{3} ms, max \d+\.\d{3} ms \(write 4001 bytes, then fsync\)$",
+        "SYNC WRITE 4K",
+        r"^SYNC WRITE 4K:            \d+ IOPS \(mean \d+\.\d{3} ms, p50 \d+\.\d{3} ms, p99 \d+\.\d{3} ms(, p99\.9 \d+\.\d{3} ms)?, max \d+\.\d{3} ms; fdatasync, 64 MiB file, 1 job\); flushes: unknown$",
     ),
 ];
 

@@ -138,7 +138,7 @@ fn traced(program: &Path, args: &[&str], env: &[(&str, &str)]) -> (TempDir, Path
             "-f",
             "-qq",
             "-e",
-            "trace=openat,ioctl,lseek,newfstatat,fstat,fsync,fdatasync,write,close",
+            "trace=openat,ioctl,lseek,newfstatat,fstat,fsync,fdatasync,write,pwrite64,close",
             "-o",
         ])
         .arg(&log)
@@ -178,27 +178,50 @@ fn pveprobes_fsync_loop_runs_in_pveperfs_order() {
 }
 
 #[test]
-fn fsync_latency_of_x_writes_then_fsyncs_in_its_own_loop() {
-    // FSYNC LATENCY syncs the data it wrote: its files, traced, are written then synced.
+fn sync_write_4k_writes_each_block_then_fdatasyncs_it() {
+    // SYNC WRITE 4K overwrites its file, written in full first, in 4 KiB
+    // at aligned offsets, each write followed by fdatasync, as fio's
+    // --rw=randwrite --bs=4k --fdatasync=1 --overwrite=1.
     let (_dir, target, trace) = traced(
         pveprobe_bin(),
-        &["--tests", "fsynclat", "--duration", "0.2"],
+        &["--tests", "syncwrite", "--duration", "0.2"],
         &[],
     );
     let calls = calls(&trace);
-    let first_open = calls
+    let reopen = calls
         .iter()
-        .position(|c| c.name == "openat" && c.args.contains("tf_0.dat"))
-        .expect("the loop ran");
-    let (pid, fd) = (calls[first_open].pid, calls[first_open].result);
-    let order: Vec<&str> = calls[first_open + 1..]
+        .rposition(|c| {
+            c.name == "openat" && c.args.contains("sync_0.dat") && !c.args.contains("O_CREAT")
+        })
+        .expect("the job opened its file for writing in place");
+    let fd = calls[reopen].result;
+    let on_fd: Vec<&Call> = calls[reopen + 1..]
         .iter()
-        .filter(|c| c.pid == pid && self::fd(c) == fd)
-        .filter(|c| ["fsync", "write", "close"].contains(&c.name.as_str()))
-        .take(3)
-        .map(|c| c.name.as_str())
+        .filter(|c| self::fd(c) == fd)
+        .take_while(|c| c.name != "close")
         .collect();
-    assert_eq!(order, ["write", "fsync", "close"]);
+    assert!(on_fd.len() >= 20, "only {} calls traced", on_fd.len());
+    let file_bytes = 64u64 << 20;
+    for pair in on_fd.chunks(2) {
+        let names: Vec<&str> = pair.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["pwrite64", "fdatasync"], "{pair:?}");
+        let args: Vec<&str> = pair[0].args.rsplitn(3, ", ").collect();
+        let (offset, size): (u64, u64) = (args[0].parse().unwrap(), args[1].parse().unwrap());
+        assert_eq!(size, 4096, "{:?}", pair[0]);
+        assert_eq!(offset % 4096, 0, "aligned: {:?}", pair[0]);
+        assert!(
+            offset + size <= file_bytes,
+            "inside the file: {:?}",
+            pair[0]
+        );
+    }
+    // Random, not sequential: the offsets are not in order.
+    let offsets: Vec<u64> = on_fd
+        .iter()
+        .step_by(2)
+        .map(|c| c.args.rsplit(", ").next().unwrap().parse().unwrap())
+        .collect();
+    assert!(offsets.windows(2).any(|w| w[0] > w[1]), "{offsets:?}");
     assert_empty(&target);
 }
 

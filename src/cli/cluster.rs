@@ -198,6 +198,10 @@ impl ClusterArgs {
                 + f64::from(cost.dns_lines_per_run) * runs * (duration + m.dns_timeout);
             written += f64::from(cost.writes) * write_size;
         }
+        // Each --sync-jobs step is one more window.
+        if m.selected_tests().contains(&crate::plan::Test::Syncwrite) {
+            windowed += m.sync_jobs.len() as f64 * duration;
+        }
         let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
         Duration::from_secs_f64(secs.ceil())
     }
@@ -229,7 +233,7 @@ mod tests {
             "--duration",
             "0.2",
             "--tests",
-            "cpu,fsync,fsynclat",
+            "cpu,fsync,syncwrite",
             "--runs",
             "3",
             "--regex-engine",
@@ -247,6 +251,12 @@ mod tests {
             "--io-engine",
             "io-uring",
             "--no-latency",
+            "--sync-mode",
+            "dsync",
+            "--sync-jobs",
+            "1,2,4",
+            "--plp",
+            "no",
             "/var/tmp",
         ]);
         // In MeasureArgs's order, values as typed.
@@ -256,7 +266,7 @@ mod tests {
                 "--duration",
                 "0.2",
                 "--tests",
-                "cpu,fsync,fsynclat",
+                "cpu,fsync,syncwrite",
                 "--regex-engine",
                 "perl",
                 "--resolv-conf",
@@ -274,6 +284,12 @@ mod tests {
                 "--zero-data",
                 "--io-engine",
                 "io-uring",
+                "--sync-mode",
+                "dsync",
+                "--sync-jobs",
+                "1,2,4",
+                "--plp",
+                "no",
             ]
         );
         assert_eq!(all.path, "/var/tmp");

@@ -15,6 +15,7 @@ use clap::{ArgAction, ArgMatches, Args, FromArgMatches};
 use crate::choice::Choice;
 use crate::extended::engine::EngineChoice;
 use crate::host::ETC_RESOLV_CONF;
+use crate::model::sync::SyncMode;
 use crate::probe::dns::Schedule;
 use crate::probe::regex::RegexEngine;
 use crate::run::Test;
@@ -59,7 +60,7 @@ pub struct MeasureArgs {
     pub no_latency: bool,
 
     /// Also run the extended tests: SEQ WRITE, SEQ READ DIRECT, RANDOM READ 4K
-    /// QD1 and QD32, MIXED 70/30 4K QD16, FSYNC LATENCY
+    /// QD1 and QD32, MIXED 70/30 4K QD16, SYNC WRITE 4K
     #[arg(short = 'x', long)]
     pub extended: bool,
 
@@ -76,6 +77,30 @@ pub struct MeasureArgs {
     /// I/O engine of the extended device and file tests
     #[arg(long, value_name = "ENGINE", value_parser = parser::<EngineChoice>(), default_value = EngineChoice::Auto.name())]
     pub io_engine: EngineChoice,
+
+    /// How SYNC WRITE 4K makes each write durable
+    #[arg(long, value_name = "MODE", value_parser = parser::<SyncMode>(), default_value = SyncMode::Fdatasync.name())]
+    pub sync_mode: SyncMode,
+
+    /// SYNC WRITE 4K's scaling: run it with each count of jobs, e.g.
+    /// 1,2,4,8,16 (each job a thread with its own file; loads the host for
+    /// one window per count; implies the syncwrite test)
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub sync_jobs: Vec<u32>,
+
+    /// Whether the disks have power-loss protection, for SYNC WRITE 4K's
+    /// reference band (Linux does not tell; default: a table of models)
+    #[arg(long, value_name = "yes|no", value_parser = parse_yes_no)]
+    pub plp: Option<bool>,
+}
+
+/// `yes` or `no`.
+fn parse_yes_no(text: &str) -> Result<bool, String> {
+    match text {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("{text:?} is neither yes nor no")),
+    }
 }
 
 impl MeasureArgs {
@@ -89,6 +114,9 @@ impl MeasureArgs {
         };
         if self.extended {
             tests.extend(Test::EXTENDED);
+        }
+        if !self.sync_jobs.is_empty() {
+            tests.insert(Test::Syncwrite);
         }
         tests
     }
@@ -330,7 +358,7 @@ mod tests {
         let names = |all: &[&'static str]| all.join(",");
         assert_eq!(
             names(&Test::ALL.map(Test::name)),
-            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,fsynclat"
+            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite"
         );
         assert_eq!(names(&RegexEngine::ALL.map(RegexEngine::name)), "rust,perl");
         assert_eq!(names(&Schedule::ALL.map(Schedule::name)), "bounded,pveperf");

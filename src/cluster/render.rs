@@ -174,6 +174,19 @@ pub fn text(r: &ClusterReport) -> String {
             ));
         }
     }
+    // Text values (SYNC WRITE 4K's verdict on its flushes): one line each.
+    for v in crate::figure::values().filter(|v| v.field == crate::figure::Field::Verdict) {
+        let each: Vec<String> = r
+            .results()
+            .iter()
+            .map(|(node, doc)| (node, doc.cell(v)))
+            .filter(|(_, cell)| !cell.is_empty())
+            .map(|(node, cell)| format!("{node} {cell}"))
+            .collect();
+        if !each.is_empty() {
+            notes.push(format!("{}: {}", v.label(), each.join(", ")));
+        }
+    }
     for n in r.nodes.iter().filter(|n| n.status.answered()) {
         if let Some(d) = &n.detail {
             notes.push(format!("{}: {d}", n.name));

@@ -134,7 +134,8 @@ impl<R: Rng> Offsets<R> {
     }
 }
 
-fn cpu_time() -> Duration {
+/// User plus system CPU time of this process so far.
+pub fn cpu_time() -> Duration {
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF);
     usage.map_or(Duration::ZERO, |u| {
         let tv = |t: nix::sys::time::TimeVal| {

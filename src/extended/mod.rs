@@ -9,5 +9,6 @@
 
 pub mod engine;
 pub mod seqwrite;
+pub mod syncwrite;
 
 pub use crate::model::io::MixedFigure;

@@ -17,6 +17,7 @@ pub mod host;
 pub mod io;
 pub mod regex;
 pub mod storage;
+pub mod sync;
 
 use std::time::Duration;
 

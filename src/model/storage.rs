@@ -31,6 +31,10 @@ pub struct Disk {
     pub firmware: Option<String>,
     pub size_bytes: Option<u64>,
     pub rotational: Option<bool>,
+    /// The nominal rotation rate in rpm, where the disk reports one (SCSI
+    /// VPD page B1h, which libata fills from ATA IDENTIFY word 217).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation_rpm: Option<u32>,
     pub logical_block_size: Option<u32>,
     pub physical_block_size: Option<u32>,
     pub scheduler: Option<String>,

@@ -12,8 +12,10 @@
 //! it made 1,274, medians of four alternating rounds on one loop device).
 //! [`Order::Pveperf`] repeats exactly that, so the figure stands on
 //! pveperf's scale (pve-docs: above 200).
-//! [`Order::WriteThenFsync`] syncs the data it wrote (FSYNC LATENCY of
-//! `-x`): other work, another figure.
+//! [`Order::WriteThenFsync`] syncs the data it wrote: other work, the
+//! order of results written before pveperf's order was recorded (and of
+//! the strace checker's counter-example). Synced writes as they really are
+//! made are `-x`'s SYNC WRITE 4K (`extended::syncwrite`).
 
 use std::io::Write;
 use std::time::Duration;

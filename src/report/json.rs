@@ -13,6 +13,7 @@ use crate::model::dns::{DnsFigure, servers_over};
 use crate::model::host::HostInfo;
 use crate::model::io::IoStats;
 use crate::model::storage::Storage;
+use crate::model::sync::{Reference, SyncWriteFigure, Verdict};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -148,7 +149,7 @@ pub struct XFigure {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
     pub label: String,
-    /// `MiB/s`, `IOPS` (read IOPS for the mix) or `ms` (FSYNC LATENCY: its p99).
+    /// `MiB/s` or `IOPS` (read IOPS for the mix).
     pub unit: String,
     pub value: f64,
     /// SEQ WRITE: MiB/s of each of its runs.
@@ -171,7 +172,7 @@ pub struct XFigure {
     pub read_iops: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_iops: Option<f64>,
-    /// Per-read latency (for FSYNC LATENCY: per fsync iteration).
+    /// Per read (SYNC WRITE 4K: per write and its sync).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,6 +183,66 @@ pub struct XFigure {
     /// MIXED: whether its file was opened with O_DIRECT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct: Option<bool>,
+    /// SYNC WRITE 4K: `fdatasync` or `dsync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_mode: Option<String>,
+    /// SYNC WRITE 4K: how many jobs wrote at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<u32>,
+    /// SYNC WRITE 4K: each job's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_bytes: Option<u64>,
+    /// SYNC WRITE 4K: whether the flushes can have reached a disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// SYNC WRITE 4K: against its device class's band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Reference>,
+    /// SYNC WRITE 4K PEAK: the count of jobs at the peak.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_jobs: Option<u32>,
+    /// SYNC WRITE 4K PEAK: the last count of jobs that still gained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stops_scaling_at: Option<u32>,
+}
+
+/// SYNC WRITE 4K's facts of one count of jobs.
+fn sync_fields(fig: &mut XFigure, f: &SyncWriteFigure) {
+    fig.sync_mode = Some(f.mode.name().into());
+    fig.jobs = Some(f.jobs);
+    fig.file_bytes = Some(f.file_bytes);
+    fig.block_size = Some(crate::plan::SYNC_BLOCK);
+    fig.queue_depth = Some(1);
+    fig.write_iops = Some(f.iops());
+    fig.latency = f.latency.summary();
+    fig.cpu_us_per_op = Some(f.cpu_us_per_write());
+}
+
+/// The JSON entries of an extended figure: one, or one per key for a
+/// figure measured once per key; none when it has no figure.
+fn x_figures(report: &Report, line: Figure) -> Vec<XFigure> {
+    let entry = || XFigure {
+        key: line.key().into(),
+        label: line.label().into(),
+        unit: line.unit().into(),
+        ..XFigure::default()
+    };
+    if line == Figure::SyncWriteJobs {
+        let steps = report.extended.scaling().map_or(&[][..], |s| &s.steps);
+        return steps
+            .iter()
+            .map(|step| {
+                let mut fig = XFigure {
+                    instance: Some(format!("jobs={}", step.jobs)),
+                    value: step.iops(),
+                    ..entry()
+                };
+                sync_fields(&mut fig, step);
+                fig
+            })
+            .collect();
+    }
+    x_figure(report, line).into_iter().collect()
 }
 
 fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
@@ -227,7 +288,19 @@ fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
             io(&mut fig, &[&m.stats])?;
             fig.direct = Some(m.direct);
         }
-        Figure::FsyncLatency => fig.latency = Some(*x.fsync_latency.as_ref()?.measured()?),
+        Figure::SyncWrite4k => {
+            let r = x.sync_write.as_ref()?.measured()?;
+            sync_fields(&mut fig, &r.figure);
+            fig.verdict = Some(r.verdict.clone());
+            fig.reference = r.reference.clone();
+        }
+        Figure::SyncWritePeak => {
+            let scaling = x.scaling()?;
+            let peak = scaling.peak()?;
+            fig.sync_mode = Some(peak.mode.name().into());
+            fig.peak_jobs = Some(peak.jobs);
+            fig.stops_scaling_at = scaling.stops_at(crate::plan::SYNC_MIN_GAIN);
+        }
         // A device test's I/O details; a figure without any keeps its value.
         _ => {
             if let Some(d) = x.devices(line) {
@@ -429,7 +502,7 @@ impl JsonReport {
             figures,
             storage: report.storage.clone(),
             extended: Figure::extended()
-                .filter_map(|l| x_figure(report, l))
+                .flat_map(|l| x_figures(report, l))
                 .collect(),
             not_measured,
             notes: report.notes.clone(),
@@ -481,7 +554,13 @@ impl JsonReport {
                     let (value, samples) = match v.field {
                         Field::Value => (Some(f.value), f.samples.as_slice()),
                         Field::WriteIops => (f.write_iops, &[][..]),
-                        Field::Domain => (None, &[][..]),
+                        Field::P99Ms => (f.latency.map(|l| l.p99_us / 1000.0), &[][..]),
+                        Field::ReferencePercent => {
+                            (f.reference.as_ref().map(|r| r.percent), &[][..])
+                        }
+                        Field::PeakJobs => (f.peak_jobs.map(f64::from), &[][..]),
+                        Field::StopsAt => (f.stops_scaling_at.map(f64::from), &[][..]),
+                        Field::Domain | Field::Verdict => (None, &[][..]),
                     };
                     if let Some(value) = value {
                         out.push(Reading {
@@ -510,6 +589,13 @@ impl JsonReport {
                 .get(v.figure)
                 .and_then(|f| f.domain.clone())
                 .unwrap_or_default(),
+            Field::Verdict => self
+                .extended
+                .iter()
+                .find(|f| f.key == v.figure.key())
+                .and_then(|f| f.verdict.as_ref())
+                .map(|v| v.kind.words().to_string())
+                .unwrap_or_default(),
             _ => self
                 .reading(v)
                 .map(|r| r.value.to_string())
@@ -529,6 +615,7 @@ impl JsonReport {
             Method::Window => Some(format!("{} s", s.duration_s)),
             Method::Data => x()?.data.clone(),
             Method::IoEngine => x()?.engine.clone(),
+            Method::SyncMode => x()?.sync_mode.clone(),
         }
     }
 }
@@ -628,9 +715,48 @@ pub(crate) mod tests {
                 direct: true,
                 file_bytes: 1 << 30,
             }));
-            x.fsync_latency = Some(Outcome::Failed(
-                "latency recording is off (--no-latency)".into(),
-            ));
+            use crate::model::sync::{
+                SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
+            };
+            let sync = |jobs: u32, writes: u64| {
+                let mut latency = Latency::default();
+                for us in [300u64, 350, 400, 2500] {
+                    latency.record(Duration::from_micros(us));
+                }
+                SyncWriteFigure {
+                    jobs,
+                    mode: SyncMode::Fdatasync,
+                    file_bytes: 64 << 20,
+                    writes,
+                    elapsed: Duration::from_secs(3),
+                    latency,
+                    cpu: Duration::from_millis(writes / 50),
+                }
+            };
+            x.sync_write = Some(Outcome::Measured(SyncResult {
+                figure: sync(1, 7200),
+                verdict: Verdict {
+                    kind: VerdictKind::Plausible,
+                    reason: "sda solid state: no bound on commits a second".into(),
+                },
+                reference: crate::flushes::reference(
+                    Some(&crate::model::storage::Storage {
+                        disks: vec![crate::model::storage::Disk {
+                            name: "sda".into(),
+                            model: Some("INTEL SSDSC2KB480G8".into()),
+                            rotational: Some(false),
+                            transport: Some("SATA".into()),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    }),
+                    None,
+                    2400.0,
+                ),
+            }));
+            x.sync_scaling = Some(Outcome::Measured(SyncScaling {
+                steps: vec![sync(1, 7200), sync(2, 13_500), sync(4, 14_100)],
+            }));
         }
         r
     }
@@ -710,7 +836,7 @@ pub(crate) mod tests {
             doc.figures.get(Figure::FsyncsPerSecond).unwrap().value,
             210.0
         );
-        assert_eq!(doc.not_measured.len(), 3);
+        assert_eq!(doc.not_measured.len(), 2);
         assert!(!doc.not_measured[0].failed);
     }
 

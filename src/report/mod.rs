@@ -11,7 +11,6 @@ pub mod verbose;
 use std::path::PathBuf;
 
 pub use crate::figure::Figure;
-use crate::latency::LatencySummary;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
 use crate::model::dns::{DnsFigure, Schedule};
 use crate::model::filesystem::FsInfo;
@@ -20,6 +19,7 @@ use crate::model::host::HostInfo;
 use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
 use crate::model::regex::RegexFigure;
 use crate::model::storage::Storage;
+use crate::model::sync::{SyncResult, SyncScaling};
 
 /// The result of one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -414,7 +414,10 @@ pub struct Extended {
     pub rand_read_qd1: Option<Outcome<Devices<IoStats>>>,
     pub rand_read_qd32: Option<Outcome<Devices<IoStats>>>,
     pub mixed: Option<Outcome<MixedFigure>>,
-    pub fsync_latency: Option<Outcome<LatencySummary>>,
+    /// SYNC WRITE 4K, one job, judged.
+    pub sync_write: Option<Outcome<SyncResult>>,
+    /// `--sync-jobs`: SYNC WRITE 4K JOBS and PEAK.
+    pub sync_scaling: Option<Outcome<SyncScaling>>,
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
@@ -428,7 +431,10 @@ impl Extended {
         match figure {
             Figure::SeqWrite => Outcome::problem_of(&self.seq_write),
             Figure::Mixed => Outcome::problem_of(&self.mixed),
-            Figure::FsyncLatency => Outcome::problem_of(&self.fsync_latency),
+            Figure::SyncWrite4k => Outcome::problem_of(&self.sync_write),
+            Figure::SyncWriteJobs | Figure::SyncWritePeak => {
+                Outcome::problem_of(&self.sync_scaling)
+            }
             _ => Outcome::problem_of(self.device_outcome(figure)?),
         }
     }
@@ -440,6 +446,11 @@ impl Extended {
             Figure::RandRead4kQd32 => Some(&self.rand_read_qd32),
             _ => None,
         }
+    }
+
+    /// `--sync-jobs`'s steps, where they were measured.
+    pub fn scaling(&self) -> Option<&SyncScaling> {
+        self.sync_scaling.as_ref()?.measured()
     }
 
     /// The runs of a device test (the devices read in turn).
@@ -459,7 +470,10 @@ impl Extended {
                 figure.spec().runs.of(&samples)
             }
             Figure::Mixed => Some(self.mixed.as_ref()?.measured()?.stats.read_iops()),
-            Figure::FsyncLatency => Some(self.fsync_latency.as_ref()?.measured()?.p99_us / 1000.0),
+            Figure::SyncWrite4k => Some(self.sync_write.as_ref()?.measured()?.figure.iops()),
+            Figure::SyncWritePeak => Some(self.scaling()?.peak()?.iops()),
+            // Measured once per count of jobs: no single value.
+            Figure::SyncWriteJobs => None,
             Figure::SeqReadDirect => Some(mean(
                 self.devices(figure)?
                     .each

@@ -9,6 +9,7 @@ use super::{Devices, Extended, Figure, Outcome, Report};
 use crate::figure::Group;
 use crate::model::dns::{DnsFigure, servers_over};
 use crate::model::io::IoStats;
+use crate::model::sync::VerdictKind;
 
 /// Column where every pveperf value starts (pveperf pads `AVERAGE SEEK TIME: `).
 pub const VALUE_COLUMN: usize = 19;
@@ -131,6 +132,17 @@ pub fn diagnostic(report: &Report, line: Figure) -> Option<String> {
                 whole.device.display(),
                 whole.bytes
             ))
+        }
+        Figure::SyncWrite4k => {
+            let v = &report.extended.sync_write.as_ref()?.measured()?.verdict;
+            (v.kind != VerdictKind::Plausible).then(|| {
+                format!(
+                    "{}: flushes: {}: {}",
+                    line.label(),
+                    v.kind.words(),
+                    v.reason
+                )
+            })
         }
         _ if line.group() == Group::Extended => {
             let x = &report.extended;
@@ -270,18 +282,65 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
                 engine_note(&m.stats)
             )
         }
-        Figure::FsyncLatency => {
-            let l = x.fsync_latency.as_ref()?.measured()?;
+        Figure::SyncWrite4k => {
+            let r = x.sync_write.as_ref()?.measured()?;
+            let f = &r.figure;
+            let l = f.latency.summary()?;
+            let p99_9 = l
+                .p99_9_us
+                .map(|p| format!(", p99.9 {:.3} ms", ms(p)))
+                .unwrap_or_default();
+            let reference = r
+                .reference
+                .as_ref()
+                .map(|r| format!("; {:.0}% of {}'s median", r.percent, r.class))
+                .unwrap_or_default();
             format!(
-                "p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms (write 4001 bytes, then fsync)",
+                "{:.0} IOPS (mean {:.3} ms, p50 {:.3} ms, p99 {:.3} ms{p99_9}, max {:.3} ms; {}, {} MiB file, 1 job); flushes: {}{reference}",
+                f.iops(),
+                ms(l.mean_us),
                 ms(l.p50_us),
                 ms(l.p99_us),
-                ms(l.max_us)
+                ms(l.max_us),
+                f.mode.name(),
+                f.file_bytes >> 20,
+                r.verdict.kind.words()
             )
+        }
+        Figure::SyncWriteJobs => {
+            let steps: Vec<String> = x
+                .scaling()?
+                .steps
+                .iter()
+                .map(|s| format!("{} {:.0}", jobs(s.jobs), s.iops()))
+                .collect();
+            format!("{} IOPS", steps.join(", "))
+        }
+        Figure::SyncWritePeak => {
+            let scaling = x.scaling()?;
+            let peak = scaling.peak()?;
+            let gain = crate::plan::SYNC_MIN_GAIN * 100.0;
+            let stops = match scaling.stops_at(crate::plan::SYNC_MIN_GAIN) {
+                Some(n) => format!(
+                    "stops scaling at {}: the next step adds less than {gain:.0}%",
+                    jobs(n)
+                ),
+                None => format!("still scaling at the last step: each added {gain:.0}% or more"),
+            };
+            format!("{:.0} IOPS at {} ({stops})", peak.iops(), jobs(peak.jobs))
         }
         // A figure without a format of its own: its value and unit.
         _ => format!("{} {}", line.spec().format(x.value(line)?), line.unit()),
     })
+}
+
+/// `1 job`, `4 jobs`.
+fn jobs(n: u32) -> String {
+    if n == 1 {
+        "1 job".into()
+    } else {
+        format!("{n} jobs")
+    }
 }
 
 /// The whole report as text: pveperf's lines, then the extended ones.

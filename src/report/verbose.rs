@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::Figure;
-use super::json::{DnsServer, JsonFigure, JsonFilesystem, JsonReport};
+use super::json::{DnsServer, JsonFigure, JsonFilesystem, JsonReport, XFigure};
 use crate::latency::LatencySummary;
 use crate::model::storage::{Disk, Storage};
 
@@ -86,21 +86,61 @@ pub fn fsync_meaning(fs: Option<&JsonFilesystem>) -> String {
         )),
         _ => {}
     }
-    text.push_str("; data synced per write: FSYNC LATENCY (-x: write, then fsync)");
+    text.push_str("; synced writes as a database makes them: SYNC WRITE 4K (-x)");
     text
 }
 
 fn latency_ms(l: &LatencySummary) -> String {
     let ms = |us: f64| format!("{:.3}", us / 1000.0);
+    let p99_9 = l
+        .p99_9_us
+        .map(|p| format!(" p99.9 {} ms,", ms(p)))
+        .unwrap_or_default();
     format!(
-        "p50 {} ms, p90 {} ms, p99 {} ms, p99.9 {} ms, max {} ms over {} operations",
+        "p50 {} ms, p90 {} ms, p99 {} ms,{p99_9} max {} ms over {} operations",
         ms(l.p50_us),
         ms(l.p90_us),
         ms(l.p99_us),
-        ms(l.p99_9_us),
         ms(l.max_us),
         l.count
     )
+}
+
+/// SYNC WRITE 4K's details: its latency, CPU, the verdict on its flushes
+/// and its class's band.
+fn sync_details(f: &XFigure) -> String {
+    let mut out = format!(
+        "  {}: {} IOPS ({}, {} job, {} MiB file)\n",
+        f.label,
+        Figure::SyncWrite4k.spec().format(f.value),
+        f.sync_mode.as_deref().unwrap_or("?"),
+        f.jobs.unwrap_or(1),
+        f.file_bytes.unwrap_or(0) >> 20
+    );
+    // Reasons name paths and disks: one line each, whatever they hold.
+    let mut detail = |text: String| {
+        let _ = writeln!(out, "      {}", super::text::printable(&text));
+    };
+    if let Some(l) = &f.latency {
+        detail(format!("latency: {}", latency_ms(l)));
+    }
+    if let Some(cpu) = f.cpu_us_per_op {
+        detail(format!("CPU per write: {cpu:.1} us"));
+    }
+    if let Some(v) = &f.verdict {
+        detail(format!("flushes: {}: {}", v.kind.words(), v.reason));
+    }
+    match &f.reference {
+        Some(r) => detail(format!(
+            "reference: {:.0}% of the median of {} ({:.0}; band {:.0} to {:.0}): {}",
+            r.percent, r.class, r.band_median_iops, r.band_min_iops, r.band_max_iops, r.source
+        )),
+        None => detail(
+            "reference: none (the class is unknown: rotating or virtual disks, or PLP not known; --plp yes|no tells it)"
+                .into(),
+        ),
+    }
+    out
 }
 
 /// The details block, printed after the pveperf lines.
@@ -168,6 +208,13 @@ pub fn render(doc: &JsonReport) -> String {
         if let Some(g) = guidance(line, fig) {
             detail(g);
         }
+    }
+    if let Some(f) = doc
+        .extended
+        .iter()
+        .find(|f| f.key == Figure::SyncWrite4k.key())
+    {
+        out.push_str(&sync_details(f));
     }
     for missing in &doc.not_measured {
         let verdict = if missing.failed {
@@ -379,6 +426,6 @@ mod tests {
             assert!(text.contains("not the data written after it"));
         }
         assert!(fsync_meaning(Some(&fs("tmpfs", "rw"))).contains("fsync does nothing"));
-        assert!(fsync_meaning(None).ends_with("FSYNC LATENCY (-x: write, then fsync)"));
+        assert!(fsync_meaning(None).ends_with("SYNC WRITE 4K (-x)"));
     }
 }

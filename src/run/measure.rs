@@ -11,6 +11,7 @@ use crate::error::ProbeError;
 use crate::extended::MixedFigure;
 use crate::extended::engine::{self, EngineChoice, IoStats};
 use crate::extended::seqwrite::{self, SeqWriteFigure};
+use crate::extended::syncwrite::{self, SyncMode, SyncWriteFigure};
 use crate::host::Host;
 use crate::plan::JobParams;
 use crate::probe::blockdev::{self, ReadFigure, SeekFigure};
@@ -83,13 +84,22 @@ pub trait Measure {
         window: Duration,
         engine: EngineChoice,
     ) -> Result<MixedFigure, ProbeError>;
+    /// FSYNCS/SECOND: pveperf's loop, in pveperf's order.
     fn fsync(
         &mut self,
         path: &Path,
-        order: fsync::Order,
         window: Duration,
         record_latency: bool,
     ) -> Result<FsyncFigure, ProbeError>;
+    /// SYNC WRITE 4K: `jobs` jobs, each over its own file of `bytes`.
+    fn sync_write(
+        &mut self,
+        path: &Path,
+        jobs: u32,
+        bytes: u64,
+        mode: SyncMode,
+        window: Duration,
+    ) -> Result<SyncWriteFigure, ProbeError>;
     /// resolv.conf's text.
     fn read_resolv_conf(&mut self, path: &Path) -> std::io::Result<String>;
     fn dns(&mut self, query: &DnsQuery) -> Result<DnsFigure, ProbeError>;
@@ -244,12 +254,30 @@ impl Measure for Real<'_> {
     fn fsync(
         &mut self,
         path: &Path,
-        order: fsync::Order,
         window: Duration,
         record_latency: bool,
     ) -> Result<FsyncFigure, ProbeError> {
         self.in_scratch(path, |scratch, interrupt| {
-            fsync::measure(scratch, order, window, record_latency, interrupt)
+            fsync::measure(
+                scratch,
+                fsync::Order::Pveperf,
+                window,
+                record_latency,
+                interrupt,
+            )
+        })
+    }
+
+    fn sync_write(
+        &mut self,
+        path: &Path,
+        jobs: u32,
+        bytes: u64,
+        mode: SyncMode,
+        window: Duration,
+    ) -> Result<SyncWriteFigure, ProbeError> {
+        self.in_scratch(path, |scratch, interrupt| {
+            syncwrite::measure(scratch, jobs, bytes, mode, window, interrupt)
         })
     }
 

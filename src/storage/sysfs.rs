@@ -148,6 +148,17 @@ pub fn active_scheduler(text: &str) -> Option<String> {
 }
 
 /// The unit serial number from a SCSI VPD page 0x80 (bytes 4.. as text).
+/// The nominal rotation rate of VPD page B1h (Block Device
+/// Characteristics), bytes 4-5: `0401h`-`FFFEh` is rpm; `0000h` (not
+/// reported) and `0001h` (not rotating) give `None`.
+pub fn vpd_rotation_rpm(page: &[u8]) -> Option<u32> {
+    if page.get(1) != Some(&0xb1) {
+        return None;
+    }
+    let rate = u16::from_be_bytes([*page.get(4)?, *page.get(5)?]);
+    (0x0401..=0xfffe).contains(&rate).then_some(u32::from(rate))
+}
+
 pub fn vpd_serial(page: &[u8]) -> Option<String> {
     if page.len() < 4 || page[1] != 0x80 {
         return None;
@@ -235,8 +246,7 @@ pub fn disk(host: &Host, name: &str) -> Disk {
     let serial = value("serial")
         .or_else(|| value("device/serial"))
         .or_else(|| {
-            std::fs::read(host.path(format!("{base}/device/vpd_pg80")))
-                .ok()
+            host.read_bytes(format!("{base}/device/vpd_pg80"))
                 .and_then(|p| vpd_serial(&p))
         });
     Disk {
@@ -248,6 +258,9 @@ pub fn disk(host: &Host, name: &str) -> Disk {
         firmware: value("device/rev").or_else(|| value("device/firmware_rev")),
         size_bytes: number("size").map(|sectors| sectors * 512),
         rotational: number("queue/rotational").map(|r| r == 1),
+        rotation_rpm: host
+            .read_bytes(format!("{base}/device/vpd_pgb1"))
+            .and_then(|p| vpd_rotation_rpm(&p)),
         logical_block_size: number("queue/logical_block_size").and_then(|v| u32::try_from(v).ok()),
         physical_block_size: number("queue/physical_block_size")
             .and_then(|v| u32::try_from(v).ok()),
@@ -285,6 +298,23 @@ mod tests {
         assert_eq!(active_scheduler("none\n").as_deref(), Some("none"));
         assert_eq!(active_scheduler("a b"), None);
         assert_eq!(active_scheduler("[]"), None);
+    }
+
+    #[test]
+    fn vpd_page_b1_rotation_rate() {
+        // A 7,200 rpm disk: 0x1c20 in bytes 4-5.
+        let mut page = vec![0u8; 64];
+        page[1] = 0xb1;
+        page[4..6].copy_from_slice(&7200u16.to_be_bytes());
+        assert_eq!(vpd_rotation_rpm(&page), Some(7200));
+        page[4..6].copy_from_slice(&1u16.to_be_bytes());
+        assert_eq!(vpd_rotation_rpm(&page), None, "not rotating");
+        page[4..6].copy_from_slice(&0u16.to_be_bytes());
+        assert_eq!(vpd_rotation_rpm(&page), None, "not reported");
+        page[4..6].copy_from_slice(&15000u16.to_be_bytes());
+        page[1] = 0x80;
+        assert_eq!(vpd_rotation_rpm(&page), None, "another page");
+        assert_eq!(vpd_rotation_rpm(&[0, 0xb1, 0, 0x3c, 0x1c]), None, "short");
     }
 
     #[test]

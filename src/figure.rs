@@ -240,21 +240,11 @@ const fn main(
     figure: Figure,
     key: &'static str,
     column: &'static str,
-    (short, short_unit): (&'static str, &'static str),
+    short: (&'static str, &'static str),
     better: Option<Better>,
     aggregate: Option<Aggregate>,
 ) -> Value {
-    Value {
-        figure,
-        key,
-        column,
-        suffix: "",
-        field: Field::Value,
-        short,
-        short_unit,
-        better,
-        aggregate,
-    }
+    more(figure, (key, column, ""), Field::Value, short, better, aggregate)
 }
 
 const CPU_BOGOMIPS: [Value; 1] = [main(

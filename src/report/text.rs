@@ -117,6 +117,10 @@ fn dns_value(report: &Report, line: Figure) -> Option<String> {
 /// makes it less than clean (io_uring refused, a device read to its end).
 /// `None` when there is nothing to say.
 pub fn diagnostic(report: &Report, line: Figure) -> Option<String> {
+    // The scaling's two figures share one outcome: say it once.
+    if line == Figure::SyncWritePeak {
+        return None;
+    }
     if let Some((failed, why)) = report.problem(line) {
         let verdict = if failed { "not measured" } else { "skipped" };
         return Some(format!("{}: {verdict}: {why}", line.label()));

@@ -31,7 +31,8 @@ pub struct Faults {
     pub read_error: Option<(u64, u64)>,
     /// Every read of the image sleeps this long first.
     pub read_delay: Duration,
-    /// Every fsync sleeps this long first.
+    /// Every fsync, fdatasync and write to a file opened O_DSYNC or O_SYNC
+    /// sleeps this long first.
     pub fsync_delay: Duration,
     /// Every unlink and rmdir sleeps this long first.
     pub unlink_delay: Duration,
@@ -40,7 +41,8 @@ pub struct Faults {
     /// Writes to files other than the image fail with this errno once
     /// `writes` has passed the count.
     pub write_error: Option<(u64, i32)>,
-    /// Fsyncs fail with this errno once `fsyncs` has passed the count.
+    /// Fsyncs (and O_DSYNC writes, which count as fsyncs) fail with this
+    /// errno once `fsyncs` has passed the count.
     pub fsync_error: Option<(u64, i32)>,
     /// Counters.
     pub writes: u64,
@@ -152,6 +154,21 @@ fn errno(code: i32) -> Errno {
 impl Fs {
     fn faults(&self) -> Faults {
         lock(&self.faults).clone()
+    }
+
+    /// One fsync, fdatasync or O_DSYNC write reaching "the disk": counted,
+    /// delayed by `fsync_delay`, failed by `fsync_error`.
+    fn sync_point(&self) -> Result<(), Errno> {
+        let faults = {
+            let mut f = lock(&self.faults);
+            f.fsyncs += 1;
+            f.clone()
+        };
+        std::thread::sleep(faults.fsync_delay);
+        match faults.fsync_error {
+            Some((after, code)) if faults.fsyncs > after => Err(errno(code)),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -321,12 +338,13 @@ impl Filesystem for Fs {
         offset: u64,
         data: &[u8],
         _write_flags: WriteFlags,
-        _flags: OpenFlags,
+        flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
         let mut tree = lock(&self.tree);
-        if tree.image != Some(ino.0) {
+        let is_image = tree.image == Some(ino.0);
+        if !is_image {
             let mut f = lock(&self.faults);
             f.writes += 1;
             if let Some((after, code)) = f.write_error
@@ -342,11 +360,21 @@ impl Filesystem for Fs {
                     content.resize(end, 0);
                 }
                 content[offset as usize..end].copy_from_slice(data);
-                reply.written(data.len() as u32);
             }
-            Some(Kind::Dir(_)) => reply.error(Errno::EISDIR),
-            None => reply.error(Errno::ENOENT),
+            Some(Kind::Dir(_)) => return reply.error(Errno::EISDIR),
+            None => return reply.error(Errno::ENOENT),
         }
+        drop(tree);
+        // A write to a file opened O_DSYNC (or O_SYNC) returns once durable:
+        // the kernel marks it in the write's flags, and it is an fsync here
+        // (counted, delayed and failed as one). O_SYNC includes O_DSYNC's bit.
+        if !is_image
+            && flags.0 & libc::O_DSYNC != 0
+            && let Err(e) = self.sync_point()
+        {
+            return reply.error(e);
+        }
+        reply.written(data.len() as u32);
     }
 
     fn flush(
@@ -368,15 +396,10 @@ impl Filesystem for Fs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let faults = {
-            let mut f = lock(&self.faults);
-            f.fsyncs += 1;
-            f.clone()
-        };
-        std::thread::sleep(faults.fsync_delay);
-        match faults.fsync_error {
-            Some((after, code)) if faults.fsyncs > after => reply.error(errno(code)),
-            _ => reply.ok(),
+        // fsync and fdatasync alike (the kernel sends both as FUSE_FSYNC).
+        match self.sync_point() {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
         }
     }
 

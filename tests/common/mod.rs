@@ -198,6 +198,26 @@ impl Mount {
         Self { dir }
     }
 
+    /// A tmpfs of `size_mib` MiB (files in memory: fsync does nothing).
+    pub fn tmpfs(size_mib: u64) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("pveprobe-mnt.")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        sh(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size_mib}m,mode=0755"),
+                "pveprobe-tmpfs",
+                dir.path().to_str().unwrap(),
+            ],
+        );
+        Self { dir }
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

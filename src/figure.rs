@@ -244,7 +244,14 @@ const fn main(
     better: Option<Better>,
     aggregate: Option<Aggregate>,
 ) -> Value {
-    more(figure, (key, column, ""), Field::Value, short, better, aggregate)
+    more(
+        figure,
+        (key, column, ""),
+        Field::Value,
+        short,
+        better,
+        aggregate,
+    )
 }
 
 const CPU_BOGOMIPS: [Value; 1] = [main(

@@ -81,8 +81,8 @@ pub const SYNC_BLOCK: usize = 4096;
 /// writes overwrite it at random (fio's `--overwrite=1 --size`).
 pub const SYNC_FILE_BYTES: u64 = 64 << 20;
 
-/// `--sync-jobs`: a step that adds less than this to the previous step's
-/// IOPS ends the scaling (ten per cent).
+/// `--sync-jobs`: scaling stops at the first step that no later step beats
+/// by this much (ten per cent).
 pub const SYNC_MIN_GAIN: f64 = 0.10;
 
 /// What one test costs: windows of `--duration`, DNS lines (a window plus

@@ -94,14 +94,19 @@ impl SyncScaling {
             .max_by(|a, b| a.iops().total_cmp(&b.iops()))
     }
 
-    /// Where scaling stops: the first step whose next step adds less than
-    /// `min_gain` (0.10: ten per cent) to its IOPS. `None` while every
-    /// step still gained (or with fewer than two steps): it had not stopped.
+    /// Where scaling stops: the first step that no later step beats by
+    /// `min_gain` or more (0.10: ten per cent), so a noisy dip in between
+    /// does not end it early. `None` while the last step still gained that
+    /// much (or with fewer than two steps): it had not stopped.
     pub fn stops_at(&self, min_gain: f64) -> Option<u32> {
-        self.steps
-            .windows(2)
-            .find(|w| w[1].iops() < w[0].iops() * (1.0 + min_gain))
-            .map(|w| w[0].jobs)
+        let peak = self.peak()?.iops();
+        let last = self.steps.len().checked_sub(1)?;
+        let (at, step) = self
+            .steps
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.iops() * (1.0 + min_gain) > peak)?;
+        (at < last).then_some(step.jobs)
     }
 }
 
@@ -190,6 +195,19 @@ mod tests {
         assert_eq!(s.peak().unwrap().jobs, 8);
         // 4 -> 8 gains 5.7%: it stops at 4 jobs.
         assert_eq!(s.stops_at(0.10), Some(4));
+        // A noisy dip at 2 jobs does not end the scaling there.
+        let dip = SyncScaling {
+            steps: vec![step(1, 1000), step(2, 60), step(4, 4400), step(8, 4500)],
+        };
+        assert_eq!(dip.stops_at(0.10), Some(4));
+        assert_eq!(
+            SyncScaling {
+                steps: vec![step(1, 1000)]
+            }
+            .stops_at(0.10),
+            None,
+            "one step has no scaling"
+        );
         let always = SyncScaling {
             steps: vec![step(1, 1000), step(2, 2000)],
         };

@@ -326,10 +326,10 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
             let gain = crate::plan::SYNC_MIN_GAIN * 100.0;
             let stops = match scaling.stops_at(crate::plan::SYNC_MIN_GAIN) {
                 Some(n) => format!(
-                    "stops scaling at {}: the next step adds less than {gain:.0}%",
+                    "stops scaling at {}: no later step adds {gain:.0}% or more",
                     jobs(n)
                 ),
-                None => format!("still scaling at the last step: each added {gain:.0}% or more"),
+                None => format!("still scaling at the last step: it added {gain:.0}% or more"),
             };
             format!("{:.0} IOPS at {} ({stops})", peak.iops(), jobs(peak.jobs))
         }

@@ -16,7 +16,7 @@ use crate::error::ProbeError;
 use crate::extended::engine::EngineChoice;
 use crate::host::Host;
 use crate::model::sync::{
-    SyncMode, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind,
+    SyncMode, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind, jobs_words,
 };
 use crate::parse::resolv;
 use crate::plan::JobParams;
@@ -384,7 +384,7 @@ impl Runner<'_> {
             match outcome(self.sync_test(jobs))? {
                 Outcome::Measured(step) => steps.push(step),
                 Outcome::Failed(why) | Outcome::Skipped(why) => {
-                    failed = Some(format!("{jobs} jobs: {why}"));
+                    failed = Some(format!("{}: {why}", jobs_words(jobs)));
                     break;
                 }
             }
@@ -403,7 +403,7 @@ impl Runner<'_> {
         let cfg = self.config;
         self.writable()?;
         let bytes = crate::plan::SYNC_FILE_BYTES;
-        let what = format!("SYNC WRITE 4K with {jobs} jobs");
+        let what = format!("SYNC WRITE 4K with {}", jobs_words(jobs));
         self.space_for(bytes * u64::from(jobs), &what, "; fewer --sync-jobs fit")?;
         self.measure
             .sync_write(&cfg.path, jobs, bytes, cfg.sync_mode, cfg.window)

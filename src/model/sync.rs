@@ -80,6 +80,15 @@ impl SyncWriteFigure {
     }
 }
 
+/// `1 job`, `4 jobs`.
+pub fn jobs_words(n: u32) -> String {
+    if n == 1 {
+        "1 job".into()
+    } else {
+        format!("{n} jobs")
+    }
+}
+
 /// The scaling over `--sync-jobs`: one figure per count of jobs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncScaling {

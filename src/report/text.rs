@@ -9,7 +9,7 @@ use super::{Devices, Extended, Figure, Outcome, Report};
 use crate::figure::Group;
 use crate::model::dns::{DnsFigure, servers_over};
 use crate::model::io::IoStats;
-use crate::model::sync::VerdictKind;
+use crate::model::sync::{VerdictKind, jobs_words as jobs};
 
 /// Column where every pveperf value starts (pveperf pads `AVERAGE SEEK TIME: `).
 pub const VALUE_COLUMN: usize = 19;
@@ -336,15 +336,6 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
         // A figure without a format of its own: its value and unit.
         _ => format!("{} {}", line.spec().format(x.value(line)?), line.unit()),
     })
-}
-
-/// `1 job`, `4 jobs`.
-fn jobs(n: u32) -> String {
-    if n == 1 {
-        "1 job".into()
-    } else {
-        format!("{n} jobs")
-    }
 }
 
 /// The whole report as text: pveperf's lines, then the extended ones.

@@ -696,7 +696,9 @@ EXAMPLES
         );
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
         assert!(
-            main.contains(" [--io-engine ENGINE] [-v|--verbose] "),
+            main.contains(
+                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [-v|--verbose] "
+            ),
             "{main}"
         );
         assert!(main.contains(" [--no-wait] [PATH]\n.br\npveprobe compare|cluster ..."));

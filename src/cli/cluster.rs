@@ -391,7 +391,7 @@ mod tests {
             cluster(&["--timeout", "7.5"]).node_timeout(),
             Duration::from_secs_f64(7.5)
         );
-        // -x: 5 more windows (FSYNC LATENCY runs its own loop), 4 GiB
+        // -x: 5 more windows (SYNC WRITE 4K takes one), 4 GiB
         // written at 10 MiB/s.
         assert_eq!(
             cluster(&["-x"]).node_timeout(),

@@ -6,10 +6,10 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::zfs::ZfsRig;
 use common::{
     LoopDevice, LoopOptions, Mount, mkfs, pveprobe, root_or_skip, sh, stderr, stdout, workdir,
 };
@@ -138,67 +138,6 @@ fn btrfs_raid1_resolves_to_both_devices() {
         .collect();
     assert_eq!(disks, members);
     drop(mount);
-}
-
-/// A --sysroot tree whose mountinfo puts ZFS dataset testpool/data on
-/// `path`, with the real /sys, and fake zpool/zfs commands.
-struct ZfsRig {
-    _dir: tempfile::TempDir,
-    sysroot: PathBuf,
-    bin: PathBuf,
-    path: PathBuf,
-}
-
-impl ZfsRig {
-    fn new(zpool_script: &str) -> Self {
-        let dir = workdir();
-        let path = dir.path().join("data");
-        std::fs::create_dir(&path).unwrap();
-        let sysroot = dir.path().join("root");
-        std::fs::create_dir_all(sysroot.join("proc/self")).unwrap();
-        std::os::unix::fs::symlink("/sys", sysroot.join("sys")).unwrap();
-        std::fs::write(
-            sysroot.join("proc/self/mountinfo"),
-            format!(
-                "22 1 0:30 / / rw,relatime shared:1 - zfs testpool/ROOT rw,xattr,noacl\n\
-                 90 22 0:31 / {} rw,relatime shared:40 - zfs testpool/data rw,xattr,noacl\n",
-                path.display()
-            ),
-        )
-        .unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let write_tool = |tool: &str, script: &str| {
-            let file = bin.join(tool);
-            std::fs::write(&file, script).unwrap();
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-        };
-        write_tool("zpool", zpool_script);
-        write_tool(
-            "zfs",
-            "#!/bin/sh\nprintf 'sync\\tstandard\\ncompression\\tlz4\\nrecordsize\\t128K\\nprimarycache\\tall\\n'\n",
-        );
-        Self {
-            _dir: dir,
-            sysroot,
-            bin,
-            path,
-        }
-    }
-
-    fn probe(&self, args: &[&str]) -> std::process::Output {
-        pveprobe()
-            .args(args)
-            .arg("--sysroot")
-            .arg(&self.sysroot)
-            .arg(&self.path)
-            .env(
-                "PATH",
-                format!("{}:/usr/sbin:/usr/bin:/sbin:/bin", self.bin.display()),
-            )
-            .output()
-            .unwrap()
-    }
 }
 
 fn zpool_status(a: &Path, b: &Path) -> String {

@@ -9,13 +9,13 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use common::faultfs::FaultFs;
+use common::zfs::ZfsRig;
 use common::{LoopDevice, LoopOptions, Mount, mkfs, pveprobe, root_or_skip, stderr, stdout};
 use serde_json::Value;
 
@@ -609,39 +609,14 @@ fn a_zfs_dataset_with_sync_disabled_is_not_synced() {
         return;
     }
     let _guard = shared();
-    let dir = common::workdir();
-    let path = dir.path().join("data");
-    std::fs::create_dir(&path).unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir_all(root.join("proc/self")).unwrap();
-    std::os::unix::fs::symlink("/sys", root.join("sys")).unwrap();
-    std::fs::write(
-        root.join("proc/self/mountinfo"),
-        format!(
-            "22 1 0:30 / / rw,relatime shared:1 - zfs testpool/ROOT rw,xattr,noacl\n\
-             90 22 0:31 / {} rw,relatime shared:40 - zfs testpool/data rw,xattr,noacl\n",
-            path.display()
-        ),
-    )
-    .unwrap();
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    let tool = |name: &str, script: &str| {
-        let file = bin.join(name);
-        std::fs::write(&file, script).unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-    };
-    tool(
-        "zpool",
+    let rig = ZfsRig::with_zfs(
         "#!/bin/sh\n[ \"$1 $2 $3 $4\" = \"status -P -L testpool\" ] || exit 9\ncat <<'EOF'\n  pool: testpool\n state: ONLINE\nconfig:\n\n\tNAME                                  STATE     READ WRITE CKSUM\n\ttestpool                              ONLINE       0     0     0\n\t  /dev/disk/by-id/ata-NOSUCHDISK-part3  ONLINE       0     0     0\n\nerrors: No known data errors\nEOF\n",
+        &common::zfs::zfs_properties("disabled"),
     );
-    tool(
-        "zfs",
-        "#!/bin/sh\ncase \"$*\" in *testpool/data*) ;; *) exit 9 ;; esac\nprintf 'sync\\tdisabled\\ncompression\\tlz4\\nrecordsize\\t128K\\nprimarycache\\tall\\n'\n",
-    );
+    let (path, root, bin) = (&rig.path, &rig.sysroot, &rig.bin);
     let reason = "ZFS dataset testpool/data has sync=disabled: fsync returns at once";
 
-    let out = probe_with(&path, DURATION, &[], Some(&root), Some(&bin));
+    let out = probe_with(path, DURATION, &[], Some(root), Some(bin));
     let line = sync_line(&out);
     assert!(line.ends_with("; flushes: not synced"), "{line}");
     assert!(
@@ -652,11 +627,11 @@ fn a_zfs_dataset_with_sync_disabled_is_not_synced() {
         stderr(&out)
     );
     let doc = json(&probe_with(
-        &path,
+        path,
         DURATION,
         &["--output-format", "json"],
-        Some(&root),
-        Some(&bin),
+        Some(root),
+        Some(bin),
     ));
     assert_eq!(doc["storage"]["zfs"]["properties"]["sync"], "disabled");
     let e = sync_entry(&doc, DURATION);
@@ -665,7 +640,7 @@ fn a_zfs_dataset_with_sync_disabled_is_not_synced() {
         ("not_synced".to_string(), reason.to_string()),
         "{e}"
     );
-    assert_eq!(std::fs::read_dir(&path).unwrap().count(), 0, "left behind");
+    assert_eq!(std::fs::read_dir(path).unwrap().count(), 0, "left behind");
 }
 
 #[test]

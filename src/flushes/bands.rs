@@ -104,13 +104,15 @@ pub const PLP_MODELS: &[(&str, bool, &str)] = &[
 
 /// Whether `disk` has PLP: `plp` (the admin's word) or the model table.
 pub fn plp_of(disk: &Disk, plp: Option<bool>) -> Option<bool> {
-    plp.or_else(|| {
-        let model = disk.model.as_deref()?;
-        PLP_MODELS
-            .iter()
-            .find(|(pattern, ..)| model.contains(pattern))
-            .map(|(_, plp, _)| *plp)
-    })
+    plp.or_else(|| model_entry(disk).map(|(_, plp, _)| *plp))
+}
+
+/// The entry of [`PLP_MODELS`] that `disk`'s model matches.
+pub fn model_entry(disk: &Disk) -> Option<&'static (&'static str, bool, &'static str)> {
+    let model = disk.model.as_deref()?;
+    PLP_MODELS
+        .iter()
+        .find(|(pattern, ..)| model.contains(pattern))
 }
 
 /// The band of `disk`'s class, where it is known: a solid-state disk on

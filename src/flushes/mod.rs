@@ -271,9 +271,7 @@ pub fn reference(storage: Option<&Storage>, plp: Option<bool>, iops: f64) -> Opt
     }
     let plp_from = match plp {
         Some(_) => "PLP from --plp".to_string(),
-        None => bands::PLP_MODELS
-            .iter()
-            .find(|(pattern, ..)| first.model.as_deref().is_some_and(|m| m.contains(pattern)))
+        None => bands::model_entry(first)
             .map_or_else(String::new, |(.., source)| format!("PLP from {source}")),
     };
     Some(Reference {

@@ -77,15 +77,7 @@ fn pveperf_value(report: &Report, line: Figure) -> Option<String> {
 fn device_suffix(report: &Report, line: Figure) -> String {
     match report.devices(line) {
         Some((devices, true)) => {
-            let names: Vec<String> = devices
-                .iter()
-                .map(|d| {
-                    d.file_name().map_or_else(
-                        || d.display().to_string(),
-                        |n| n.to_string_lossy().into_owned(),
-                    )
-                })
-                .collect();
+            let names: Vec<String> = devices.iter().map(|d| short_name(d)).collect();
             format!(" ({})", printable(&names.join(", ")))
         }
         _ => String::new(),

@@ -697,7 +697,7 @@ EXAMPLES
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
         assert!(
             main.contains(
-                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [-v|--verbose] "
+                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [-v|--verbose] "
             ),
             "{main}"
         );

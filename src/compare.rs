@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::figure::{self, Figure, Value};
+use crate::figure::{self, Value};
 use crate::report::json::{JsonReport, Reading, SCHEMA_VERSION};
 
 #[derive(Debug, thiserror::Error)]
@@ -118,12 +118,14 @@ impl Verdict {
     }
 }
 
-/// How `a` and `b` measured `figure` differently, when they did in a way
+/// How `a` and `b` measured a value differently, when they did in a way
 /// that changes it (see [`figure::Spec::methods`]): such a pair is not
 /// ranked. Results written before a method was recorded read as the method
 /// of their time (see [`crate::report::Settings`]).
-pub fn unlike(figure: Figure, a: &JsonReport, b: &JsonReport) -> Option<Unlike> {
-    figure.spec().methods.iter().find_map(|m| {
+pub fn unlike(value: &Value, a: &JsonReport, b: &JsonReport) -> Option<Unlike> {
+    let figure = value.figure;
+    let methods = figure.spec().methods.iter();
+    methods.filter(|m| m.applies_to(value.field)).find_map(|m| {
         let (first, this) = (a.method(figure, *m)?, b.method(figure, *m)?);
         (first != this).then(|| Unlike {
             what: m.name(),
@@ -219,7 +221,7 @@ pub fn table(inputs: &[Input]) -> Table {
                     let reading = find(doc, v, inst);
                     let (ratio, verdict, unlike) = match (index, &first, &reading) {
                         (1.., Some(a), Some(b)) => {
-                            let unlike = unlike(v.figure, docs[0], doc);
+                            let unlike = unlike(v, docs[0], doc);
                             let verdict = match unlike {
                                 Some(_) => Verdict::Unlike,
                                 None => verdict(v, a, b),
@@ -247,7 +249,7 @@ pub fn table(inputs: &[Input]) -> Table {
             Row {
                 key,
                 label,
-                unit: v.figure.unit(),
+                unit: v.unit(),
                 cells,
             }
         })
@@ -388,7 +390,7 @@ pub fn regressions(
     let tolerance = tolerance_pct / 100.0;
     rows_of(&[baseline, current])
         .into_iter()
-        .filter(|(v, _)| unlike(v.figure, baseline, current).is_none())
+        .filter(|(v, _)| unlike(v, baseline, current).is_none())
         .filter_map(|(v, instance)| {
             let better = v.better?;
             let inst = instance.as_deref();

@@ -38,6 +38,11 @@ pub enum Figure {
     SyncWrite4k,
     SyncWriteJobs,
     SyncWritePeak,
+    Sha256,
+    ZstdCompress,
+    ZstdDecompress,
+    Aes256Gcm,
+    Verify,
 }
 
 /// Where a figure belongs: pveperf's lines (JSON `figures`, text from
@@ -84,6 +89,12 @@ pub enum Field {
     PeakJobs,
     /// `stops_scaling_at`: the last count of jobs that still gained.
     StopsAt,
+    /// `pbs_reference.percent`: a CPU figure against PBS's reference machine.
+    PbsPercent,
+    /// `threads.mb_per_s`: a CPU figure on `--cpu-threads` threads at once.
+    ThreadsMbPerS,
+    /// `threads.scaling`: those threads against as many times one thread.
+    ThreadScaling,
 }
 
 /// A way of measuring that changes what a figure means: two results that
@@ -105,9 +116,20 @@ pub enum Method {
     IoEngine,
     /// The figure's `sync_mode`: fdatasync or O_DSYNC.
     SyncMode,
+    /// The figure's `threads.count`: `--cpu-threads`.
+    CpuThreads,
 }
 
 impl Method {
+    /// Whether it changes what a value read from `field` means: the count
+    /// of threads changes only the threads' values, not one thread's.
+    pub fn applies_to(self, field: Field) -> bool {
+        match self {
+            Method::CpuThreads => matches!(field, Field::ThreadsMbPerS | Field::ThreadScaling),
+            _ => true,
+        }
+    }
+
     /// As `compare` names it.
     pub fn name(self) -> &'static str {
         match self {
@@ -118,6 +140,7 @@ impl Method {
             Method::Data => "data",
             Method::IoEngine => "I/O engine",
             Method::SyncMode => "sync mode",
+            Method::CpuThreads => "CPU threads",
         }
     }
 }
@@ -147,6 +170,19 @@ impl Value {
     /// The label in `compare` and the cluster table: `MIXED 70/30 4K QD16 (read)`.
     pub fn label(&self) -> String {
         format!("{}{}", self.figure.spec().label, self.suffix)
+    }
+
+    /// Its unit in `compare`: the figure's, or the one of a number derived
+    /// from it (a percentage, a ratio, a count of jobs, a p99 in ms).
+    pub fn unit(&self) -> &'static str {
+        match self.field {
+            Field::Value | Field::WriteIops | Field::ThreadsMbPerS => self.figure.unit(),
+            Field::P99Ms => "ms",
+            Field::ReferencePercent | Field::PbsPercent => "%",
+            Field::ThreadScaling => "ratio",
+            Field::PeakJobs | Field::StopsAt => "jobs",
+            Field::Domain | Field::Verdict => "",
+        }
     }
 
     /// A number (ranked, summed), not text.
@@ -496,6 +532,119 @@ const SYNC_PEAK: [Value; 3] = [
     ),
 ];
 
+/// A CPU figure of PBS's benchmark: MB/s on one thread, its percentage of
+/// PBS's reference machine, and with `--cpu-threads` the threads' MB/s
+/// together and their scaling. CPU figures do not add up over nodes.
+const fn cpu(
+    figure: Figure,
+    [key, pct, threads, scaling]: [&'static str; 4],
+    [column, pct_column, threads_column, scaling_column]: [&'static str; 4],
+    short: &'static str,
+) -> [Value; 4] {
+    [
+        main(figure, key, column, (short, "MB/s"), Some(Higher), None),
+        more(
+            figure,
+            (pct, pct_column, " (% of reference)"),
+            Field::PbsPercent,
+            (short, "% of ref"),
+            None,
+            None,
+        ),
+        more(
+            figure,
+            (threads, threads_column, " (threads)"),
+            Field::ThreadsMbPerS,
+            (short, "MB/s xN"),
+            Some(Higher),
+            None,
+        ),
+        more(
+            figure,
+            (scaling, scaling_column, " (thread scaling)"),
+            Field::ThreadScaling,
+            (short, "scale xN"),
+            None,
+            None,
+        ),
+    ]
+}
+
+const SHA256: [Value; 4] = cpu(
+    F::Sha256,
+    ["sha256", "sha256_pct", "sha256_threads", "sha256_scaling"],
+    [
+        "sha256_mb_per_s",
+        "sha256_pct_of_reference",
+        "sha256_threads_mb_per_s",
+        "sha256_thread_scaling",
+    ],
+    "SHA256",
+);
+const COMPRESS: [Value; 4] = cpu(
+    F::ZstdCompress,
+    [
+        "zstd_compress",
+        "zstd_compress_pct",
+        "zstd_compress_threads",
+        "zstd_compress_scaling",
+    ],
+    [
+        "zstd_compress_mb_per_s",
+        "zstd_compress_pct_of_reference",
+        "zstd_compress_threads_mb_per_s",
+        "zstd_compress_thread_scaling",
+    ],
+    "COMPRESS",
+);
+const DECOMPRESS: [Value; 4] = cpu(
+    F::ZstdDecompress,
+    [
+        "zstd_decompress",
+        "zstd_decompress_pct",
+        "zstd_decompress_threads",
+        "zstd_decompress_scaling",
+    ],
+    [
+        "zstd_decompress_mb_per_s",
+        "zstd_decompress_pct_of_reference",
+        "zstd_decompress_threads_mb_per_s",
+        "zstd_decompress_thread_scaling",
+    ],
+    "DECOMPR",
+);
+const AES: [Value; 4] = cpu(
+    F::Aes256Gcm,
+    [
+        "aes_256_gcm",
+        "aes_256_gcm_pct",
+        "aes_256_gcm_threads",
+        "aes_256_gcm_scaling",
+    ],
+    [
+        "aes_256_gcm_mb_per_s",
+        "aes_256_gcm_pct_of_reference",
+        "aes_256_gcm_threads_mb_per_s",
+        "aes_256_gcm_thread_scaling",
+    ],
+    "AES-GCM",
+);
+const VERIFY: [Value; 4] = cpu(
+    F::Verify,
+    ["verify", "verify_pct", "verify_threads", "verify_scaling"],
+    [
+        "verify_mb_per_s",
+        "verify_pct_of_reference",
+        "verify_threads_mb_per_s",
+        "verify_thread_scaling",
+    ],
+    "VERIFY",
+);
+
+/// The settings that change a CPU figure: its windows scale with
+/// `--duration`, and `--cpu-threads` decides the threads' values.
+const CPU_TEST: &[Method] = &[Method::Window, Method::CpuThreads];
+
 /// The settings that change an I/O test's figure.
 const IO_TEST: &[Method] = &[Method::Window, Method::IoEngine];
 
@@ -521,7 +670,7 @@ const fn spec(
 }
 
 impl Figure {
-    pub const ALL: [Figure; 16] = [
+    pub const ALL: [Figure; 21] = [
         F::CpuBogomips,
         F::RegexPerSecond,
         F::HdSize,
@@ -538,6 +687,20 @@ impl Figure {
         F::SyncWrite4k,
         F::SyncWriteJobs,
         F::SyncWritePeak,
+        F::Sha256,
+        F::ZstdCompress,
+        F::ZstdDecompress,
+        F::Aes256Gcm,
+        F::Verify,
+    ];
+
+    /// PBS's CPU figures, in PBS's order.
+    pub const CPU_BENCH: [Figure; 5] = [
+        F::Sha256,
+        F::ZstdCompress,
+        F::ZstdDecompress,
+        F::Aes256Gcm,
+        F::Verify,
     ];
 
     /// pveperf's eight lines, in pveperf's order.
@@ -554,7 +717,7 @@ impl Figure {
 
     pub fn spec(self) -> &'static Spec {
         use Group::{Extended, Pveperf};
-        const SPECS: [Spec; 16] = [
+        const SPECS: [Spec; 21] = [
             spec(
                 "cpu_bogomips",
                 "CPU BOGOMIPS",
@@ -710,6 +873,32 @@ impl Figure {
                     &[Method::SyncMode],
                 )
             },
+            spec("sha256", "SHA256", "MB/s", Extended, &SHA256, CPU_TEST),
+            spec(
+                "zstd_compress",
+                "ZSTD COMPRESS",
+                "MB/s",
+                Extended,
+                &COMPRESS,
+                CPU_TEST,
+            ),
+            spec(
+                "zstd_decompress",
+                "ZSTD DECOMPRESS",
+                "MB/s",
+                Extended,
+                &DECOMPRESS,
+                CPU_TEST,
+            ),
+            spec(
+                "aes_256_gcm",
+                "AES-256-GCM",
+                "MB/s",
+                Extended,
+                &AES,
+                CPU_TEST,
+            ),
+            spec("verify", "VERIFY", "MB/s", Extended, &VERIFY, CPU_TEST),
         ];
         &SPECS[self as usize]
     }
@@ -770,7 +959,8 @@ mod tests {
         }
         assert_eq!(&Figure::ALL[..8], &Figure::PVEPERF);
         assert!(Figure::PVEPERF.iter().all(|f| f.group() == Group::Pveperf));
-        assert_eq!(Figure::extended().count(), 8);
+        assert_eq!(Figure::extended().count(), 13);
+        assert!(Figure::CPU_BENCH.windows(2).all(|w| w[0] < w[1]));
         let columns: BTreeSet<_> = values().map(|v| v.column).collect();
         let keys: BTreeSet<_> = values().map(|v| v.key).collect();
         assert_eq!(columns.len(), values().count());
@@ -804,8 +994,12 @@ mod tests {
         assert_eq!(Figure::HdSize.spec().values[0].better_than(2.0, 1.0), None);
         // Every measured number has a direction; derived ones (a percentage
         // of a band, a count of jobs) and HD SIZE are shown, not ranked.
-        let measured =
-            |v: &&Value| matches!(v.field, Field::Value | Field::WriteIops | Field::P99Ms);
+        let measured = |v: &&Value| {
+            matches!(
+                v.field,
+                Field::Value | Field::WriteIops | Field::P99Ms | Field::ThreadsMbPerS
+            )
+        };
         for v in values()
             .filter(measured)
             .filter(|v| v.figure != Figure::HdSize)

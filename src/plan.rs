@@ -30,7 +30,18 @@ pub enum Test {
     Mixed,
     /// SYNC WRITE 4K (extended; with --sync-jobs also its scaling)
     Syncwrite,
+    /// Proxmox Backup's CPU figures: SHA256, ZSTD COMPRESS and DECOMPRESS,
+    /// AES-256-GCM, VERIFY (extended)
+    CpuBench,
 }
+
+/// The CPU benchmark's windows, in windows of `--duration`: PBS's 7 s
+/// (1 s each, compression 3 s) at its default of 3 s. `--cpu-threads`
+/// runs them all a second time.
+pub const CPU_BENCH_WINDOWS: f64 = 7.0 / 3.0;
+
+/// `--cpu-threads N`: at most this many.
+pub const CPU_THREADS_MAX: u32 = 1024;
 
 /// One I/O job of an extended test: `depth` operations of `block` bytes in
 /// flight, `read_pct` of them reads, `random_pct` at random offsets (the
@@ -121,16 +132,17 @@ impl Test {
     ];
 
     /// The extended tests of `-x`.
-    pub const EXTENDED: [Test; 5] = [
+    pub const EXTENDED: [Test; 6] = [
         Test::Seqwrite,
         Test::Seqread,
         Test::Randread,
         Test::Mixed,
         Test::Syncwrite,
+        Test::CpuBench,
     ];
 
     /// Every test, in `--tests`'s order.
-    pub const ALL: [Test; 11] = [
+    pub const ALL: [Test; 12] = [
         Test::Cpu,
         Test::Regex,
         Test::Read,
@@ -142,6 +154,7 @@ impl Test {
         Test::Randread,
         Test::Mixed,
         Test::Syncwrite,
+        Test::CpuBench,
     ];
 
     /// The name `--tests` takes.
@@ -158,6 +171,7 @@ impl Test {
             Test::Randread => "randread",
             Test::Mixed => "mixed",
             Test::Syncwrite => "syncwrite",
+            Test::CpuBench => "cpu-bench",
         }
     }
 
@@ -175,6 +189,9 @@ impl Test {
             Test::Randread => "RANDOM READ 4K QD1 and QD32 (extended)",
             Test::Mixed => "MIXED 70/30 4K QD16 (extended)",
             Test::Syncwrite => "SYNC WRITE 4K (extended; --sync-jobs adds its scaling)",
+            Test::CpuBench => {
+                "SHA256, ZSTD COMPRESS, ZSTD DECOMPRESS, AES-256-GCM, VERIFY (extended; as proxmox-backup-client benchmark; --cpu-threads adds all-thread figures)"
+            }
         }
     }
 
@@ -213,6 +230,8 @@ impl Test {
             // One job for one window (each --sync-jobs step one more);
             // its file is small (SYNC_FILE_BYTES).
             Test::Syncwrite => Cost { windows: 1, ..FREE },
+            // CPU_BENCH_WINDOWS, rounded up.
+            Test::CpuBench => Cost { windows: 3, ..FREE },
         }
     }
 }

@@ -51,6 +51,8 @@ pub struct Config {
     pub sync_jobs: Vec<u32>,
     /// `--plp`: whether the disks have power-loss protection, as the admin says.
     pub plp: Option<bool>,
+    /// `--cpu-threads`: the CPU figures also on this many threads at once.
+    pub cpu_threads: Option<u32>,
     /// When the source is no block device (ZFS), read its pool's data disks
     /// instead (pveperf omits the lines; its own mode turns this off).
     pub leaf_reads: bool,
@@ -360,6 +362,30 @@ impl Runner<'_> {
         }
         if self.wants(Test::Syncwrite) {
             self.sync_tests()?;
+        }
+        if self.wants(Test::CpuBench) {
+            self.cpu_bench()?;
+        }
+        Ok(())
+    }
+
+    /// PBS's CPU figures, once (not `--runs` times, as PBS runs them).
+    fn cpu_bench(&mut self) -> Step {
+        let cfg = self.config;
+        let rounds = if cfg.cpu_threads.is_some() { 2.0 } else { 1.0 };
+        (self.sink)(
+            &self.report,
+            Event::Begin {
+                line: Figure::CPU_BENCH[0],
+                run: 1,
+                runs: 1,
+                window: cfg.window.mul_f64(crate::plan::CPU_BENCH_WINDOWS * rounds),
+            },
+        );
+        let result = self.measure.cpu_bench(cfg.window, cfg.cpu_threads);
+        self.report.extended.cpu_bench = Some(outcome(result)?);
+        for figure in Figure::CPU_BENCH {
+            self.emit(figure);
         }
         Ok(())
     }
@@ -880,6 +906,29 @@ mod tests {
                 cpu: Duration::ZERO,
             })
         }
+        fn cpu_bench(
+            &mut self,
+            duration: Duration,
+            threads: Option<u32>,
+        ) -> Result<crate::model::cpubench::CpuBench, ProbeError> {
+            use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, Throughput};
+            self.call("cpu_bench")?;
+            let t = |bytes| Throughput {
+                bytes,
+                elapsed: Duration::from_secs(1),
+            };
+            Ok(CpuBench {
+                ops: CpuOp::ALL
+                    .into_iter()
+                    .map(|op| CpuOpFigure {
+                        op,
+                        window: crate::extended::cpubench::scaled_window(op, duration),
+                        single: t(1 << 30),
+                        threads: (0..threads.unwrap_or(0)).map(|_| t(1 << 29)).collect(),
+                    })
+                    .collect(),
+            })
+        }
         fn read_resolv_conf(&mut self, _: &Path) -> std::io::Result<String> {
             self.calls.push("read_resolv_conf".into());
             self.resolv_conf
@@ -916,6 +965,7 @@ mod tests {
             sync_mode: SyncMode::Fdatasync,
             sync_jobs: Vec::new(),
             plp: None,
+            cpu_threads: None,
             leaf_reads: true,
             host: Host::real(),
         }
@@ -930,6 +980,32 @@ mod tests {
             }
         });
         (report, announced)
+    }
+
+    #[test]
+    fn cpu_figures_need_no_filesystem_and_run_once_with_their_threads() {
+        let mut cfg = config(&[Test::CpuBench]);
+        cfg.runs = 3;
+        cfg.cpu_threads = Some(3);
+        let mut mock = Mock::new(Outcome::Failed("gone".into()));
+        let (report, announced) = schedule(&cfg, &mut mock);
+        assert_eq!(mock.count("cpu_bench"), 1, "PBS runs them once");
+        assert_eq!(&announced[1..], Figure::CPU_BENCH);
+        let sha = report.extended.cpu(Figure::Sha256).unwrap();
+        assert_eq!(sha.thread_count(), Some(3));
+        assert_eq!(sha.window, Duration::from_millis(10) / 3);
+        assert_eq!(report.extended.value(Figure::Verify), Some(sha.mb_per_s()));
+
+        // A failure is each CPU figure's, and the run's.
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.fail = Some(("cpu_bench", 1, || {
+            ProbeError::Unavailable("no AES-256-GCM".into())
+        }));
+        let (report, _) = schedule(&config(&[Test::CpuBench]), &mut mock);
+        for f in Figure::CPU_BENCH {
+            assert_eq!(report.problem(f), Some((true, "no AES-256-GCM")), "{f:?}");
+        }
+        assert!(report.any_failed());
     }
 
     #[test]
@@ -984,6 +1060,7 @@ mod tests {
                 "sync_write",
                 "space",
                 "sync_write",
+                "cpu_bench",
             ]
         );
         assert_eq!(mock.count("drop_caches"), 2 + 2 + 2 + 3);

@@ -202,6 +202,10 @@ impl ClusterArgs {
         if m.selected_tests().contains(&crate::plan::Test::Syncwrite) {
             windowed += m.sync_jobs.len() as f64 * duration;
         }
+        // --cpu-threads runs the CPU figures a second time.
+        if m.cpu_threads.is_some() {
+            windowed += f64::from(crate::plan::Test::CpuBench.cost().windows) * duration;
+        }
         let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
         Duration::from_secs_f64(secs.ceil())
     }
@@ -257,6 +261,8 @@ mod tests {
             "1,2,4",
             "--plp",
             "no",
+            "--cpu-threads",
+            "all",
             "/var/tmp",
         ]);
         // In MeasureArgs's order, values as typed.
@@ -290,6 +296,8 @@ mod tests {
                 "1,2,4",
                 "--plp",
                 "no",
+                "--cpu-threads",
+                "all",
             ]
         );
         assert_eq!(all.path, "/var/tmp");
@@ -391,11 +399,16 @@ mod tests {
             cluster(&["--timeout", "7.5"]).node_timeout(),
             Duration::from_secs_f64(7.5)
         );
-        // -x: 5 more windows (SYNC WRITE 4K takes one), 4 GiB
-        // written at 10 MiB/s.
+        // -x: 5 more windows (SYNC WRITE 4K takes one), the CPU
+        // figures' 7 s (3 windows), 4 GiB written at 10 MiB/s.
         assert_eq!(
             cluster(&["-x"]).node_timeout(),
-            Duration::from_secs(60 + 3 * (22 + 15) + 4 * 1024 / 10 + 1)
+            Duration::from_secs(60 + 3 * (22 + 15 + 9) + 4 * 1024 / 10 + 1)
+        );
+        // --cpu-threads: the CPU figures twice.
+        assert_eq!(
+            cluster(&["--tests", "cpu-bench", "--cpu-threads", "4"]).node_timeout(),
+            Duration::from_secs(60 + 3 * 18)
         );
         for bad in ["0", "0.5", "-1", "nan", "86401", "x"] {
             let argv = ["pveprobe", "cluster", "--timeout", bad];

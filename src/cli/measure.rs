@@ -16,6 +16,7 @@ use crate::choice::Choice;
 use crate::extended::engine::EngineChoice;
 use crate::host::ETC_RESOLV_CONF;
 use crate::model::sync::SyncMode;
+use crate::plan::CPU_THREADS_MAX;
 use crate::probe::dns::Schedule;
 use crate::probe::regex::RegexEngine;
 use crate::run::Test;
@@ -92,6 +93,46 @@ pub struct MeasureArgs {
     /// reference band (Linux does not tell; default: a table of models)
     #[arg(long, value_name = "yes|no", value_parser = parse_yes_no)]
     pub plp: Option<bool>,
+
+    /// Also run the CPU figures on N threads at once, or on every CPU the
+    /// probe may use (all): MB/s in total and per thread, and the scaling
+    /// against N times one thread. Takes that much CPU from running guests
+    /// for about 7 s; implies the cpu-bench test
+    #[arg(long, value_name = "N|all", value_parser = parse_cpu_threads)]
+    pub cpu_threads: Option<CpuThreads>,
+}
+
+/// `--cpu-threads`: a count, or every CPU this process may run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuThreads {
+    Count(u32),
+    All,
+}
+
+impl CpuThreads {
+    /// The count: `all` is what the kernel lets this process use
+    /// (its CPU affinity and cgroup quota).
+    pub fn count(self) -> u32 {
+        match self {
+            CpuThreads::Count(n) => n,
+            CpuThreads::All => std::thread::available_parallelism()
+                .map_or(1, |n| n.get() as u32)
+                .min(CPU_THREADS_MAX),
+        }
+    }
+}
+
+/// `all`, or a count from 1 to [`CPU_THREADS_MAX`].
+fn parse_cpu_threads(text: &str) -> Result<CpuThreads, String> {
+    if text == "all" {
+        return Ok(CpuThreads::All);
+    }
+    match text.parse::<u32>() {
+        Ok(n) if (1..=CPU_THREADS_MAX).contains(&n) => Ok(CpuThreads::Count(n)),
+        _ => Err(format!(
+            "{text:?} is neither all nor a count of threads from 1 to {CPU_THREADS_MAX}"
+        )),
+    }
 }
 
 /// `yes` or `no`.
@@ -117,6 +158,9 @@ impl MeasureArgs {
         }
         if !self.sync_jobs.is_empty() {
             tests.insert(Test::Syncwrite);
+        }
+        if self.cpu_threads.is_some() {
+            tests.insert(Test::CpuBench);
         }
         tests
     }
@@ -358,7 +402,7 @@ mod tests {
         let names = |all: &[&'static str]| all.join(",");
         assert_eq!(
             names(&Test::ALL.map(Test::name)),
-            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite"
+            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite,cpu-bench"
         );
         assert_eq!(names(&RegexEngine::ALL.map(RegexEngine::name)), "rust,perl");
         assert_eq!(names(&Schedule::ALL.map(Schedule::name)), "bounded,pveperf");
@@ -371,6 +415,38 @@ mod tests {
         assert_eq!(
             names(&EngineChoice::ALL.map(EngineChoice::name)),
             "auto,io-uring,psync"
+        );
+    }
+
+    #[test]
+    fn cpu_threads_is_a_count_or_all_and_implies_the_cpu_figures() {
+        assert_eq!(parse_cpu_threads("4"), Ok(CpuThreads::Count(4)));
+        assert_eq!(parse_cpu_threads("all"), Ok(CpuThreads::All));
+        for bad in ["0", "-1", "1025", "x", "ALL", ""] {
+            assert!(parse_cpu_threads(bad).is_err(), "{bad:?}");
+        }
+        let all = CpuThreads::All.count();
+        assert!((1..=CPU_THREADS_MAX).contains(&all));
+        assert_eq!(
+            all as usize,
+            std::thread::available_parallelism().unwrap().get()
+        );
+        let parse = |argv: &[&str]| {
+            let cmd = MeasureArgs::augment_args(clap::Command::new("x"));
+            let m = cmd.try_get_matches_from(argv).unwrap();
+            MeasureArgs::from_arg_matches(&m).unwrap()
+        };
+        let m = parse(&["x", "--tests", "cpu", "--cpu-threads", "2"]);
+        assert_eq!(m.cpu_threads, Some(CpuThreads::Count(2)));
+        assert_eq!(
+            m.selected_tests().into_iter().collect::<Vec<_>>(),
+            [Test::Cpu, Test::CpuBench]
+        );
+        assert!(!parse(&["x"]).selected_tests().contains(&Test::CpuBench));
+        assert!(
+            parse(&["x", "-x"])
+                .selected_tests()
+                .contains(&Test::CpuBench)
         );
     }
 }

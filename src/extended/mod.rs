@@ -7,6 +7,7 @@
 //! writes). Device tests only read; writes go to files in the private
 //! scratch directory.
 
+pub mod cpubench;
 pub mod engine;
 pub mod seqwrite;
 pub mod syncwrite;

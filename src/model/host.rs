@@ -14,4 +14,11 @@ pub struct HostInfo {
     pub os_release: Option<String>,
     /// The installed pve-manager's version; `None` on plain Debian.
     pub pve_manager: Option<String>,
+    /// The AES and SHA instruction-set flags `/proc/cpuinfo` lists
+    /// (`parse::cpuinfo::CRYPTO_FLAGS`): what the CPU figures use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_crypto_flags: Vec<String>,
+    /// cpu0's cpufreq governor; `None` without cpufreq (most VMs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_governor: Option<String>,
 }

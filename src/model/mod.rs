@@ -10,6 +10,7 @@
 //! here under their old paths.
 
 pub mod blockdev;
+pub mod cpubench;
 pub mod dns;
 pub mod filesystem;
 pub mod fsync;

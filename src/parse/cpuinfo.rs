@@ -27,9 +27,88 @@ pub fn model_name(cpuinfo: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// The instruction-set flags that speed up SHA256, AES-GCM and their
+/// kin, as `/proc/cpuinfo` names them: x86's `flags`, arm64's `Features`,
+/// s390x's `features` (its CPACF is `msa`).
+pub const CRYPTO_FLAGS: [&str; 13] = [
+    // x86: AES-NI, its vector form, carry-less multiply (GCM's GHASH),
+    // SHA extensions, and the vector units OpenSSL's GCM and SHA use.
+    "aes",
+    "vaes",
+    "pclmulqdq",
+    "vpclmulqdq",
+    "sha_ni",
+    "avx2",
+    "avx512f",
+    // arm64: the Cryptography Extension.
+    "pmull",
+    "sha1",
+    "sha2",
+    "sha3",
+    "sha512",
+    // s390x: the Message-Security Assist (CPACF). ppc64le lists no
+    // flags; POWER8 and later have vector AES and SHA-2 in the ISA.
+    "msa",
+];
+
+/// The first processor's [`CRYPTO_FLAGS`], in `/proc/cpuinfo`'s order.
+pub fn crypto_flags(cpuinfo: &str) -> Vec<String> {
+    let Some(list) = cpuinfo
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(key, _)| {
+            let key = key.trim();
+            key == "flags" || key.eq_ignore_ascii_case("features")
+        })
+        .map(|(_, value)| value)
+    else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = Vec::new();
+    for flag in list.split_whitespace() {
+        if CRYPTO_FLAGS.contains(&flag) && !found.iter().any(|f| f == flag) {
+            found.push(flag.to_string());
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture(host: &str) -> String {
+        let path = format!(
+            "{}/fixtures/hosts/{host}/proc/cpuinfo",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    #[test]
+    fn crypto_flags_of_real_hosts() {
+        assert_eq!(
+            crypto_flags(&fixture("x86_64-epyc")),
+            [
+                "pclmulqdq",
+                "aes",
+                "avx2",
+                "avx512f",
+                "sha_ni",
+                "vaes",
+                "vpclmulqdq"
+            ]
+        );
+        assert_eq!(
+            crypto_flags(&fixture("arm64-ampere")),
+            ["aes", "pmull", "sha1", "sha2"]
+        );
+        assert_eq!(crypto_flags(&fixture("s390x-z15")), ["msa"]);
+        assert!(crypto_flags(&fixture("ppc64le-power9")).is_empty());
+        // "vmx flags" is not "flags"; a line without a colon is no list.
+        assert!(crypto_flags("vmx flags\t: aes\nflags aes\n").is_empty());
+        assert_eq!(crypto_flags("flags : aes aes sse aesni\n"), ["aes"]);
+    }
 
     #[test]
     fn sums_lowercase_and_mixed_case_keys() {

@@ -15,6 +15,7 @@ pub const ETC_OS_RELEASE: &str = "/etc/os-release";
 pub const USR_LIB_OS_RELEASE: &str = "/usr/lib/os-release";
 pub const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 pub const SYS_CPU: &str = "/sys/devices/system/cpu";
+pub const CPU0_GOVERNOR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
 
 fn trimmed(text: std::io::Result<String>) -> Option<String> {
     text.ok()
@@ -81,6 +82,8 @@ pub fn host_info(host: &Host) -> HostInfo {
             .read(DPKG_STATUS)
             .ok()
             .and_then(|s| hostfacts::installed_version(&s, "pve-manager")),
+        cpu_crypto_flags: cpuinfo::crypto_flags(&cpu),
+        cpu_governor: trimmed(host.read(CPU0_GOVERNOR)),
     }
 }
 
@@ -107,7 +110,11 @@ mod tests {
             DPKG_STATUS,
             "Package: pve-manager\nStatus: install ok installed\nVersion: 8.3.1\n",
         );
-        put("/proc/cpuinfo", "processor : 0\nmodel name : Test CPU\n");
+        put(
+            "/proc/cpuinfo",
+            "processor : 0\nmodel name : Test CPU\nflags : fpu aes sse2 sha_ni\n",
+        );
+        put(CPU0_GOVERNOR, "schedutil\n");
         // Two sockets, two cores each, hyperthreads on socket 0 core 0.
         for (cpu, package, core) in [(0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1), (4, 0, 0)] {
             put(
@@ -133,6 +140,8 @@ mod tests {
                 kernel: Some("6.8.12-4-pve".into()),
                 os_release: Some("Debian GNU/Linux 12 (bookworm)".into()),
                 pve_manager: Some("8.3.1".into()),
+                cpu_crypto_flags: vec!["aes".into(), "sha_ni".into()],
+                cpu_governor: Some("schedutil".into()),
             }
         );
     }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use super::{Devices, Figure, Outcome, Report, Sample, Settings};
 use crate::figure::{Field, Group, Method, Value};
 use crate::latency::{LatencySummary, merged};
+use crate::model::cpubench::CpuOpFigure;
 use crate::model::dns::{DnsFigure, servers_over};
 use crate::model::host::HostInfo;
 use crate::model::io::IoStats;
@@ -204,6 +205,59 @@ pub struct XFigure {
     /// SYNC WRITE 4K PEAK: the last count of jobs that still gained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stops_scaling_at: Option<u32>,
+    /// A CPU figure: the seconds its loop ran for (PBS's, scaled with `--duration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    /// A CPU figure against PBS's reference machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pbs_reference: Option<PbsReference>,
+    /// A CPU figure on `--cpu-threads` threads at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<CpuThreads>,
+}
+
+/// A CPU figure as `proxmox-backup-client benchmark` rates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PbsReference {
+    /// The machine PBS compares with.
+    pub machine: String,
+    /// Its figure, in MB/s (10^6 bytes).
+    pub mb_per_s: f64,
+    /// This figure as a percentage of it (PBS prints it rounded).
+    pub percent: f64,
+}
+
+/// A CPU figure on several threads at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuThreads {
+    pub count: u32,
+    /// All threads together, in MB/s.
+    pub mb_per_s: f64,
+    pub per_thread_mb_per_s: f64,
+    /// `mb_per_s` over `count` times the one-thread figure.
+    pub scaling: f64,
+    /// Each thread's MB/s.
+    pub each_mb_per_s: Vec<f64>,
+}
+
+/// PBS's reference machine for its CPU figures.
+pub const PBS_REFERENCE_MACHINE: &str = "AMD Ryzen 7 2700X (proxmox-backup-client benchmark, 2020)";
+
+/// A CPU figure's facts.
+fn cpu_fields(fig: &mut XFigure, f: &CpuOpFigure) {
+    fig.window_s = Some(f.window.as_secs_f64());
+    fig.pbs_reference = Some(PbsReference {
+        machine: PBS_REFERENCE_MACHINE.into(),
+        mb_per_s: f.op.reference_bytes_per_s() / crate::model::cpubench::MB,
+        percent: f.percent(),
+    });
+    fig.threads = f.thread_count().map(|count| CpuThreads {
+        count,
+        mb_per_s: f.threads_mb_per_s().unwrap_or(0.0),
+        per_thread_mb_per_s: f.per_thread_mb_per_s().unwrap_or(0.0),
+        scaling: f.scaling().unwrap_or(0.0),
+        each_mb_per_s: f.threads.iter().map(|t| t.mb_per_s()).collect(),
+    });
 }
 
 /// SYNC WRITE 4K's facts of one count of jobs.
@@ -294,6 +348,7 @@ fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
             fig.verdict = Some(r.verdict.clone());
             fig.reference = r.reference.clone();
         }
+        _ if Figure::CPU_BENCH.contains(&line) => cpu_fields(&mut fig, x.cpu(line)?),
         Figure::SyncWritePeak => {
             let scaling = x.scaling()?;
             let peak = scaling.peak()?;
@@ -560,6 +615,9 @@ impl JsonReport {
                         }
                         Field::PeakJobs => (f.peak_jobs.map(f64::from), &[][..]),
                         Field::StopsAt => (f.stops_scaling_at.map(f64::from), &[][..]),
+                        Field::PbsPercent => (f.pbs_reference.as_ref().map(|r| r.percent), &[][..]),
+                        Field::ThreadsMbPerS => (f.threads.as_ref().map(|t| t.mb_per_s), &[][..]),
+                        Field::ThreadScaling => (f.threads.as_ref().map(|t| t.scaling), &[][..]),
                         Field::Domain | Field::Verdict => (None, &[][..]),
                     };
                     if let Some(value) = value {
@@ -616,6 +674,7 @@ impl JsonReport {
             Method::Data => x()?.data.clone(),
             Method::IoEngine => x()?.engine.clone(),
             Method::SyncMode => x()?.sync_mode.clone(),
+            Method::CpuThreads => x()?.threads.as_ref().map(|t| t.count.to_string()),
         }
     }
 }
@@ -651,6 +710,8 @@ pub(crate) mod tests {
             kernel: Some("6.8.12-4-pve".into()),
             os_release: Some("Debian GNU/Linux 12 (bookworm)".into()),
             pve_manager: Some("8.3.1".into()),
+            cpu_crypto_flags: vec!["aes".into(), "sha_ni".into(), "vaes".into()],
+            cpu_governor: Some("performance".into()),
         });
         let mut latency = Latency::default();
         for us in [400u64, 500, 600, 700, 5000] {
@@ -757,8 +818,37 @@ pub(crate) mod tests {
             x.sync_scaling = Some(Outcome::Measured(SyncScaling {
                 steps: vec![sync(1, 7200), sync(2, 13_500), sync(4, 14_100)],
             }));
+            x.cpu_bench = Some(Outcome::Measured(cpu_bench(&[
+                (2022.0, &[1900.0, 1800.0]),
+                (752.0, &[700.0, 690.0]),
+                (1198.0, &[1100.0, 1150.0]),
+                (3645.0, &[3000.0, 3100.0]),
+                (758.0, &[700.0, 710.0]),
+            ])));
         }
         r
+    }
+
+    /// PBS's operations in order, each `(MB/s alone, MB/s of each thread)`,
+    /// over one-second windows (ZSTD COMPRESS three).
+    pub(crate) fn cpu_bench(each: &[(f64, &[f64])]) -> crate::model::cpubench::CpuBench {
+        use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, MB, Throughput};
+        let t = |mb: f64, window: Duration| Throughput {
+            bytes: (mb * MB * window.as_secs_f64()) as u64,
+            elapsed: window,
+        };
+        CpuBench {
+            ops: CpuOp::ALL
+                .into_iter()
+                .zip(each)
+                .map(|(op, (alone, threads))| CpuOpFigure {
+                    op,
+                    window: op.pbs_window(),
+                    single: t(*alone, op.pbs_window()),
+                    threads: threads.iter().map(|mb| t(*mb, op.pbs_window())).collect(),
+                })
+                .collect(),
+        }
     }
 
     /// Replaces `key`'s figure in `doc` by one entry per `(instance, value)`,

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 pub use crate::figure::Figure;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
+use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure};
 use crate::model::dns::{DnsFigure, Schedule};
 use crate::model::filesystem::FsInfo;
 use crate::model::fsync::{FsyncFigure, Order};
@@ -418,6 +419,8 @@ pub struct Extended {
     pub sync_write: Option<Outcome<SyncResult>>,
     /// `--sync-jobs`: SYNC WRITE 4K JOBS and PEAK.
     pub sync_scaling: Option<Outcome<SyncScaling>>,
+    /// PBS's CPU figures (SHA256 to VERIFY).
+    pub cpu_bench: Option<Outcome<CpuBench>>,
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
@@ -435,6 +438,7 @@ impl Extended {
             Figure::SyncWriteJobs | Figure::SyncWritePeak => {
                 Outcome::problem_of(&self.sync_scaling)
             }
+            _ if Figure::CPU_BENCH.contains(&figure) => Outcome::problem_of(&self.cpu_bench),
             _ => Outcome::problem_of(self.device_outcome(figure)?),
         }
     }
@@ -446,6 +450,12 @@ impl Extended {
             Figure::RandRead4kQd32 => Some(&self.rand_read_qd32),
             _ => None,
         }
+    }
+
+    /// A CPU figure, where it was measured.
+    pub fn cpu(&self, figure: Figure) -> Option<&CpuOpFigure> {
+        let op = CpuOp::ALL[Figure::CPU_BENCH.iter().position(|f| *f == figure)?];
+        self.cpu_bench.as_ref()?.measured()?.get(op)
     }
 
     /// `--sync-jobs`'s steps, where they were measured.
@@ -474,6 +484,7 @@ impl Extended {
             Figure::SyncWritePeak => Some(self.scaling()?.peak()?.iops()),
             // Measured once per count of jobs: no single value.
             Figure::SyncWriteJobs => None,
+            _ if Figure::CPU_BENCH.contains(&figure) => Some(self.cpu(figure)?.mb_per_s()),
             Figure::SeqReadDirect => Some(mean(
                 self.devices(figure)?
                     .each

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::{Devices, Extended, Figure, Outcome, Report};
 use crate::figure::Group;
+use crate::model::cpubench::CpuOpFigure;
 use crate::model::dns::{DnsFigure, servers_over};
 use crate::model::io::IoStats;
 use crate::model::sync::{VerdictKind, jobs_words as jobs};
@@ -325,9 +326,29 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
             };
             format!("{:.0} IOPS at {} ({stops})", peak.iops(), jobs(peak.jobs))
         }
+        _ if Figure::CPU_BENCH.contains(&line) => cpu_value(x.cpu(line)?),
         // A figure without a format of its own: its value and unit.
         _ => format!("{} {}", line.spec().format(x.value(line)?), line.unit()),
     })
+}
+
+/// A CPU figure as PBS prints it, `2022.00 MB/s (100%)`, then the
+/// threads' figures.
+fn cpu_value(f: &CpuOpFigure) -> String {
+    let mut text = format!("{:.2} MB/s ({:.0}%)", f.mb_per_s(), f.percent());
+    if let (Some(n), Some(total), Some(each), Some(scaling)) = (
+        f.thread_count(),
+        f.threads_mb_per_s(),
+        f.per_thread_mb_per_s(),
+        f.scaling(),
+    ) {
+        let threads = if n == 1 { "thread" } else { "threads" };
+        let _ = write!(
+            text,
+            "; {n} {threads} at once: {total:.2} MB/s, {each:.2} per thread, {scaling:.2} of {n} x 1 thread"
+        );
+    }
+    text
 }
 
 /// The whole report as text: pveperf's lines, then the extended ones.

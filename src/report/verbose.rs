@@ -143,6 +143,75 @@ fn sync_details(f: &XFigure) -> String {
     out
 }
 
+/// The CPU under PBS's figures: model and topology, the AES and SHA
+/// flags, the frequency governor, the windows and each thread's figure.
+fn cpu_details(doc: &JsonReport) -> Option<String> {
+    let figures: Vec<&XFigure> = Figure::CPU_BENCH
+        .iter()
+        .filter_map(|f| doc.extended.iter().find(|x| x.key == f.key()))
+        .collect();
+    let first = figures.first()?;
+    let h = &doc.host;
+    let mut topology = Vec::new();
+    if let Some(n) = h.sockets {
+        topology.push(format!("{n} socket{}", if n == 1 { "" } else { "s" }));
+    }
+    topology.extend(h.cores.map(|n| format!("{n} cores")));
+    topology.extend(h.threads.map(|n| format!("{n} threads")));
+    let mut head = format!(
+        "  CPU: {}",
+        h.cpu_model.as_deref().unwrap_or("model unknown")
+    );
+    if !topology.is_empty() {
+        let _ = write!(head, ", {}", topology.join(", "));
+    }
+    // The model comes from /proc/cpuinfo: one line, whatever it holds.
+    let mut out = super::text::printable(&head);
+    out.push('\n');
+    let mut detail = |text: String| {
+        let _ = writeln!(out, "      {}", super::text::printable(&text));
+    };
+    detail(if h.cpu_crypto_flags.is_empty() {
+        "AES/SHA instructions: none listed in /proc/cpuinfo (OpenSSL then hashes and encrypts without them)".into()
+    } else {
+        format!(
+            "AES/SHA instructions (/proc/cpuinfo): {}",
+            h.cpu_crypto_flags.join(" ")
+        )
+    });
+    detail(match &h.cpu_governor {
+        Some(g) => format!("frequency governor: {g}"),
+        None => {
+            "frequency governor: none (no cpufreq: a VM, or the firmware sets the frequency)".into()
+        }
+    });
+    let window = |f: &XFigure| f.window_s.map_or_else(String::new, |s| format!("{s} s"));
+    let compress = figures
+        .iter()
+        .find(|f| f.key == Figure::ZstdCompress.key())
+        .map(|f| format!(", ZSTD COMPRESS {}", window(f)))
+        .unwrap_or_default();
+    detail(format!(
+        "windows: {} each{compress} (proxmox-backup-client's: 1 s, 3 s at --duration 3)",
+        window(first)
+    ));
+    if let Some(r) = &first.pbs_reference {
+        detail(format!("100% is {}", r.machine));
+    }
+    for f in &figures {
+        if let Some(t) = &f.threads {
+            let each: Vec<String> = t.each_mb_per_s.iter().map(|v| format!("{v:.2}")).collect();
+            detail(format!(
+                "{} on {} threads at once: {} MB/s",
+                f.label,
+                t.count,
+                each.join(", ")
+            ));
+        }
+    }
+    Some(out)
+}
+
 /// The details block, printed after the pveperf lines.
 pub fn render(doc: &JsonReport) -> String {
     let mut out = String::from("\nDetails:\n");
@@ -215,6 +284,9 @@ pub fn render(doc: &JsonReport) -> String {
         .find(|f| f.key == Figure::SyncWrite4k.key())
     {
         out.push_str(&sync_details(f));
+    }
+    if let Some(cpu) = cpu_details(doc) {
+        out.push_str(&cpu);
     }
     for missing in &doc.not_measured {
         let verdict = if missing.failed {

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use crate::error::ProbeError;
 use crate::extended::MixedFigure;
+use crate::extended::cpubench;
 use crate::extended::engine::{self, EngineChoice, IoStats};
 use crate::extended::seqwrite::{self, SeqWriteFigure};
 use crate::extended::syncwrite::{self, SyncMode, SyncWriteFigure};
 use crate::host::Host;
+use crate::model::cpubench::CpuBench;
 use crate::plan::JobParams;
 use crate::probe::blockdev::{self, ReadFigure, SeekFigure};
 use crate::probe::dns::{self, DnsFigure, Schedule};
@@ -100,6 +102,13 @@ pub trait Measure {
         mode: SyncMode,
         window: Duration,
     ) -> Result<SyncWriteFigure, ProbeError>;
+    /// PBS's CPU figures, their windows scaled with `duration`, on one
+    /// thread and then on `threads` at once.
+    fn cpu_bench(
+        &mut self,
+        duration: Duration,
+        threads: Option<u32>,
+    ) -> Result<CpuBench, ProbeError>;
     /// resolv.conf's text.
     fn read_resolv_conf(&mut self, path: &Path) -> std::io::Result<String>;
     fn dns(&mut self, query: &DnsQuery) -> Result<DnsFigure, ProbeError>;
@@ -279,6 +288,14 @@ impl Measure for Real<'_> {
         self.in_scratch(path, |scratch, interrupt| {
             syncwrite::measure(scratch, jobs, bytes, mode, window, interrupt)
         })
+    }
+
+    fn cpu_bench(
+        &mut self,
+        duration: Duration,
+        threads: Option<u32>,
+    ) -> Result<CpuBench, ProbeError> {
+        cpubench::measure(duration, threads, self.interrupt)
     }
 
     fn read_resolv_conf(&mut self, path: &Path) -> std::io::Result<String> {

@@ -1,0 +1,347 @@
+//! The CPU figures of `proxmox-backup-client benchmark`, done as PBS does
+//! them (proxmox-backup's `proxmox-backup-client/src/benchmark.rs` and the
+//! chunk code it calls), with the same libraries: OpenSSL (libssl3) for
+//! SHA256 and AES-256-GCM, zstd (Debian's libzstd1) for compression.
+//!
+//! - The buffer: 1 MiB, word i (little-endian u32 bytes) being i.
+//! - Each operation loops over the whole buffer until the first call that
+//!   ends past its window (1 s, compression 3 s) and counts bytes in;
+//!   speed is bytes over the time read after the loop.
+//! - SHA256: `openssl::sha::sha256` of the buffer.
+//! - ZSTD COMPRESS: `zstd::stream::encode_all(buffer, 1)`, a new encoder
+//!   each call. ZSTD DECOMPRESS: `decode_all` of that compressed form (its
+//!   window, as PBS's, includes compressing it once).
+//! - AES-256-GCM: PBS's `DataBlob::encrypt_benchmark`: a random 16-byte IV
+//!   from getrandom(2), a new OpenSSL crypter with an empty AAD, the buffer
+//!   fed in pieces of 32 KiB less one block into a 32 KiB buffer appended
+//!   to a fresh `Vec`, finalise, read the tag. PBS's key comes from scrypt
+//!   of "test"; the speed does not depend on the key, so ours is fixed.
+//! - VERIFY: PBS's `verify_unencrypted` of a compressed chunk: decompress
+//!   the chunk's zstd stream (`decode_all`), SHA256 it, compare the digest
+//!   and the length.
+//!
+//! `--cpu-threads N` runs each loop on N threads at once, started
+//! together, each over the same (read-only) buffer.
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use openssl::symm::{Cipher, Crypter, Mode};
+
+use crate::error::ProbeError;
+use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, Throughput};
+use crate::window::Interrupt;
+
+/// The buffer's size.
+pub const BUFFER_BYTES: usize = 1 << 20;
+
+/// PBS's "pseudo random" buffer: byte j of word i is `(i >> 8j) & 0xff`.
+pub fn buffer() -> Vec<u8> {
+    (0..(BUFFER_BYTES / 4) as u32)
+        .flat_map(u32::to_le_bytes)
+        .collect()
+}
+
+/// What the loops work on, made before any window starts.
+pub struct Workload {
+    data: Vec<u8>,
+    /// `encode_all(data, 1)`: what ZSTD DECOMPRESS decodes.
+    compressed: Vec<u8>,
+    /// A compressed chunk's zstd stream (`copy_encode`, as `DataBlob::encode`).
+    chunk: Vec<u8>,
+    digest: [u8; 32],
+    key: [u8; 32],
+}
+
+impl Workload {
+    pub fn new() -> Result<Self, ProbeError> {
+        let data = buffer();
+        let compressed = compress(&data)?;
+        let mut chunk = Vec::with_capacity(data.len());
+        zstd::stream::copy_encode(&data[..], &mut chunk, 1)
+            .map_err(|e| ProbeError::io("zstd: compressing the chunk", e))?;
+        let digest = openssl::sha::sha256(&data);
+        Ok(Workload {
+            data,
+            compressed,
+            chunk,
+            digest,
+            key: [0x5a; 32],
+        })
+    }
+
+    /// One call of `op`: the bytes it counts.
+    fn call(&self, op: CpuOp) -> Result<usize, ProbeError> {
+        match op {
+            CpuOp::Sha256 => {
+                std::hint::black_box(openssl::sha::sha256(&self.data));
+            }
+            CpuOp::Compress => {
+                std::hint::black_box(compress(&self.data)?);
+            }
+            CpuOp::Decompress => return Ok(decompress(&self.compressed)?.len()),
+            CpuOp::Aes256Gcm => {
+                std::hint::black_box(encrypt(&self.key, &self.data)?);
+            }
+            CpuOp::Verify => self.verify()?,
+        }
+        Ok(self.data.len())
+    }
+
+    /// `verify_unencrypted`: decompress, check digest and length.
+    fn verify(&self) -> Result<(), ProbeError> {
+        let data = decompress(&self.chunk)?;
+        if openssl::sha::sha256(&data) != self.digest {
+            return Err(ProbeError::Unavailable(
+                "VERIFY: the chunk's digest differs after decompression".into(),
+            ));
+        }
+        if data.len() != self.data.len() {
+            return Err(ProbeError::Unavailable(format!(
+                "VERIFY: the chunk decompressed to {} bytes, not {}",
+                data.len(),
+                self.data.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// PBS's loop: calls until one ends past `window`.
+    fn run(
+        &self,
+        op: CpuOp,
+        window: Duration,
+        interrupt: &Interrupt,
+    ) -> Result<Throughput, ProbeError> {
+        let start = Instant::now();
+        let mut bytes = 0u64;
+        if op == CpuOp::Decompress {
+            // PBS starts the clock before compressing what it decompresses.
+            std::hint::black_box(compress(&self.data)?);
+        }
+        loop {
+            bytes += self.call(op)? as u64;
+            interrupt.check()?;
+            if start.elapsed() > window {
+                break;
+            }
+        }
+        Ok(Throughput {
+            bytes,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// `threads` loops at once, started together.
+    fn run_threads(
+        &self,
+        op: CpuOp,
+        window: Duration,
+        threads: u32,
+        interrupt: &Interrupt,
+    ) -> Result<Vec<Throughput>, ProbeError> {
+        let start = Barrier::new(threads as usize);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        self.run(op, window, interrupt)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a CPU benchmark thread panicked"))
+                .collect()
+        })
+    }
+}
+
+fn compress(data: &[u8]) -> Result<Vec<u8>, ProbeError> {
+    zstd::stream::encode_all(data, 1).map_err(|e| ProbeError::io("zstd: compressing", e))
+}
+
+fn decompress(data: &[u8]) -> Result<Vec<u8>, ProbeError> {
+    zstd::stream::decode_all(data).map_err(|e| ProbeError::io("zstd: decompressing", e))
+}
+
+fn openssl_error(what: &str, e: openssl::error::ErrorStack) -> ProbeError {
+    ProbeError::Unavailable(format!("AES-256-GCM: {what}: {e}"))
+}
+
+/// 16 bytes from getrandom(2), as PBS takes each chunk's IV.
+fn random_iv() -> Result<[u8; 16], ProbeError> {
+    let mut iv = [0u8; 16];
+    // SAFETY: the pointer and length are iv's; getrandom writes at most that.
+    let n = unsafe { libc::getrandom(iv.as_mut_ptr().cast(), iv.len(), 0) };
+    if n != iv.len() as isize {
+        return Err(ProbeError::io("getrandom", std::io::Error::last_os_error()));
+    }
+    Ok(iv)
+}
+
+/// An encrypted chunk's parts.
+#[derive(Debug)]
+pub struct Encrypted {
+    pub ciphertext: Vec<u8>,
+    pub iv: [u8; 16],
+    pub tag: [u8; 16],
+}
+
+/// PBS's `DataBlob::encrypt_to`.
+pub fn encrypt(key: &[u8; 32], data: &[u8]) -> Result<Encrypted, ProbeError> {
+    const BUFFER_SIZE: usize = 32 * 1024;
+    let iv = random_iv()?;
+    let cipher = Cipher::aes_256_gcm();
+    let mut c = Crypter::new(cipher, Mode::Encrypt, key, Some(&iv))
+        .map_err(|e| openssl_error("new crypter", e))?;
+    c.aad_update(b"").map_err(|e| openssl_error("AAD", e))?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; BUFFER_SIZE];
+    for piece in data.chunks(BUFFER_SIZE - cipher.block_size()) {
+        let n = c
+            .update(piece, &mut buf)
+            .map_err(|e| openssl_error("update", e))?;
+        out.extend_from_slice(&buf[..n]);
+    }
+    let n = c
+        .finalize(&mut buf)
+        .map_err(|e| openssl_error("finalize", e))?;
+    out.extend_from_slice(&buf[..n]);
+    let mut tag = [0u8; 16];
+    c.get_tag(&mut tag).map_err(|e| openssl_error("tag", e))?;
+    Ok(Encrypted {
+        ciphertext: out,
+        iv,
+        tag,
+    })
+}
+
+/// `window` scaled as `--duration` scales pveperf's 3 s.
+pub fn scaled_window(op: CpuOp, duration: Duration) -> Duration {
+    op.pbs_window()
+        .mul_f64(duration.as_secs_f64() / crate::PVEPERF_WINDOW.as_secs_f64())
+}
+
+/// Every operation in PBS's order, on one thread, then on `threads` at
+/// once where given; `duration` scales PBS's windows (3 s: PBS's own).
+pub fn measure(
+    duration: Duration,
+    threads: Option<u32>,
+    interrupt: &Interrupt,
+) -> Result<CpuBench, ProbeError> {
+    let work = Workload::new()?;
+    let mut bench = CpuBench::default();
+    for op in CpuOp::ALL {
+        let window = scaled_window(op, duration);
+        bench.ops.push(CpuOpFigure {
+            op,
+            window,
+            single: work.run(op, window, interrupt)?,
+            threads: Vec::new(),
+        });
+    }
+    if let Some(n) = threads {
+        for figure in &mut bench.ops {
+            figure.threads = work.run_threads(figure.op, figure.window, n, interrupt)?;
+        }
+    }
+    Ok(bench)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn the_buffer_is_pbss() {
+        let data = buffer();
+        assert_eq!(data.len(), 1024 * 1024);
+        assert_eq!(&data[..12], &[0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]);
+        // Word 0x3ffff, the last: ff ff 03 00.
+        assert_eq!(&data[data.len() - 4..], &[0xff, 0xff, 0x03, 0x00]);
+        // Pinned: the same bytes as PBS's loop make, hashed by sha256sum.
+        assert_eq!(
+            hex(&openssl::sha::sha256(&data)),
+            "21b9bf484e8bb6ca346d2cd113f24594cadb15c31c3e6ea4bd99897b1e728282"
+        );
+    }
+
+    #[test]
+    fn encryption_is_aes_256_gcm_that_decrypts_back() {
+        let key = [7u8; 32];
+        let data = buffer();
+        let e = encrypt(&key, &data).unwrap();
+        assert_eq!(e.ciphertext.len(), data.len(), "GCM adds no padding");
+        assert_ne!(e.ciphertext, data);
+        let plain = openssl::symm::decrypt_aead(
+            Cipher::aes_256_gcm(),
+            &key,
+            Some(&e.iv),
+            b"",
+            &e.ciphertext,
+            &e.tag,
+        )
+        .unwrap();
+        assert_eq!(plain, data);
+        assert_ne!(
+            e.iv,
+            encrypt(&key, &data).unwrap().iv,
+            "a fresh IV each call"
+        );
+    }
+
+    #[test]
+    fn each_call_does_its_work_and_verify_checks() {
+        let work = Workload::new().unwrap();
+        // About 1.5:1. PBS keeps a chunk compressed only when that is
+        // shorter, so its VERIFY decompresses.
+        assert!(work.chunk.len() < work.data.len(), "the buffer compresses");
+        assert_eq!(decompress(&work.compressed).unwrap(), work.data);
+        for op in CpuOp::ALL {
+            assert_eq!(work.call(op).unwrap(), BUFFER_BYTES, "{op:?}");
+        }
+        let mut broken = Workload::new().unwrap();
+        broken.digest[0] ^= 1;
+        assert!(broken.call(CpuOp::Verify).is_err());
+    }
+
+    #[test]
+    fn a_loop_ends_after_its_window_and_threads_each_report() {
+        let work = Workload::new().unwrap();
+        let interrupt = Interrupt::default();
+        let window = Duration::from_millis(20);
+        let t = work.run(CpuOp::Sha256, window, &interrupt).unwrap();
+        assert!(t.elapsed > window && t.bytes >= BUFFER_BYTES as u64);
+        assert_eq!(t.bytes % BUFFER_BYTES as u64, 0);
+        let each = work
+            .run_threads(CpuOp::Sha256, window, 3, &interrupt)
+            .unwrap();
+        assert_eq!(each.len(), 3);
+        assert!(each.iter().all(|t| t.elapsed > window && t.bytes > 0));
+        interrupt.raise(libc::SIGINT);
+        assert!(matches!(
+            work.run(CpuOp::Compress, window, &interrupt),
+            Err(ProbeError::Interrupted(_))
+        ));
+    }
+
+    #[test]
+    fn windows_scale_with_duration() {
+        let d = Duration::from_millis(300);
+        assert_eq!(scaled_window(CpuOp::Sha256, d), Duration::from_millis(100));
+        assert_eq!(
+            scaled_window(CpuOp::Compress, d),
+            Duration::from_millis(300)
+        );
+        assert_eq!(
+            scaled_window(CpuOp::Compress, crate::PVEPERF_WINDOW),
+            Duration::from_secs(3)
+        );
+    }
+}

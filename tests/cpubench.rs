@@ -217,3 +217,56 @@ fn sigterm_during_the_cpu_figures_stops_it() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
 }
+
+#[test]
+fn baseline_catches_a_slower_cpu_figure() {
+    let dir = workdir();
+    let base = dir.path().join("base.json");
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "cpu-bench",
+            "--duration",
+            "0.3",
+            "--output-format",
+            "json",
+        ])
+        .arg("--output")
+        .arg(&base)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let baseline = |aes: f64| {
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+        for f in doc["extended"].as_array_mut().unwrap() {
+            if f["key"] == "aes_256_gcm" {
+                f["value"] = aes.into();
+            }
+        }
+        std::fs::write(&base, doc.to_string()).unwrap();
+        pveprobe()
+            // This VM's CPU figures vary by a third from run to run.
+            .args([
+                "--tests",
+                "cpu-bench",
+                "--duration",
+                "0.3",
+                "--tolerance",
+                "90",
+            ])
+            .arg("--baseline")
+            .arg(&base)
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    // A baseline no CPU reaches: AES-256-GCM is worse by far.
+    let out = baseline(1e12);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("AES-256-GCM"), "{}", stderr(&out));
+    // One every CPU beats: no regression.
+    let out = baseline(1e-3);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

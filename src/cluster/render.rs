@@ -389,6 +389,56 @@ mod tests {
     }
 
     #[test]
+    fn cpu_figures_are_columns_without_a_sum() {
+        let node_with = |name: &str, sha: f64| {
+            let mut doc = crate::report::json::JsonReport::from_report(
+                &crate::report::json::tests::known_report(),
+            );
+            let f = doc.extended.iter_mut().find(|f| f.key == "sha256").unwrap();
+            f.value = sha;
+            let outcome = Outcome {
+                status: Status::Ok,
+                detail: None,
+                raw: Some(serde_json::to_string(&doc).unwrap()),
+                result: Some(doc),
+            };
+            (node(name), outcome, Some(0), Some(1.0))
+        };
+        let head = Head {
+            timestamp: None,
+            path: "/var/tmp".into(),
+            cluster: None,
+            parallel: true,
+            command: String::new(),
+            timeout: Duration::from_secs(60),
+        };
+        let r = ClusterReport::new(
+            head,
+            vec![
+                node_with("pve1", 2000.0),
+                node_with("pve2", 2100.0),
+                node_with("pve3", 900.0),
+            ],
+        );
+        let text = text(&r);
+        assert!(text.contains("SHA256"), "{text}");
+        assert!(text.contains("MB/s xN"), "{text}");
+        let row = |name: &str| text.lines().find(|l| l.starts_with(name)).unwrap();
+        assert!(row("pve3").contains(" 900!"), "{}", row("pve3"));
+        assert!(
+            text.contains("! pve3: SHA256 900 is worse than the other nodes' median"),
+            "{text}"
+        );
+        // CPU figures do not add up over nodes.
+        let sha = r
+            .figures
+            .iter()
+            .find(|f| f.key == "sha256_mb_per_s")
+            .unwrap();
+        assert_eq!((sha.aggregate, sha.aggregate_value), (None, None));
+    }
+
+    #[test]
     fn parallel_adds_the_at_once_row() {
         let text = text(&known(true));
         let at_once = text.lines().find(|l| l.starts_with("at once")).unwrap();

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -36,6 +37,23 @@ fn run(args: &[&str]) -> std::process::Output {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     out
+}
+
+/// The JSON result of `pveprobe --tests cpu-bench --duration 0.3 ARGS`,
+/// written to DIR/NAME.
+fn save(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    let out = pveprobe()
+        .args(["--tests", "cpu-bench", "--duration", "0.3"])
+        .args(["--output-format", "json"])
+        .args(args)
+        .arg("--output")
+        .arg(&path)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    path
 }
 
 #[test]
@@ -147,28 +165,8 @@ fn cpu_threads_is_checked_and_implies_the_cpu_figures() {
 #[test]
 fn compare_ranks_the_cpu_figures_and_marks_other_thread_counts() {
     let dir = workdir();
-    let save = |name: &str, args: &[&str]| {
-        let path = dir.path().join(name);
-        let out = pveprobe()
-            .args([
-                "--tests",
-                "cpu-bench",
-                "--duration",
-                "0.3",
-                "--output-format",
-                "json",
-            ])
-            .args(args)
-            .arg("--output")
-            .arg(&path)
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        path
-    };
-    let one = save("one.json", &["--cpu-threads", "1"]);
-    let two = save("two.json", &["--cpu-threads", "2"]);
+    let one = save(dir.path(), "one.json", &["--cpu-threads", "1"]);
+    let two = save(dir.path(), "two.json", &["--cpu-threads", "2"]);
     let out = pveprobe()
         .arg("compare")
         .args([&one, &two])
@@ -221,22 +219,7 @@ fn sigterm_during_the_cpu_figures_stops_it() {
 #[test]
 fn baseline_catches_a_slower_cpu_figure() {
     let dir = workdir();
-    let base = dir.path().join("base.json");
-    let out = pveprobe()
-        .args([
-            "--tests",
-            "cpu-bench",
-            "--duration",
-            "0.3",
-            "--output-format",
-            "json",
-        ])
-        .arg("--output")
-        .arg(&base)
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let base = save(dir.path(), "base.json", &[]);
     let baseline = |aes: f64| {
         let mut doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();

@@ -503,6 +503,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cpu_figures_and_pbs_operations_are_in_the_same_order() {
+        let squash = |s: &str| s.replace('_', "");
+        for (f, op) in Figure::CPU_BENCH.into_iter().zip(CpuOp::ALL) {
+            assert!(
+                squash(f.key()).ends_with(&squash(op.pbs_key())),
+                "{f:?} {op:?}"
+            );
+        }
+    }
+
+    #[test]
     fn stats_of_odd_and_even_sample_counts() {
         let s = Stats::of(&[3.0, 1.0, 2.0]).unwrap();
         assert_eq!((s.median, s.min, s.max, s.count), (2.0, 1.0, 3.0, 3));

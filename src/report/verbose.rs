@@ -185,7 +185,12 @@ fn cpu_details(doc: &JsonReport) -> Option<String> {
             "frequency governor: none (no cpufreq: a VM, or the firmware sets the frequency)".into()
         }
     });
-    let window = |f: &XFigure| f.window_s.map_or_else(String::new, |s| format!("{s} s"));
+    // To the millisecond: 1 s, 0.1 s, 0.333 s.
+    let window = |f: &XFigure| {
+        f.window_s.map_or_else(String::new, |s| {
+            format!("{} s", (s * 1000.0).round() / 1000.0)
+        })
+    };
     let compress = figures
         .iter()
         .find(|f| f.key == Figure::ZstdCompress.key())

@@ -6,7 +6,7 @@ mod common;
 
 use common::{Ext4, LoopDevice, LoopOptions, Mount, mkfs, pveprobe, root_or_skip, stderr, stdout};
 
-const FORMATS: [(&str, &str); 6] = [
+const FORMATS: [(&str, &str); 11] = [
     (
         "SEQ WRITE",
         r"^SEQ WRITE:                \d+\.\d\d MB/sec \(3 runs: \d+\.\d\d, \d+\.\d\d, \d+\.\d\d; incompressible data\)$",
@@ -31,6 +31,11 @@ const FORMATS: [(&str, &str); 6] = [
         "SYNC WRITE 4K",
         r"^SYNC WRITE 4K:            \d+ IOPS \(mean \d+\.\d{3} ms, p50 \d+\.\d{3} ms, p99 \d+\.\d{3} ms(, p99\.9 \d+\.\d{3} ms)?, max \d+\.\d{3} ms; fdatasync, 64 MiB file, 1 job\); flushes: unknown$",
     ),
+    ("SHA256", r"^SHA256:                   \d+\.\d\d MB/s \(\d+%\)$"),
+    ("ZSTD COMPRESS", r"^ZSTD COMPRESS:            \d+\.\d\d MB/s \(\d+%\)$"),
+    ("ZSTD DECOMPRESS", r"^ZSTD DECOMPRESS:          \d+\.\d\d MB/s \(\d+%\)$"),
+    ("AES-256-GCM", r"^AES-256-GCM:              \d+\.\d\d MB/s \(\d+%\)$"),
+    ("VERIFY", r"^VERIFY:                   \d+\.\d\d MB/s \(\d+%\)$"),
 ];
 
 fn check_extended(text: &str) {
@@ -42,7 +47,7 @@ fn check_extended(text: &str) {
                 .any(|(label, _)| l.starts_with(&format!("{label}:")))
         })
         .collect();
-    assert_eq!(lines.len(), 6, "{text}");
+    assert_eq!(lines.len(), FORMATS.len(), "{text}");
     for (line, (label, format)) in lines.iter().zip(FORMATS) {
         assert!(line.starts_with(label), "order: {line}");
         assert!(

@@ -259,6 +259,7 @@ impl ProbeArgs {
             sync_jobs: m.sync_jobs.clone(),
             plp: m.plp,
             cpu_threads: m.cpu_threads.map(measure::CpuThreads::count),
+            volume: None,
             leaf_reads: true,
             host: self
                 .sysroot

@@ -34,6 +34,8 @@ pub enum Figure {
     SeqReadDirect,
     RandRead4kQd1,
     RandRead4kQd32,
+    RandWrite4kQd1,
+    RandWrite4kQd32,
     Mixed,
     SyncWrite4k,
     SyncWriteJobs,
@@ -399,6 +401,22 @@ const QD32: [Value; 1] = [main(
     Some(Higher),
     Some(Sum),
 )];
+const WQD1: [Value; 1] = [main(
+    F::RandWrite4kQd1,
+    "rand_write_4k_qd1",
+    "rand_write_4k_qd1_iops",
+    ("W 4K QD1", "IOPS"),
+    Some(Higher),
+    Some(Sum),
+)];
+const WQD32: [Value; 1] = [main(
+    F::RandWrite4kQd32,
+    "rand_write_4k_qd32",
+    "rand_write_4k_qd32_iops",
+    ("W 4K QD32", "IOPS"),
+    Some(Higher),
+    Some(Sum),
+)];
 const MIXED: [Value; 2] = [
     Value {
         suffix: " (read)",
@@ -670,7 +688,7 @@ const fn spec(
 }
 
 impl Figure {
-    pub const ALL: [Figure; 21] = [
+    pub const ALL: [Figure; 23] = [
         F::CpuBogomips,
         F::RegexPerSecond,
         F::HdSize,
@@ -683,6 +701,8 @@ impl Figure {
         F::SeqReadDirect,
         F::RandRead4kQd1,
         F::RandRead4kQd32,
+        F::RandWrite4kQd1,
+        F::RandWrite4kQd32,
         F::Mixed,
         F::SyncWrite4k,
         F::SyncWriteJobs,
@@ -717,7 +737,7 @@ impl Figure {
 
     pub fn spec(self) -> &'static Spec {
         use Group::{Extended, Pveperf};
-        const SPECS: [Spec; 21] = [
+        const SPECS: [Spec; 23] = [
             spec(
                 "cpu_bogomips",
                 "CPU BOGOMIPS",
@@ -825,6 +845,28 @@ impl Figure {
                     "IOPS",
                     Extended,
                     &QD32,
+                    IO_TEST,
+                )
+            },
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "rand_write_4k_qd1",
+                    "RANDOM WRITE 4K QD1",
+                    "IOPS",
+                    Extended,
+                    &WQD1,
+                    IO_TEST,
+                )
+            },
+            Spec {
+                decimals: 0,
+                ..spec(
+                    "rand_write_4k_qd32",
+                    "RANDOM WRITE 4K QD32",
+                    "IOPS",
+                    Extended,
+                    &WQD32,
                     IO_TEST,
                 )
             },
@@ -959,7 +1001,7 @@ mod tests {
         }
         assert_eq!(&Figure::ALL[..8], &Figure::PVEPERF);
         assert!(Figure::PVEPERF.iter().all(|f| f.group() == Group::Pveperf));
-        assert_eq!(Figure::extended().count(), 13);
+        assert_eq!(Figure::extended().count(), 15);
         assert!(Figure::CPU_BENCH.windows(2).all(|w| w[0] < w[1]));
         let columns: BTreeSet<_> = values().map(|v| v.column).collect();
         let keys: BTreeSet<_> = values().map(|v| v.key).collect();

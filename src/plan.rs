@@ -33,6 +33,9 @@ pub enum Test {
     /// Proxmox Backup's CPU figures: SHA256, ZSTD COMPRESS and DECOMPRESS,
     /// AES-256-GCM, VERIFY (extended)
     CpuBench,
+    /// RANDOM WRITE 4K QD1 and QD32 (a --storage scratch volume, or a
+    /// file; asked for by name, not part of -x)
+    Randwrite,
 }
 
 /// The CPU benchmark's windows, in windows of `--duration`: PBS's 7 s
@@ -74,6 +77,20 @@ impl JobParams {
         block: 4096,
         depth: 32,
         read_pct: 100,
+        random_pct: 100,
+    };
+    /// RANDOM WRITE 4K QD1.
+    pub const RAND_WRITE_4K_QD1: JobParams = JobParams {
+        block: 4096,
+        depth: 1,
+        read_pct: 0,
+        random_pct: 100,
+    };
+    /// RANDOM WRITE 4K QD32.
+    pub const RAND_WRITE_4K_QD32: JobParams = JobParams {
+        block: 4096,
+        depth: 32,
+        read_pct: 0,
         random_pct: 100,
     };
     /// MIXED 70/30 4K QD16: IOMeter's 70% read, 80% random.
@@ -141,8 +158,11 @@ impl Test {
         Test::CpuBench,
     ];
 
+    /// Tests only `--tests` (or a scratch volume) asks for.
+    pub const OPT_IN: [Test; 1] = [Test::Randwrite];
+
     /// Every test, in `--tests`'s order.
-    pub const ALL: [Test; 12] = [
+    pub const ALL: [Test; 13] = [
         Test::Cpu,
         Test::Regex,
         Test::Read,
@@ -155,6 +175,7 @@ impl Test {
         Test::Mixed,
         Test::Syncwrite,
         Test::CpuBench,
+        Test::Randwrite,
     ];
 
     /// The name `--tests` takes.
@@ -172,6 +193,7 @@ impl Test {
             Test::Mixed => "mixed",
             Test::Syncwrite => "syncwrite",
             Test::CpuBench => "cpu-bench",
+            Test::Randwrite => "randwrite",
         }
     }
 
@@ -191,6 +213,9 @@ impl Test {
             Test::Syncwrite => "SYNC WRITE 4K (extended; --sync-jobs adds its scaling)",
             Test::CpuBench => {
                 "SHA256, ZSTD COMPRESS, ZSTD DECOMPRESS, AES-256-GCM, VERIFY (extended; as proxmox-backup-client benchmark; --cpu-threads adds all-thread figures)"
+            }
+            Test::Randwrite => {
+                "RANDOM WRITE 4K QD1 and QD32 (a --storage scratch volume's device, or a file of --write-size in PATH; not in -x)"
             }
         }
     }
@@ -232,6 +257,13 @@ impl Test {
             Test::Syncwrite => Cost { windows: 1, ..FREE },
             // CPU_BENCH_WINDOWS, rounded up.
             Test::CpuBench => Cost { windows: 3, ..FREE },
+            // On a path: its file written first, then both jobs.
+            Test::Randwrite => Cost {
+                windows: 2,
+                writes: 1,
+                jobs: &[JobParams::RAND_WRITE_4K_QD1, JobParams::RAND_WRITE_4K_QD32],
+                ..FREE
+            },
         }
     }
 }
@@ -254,7 +286,11 @@ mod tests {
 
     #[test]
     fn all_is_pveperfs_then_the_extended_each_once() {
-        let joined: Vec<Test> = Test::PVEPERF.into_iter().chain(Test::EXTENDED).collect();
+        let joined: Vec<Test> = Test::PVEPERF
+            .into_iter()
+            .chain(Test::EXTENDED)
+            .chain(Test::OPT_IN)
+            .collect();
         assert_eq!(joined, Test::ALL);
         let mut sorted = Test::ALL;
         sorted.sort();

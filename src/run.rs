@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use measure::{DnsQuery, Measure, Real, Space};
+pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget};
 
 use crate::error::ProbeError;
 use crate::extended::engine::EngineChoice;
@@ -53,6 +53,9 @@ pub struct Config {
     pub plp: Option<bool>,
     /// `--cpu-threads`: the CPU figures also on this many threads at once.
     pub cpu_threads: Option<u32>,
+    /// A scratch volume's device (`--storage` on a volume storage): the
+    /// tests run on it, writes included, instead of in `path`'s filesystem.
+    pub volume: Option<PathBuf>,
     /// When the source is no block device (ZFS), read its pool's data disks
     /// instead (pveperf omits the lines; its own mode turns this off).
     pub leaf_reads: bool,
@@ -134,6 +137,9 @@ fn targets(
 
 /// What a test sized by `--write-size` suggests when space is short.
 const WRITE_SIZE_HINT: &str = "; a smaller --write-size fits";
+
+/// Why a test that needs a filesystem skips a scratch volume.
+const NO_FILESYSTEM: &str = "a scratch volume has no filesystem (this test needs one)";
 
 /// A signal (SIGINT, SIGTERM, SIGHUP) stopped the run: what unwinds the
 /// scheduler, so every test's files are removed on the way out.
@@ -243,7 +249,10 @@ impl Runner<'_> {
 
     fn run(&mut self) -> Step {
         let cfg = self.config;
-        let fs = outcome(self.measure.filesystem(&cfg.path))?;
+        let fs = match &cfg.volume {
+            Some(dev) => outcome(self.measure.volume(dev))?,
+            None => outcome(self.measure.filesystem(&cfg.path))?,
+        };
         let storage = fs.measured().map(|f| self.measure.storage(f));
         let device = targets(&fs, storage.as_ref(), cfg.leaf_reads);
         self.report.filesystem = Some(fs);
@@ -281,7 +290,10 @@ impl Runner<'_> {
             });
             self.emit(Figure::AverageSeekTime);
         }
-        if self.wants(Test::Fsync) {
+        if self.wants(Test::Fsync) && cfg.volume.is_some() {
+            self.report.fsync = Some(Outcome::Skipped(NO_FILESYSTEM.into()));
+            self.emit(Figure::FsyncsPerSecond);
+        } else if self.wants(Test::Fsync) {
             self.report.fsync =
                 Some(self.repeat(Figure::FsyncsPerSecond, |this| this.fsync_test())?);
             self.emit(Figure::FsyncsPerSecond);
@@ -316,7 +328,13 @@ impl Runner<'_> {
 
     fn extended_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Step {
         let cfg = self.config;
-        if self.wants(Test::Seqwrite) {
+        if self.wants(Test::Seqwrite)
+            && let Some(dev) = &cfg.volume
+        {
+            let result = self.measure.prefill(dev, cfg.zero_data).map(|f| vec![f]);
+            self.report.extended.seq_write = Some(outcome(result)?);
+            self.emit(Figure::SeqWrite);
+        } else if self.wants(Test::Seqwrite) {
             let runs = Test::Seqwrite.cost().writes;
             let result = self
                 .space_for(cfg.write_size, "SEQ WRITE", WRITE_SIZE_HINT)
@@ -345,7 +363,13 @@ impl Runner<'_> {
                 Some(device_test(self, JobParams::RAND_READ_4K_QD32)?);
             self.emit(Figure::RandRead4kQd32);
         }
-        if self.wants(Test::Mixed) {
+        if self.wants(Test::Randwrite) {
+            self.rand_write_tests()?;
+        }
+        if self.wants(Test::Mixed) && cfg.volume.is_some() {
+            self.report.extended.mixed = Some(Outcome::Skipped(NO_FILESYSTEM.into()));
+            self.emit(Figure::Mixed);
+        } else if self.wants(Test::Mixed) {
             let result = self
                 .space_for(cfg.write_size, "MIXED 70/30", WRITE_SIZE_HINT)
                 .and_then(|()| {
@@ -390,6 +414,54 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// RANDOM WRITE 4K QD1 and QD32: on the scratch volume, or on a file
+    /// of `--write-size` in PATH (written first).
+    fn rand_write_tests(&mut self) -> Step {
+        let cfg = self.config;
+        let jobs = Test::Randwrite.cost().jobs;
+        let result = match &cfg.volume {
+            Some(dev) => {
+                self.measure
+                    .write_jobs(WriteTarget::Device(dev), jobs, cfg.window, cfg.io_engine)
+            }
+            None => self
+                .space_for(cfg.write_size, "RANDOM WRITE 4K", WRITE_SIZE_HINT)
+                .and_then(|()| {
+                    self.measure.write_jobs(
+                        WriteTarget::File {
+                            path: &cfg.path,
+                            bytes: cfg.write_size,
+                        },
+                        jobs,
+                        cfg.window,
+                        cfg.io_engine,
+                    )
+                }),
+        };
+        let named = cfg.volume.is_some();
+        let (qd1, qd32) = match outcome(result)? {
+            Outcome::Measured(mut each) if each.len() == 2 => {
+                let qd32 = each.pop().expect("two jobs");
+                let qd1 = each.pop().expect("two jobs");
+                let one = |s| {
+                    Outcome::Measured(Devices {
+                        each: vec![s],
+                        named,
+                    })
+                };
+                (one(qd1), one(qd32))
+            }
+            Outcome::Measured(_) => unreachable!("write_jobs runs each job it is given"),
+            Outcome::Failed(why) => (Outcome::Failed(why.clone()), Outcome::Failed(why)),
+            Outcome::Skipped(why) => (Outcome::Skipped(why.clone()), Outcome::Skipped(why)),
+        };
+        self.report.extended.rand_write_qd1 = Some(qd1);
+        self.emit(Figure::RandWrite4kQd1);
+        self.report.extended.rand_write_qd32 = Some(qd32);
+        self.emit(Figure::RandWrite4kQd32);
+        Ok(())
+    }
+
     /// SYNC WRITE 4K with one job, judged; then `--sync-jobs`'s steps,
     /// the first failure ending them.
     fn sync_tests(&mut self) -> Step {
@@ -402,6 +474,14 @@ impl Runner<'_> {
         });
         self.emit(Figure::SyncWrite4k);
         if cfg.sync_jobs.is_empty() {
+            return Ok(());
+        }
+        if cfg.volume.is_some() {
+            self.report.extended.sync_scaling = Some(Outcome::Skipped(
+                "--sync-jobs: on a scratch volume SYNC WRITE 4K runs one job".into(),
+            ));
+            self.emit(Figure::SyncWriteJobs);
+            self.emit(Figure::SyncWritePeak);
             return Ok(());
         }
         let mut steps = Vec::with_capacity(cfg.sync_jobs.len());
@@ -424,11 +504,16 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// One count of jobs, each with its own file.
+    /// One count of jobs, each with its own file (one job on a scratch volume).
     fn sync_test(&mut self, jobs: u32) -> Result<SyncWriteFigure, ProbeError> {
         let cfg = self.config;
-        self.writable()?;
         let bytes = crate::plan::SYNC_FILE_BYTES;
+        if let Some(dev) = &cfg.volume {
+            return self
+                .measure
+                .sync_write_device(dev, bytes, cfg.sync_mode, cfg.window);
+        }
+        self.writable()?;
         let what = format!("SYNC WRITE 4K with {}", jobs_words(jobs));
         self.space_for(bytes * u64::from(jobs), &what, "; fewer --sync-jobs fit")?;
         self.measure
@@ -906,6 +991,66 @@ mod tests {
                 cpu: Duration::ZERO,
             })
         }
+        fn volume(&mut self, dev: &Path) -> Result<FsInfo, ProbeError> {
+            self.call("volume")?;
+            Ok(FsInfo {
+                total_bytes: 4 << 30,
+                avail_bytes: 4 << 30,
+                source: dev.display().to_string(),
+                fstype: "volume".into(),
+                mount_point: dev.into(),
+                read_only: false,
+                dev: (253, 7),
+                options: String::new(),
+            })
+        }
+        fn prefill(
+            &mut self,
+            _: &Path,
+            zero_data: bool,
+        ) -> Result<crate::model::io::SeqWriteFigure, ProbeError> {
+            self.call("prefill")?;
+            Ok(crate::model::io::SeqWriteFigure {
+                bytes: 4 << 30,
+                elapsed: Duration::from_secs(8),
+                zero_data,
+            })
+        }
+        fn sync_write_device(
+            &mut self,
+            _: &Path,
+            bytes: u64,
+            mode: SyncMode,
+            window: Duration,
+        ) -> Result<SyncWriteFigure, ProbeError> {
+            self.call("sync_write_device")?;
+            let mut f = self.sync_write(Path::new("/"), 1, bytes, mode, window)?;
+            self.calls.pop();
+            f.file_bytes = bytes;
+            Ok(f)
+        }
+        fn write_jobs(
+            &mut self,
+            target: WriteTarget,
+            jobs: &[JobParams],
+            _: Duration,
+            _: EngineChoice,
+        ) -> Result<Vec<crate::extended::engine::IoStats>, ProbeError> {
+            self.call(match target {
+                WriteTarget::Device(_) => "write_jobs_device",
+                WriteTarget::File { .. } => "write_jobs_file",
+            })?;
+            Ok(jobs
+                .iter()
+                .map(|j| crate::extended::engine::IoStats {
+                    block: j.block,
+                    depth: j.depth,
+                    reads: 0,
+                    writes: 100 * j.depth as u64,
+                    ..io()
+                })
+                .collect())
+        }
         fn cpu_bench(
             &mut self,
             duration: Duration,
@@ -966,6 +1111,7 @@ mod tests {
             sync_jobs: Vec::new(),
             plp: None,
             cpu_threads: None,
+            volume: None,
             leaf_reads: true,
             host: Host::real(),
         }
@@ -980,6 +1126,59 @@ mod tests {
             }
         });
         (report, announced)
+    }
+
+    #[test]
+    fn a_scratch_volume_is_written_and_read_and_fsync_skips() {
+        let mut cfg = config(&[
+            Test::Read,
+            Test::Seek,
+            Test::Fsync,
+            Test::Seqwrite,
+            Test::Randread,
+            Test::Randwrite,
+            Test::Mixed,
+            Test::Syncwrite,
+        ]);
+        cfg.volume = Some("/dev/dm-7".into());
+        cfg.sync_jobs = vec![1, 2];
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        let (report, _) = schedule(&cfg, &mut mock);
+        let order: Vec<&str> = mock
+            .calls
+            .iter()
+            .map(String::as_str)
+            .filter(|c| *c != "drop_caches")
+            .collect();
+        // No filesystem, no free-space checks, no files: the device only.
+        assert_eq!(
+            order,
+            [
+                "volume",
+                "buffered_reads",
+                "seek",
+                "prefill",
+                "device_job",
+                "device_job",
+                "write_jobs_device",
+                "sync_write_device",
+            ]
+        );
+        assert_eq!(
+            report.problem(Figure::FsyncsPerSecond),
+            Some((false, NO_FILESYSTEM))
+        );
+        assert_eq!(report.problem(Figure::Mixed), Some((false, NO_FILESYSTEM)));
+        assert!(
+            report
+                .problem(Figure::SyncWritePeak)
+                .is_some_and(|(f, _)| !f)
+        );
+        assert_eq!(report.extended.value(Figure::RandWrite4kQd32), Some(3200.0));
+        assert_eq!(report.extended.value(Figure::RandWrite4kQd1), Some(100.0));
+        let seq = report.extended.value(Figure::SeqWrite).unwrap();
+        assert_eq!(seq, 512.0, "the prefill is SEQ WRITE: 4 GiB in 8 s");
+        assert!(!report.any_failed(), "{report:?}");
     }
 
     #[test]
@@ -1048,6 +1247,8 @@ mod tests {
                 "device_job",
                 "device_job",
                 "device_job",
+                "space",
+                "write_jobs_file",
                 "space",
                 "mixed",
                 "space",

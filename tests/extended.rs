@@ -31,11 +31,26 @@ const FORMATS: [(&str, &str); 11] = [
         "SYNC WRITE 4K",
         r"^SYNC WRITE 4K:            \d+ IOPS \(mean \d+\.\d{3} ms, p50 \d+\.\d{3} ms, p99 \d+\.\d{3} ms(, p99\.9 \d+\.\d{3} ms)?, max \d+\.\d{3} ms; fdatasync, 64 MiB file, 1 job\); flushes: unknown$",
     ),
-    ("SHA256", r"^SHA256:                   \d+\.\d\d MB/s \(\d+%\)$"),
-    ("ZSTD COMPRESS", r"^ZSTD COMPRESS:            \d+\.\d\d MB/s \(\d+%\)$"),
-    ("ZSTD DECOMPRESS", r"^ZSTD DECOMPRESS:          \d+\.\d\d MB/s \(\d+%\)$"),
-    ("AES-256-GCM", r"^AES-256-GCM:              \d+\.\d\d MB/s \(\d+%\)$"),
-    ("VERIFY", r"^VERIFY:                   \d+\.\d\d MB/s \(\d+%\)$"),
+    (
+        "SHA256",
+        r"^SHA256:                   \d+\.\d\d MB/s \(\d+%\)$",
+    ),
+    (
+        "ZSTD COMPRESS",
+        r"^ZSTD COMPRESS:            \d+\.\d\d MB/s \(\d+%\)$",
+    ),
+    (
+        "ZSTD DECOMPRESS",
+        r"^ZSTD DECOMPRESS:          \d+\.\d\d MB/s \(\d+%\)$",
+    ),
+    (
+        "AES-256-GCM",
+        r"^AES-256-GCM:              \d+\.\d\d MB/s \(\d+%\)$",
+    ),
+    (
+        "VERIFY",
+        r"^VERIFY:                   \d+\.\d\d MB/s \(\d+%\)$",
+    ),
 ];
 
 fn check_extended(text: &str) {
@@ -226,5 +241,39 @@ fn io_uring_refused_falls_back_to_psync_and_says_so() {
         stderr(&out).contains("RANDOM READ 4K QD1: not measured: io_uring is not available"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn random_writes_on_a_file_in_path() {
+    if !root_or_skip("random_writes_on_a_file_in_path") {
+        return;
+    }
+    let fs = Ext4::new(256, LoopOptions::default(), &[], "rw");
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "randwrite",
+            "--duration",
+            "0.3",
+            "--write-size",
+            "16M",
+        ])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for depth in ["QD1: ", "QD32:"] {
+        let re = regex::Regex::new(&format!(
+            r"(?m)^RANDOM WRITE 4K {depth} +\d+ IOPS \(mean \d+\.\d{{3}} ms, p99 \d+\.\d{{3}} ms, O_DIRECT, (io_uring|psync) on a file in PATH\)$"
+        ))
+        .unwrap();
+        assert!(re.is_match(&text), "{text}");
+    }
+    assert!(
+        fs.mount.leftovers().is_empty(),
+        "{:?}",
+        fs.mount.leftovers()
     );
 }

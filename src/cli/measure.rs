@@ -402,7 +402,7 @@ mod tests {
         let names = |all: &[&'static str]| all.join(",");
         assert_eq!(
             names(&Test::ALL.map(Test::name)),
-            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite,cpu-bench"
+            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite,cpu-bench,randwrite"
         );
         assert_eq!(names(&RegexEngine::ALL.map(RegexEngine::name)), "rust,perl");
         assert_eq!(names(&Schedule::ALL.map(Schedule::name)), "bounded,pveperf");

@@ -335,8 +335,8 @@ pub(crate) mod tests {
         for c in columns().filter(|c| c.figure.spec().per.is_none()) {
             assert!(header.contains(&c.column), "{} is no CSV column", c.column);
         }
-        // 21, and each of the 5 CPU figures' 4.
-        assert_eq!(columns().count(), 41, "every number (not the texts)");
+        // 21, the 2 random writes, and each of the 5 CPU figures' 4.
+        assert_eq!(columns().count(), 43, "every number (not the texts)");
         for f in Figure::PVEPERF {
             assert!(columns().any(|c| c.figure == f && c.label() == f.label()));
         }

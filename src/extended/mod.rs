@@ -11,5 +11,6 @@ pub mod cpubench;
 pub mod engine;
 pub mod seqwrite;
 pub mod syncwrite;
+pub mod volume;
 
 pub use crate::model::io::MixedFigure;

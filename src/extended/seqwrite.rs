@@ -17,7 +17,14 @@ use crate::window::Interrupt;
 pub const CHUNK: usize = 64 * 1024;
 /// The random data is cycled from a pool this large (larger than any
 /// filesystem's compression record).
-const POOL: usize = 8 << 20;
+pub const POOL: usize = 8 << 20;
+
+/// A pool of random data aligned for O_DIRECT.
+pub fn aligned_data() -> crate::iobuf::AlignedBuf {
+    let mut pool = crate::iobuf::AlignedBuf::new(POOL);
+    fill_random(pool.as_mut_slice(), 0x5eed);
+    pool
+}
 
 /// The data written: zeros, or a pool of random bytes.
 pub fn data(zero: bool) -> Vec<u8> {

@@ -40,14 +40,59 @@ pub fn measure(
     window: Duration,
     interrupt: &Interrupt,
 ) -> Result<SyncWriteFigure, ProbeError> {
-    let pool = seqwrite::data(false);
+    let pool = seqwrite::aligned_data();
     let blocks = (file_bytes / BLOCK as u64).max(1);
     let mut files = Vec::with_capacity(jobs as usize);
     for job in 0..jobs {
         let name = format!("sync_{job}.dat");
-        seqwrite::run(scratch, &name, blocks * BLOCK as u64, &pool, interrupt)?;
+        seqwrite::run(
+            scratch,
+            &name,
+            blocks * BLOCK as u64,
+            pool.as_slice(),
+            interrupt,
+        )?;
         files.push((scratch.open_write(&name, mode == SyncMode::Dsync)?, name));
     }
+    run_jobs(&files, blocks, pool.as_slice(), mode, window, interrupt).map_err(|e| match e {
+        ProbeError::Io { context, source } => ProbeError::Io {
+            context: format!("{}/{context}", scratch.path().display()),
+            source,
+        },
+        other => other,
+    })
+}
+
+/// One job on a scratch volume's device, opened O_DIRECT (and O_DSYNC for
+/// `dsync`): synced 4 KiB writes at random blocks of its first `bytes`,
+/// which the prefill wrote.
+pub fn measure_device(
+    device: &File,
+    name: &str,
+    bytes: u64,
+    mode: SyncMode,
+    window: Duration,
+    interrupt: &Interrupt,
+) -> Result<SyncWriteFigure, ProbeError> {
+    let pool = seqwrite::aligned_data();
+    let blocks = (bytes / BLOCK as u64).max(1);
+    let files = [(
+        device.try_clone().context(|| format!("{name}: dup"))?,
+        name.to_string(),
+    )];
+    run_jobs(&files, blocks, pool.as_slice(), mode, window, interrupt)
+}
+
+/// The jobs, one thread each, started together.
+fn run_jobs(
+    files: &[(File, String)],
+    blocks: u64,
+    pool: &[u8],
+    mode: SyncMode,
+    window: Duration,
+    interrupt: &Interrupt,
+) -> Result<SyncWriteFigure, ProbeError> {
+    let jobs = files.len() as u32;
     let start = Barrier::new(files.len());
     let cpu_start = crate::extended::engine::cpu_time();
     let results: Vec<Result<JobResult, ProbeError>> = std::thread::scope(|s| {
@@ -55,7 +100,7 @@ pub fn measure(
             .iter()
             .enumerate()
             .map(|(seed, (file, name))| {
-                let (pool, start) = (&pool, &start);
+                let start = &start;
                 s.spawn(move || {
                     start.wait();
                     job(
@@ -87,13 +132,7 @@ pub fn measure(
         cpu,
     };
     for result in results {
-        let r = result.map_err(|e| match e {
-            ProbeError::Io { context, source } => ProbeError::Io {
-                context: format!("{}/{context}", scratch.path().display()),
-                source,
-            },
-            other => other,
-        })?;
+        let r = result?;
         figure.writes += r.writes;
         figure.elapsed = figure.elapsed.max(r.elapsed);
         figure.latency.merge(&r.latency);

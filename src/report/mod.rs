@@ -414,6 +414,10 @@ pub struct Extended {
     pub seq_read: Option<Outcome<Devices<IoStats>>>,
     pub rand_read_qd1: Option<Outcome<Devices<IoStats>>>,
     pub rand_read_qd32: Option<Outcome<Devices<IoStats>>>,
+    /// RANDOM WRITE 4K QD1 and QD32: on a scratch volume's device, or on
+    /// a file in PATH (one "device", not named).
+    pub rand_write_qd1: Option<Outcome<Devices<IoStats>>>,
+    pub rand_write_qd32: Option<Outcome<Devices<IoStats>>>,
     pub mixed: Option<Outcome<MixedFigure>>,
     /// SYNC WRITE 4K, one job, judged.
     pub sync_write: Option<Outcome<SyncResult>>,
@@ -448,6 +452,8 @@ impl Extended {
             Figure::SeqReadDirect => Some(&self.seq_read),
             Figure::RandRead4kQd1 => Some(&self.rand_read_qd1),
             Figure::RandRead4kQd32 => Some(&self.rand_read_qd32),
+            Figure::RandWrite4kQd1 => Some(&self.rand_write_qd1),
+            Figure::RandWrite4kQd32 => Some(&self.rand_write_qd32),
             _ => None,
         }
     }
@@ -485,6 +491,9 @@ impl Extended {
             // Measured once per count of jobs: no single value.
             Figure::SyncWriteJobs => None,
             _ if Figure::CPU_BENCH.contains(&figure) => Some(self.cpu(figure)?.mb_per_s()),
+            Figure::RandWrite4kQd1 | Figure::RandWrite4kQd32 => Some(mean(
+                self.devices(figure)?.each.iter().map(IoStats::write_iops),
+            )),
             Figure::SeqReadDirect => Some(mean(
                 self.devices(figure)?
                     .each

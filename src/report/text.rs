@@ -265,6 +265,23 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
                 x_names(report, d)
             )
         }
+        Figure::RandWrite4kQd1 | Figure::RandWrite4kQd32 => {
+            let d = x.devices(line)?;
+            let lat =
+                crate::latency::merged(d.each.iter().map(|s| Some(&s.write_latency)))?.summary()?;
+            let on = if d.named {
+                x_names(report, d)
+            } else {
+                " on a file in PATH".to_string()
+            };
+            format!(
+                "{:.0} IOPS (mean {:.3} ms, p99 {:.3} ms, O_DIRECT, {}{on})",
+                x.value(line)?,
+                ms(lat.mean_us),
+                ms(lat.p99_us),
+                engine_note(d.each.first()?),
+            )
+        }
         Figure::Mixed => {
             let m = x.mixed.as_ref()?.measured()?;
             let file = if m.direct {

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use crate::error::ProbeError;
 use crate::extended::MixedFigure;
-use crate::extended::cpubench;
 use crate::extended::engine::{self, EngineChoice, IoStats};
 use crate::extended::seqwrite::{self, SeqWriteFigure};
 use crate::extended::syncwrite::{self, SyncMode, SyncWriteFigure};
+use crate::extended::{cpubench, volume};
 use crate::host::Host;
 use crate::model::cpubench::CpuBench;
 use crate::plan::JobParams;
@@ -31,6 +31,15 @@ use crate::window::Interrupt;
 pub struct Space {
     pub available: u64,
     pub read_only: bool,
+}
+
+/// Where write jobs write.
+#[derive(Debug, Clone, Copy)]
+pub enum WriteTarget<'a> {
+    /// A scratch volume's device (the probe allocated it).
+    Device(&'a Path),
+    /// A file of `bytes` in a scratch directory inside the path.
+    File { path: &'a Path, bytes: u64 },
 }
 
 /// What the DNS lines ask.
@@ -102,6 +111,28 @@ pub trait Measure {
         mode: SyncMode,
         window: Duration,
     ) -> Result<SyncWriteFigure, ProbeError>;
+    /// A scratch volume's device, as the filesystem the lines describe:
+    /// its path as source, its size, its device number.
+    fn volume(&mut self, dev: &Path) -> Result<FsInfo, ProbeError>;
+    /// SEQ WRITE on a scratch volume: its whole device written once.
+    fn prefill(&mut self, dev: &Path, zero_data: bool) -> Result<SeqWriteFigure, ProbeError>;
+    /// SYNC WRITE 4K on a scratch volume's device: one job over its first `bytes`.
+    fn sync_write_device(
+        &mut self,
+        dev: &Path,
+        bytes: u64,
+        mode: SyncMode,
+        window: Duration,
+    ) -> Result<SyncWriteFigure, ProbeError>;
+    /// Write jobs (RANDOM WRITE 4K) on a scratch volume's device, or on a
+    /// file of `bytes` in a scratch directory in `path`, written first.
+    fn write_jobs(
+        &mut self,
+        target: WriteTarget,
+        jobs: &[JobParams],
+        window: Duration,
+        engine: EngineChoice,
+    ) -> Result<Vec<IoStats>, ProbeError>;
     /// PBS's CPU figures, their windows scaled with `duration`, on one
     /// thread and then on `threads` at once.
     fn cpu_bench(
@@ -296,6 +327,84 @@ impl Measure for Real<'_> {
         threads: Option<u32>,
     ) -> Result<CpuBench, ProbeError> {
         cpubench::measure(duration, threads, self.interrupt)
+    }
+
+    fn volume(&mut self, dev: &Path) -> Result<FsInfo, ProbeError> {
+        use std::os::unix::fs::MetadataExt;
+        let file = blockdev::open_device(dev, false)?;
+        let size = blockdev::device_size(&file, dev)?;
+        let rdev = file
+            .metadata()
+            .map_err(|e| ProbeError::io(format!("stat {}", dev.display()), e))?
+            .rdev();
+        Ok(FsInfo {
+            total_bytes: size,
+            avail_bytes: size,
+            source: dev.display().to_string(),
+            fstype: "volume".into(),
+            mount_point: dev.to_path_buf(),
+            read_only: false,
+            dev: (
+                nix::sys::stat::major(rdev) as u32,
+                nix::sys::stat::minor(rdev) as u32,
+            ),
+            options: String::new(),
+        })
+    }
+
+    fn prefill(&mut self, dev: &Path, zero_data: bool) -> Result<SeqWriteFigure, ProbeError> {
+        let file = volume::open_exclusive(dev, false)?;
+        let size = blockdev::device_size(&file, dev)?;
+        let pool = seqwrite::aligned_data();
+        volume::prefill(&file, dev, size, &pool, zero_data, self.interrupt)
+    }
+
+    fn sync_write_device(
+        &mut self,
+        dev: &Path,
+        bytes: u64,
+        mode: SyncMode,
+        window: Duration,
+    ) -> Result<SyncWriteFigure, ProbeError> {
+        let file = volume::open_exclusive(dev, mode == SyncMode::Dsync)?;
+        let size = blockdev::device_size(&file, dev)?;
+        let name = dev.display().to_string();
+        syncwrite::measure_device(&file, &name, bytes.min(size), mode, window, self.interrupt)
+    }
+
+    fn write_jobs(
+        &mut self,
+        target: WriteTarget,
+        jobs: &[JobParams],
+        window: Duration,
+        choice: EngineChoice,
+    ) -> Result<Vec<IoStats>, ProbeError> {
+        let run = |file: &std::fs::File, size: u64, interrupt: &Interrupt| {
+            jobs.iter()
+                .map(|params| {
+                    let span = size / params.block as u64 * params.block as u64;
+                    engine::run(
+                        &engine::Job::new(file, *params, span, window),
+                        choice,
+                        interrupt,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        match target {
+            WriteTarget::Device(dev) => {
+                let file = volume::open_exclusive(dev, false)?;
+                let size = blockdev::device_size(&file, dev)?;
+                run(&file, size, self.interrupt)
+            }
+            WriteTarget::File { path, bytes } => self.in_scratch(path, |scratch, interrupt| {
+                // Written first: writes over holes would measure allocation.
+                let pool = seqwrite::data(false);
+                seqwrite::run(scratch, "randwrite.dat", bytes, &pool, interrupt)?;
+                let (file, _direct) = scratch.open_rw("randwrite.dat")?;
+                run(&file, bytes, interrupt)
+            }),
+        }
     }
 
     fn read_resolv_conf(&mut self, path: &Path) -> std::io::Result<String> {

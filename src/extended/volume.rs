@@ -1,0 +1,115 @@
+//! Writes to a scratch volume's device (`--storage` on LVM-thin, a zvol,
+//! RBD): the device is opened for writing only here, only for a volume
+//! the probe allocated itself, and exclusively (O_EXCL: the kernel refuses
+//! it while the device is mounted or held by device-mapper, md or another
+//! exclusive opener).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+use crate::error::{IoContext, ProbeError};
+use crate::iobuf::AlignedBuf;
+pub use crate::model::io::SeqWriteFigure;
+use crate::window::Interrupt;
+
+/// Bytes per write of the prefill: large sequential O_DIRECT writes.
+pub const PREFILL_CHUNK: usize = 1 << 20;
+
+/// Opens a scratch volume's device for O_DIRECT reads and writes,
+/// exclusively.
+pub fn open_exclusive(device: &Path, dsync: bool) -> Result<File, ProbeError> {
+    let mut flags = libc::O_CLOEXEC | libc::O_DIRECT | libc::O_EXCL;
+    if dsync {
+        flags |= libc::O_DSYNC;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(flags)
+        .open(device)
+        .map_err(|e| {
+            let why = if e.raw_os_error() == Some(libc::EBUSY) {
+                " (it is in use: mounted, or held by another device or program)"
+            } else {
+                ""
+            };
+            ProbeError::io(
+                format!("cannot open {} for writing{why}", device.display()),
+                e,
+            )
+        })?;
+    let meta = file
+        .metadata()
+        .context(|| format!("stat {}", device.display()))?;
+    if !meta.file_type().is_block_device() {
+        return Err(ProbeError::Unavailable(format!(
+            "{} is not a block device",
+            device.display()
+        )));
+    }
+    Ok(file)
+}
+
+/// Writes the whole device once, sequentially, with incompressible data
+/// (or zeros), then fdatasync: thin volumes, sparse zvols and fresh RBD
+/// images return zeros for blocks never written without touching a disk,
+/// and a first write measures allocation. Timed, it is SEQ WRITE.
+pub fn prefill(
+    device: &File,
+    name: &Path,
+    size: u64,
+    pool: &AlignedBuf,
+    zero_data: bool,
+    interrupt: &Interrupt,
+) -> Result<SeqWriteFigure, ProbeError> {
+    use std::os::unix::fs::FileExt;
+    let zeros = zero_data.then(|| AlignedBuf::new(PREFILL_CHUNK));
+    let data = zeros.as_ref().unwrap_or(pool).as_slice();
+    let start = Instant::now();
+    let mut written = 0u64;
+    let mut at = 0usize;
+    while written < size {
+        // The last piece: a whole number of 4 KiB blocks (volumes are).
+        let n = (size - written).min(PREFILL_CHUNK as u64) as usize;
+        if at + n > data.len() {
+            at = 0;
+        }
+        device
+            .write_all_at(&data[at..at + n], written)
+            .context(|| format!("write to {}", name.display()))?;
+        at += n;
+        written += n as u64;
+        if written.is_multiple_of(16 << 20) {
+            interrupt.check()?;
+        }
+    }
+    device
+        .sync_data()
+        .context(|| format!("fdatasync {}", name.display()))?;
+    Ok(SeqWriteFigure {
+        bytes: written,
+        elapsed: start.elapsed(),
+        zero_data,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_regular_file_is_no_volume() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"x").unwrap();
+        // tmpfs refuses O_DIRECT; either way it is refused before any write.
+        let err = open_exclusive(&path, false).unwrap_err().to_string();
+        assert!(
+            err.contains("is not a block device") || err.contains("cannot open"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"x");
+    }
+}

@@ -464,7 +464,7 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 2] = ["compare", "cluster"];
+const SUBCOMMAND_PAGES: [&str; 3] = ["compare", "cluster", "storages"];
 
 /// (shell, file below completions/).
 const SHELLS: [(Shell, &str); 3] = [
@@ -697,11 +697,11 @@ EXAMPLES
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
         assert!(
             main.contains(
-                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [-v|--verbose] "
+                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--storage ID|all] [-v|--verbose] "
             ),
             "{main}"
         );
-        assert!(main.contains(" [--no-wait] [PATH]\n.br\npveprobe compare|cluster ..."));
+        assert!(main.contains(" [--no-wait] [PATH]\n.br\npveprobe compare|cluster|storages ..."));
         assert!(
             !main.contains("--help") && !main.contains("help|"),
             "{main}"
@@ -714,6 +714,8 @@ EXAMPLES
             "{cluster}"
         );
         assert!(cluster.ends_with(" [PATH]"), "{cluster}");
+        let storages = synopsis_of(&subcommand_page("storages").unwrap());
+        assert_eq!(storages, "pveprobe storages [--output-format FORMAT]");
         // Every page the main page points to exists.
         let page = man_page().unwrap();
         let pointed: Vec<&str> = page

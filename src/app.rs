@@ -15,6 +15,9 @@ use crate::report::{Document, csv, text};
 use crate::run::{self, Event};
 use crate::window::Interrupt;
 
+mod storage;
+pub use storage::storages;
+
 fn check_path(path: &Path) -> Result<(), PathError> {
     let meta = std::fs::metadata(path).map_err(|source| PathError::Inaccessible {
         path: path.into(),
@@ -74,35 +77,36 @@ fn csv_needs_header(args: &ProbeArgs) -> Result<bool, AppendError> {
     }
 }
 
-/// `pveprobe [OPTIONS] [PATH]`.
-pub fn probe(args: &ProbeArgs) -> Exit {
-    let config = args.config();
-    if let Err(err) = check_path(&config.path) {
-        eprintln!("pveprobe: {err}");
-        return Exit::BadInput;
-    }
-    let header = match csv_needs_header(args) {
-        Ok(header) => header,
-        Err(why) => {
-            eprintln!("pveprobe: {why}");
-            return Exit::BadInput;
-        }
-    };
-    let baseline = match args.baseline.as_deref().map(compare::load).transpose() {
-        Ok(b) => b,
-        Err(err) => {
-            eprintln!("pveprobe: {err}");
-            return Exit::BadInput;
-        }
-    };
-    let interrupt = match Interrupt::install() {
-        Ok(i) => i,
-        Err(err) => {
-            eprintln!("pveprobe: cannot install signal handlers: {err}");
-            return Exit::NotMeasured;
-        }
-    };
+/// What every probe run settles before it measures: the CSV header, the
+/// baseline, the signal flag and the host-wide lock.
+struct Prepared {
+    header: bool,
+    baseline: Option<Input>,
+    interrupt: Interrupt,
+    host_lock: lock::HostLock,
+}
 
+/// Checks the options that need no measurement, installs the signal
+/// handlers and takes the host-wide lock (`me` tells a second probe who
+/// holds it).
+fn prepare(args: &ProbeArgs, me: &str) -> Result<Prepared, Exit> {
+    let header = csv_needs_header(args).map_err(|why| {
+        eprintln!("pveprobe: {why}");
+        Exit::BadInput
+    })?;
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(compare::load)
+        .transpose()
+        .map_err(|err| {
+            eprintln!("pveprobe: {err}");
+            Exit::BadInput
+        })?;
+    let interrupt = Interrupt::install().map_err(|err| {
+        eprintln!("pveprobe: cannot install signal handlers: {err}");
+        Exit::NotMeasured
+    })?;
     // One probe at a time on this host: two at once halve each other's figures.
     let busy = if args.no_wait {
         lock::Busy::Refuse
@@ -111,7 +115,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
     };
     let host_lock = match lock::acquire(
         lock::path_from_env().as_deref(),
-        &lock::describe_me(&config.path),
+        me,
         busy,
         &interrupt,
         &mut |s| eprintln!("pveprobe: {s}"),
@@ -119,21 +123,36 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         Ok(held) => held,
         Err(err @ lock::LockError::Refused { .. }) => {
             eprintln!("pveprobe: {err}");
-            return Exit::BadInput;
+            return Err(Exit::BadInput);
         }
         Err(lock::LockError::Interrupted(sig)) => {
             eprintln!(
                 "pveprobe: interrupted while waiting for another probe; nothing was measured"
             );
-            return Exit::Signal(sig);
+            return Err(Exit::Signal(sig));
         }
     };
     if let Some(note) = &host_lock.note {
         eprintln!("pveprobe: {note}");
     }
+    Ok(Prepared {
+        header,
+        baseline,
+        interrupt,
+        host_lock,
+    })
+}
 
+/// Whether the lines go to stdout as they are measured.
+fn lines_to_stdout(args: &ProbeArgs) -> bool {
+    args.output_format == OutputFormat::Text && args.output.is_none()
+}
+
+/// Runs `config`, printing each line as it is measured (text to stdout)
+/// and its diagnostics on stderr, with a progress line on a terminal.
+fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> crate::report::Report {
     let is_text = args.output_format == OutputFormat::Text;
-    let lines_to_stdout = is_text && args.output.is_none();
+    let to_stdout = lines_to_stdout(args);
     let mut progress = Progress::new(is_text && std::io::stderr().is_terminal());
     let mut sink = |report: &crate::report::Report, event: Event| match event {
         Event::Begin {
@@ -144,7 +163,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         } => progress.begin(line, run, runs, window),
         Event::Figure(figure) => {
             progress.finish();
-            if lines_to_stdout && let Some(text) = text::line(report, figure) {
+            if to_stdout && let Some(text) = text::line(report, figure) {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
                 let _ = out.flush();
@@ -155,24 +174,29 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         }
         Event::Note(note) => progress.eprintln(&format!("pveprobe: {note}")),
     };
-    let mut report = run::run(&config, &interrupt, &mut sink);
-    drop(progress);
-    report.waited_for_probe = host_lock.waited.clone();
-    drop(host_lock);
+    run::run(config, interrupt, &mut sink)
+}
 
-    if let Some(sig) = report.interrupted_by {
-        let name = nix::sys::signal::Signal::try_from(sig)
-            .map(|s| s.as_str())
-            .unwrap_or("signal");
-        eprintln!("pveprobe: interrupted by {name}; {}", report.cleanup());
-        return Exit::Signal(sig);
+/// The message and status of an interrupted run.
+fn interrupted(report: &crate::report::Report) -> Option<Exit> {
+    let sig = report.interrupted_by?;
+    let name = nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str())
+        .unwrap_or("signal");
+    eprintln!("pveprobe: interrupted by {name}; {}", report.cleanup());
+    Some(Exit::Signal(sig))
+}
+
+/// Writes a finished run's result and compares it with the baseline.
+fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> Exit {
+    if let Some(exit) = interrupted(report) {
+        return exit;
     }
-
     let document = Document {
         verbose: args.verbose,
-        lines_printed: lines_to_stdout,
-        csv_header: header,
-        ..Document::new(&report)
+        lines_printed: lines_to_stdout(args),
+        csv_header: prep.header,
+        ..Document::new(report)
     };
     let rendered = output::render(&document, args.output_format);
     if let Err(why) = output::write(
@@ -183,7 +207,7 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         return Exit::NotMeasured;
     }
 
-    if let Some(base) = baseline {
+    if let Some(base) = prep.baseline {
         let current = Input {
             name: "this run".into(),
             doc: document.json,
@@ -208,6 +232,25 @@ pub fn probe(args: &ProbeArgs) -> Exit {
     } else {
         Exit::Ok
     }
+}
+
+/// `pveprobe [OPTIONS] [PATH]`, or `--storage ID|all`.
+pub fn probe(args: &ProbeArgs) -> Exit {
+    if let Some(which) = &args.measure.storage {
+        return storage::probe(args, which);
+    }
+    let config = args.config();
+    if let Err(err) = check_path(&config.path) {
+        eprintln!("pveprobe: {err}");
+        return Exit::BadInput;
+    }
+    let prep = match prepare(args, &lock::describe_me(&config.path)) {
+        Ok(prep) => prep,
+        Err(exit) => return exit,
+    };
+    let mut report = measure(args, &config, &prep.interrupt);
+    report.waited_for_probe = prep.host_lock.waited.clone();
+    finish(args, &report, prep)
 }
 
 /// `pveprobe compare FILE...`.

@@ -15,7 +15,7 @@ use crate::choice::Choice;
 pub use crate::output::Format as OutputFormat;
 use crate::output::Format;
 pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS};
-pub use measure::{Forwarded, MeasureArgs};
+pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
 
 const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
 
@@ -140,6 +140,10 @@ EXAMPLES
   pveprobe --dns-schedule pveperf /           DNS waits as pveperf's
   pveprobe --runs 3 -v /var/lib/vz            spread and latency of 3 runs
   pveprobe --tests cpu-bench --cpu-threads all   PBS's CPU figures, all cores
+  pveprobe storages                           this node's PVE storages, how each is measured
+  pveprobe --storage local-lvm                a scratch volume on local-lvm: allocated,
+                                              prefilled, measured, freed
+  pveprobe --storage all --output-format csv  every storage of the node, a row each
   pveprobe --output-format json --output node1.json /var/lib/vz
   pveprobe compare node1.json node2.json
   pveprobe cluster --parallel /mnt/pve/cephfs  every node at once, with sums
@@ -168,6 +172,20 @@ pub enum Command {
     Compare(CompareArgs),
     /// Run the probe on every node of a Proxmox VE cluster through ssh: one table
     Cluster(Box<ClusterArgs>),
+    /// List this node's Proxmox VE storages (/etc/pve/storage.cfg) and how
+    /// --storage ID would measure each, or why it would not
+    Storages(StoragesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoragesArgs {
+    /// Format of the list
+    #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
+    pub output_format: Format,
+
+    /// Read storage.cfg and .vmlist from DIR instead of /etc/pve (tests)
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    pub pve_config: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -185,7 +203,7 @@ pub struct CompareArgs {
 pub struct ProbeArgs {
     /// Directory on the filesystem to test (a directory named like a
     /// subcommand: write ./compare)
-    #[arg(default_value = "/", value_name = "PATH")]
+    #[arg(default_value = "/", value_name = "PATH", conflicts_with = "storage")]
     pub path: PathBuf,
 
     #[command(flatten)]
@@ -225,6 +243,10 @@ pub struct ProbeArgs {
     /// Read /proc and /sys below DIR instead of / (tests, captured host trees)
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
+
+    /// Read storage.cfg and .vmlist from DIR instead of /etc/pve (tests)
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    pub pve_config: PathBuf,
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -252,7 +274,7 @@ impl ProbeArgs {
             dns_schedule: m.dns_schedule,
             runs: m.runs,
             record_latency: !m.no_latency,
-            write_size: m.write_size,
+            write_size: m.write_size.unwrap_or(measure::WRITE_SIZE),
             zero_data: m.zero_data,
             io_engine: m.io_engine,
             sync_mode: m.sync_mode,

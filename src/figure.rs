@@ -187,6 +187,19 @@ impl Value {
         }
     }
 
+    /// `value` for a person: the figure's decimals, or those of the
+    /// derived number (a p99 in ms, a percentage, a ratio).
+    pub fn format(&self, value: f64) -> String {
+        match self.field {
+            Field::P99Ms => format!("{value:.3}"),
+            Field::ReferencePercent | Field::PbsPercent | Field::PeakJobs | Field::StopsAt => {
+                format!("{value:.0}")
+            }
+            Field::ThreadScaling => format!("{value:.2}"),
+            _ => self.figure.spec().format(value),
+        }
+    }
+
     /// A number (ranked, summed), not text.
     pub fn is_number(&self) -> bool {
         !matches!(self.field, Field::Domain | Field::Verdict)

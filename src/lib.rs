@@ -31,6 +31,7 @@ pub mod parse;
 pub mod plan;
 pub mod probe;
 pub mod progress;
+pub mod pve;
 pub mod report;
 pub mod run;
 pub mod scratch;

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
     ExitCode::from(match &opts.command {
         Some(Command::Compare(args)) => app::compare(args),
         Some(Command::Cluster(args)) => pveprobe::cluster::run(args),
+        Some(Command::Storages(args)) => app::storages(args),
         None => app::probe(&opts.probe),
     })
 }

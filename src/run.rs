@@ -254,9 +254,21 @@ impl Runner<'_> {
             None => outcome(self.measure.filesystem(&cfg.path))?,
         };
         let storage = fs.measured().map(|f| self.measure.storage(f));
-        let device = targets(&fs, storage.as_ref(), cfg.leaf_reads);
+        let mut device = targets(&fs, storage.as_ref(), cfg.leaf_reads);
         self.report.filesystem = Some(fs);
         self.report.storage = storage;
+        // A scratch volume is written in full before anything reads it:
+        // thin and sparse volumes answer reads of unwritten blocks with
+        // zeros they never fetch. The pass is SEQ WRITE.
+        if let Some(dev) = &cfg.volume {
+            let prefill = outcome(self.measure.prefill(dev, cfg.zero_data).map(|f| vec![f]))?;
+            if let Outcome::Failed(why) | Outcome::Skipped(why) = &prefill {
+                device = Err(Outcome::Failed(format!(
+                    "the scratch volume's prefill failed: {why}"
+                )));
+            }
+            self.report.extended.seq_write = Some(prefill);
+        }
 
         if self.wants(Test::Cpu) {
             self.report.cpu_bogomips = Some(outcome(self.measure.bogomips())?);
@@ -328,11 +340,8 @@ impl Runner<'_> {
 
     fn extended_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Step {
         let cfg = self.config;
-        if self.wants(Test::Seqwrite)
-            && let Some(dev) = &cfg.volume
-        {
-            let result = self.measure.prefill(dev, cfg.zero_data).map(|f| vec![f]);
-            self.report.extended.seq_write = Some(outcome(result)?);
+        if cfg.volume.is_some() {
+            // The prefill, measured first.
             self.emit(Figure::SeqWrite);
         } else if self.wants(Test::Seqwrite) {
             let runs = Test::Seqwrite.cost().writes;
@@ -364,7 +373,7 @@ impl Runner<'_> {
             self.emit(Figure::RandRead4kQd32);
         }
         if self.wants(Test::Randwrite) {
-            self.rand_write_tests()?;
+            self.rand_write_tests(device)?;
         }
         if self.wants(Test::Mixed) && cfg.volume.is_some() {
             self.report.extended.mixed = Some(Outcome::Skipped(NO_FILESYSTEM.into()));
@@ -416,10 +425,13 @@ impl Runner<'_> {
 
     /// RANDOM WRITE 4K QD1 and QD32: on the scratch volume, or on a file
     /// of `--write-size` in PATH (written first).
-    fn rand_write_tests(&mut self) -> Step {
+    fn rand_write_tests(&mut self, device: &Result<Targets, Outcome<()>>) -> Step {
         let cfg = self.config;
         let jobs = Test::Randwrite.cost().jobs;
         let result = match &cfg.volume {
+            Some(_) if let Err(missing) = device => {
+                Err(ProbeError::Unavailable(missing.reason().to_string()))
+            }
             Some(dev) => {
                 self.measure
                     .write_jobs(WriteTarget::Device(dev), jobs, cfg.window, cfg.io_engine)
@@ -504,11 +516,22 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// A scratch volume's tests need its prefill.
+    fn prefilled(&self) -> Result<(), ProbeError> {
+        match &self.report.extended.seq_write {
+            Some(Outcome::Failed(why) | Outcome::Skipped(why)) => Err(ProbeError::Unavailable(
+                format!("the scratch volume's prefill failed: {why}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// One count of jobs, each with its own file (one job on a scratch volume).
     fn sync_test(&mut self, jobs: u32) -> Result<SyncWriteFigure, ProbeError> {
         let cfg = self.config;
         let bytes = crate::plan::SYNC_FILE_BYTES;
         if let Some(dev) = &cfg.volume {
+            self.prefilled()?;
             return self
                 .measure
                 .sync_write_device(dev, bytes, cfg.sync_mode, cfg.window);
@@ -1150,14 +1173,15 @@ mod tests {
             .map(String::as_str)
             .filter(|c| *c != "drop_caches")
             .collect();
-        // No filesystem, no free-space checks, no files: the device only.
+        // No filesystem, no free-space checks, no files: the device only,
+        // written in full before anything reads it.
         assert_eq!(
             order,
             [
                 "volume",
+                "prefill",
                 "buffered_reads",
                 "seek",
-                "prefill",
                 "device_job",
                 "device_job",
                 "write_jobs_device",
@@ -1179,6 +1203,26 @@ mod tests {
         let seq = report.extended.value(Figure::SeqWrite).unwrap();
         assert_eq!(seq, 512.0, "the prefill is SEQ WRITE: 4 GiB in 8 s");
         assert!(!report.any_failed(), "{report:?}");
+
+        // A failed prefill fails every test of the volume: reads of a
+        // volume never written would measure nothing.
+        let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
+        mock.fail = Some(("prefill", 1, || ProbeError::Unavailable("EIO".into())));
+        let (report, _) = schedule(&cfg, &mut mock);
+        assert_eq!(
+            mock.count("buffered_reads") + mock.count("write_jobs_device"),
+            0
+        );
+        for f in [
+            Figure::SeqWrite,
+            Figure::BufferedReads,
+            Figure::RandRead4kQd1,
+            Figure::RandWrite4kQd32,
+            Figure::SyncWrite4k,
+        ] {
+            let (failed, why) = report.problem(f).unwrap();
+            assert!(failed && why.contains("EIO"), "{f:?}: {why}");
+        }
     }
 
     #[test]

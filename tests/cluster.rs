@@ -632,3 +632,59 @@ fn bad_node_lists_are_refused_before_anything_runs() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_shared_storage_on_every_node_one_after_another_and_at_once() {
+    if !root_or_skip("a_shared_storage_on_every_node_one_after_another_and_at_once") {
+        return;
+    }
+    // One fake PVE for all nodes, as a shared storage is one for all: its
+    // pvesm makes loop devices, each node's probe allocates its own volume.
+    let fake = common::pve::FakePve::new("lvm: san\n\tvgname san\n\tcontent images\n");
+    fake.set_status(&[("san", "lvm", "active", 100 << 20, 0, 100 << 20)]);
+    let c = TestCluster::new(&[("pve1", Good), ("pve2", Good)]);
+    // The nodes' PATH lacks /usr/sbin (losetup): the remote command sets
+    // the fake's environment and calls this build directly.
+    let remote = format!(
+        "env PATH={}:/usr/sbin:/usr/bin:/sbin:/bin {}={} {} --pve-config {}",
+        fake.state_dir().parent().unwrap().join("bin").display(),
+        common::pve::STATE_ENV,
+        fake.state_dir().display(),
+        env!("CARGO_BIN_EXE_pveprobe"),
+        fake.pve_dir().display()
+    );
+    for parallel in [false, true] {
+        let mut args = vec![
+            "--remote-command",
+            &remote,
+            "--storage",
+            "san",
+            "--write-size",
+            "16M",
+            "--tests",
+            "read,randwrite",
+            "--duration",
+            "0.3",
+        ];
+        if parallel {
+            args.push("--parallel");
+        }
+        let (out, _) = c.run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.starts_with("pveprobe cluster: storage san on 2 nodes"),
+            "{text}"
+        );
+        for n in ["pve1", "pve2"] {
+            assert!(row(&text, n).contains(" ok "), "{text}");
+        }
+        assert!(fake.volumes().is_empty() && fake.loop_devices().is_empty());
+    }
+    let allocs = fake.calls().iter().filter(|c| c[0] == "alloc").count();
+    let frees = fake.calls().iter().filter(|c| c[0] == "free").count();
+    assert_eq!((allocs, frees), (4, 4), "{:?}", fake.calls());
+    // `all` is one table per node: refused.
+    let (out, _) = c.run(&["--storage", "all"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

@@ -63,8 +63,10 @@ EXAMPLES
 #[derive(Debug, Args)]
 #[command(after_long_help = CLUSTER_AFTER_HELP)]
 pub struct ClusterArgs {
-    /// Directory to test on every node (it must exist on each of them)
-    #[arg(default_value = "/", value_name = "PATH")]
+    /// Directory to test on every node (it must exist on each of them);
+    /// or --storage ID: that PVE storage on every node (a shared one one
+    /// node at a time, or all at once with --parallel to measure contention)
+    #[arg(default_value = "/", value_name = "PATH", conflicts_with = "storage")]
     pub path: String,
 
     /// pmxcfs's members list to read the nodes from
@@ -188,7 +190,12 @@ impl ClusterArgs {
         let m = &self.forward.measure;
         let duration = m.duration;
         let runs = f64::from(m.runs);
-        let write_size = m.write_size as f64;
+        let default_size = if m.storage.is_some() {
+            super::measure::VOLUME_SIZE
+        } else {
+            super::measure::WRITE_SIZE
+        };
+        let write_size = m.write_size.unwrap_or(default_size) as f64;
         let mut windowed = 0.0;
         let mut written = 0.0;
         for test in m.selected_tests() {
@@ -263,7 +270,8 @@ mod tests {
             "no",
             "--cpu-threads",
             "all",
-            "/var/tmp",
+            "--storage",
+            "local-lvm",
         ]);
         // In MeasureArgs's order, values as typed.
         assert_eq!(
@@ -298,9 +306,15 @@ mod tests {
                 "no",
                 "--cpu-threads",
                 "all",
+                "--storage",
+                "local-lvm",
             ]
         );
-        assert_eq!(all.path, "/var/tmp");
+        // --storage instead of a PATH (both: a usage error).
+        assert_eq!(all.path, "/");
+        assert!(
+            Opts::try_parse_from(["pveprobe", "cluster", "--storage", "x", "/var/tmp"]).is_err()
+        );
         // Every measurement option was given above, so every one travels
         // (a new one must be added to this test).
         let measure = MeasureArgs::augment_args(clap::Command::new("x"));
@@ -313,7 +327,7 @@ mod tests {
         argv.extend(all.forwarded());
         let probe = Opts::try_parse_from(argv).unwrap().probe;
         assert_eq!(probe.measure, all.forward.measure);
-        assert_eq!(probe.measure.write_size, 256 << 20);
+        assert_eq!(probe.measure.write_size, Some(256 << 20));
         assert_eq!(probe.measure.duration, 0.2);
     }
 

@@ -66,9 +66,10 @@ pub struct MeasureArgs {
     pub extended: bool,
 
     /// Bytes SEQ WRITE writes per run (three runs) and the size of MIXED's
-    /// test file, e.g. 1G, 256M
-    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
-    pub write_size: u64,
+    /// and RANDOM WRITE's test file, e.g. 1G, 256M [default: 1G; a
+    /// --storage scratch volume: 4G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub write_size: Option<u64>,
 
     /// SEQ WRITE writes zeros like dd if=/dev/zero (compressing filesystems
     /// then measure the CPU)
@@ -100,7 +101,20 @@ pub struct MeasureArgs {
     /// for about 7 s; implies the cpu-bench test
     #[arg(long, value_name = "N|all", value_parser = parse_cpu_threads)]
     pub cpu_threads: Option<CpuThreads>,
+
+    /// Measure the Proxmox VE storage ID (of /etc/pve/storage.cfg) instead
+    /// of PATH: a directory storage in its directory, a volume storage
+    /// (LVM-thin, LVM, ZFS, RBD) through a scratch volume that pvesm
+    /// allocates, prefills and frees; `all`: every storage of this node in
+    /// turn (`pveprobe storages` lists them and how each is measured)
+    #[arg(long, value_name = "ID|all")]
+    pub storage: Option<String>,
 }
+
+/// `--write-size`'s default for files.
+pub const WRITE_SIZE: u64 = 1 << 30;
+/// `--write-size`'s default for a `--storage` scratch volume.
+pub const VOLUME_SIZE: u64 = 4 << 30;
 
 /// `--cpu-threads`: a count, or every CPU this process may run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

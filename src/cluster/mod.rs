@@ -357,8 +357,17 @@ pub fn run(args: &ClusterArgs) -> Exit {
         eprintln!("pveprobe: PATH is empty");
         return Exit::BadInput;
     }
+    let storage = args.forward.measure.storage.as_deref();
+    if storage == Some("all") {
+        eprintln!(
+            "pveprobe: cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)"
+        );
+        return Exit::BadInput;
+    }
     let timeout = args.node_timeout();
-    let line = remote::remote_line(&args.remote_command, &args.forwarded(), &args.path, timeout);
+    // With --storage the node measures that storage, not a PATH.
+    let path = storage.is_none().then_some(args.path.as_str());
+    let line = remote::remote_line(&args.remote_command, &args.forwarded(), path, timeout);
     let ssh = Ssh {
         user: args.ssh_user.clone(),
         connect_timeout: args.connect_timeout,
@@ -403,7 +412,10 @@ pub fn run(args: &ClusterArgs) -> Exit {
                 .unwrap_or(started)
                 .to_string(),
         ),
-        path: args.path.clone(),
+        path: match storage {
+            Some(id) => format!("storage {id}"),
+            None => args.path.clone(),
+        },
         cluster: members.cluster.clone(),
         parallel: args.parallel,
         command: line,

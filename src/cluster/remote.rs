@@ -109,10 +109,16 @@ impl Ssh {
 }
 
 /// The command line the node's shell runs: `timeout -k 10 SECS COMMAND...
-/// --output-format json [FORWARDED...] -- PATH`, every word quoted. The
-/// node's `timeout` ends a hung probe there too (pveprobe removes its
-/// files on SIGTERM), not only the local ssh.
-pub fn remote_line(command: &str, forwarded: &[String], path: &str, timeout: Duration) -> String {
+/// --output-format json [FORWARDED...] -- PATH` (no PATH with --storage),
+/// every word quoted. The node's `timeout` ends a hung probe there too
+/// (pveprobe removes its files and frees its scratch volume on SIGTERM),
+/// not only the local ssh.
+pub fn remote_line(
+    command: &str,
+    forwarded: &[String],
+    path: Option<&str>,
+    timeout: Duration,
+) -> String {
     let secs = timeout.as_secs_f64().ceil().max(1.0) as u64;
     let mut words: Vec<String> = vec![
         "timeout".into(),
@@ -123,7 +129,9 @@ pub fn remote_line(command: &str, forwarded: &[String], path: &str, timeout: Dur
     words.extend(command.split_whitespace().map(str::to_string));
     words.extend(["--output-format".into(), "json".into()]);
     words.extend(forwarded.iter().cloned());
-    words.extend(["--".into(), path.to_string()]);
+    if let Some(path) = path {
+        words.extend(["--".into(), path.to_string()]);
+    }
     shell_line(&words)
 }
 
@@ -446,7 +454,7 @@ mod tests {
         let line = remote_line(
             "sudo -n /opt/pveprobe",
             &forwarded,
-            "/mnt/it's here",
+            Some("/mnt/it's here"),
             Duration::from_secs_f64(61.2),
         );
         assert_eq!(
@@ -456,6 +464,13 @@ mod tests {
         assert_eq!(
             sh_words(&line).last().map(String::as_str),
             Some("/mnt/it's here")
+        );
+        // --storage: the storage, no PATH.
+        let storage = vec!["--storage".to_string(), "local-lvm".to_string()];
+        let line = remote_line("pveprobe", &storage, None, Duration::from_secs(60));
+        assert_eq!(
+            line,
+            "timeout -k 10 60 pveprobe --output-format json --storage local-lvm"
         );
     }
 

@@ -3,6 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The `fstype` of a `--storage` scratch volume's device, which has none.
+pub const VOLUME: &str = "volume";
+
 /// The filesystem behind PATH.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsInfo {

@@ -4,4 +4,7 @@
 pub mod cpuinfo;
 pub mod hostfacts;
 pub mod mountinfo;
+pub mod pvesm;
 pub mod resolv;
+pub mod storagecfg;
+pub mod vmlist;

@@ -6,7 +6,7 @@ use super::json::JsonReport;
 use crate::figure;
 
 /// Host and run columns, before the figures.
-const LEADING: [&str; 19] = [
+const LEADING: [&str; 21] = [
     "hostname",
     "cpu_model",
     "sockets",
@@ -19,6 +19,8 @@ const LEADING: [&str; 19] = [
     "pveprobe_version",
     "timestamp",
     "path",
+    "pve_storage",
+    "pve_storage_type",
     "fs_source",
     "fs_type",
     "runs",
@@ -64,6 +66,14 @@ pub fn row(doc: &JsonReport) -> Vec<String> {
         doc.pveprobe_version.clone(),
         opt(&doc.timestamp),
         doc.path.clone(),
+        doc.pve_storage
+            .as_ref()
+            .map(|s| s.id.clone())
+            .unwrap_or_default(),
+        doc.pve_storage
+            .as_ref()
+            .map(|s| s.kind.clone())
+            .unwrap_or_default(),
         fs.map(|f| f.source.clone()).unwrap_or_default(),
         fs.map(|f| f.fstype.clone()).unwrap_or_default(),
         doc.settings.runs.to_string(),

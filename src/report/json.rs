@@ -46,6 +46,9 @@ pub struct JsonReport {
     /// The wait for another probe on this host before measuring, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_for_probe: Option<super::Waited>,
+    /// `--storage`: the PVE storage measured, and how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pve_storage: Option<crate::model::pve::PveTarget>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -564,6 +567,7 @@ impl JsonReport {
             interrupted_by_signal: report.interrupted_by,
             left_behind: report.left_behind.clone(),
             waited_for_probe: report.waited_for_probe.clone(),
+            pve_storage: report.pve_storage.clone(),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod storages;
 pub mod text;
 pub mod verbose;
 
@@ -18,9 +19,11 @@ use crate::model::filesystem::FsInfo;
 use crate::model::fsync::{FsyncFigure, Order};
 use crate::model::host::HostInfo;
 use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
+use crate::model::pve::PveTarget;
 use crate::model::regex::RegexFigure;
 use crate::model::storage::Storage;
 use crate::model::sync::{SyncResult, SyncScaling};
+pub use storages::table as storages_table;
 
 /// The result of one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +69,8 @@ impl Outcome<()> {
         }
     }
 
-    fn reason(&self) -> &str {
+    /// Why there is no figure (empty for a measured one).
+    pub fn reason(&self) -> &str {
         match self {
             Outcome::Measured(()) => "",
             Outcome::Skipped(why) | Outcome::Failed(why) => why,
@@ -290,6 +294,8 @@ pub struct Report {
     pub left_behind: Vec<String>,
     /// How long the run waited for another probe on this host first.
     pub waited_for_probe: Option<Waited>,
+    /// `--storage`: the PVE storage measured, and how.
+    pub pve_storage: Option<PveTarget>,
 }
 
 impl Report {
@@ -380,6 +386,14 @@ impl Report {
     /// The statistics of a line's samples.
     pub fn stats(&self, line: Figure) -> Option<Stats> {
         Stats::of(&self.samples(line)?)
+    }
+
+    /// True when the run measured a `--storage` scratch volume's device.
+    pub fn on_volume(&self) -> bool {
+        self.filesystem
+            .as_ref()
+            .and_then(Outcome::measured)
+            .is_some_and(|f| f.fstype == crate::model::filesystem::VOLUME)
     }
 
     /// How an interrupted run ends its message: the files were removed, or

@@ -236,6 +236,12 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
             } else {
                 "incompressible data"
             };
+            if report.on_volume() {
+                return Some(format!(
+                    "{:.2} MB/sec (the scratch volume's prefill: all of it once, 1 MiB O_DIRECT writes; {data})",
+                    x.value(line)?
+                ));
+            }
             format!(
                 "{:.2} MB/sec ({} runs: {}; {data})",
                 x.value(line)?,
@@ -269,10 +275,10 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
             let d = x.devices(line)?;
             let lat =
                 crate::latency::merged(d.each.iter().map(|s| Some(&s.write_latency)))?.summary()?;
-            let on = if d.named {
-                x_names(report, d)
+            let on = if report.on_volume() {
+                " on the scratch volume"
             } else {
-                " on a file in PATH".to_string()
+                " on a file in PATH"
             };
             format!(
                 "{:.0} IOPS (mean {:.3} ms, p99 {:.3} ms, O_DIRECT, {}{on})",
@@ -309,8 +315,13 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
                 .as_ref()
                 .map(|r| format!("; {:.0}% of {}'s median", r.percent, r.class))
                 .unwrap_or_default();
+            let space = if report.on_volume() {
+                "of the volume, O_DIRECT"
+            } else {
+                "file"
+            };
             format!(
-                "{:.0} IOPS (mean {:.3} ms, p50 {:.3} ms, p99 {:.3} ms{p99_9}, max {:.3} ms; {}, {} MiB file, 1 job); flushes: {}{reference}",
+                "{:.0} IOPS (mean {:.3} ms, p50 {:.3} ms, p99 {:.3} ms{p99_9}, max {:.3} ms; {}, {} MiB {space}, 1 job); flushes: {}{reference}",
                 f.iops(),
                 ms(l.mean_us),
                 ms(l.p50_us),

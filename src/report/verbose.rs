@@ -305,6 +305,11 @@ pub fn render(doc: &JsonReport) -> String {
     if let Some(storage) = &doc.storage {
         out.push_str(&storage_section(&doc.path, storage));
     }
+    if let Some(pve) = &doc.pve_storage {
+        let line = format!("  PVE storage {}", pve.describe());
+        out.push_str(&super::text::printable(&line));
+        out.push('\n');
+    }
     out
 }
 

@@ -341,7 +341,7 @@ impl Measure for Real<'_> {
             total_bytes: size,
             avail_bytes: size,
             source: dev.display().to_string(),
-            fstype: "volume".into(),
+            fstype: crate::model::filesystem::VOLUME.into(),
             mount_point: dev.to_path_buf(),
             read_only: false,
             dev: (

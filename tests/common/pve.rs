@@ -172,6 +172,12 @@ impl FakePve {
         std::fs::write(self.state.join("mount-on-alloc"), "").unwrap();
     }
 
+    /// From now on `pvesm alloc` takes `secs` seconds more, after making
+    /// the volume (a slow storage: a signal can reach the probe meanwhile).
+    pub fn delay_alloc(&self, secs: f64) {
+        std::fs::write(self.state.join("alloc-delay"), secs.to_string()).unwrap();
+    }
+
     /// From now on `pvesm path` prints `path`, whatever the volume.
     pub fn override_path(&self, path: &str) {
         std::fs::write(self.state.join("path-override"), path).unwrap();

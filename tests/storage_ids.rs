@@ -659,3 +659,74 @@ fn storage_and_path_together_or_an_unknown_id_are_usage_errors() {
         stderr(&out)
     );
 }
+
+#[test]
+fn rbd_is_mapped_through_pve_storage_or_skipped_without_it() {
+    let cfg = "rbd: ceph\n\tpool rbd\n\tcontent images\n\tkrbd 1\n";
+    let fake = FakePve::new(cfg);
+    fake.set_status(&[("ceph", "rbd", "active", 100 << 20, 0, 100 << 20)]);
+    // No PVE::Storage on this machine: skipped, nothing allocated.
+    let out = run(&fake, &["--storage", "ceph"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("it needs PVE's storage library")
+            && stderr(&out).contains("PVE::Storage"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(calls(&fake, "alloc").is_empty());
+
+    if !root_or_skip("rbd_is_mapped_through_pve_storage_or_skipped_without_it") {
+        return;
+    }
+    // With a stand-in library: allocated, activated and mapped, measured,
+    // unmapped and deactivated, then freed, in that order.
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake/perl");
+    let out = probe(
+        &fake,
+        &[
+            "--storage",
+            "ceph",
+            "--write-size",
+            "16M",
+            "--tests",
+            "read",
+            "--duration",
+            "0.2",
+        ],
+    )
+    .env("PERL5LIB", &lib)
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let order: Vec<String> = fake
+        .calls()
+        .into_iter()
+        .filter(|c| c[0] != "status")
+        .map(|c| {
+            if c[0] == "perl" {
+                c[..2].join(" ")
+            } else {
+                c[0].clone()
+            }
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "alloc",
+            "perl activate_volumes",
+            "perl map_volume",
+            "path",
+            "perl unmap_volume",
+            "perl deactivate_volumes",
+            "free",
+        ],
+        "{:?}",
+        fake.calls()
+    );
+    assert!(
+        stdout(&out).contains("STORAGE:           ceph (rbd, shared): scratch volume ceph:vm-")
+    );
+    nothing_left(&fake);
+}

@@ -356,18 +356,19 @@ fn measure_storage(
                     config.path = device.clone();
                     config.volume = Some(device);
                     config.tests = storage_tests(args, true);
-                    if config.write_size == crate::cli::WRITE_SIZE
-                        && args.measure.write_size.is_none()
-                    {
-                        config.write_size = bytes;
-                    }
                     announce(args, &t);
                     measure(args, &config, &prep.interrupt)
                 }
             };
-            if let Err(left) = volume.free() {
-                eprintln!("pveprobe: {left}");
-                report.left_behind.push(left);
+            match volume.free() {
+                Err(left) => {
+                    eprintln!("pveprobe: {left}");
+                    report.left_behind.push(left);
+                }
+                Ok(()) if report.interrupted_by.is_some() => {
+                    eprintln!("pveprobe: freed the scratch volume {}", volume.volid());
+                }
+                Ok(()) => {}
             }
             report.pve_storage = Some(t);
             Ok(report)

@@ -697,20 +697,29 @@ EXAMPLES
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
         assert!(
             main.contains(
-                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--storage ID|all] [-v|--verbose] "
+                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--sustained SECS] [--storage ID|all] [-v|--verbose] "
             ),
             "{main}"
         );
-        assert!(main.contains(" [--no-wait] [PATH]\n.br\npveprobe compare|cluster|storages ..."));
+        assert!(main.contains(
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages ..."
+        ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),
             "{main}"
         );
         let compare = synopsis_of(&subcommand_page("compare").unwrap());
-        assert_eq!(compare, "pveprobe compare [--output-format FORMAT] FILE...");
+        assert_eq!(
+            compare,
+            "pveprobe compare [--output-format FORMAT] [--plot FILE] FILE..."
+        );
         let cluster = synopsis_of(&subcommand_page("cluster").unwrap());
         assert!(
             cluster.contains(" [--parallel] [--timeout SECS] "),
+            "{cluster}"
+        );
+        assert!(
+            cluster.contains(" [--save-dir DIR] [--plot FILE] "),
             "{cluster}"
         );
         assert!(cluster.ends_with(" [PATH]"), "{cluster}");

@@ -10,6 +10,7 @@ use crate::error::PathError;
 use crate::exit::Exit;
 use crate::lock;
 use crate::output;
+use crate::plot;
 use crate::progress::Progress;
 use crate::report::{Document, csv, text};
 use crate::run::{self, Event};
@@ -149,10 +150,12 @@ fn lines_to_stdout(args: &ProbeArgs) -> bool {
 }
 
 /// Runs `config`, printing each line as it is measured (text to stdout)
-/// and its diagnostics on stderr, with a progress line on a terminal.
+/// and its diagnostics on stderr, with a progress line on a terminal
+/// (and SUSTAINED WRITE's seconds as a sparkline under its line).
 fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> crate::report::Report {
     let is_text = args.output_format == OutputFormat::Text;
     let to_stdout = lines_to_stdout(args);
+    let sparkline = to_stdout && std::io::stdout().is_terminal();
     let mut progress = Progress::new(is_text && std::io::stderr().is_terminal());
     let mut sink = |report: &crate::report::Report, event: Event| match event {
         Event::Begin {
@@ -166,6 +169,16 @@ fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> cra
             if to_stdout && let Some(text) = text::line(report, figure) {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
+                if sparkline
+                    && figure == crate::report::Figure::SustainedWrite
+                    && let Some(s) = report
+                        .extended
+                        .sustained
+                        .as_ref()
+                        .and_then(|o| o.measured())
+                {
+                    let _ = writeln!(out, "{:26}{}", "", crate::plot::sparkline(&s.series()));
+                }
                 let _ = out.flush();
             }
             if let Some(why) = text::diagnostic(report, figure) {
@@ -244,17 +257,64 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         eprintln!("pveprobe: {err}");
         return Exit::BadInput;
     }
+    // --plot draws SUSTAINED WRITE's seconds; its FILE is opened before
+    // the run, so one that cannot be written costs no measurement.
+    let plot_file = match &args.plot {
+        None => None,
+        Some(_) if !config.tests.contains(&run::Test::Sustained) => {
+            eprintln!(
+                "pveprobe: --plot draws SUSTAINED WRITE's seconds: add --sustained SECS (compare and cluster draw their tables)"
+            );
+            return Exit::BadInput;
+        }
+        Some(path) => match crate::plot::SvgFile::create(path) {
+            Ok(file) => Some(file),
+            Err(err) => {
+                eprintln!("pveprobe: {err}");
+                return Exit::BadInput;
+            }
+        },
+    };
     let prep = match prepare(args, &lock::describe_me(&config.path)) {
         Ok(prep) => prep,
         Err(exit) => return exit,
     };
     let mut report = measure(args, &config, &prep.interrupt);
     report.waited_for_probe = prep.host_lock.waited.clone();
-    finish(args, &report, prep)
+    let exit = finish(args, &report, prep);
+    let sustained = report
+        .extended
+        .sustained
+        .as_ref()
+        .and_then(|o| o.measured());
+    if let (Some(file), Some(s), None) = (plot_file, sustained, report.interrupted_by) {
+        let points: Vec<(f64, f64)> = s
+            .series()
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i as f64, v))
+            .collect();
+        let title = format!("SUSTAINED WRITE on {}", config.path.display());
+        match file.save(crate::plot::series_svg(&title, "MiB/s", &points)) {
+            Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
+            Err(why) => {
+                eprintln!("pveprobe: {why}");
+                if exit == Exit::Ok {
+                    return Exit::NotMeasured;
+                }
+            }
+        }
+    }
+    exit
 }
 
 /// `pveprobe compare FILE...`.
 pub fn compare(args: &CompareArgs) -> Exit {
+    // Ratios of results are no measurement to send to a dashboard.
+    if let Err(why) = args.output_format.without_metrics("pveprobe compare") {
+        eprintln!("pveprobe: {why}");
+        return Exit::BadInput;
+    }
     // A cluster document gives one input per node that answered.
     let inputs: Result<Vec<Input>, _> = args
         .files
@@ -269,15 +329,34 @@ pub fn compare(args: &CompareArgs) -> Exit {
             return Exit::BadInput;
         }
     };
+    // Checked before anything is written: a FILE that cannot be written
+    // is bad usage (exit status 2).
+    let plot_file = match args.plot.as_deref().map(plot::SvgFile::create).transpose() {
+        Ok(file) => file,
+        Err(err) => {
+            eprintln!("pveprobe: {err}");
+            return Exit::BadInput;
+        }
+    };
     let table = compare::table(&inputs);
-    match output::write(
-        output::Target::Stdout,
-        &output::render(&table, args.output_format),
-    ) {
-        Ok(()) => Exit::Ok,
-        Err(why) => {
-            eprintln!("pveprobe: {why}");
-            Exit::NotMeasured
+    // Inline bars only for people: text on a terminal, never in a pipe or file.
+    let rendered = match args.output_format {
+        OutputFormat::Text => compare::render_text_with(&table, std::io::stdout().is_terminal()),
+        format => output::render(&table, format),
+    };
+    let mut exit = Exit::Ok;
+    if let Err(why) = output::write(output::Target::Stdout, &rendered) {
+        eprintln!("pveprobe: {why}");
+        exit = Exit::NotMeasured;
+    }
+    if let Some(file) = plot_file {
+        match file.save(compare::plot_svg(&table)) {
+            Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
+            Err(why) => {
+                eprintln!("pveprobe: {why}");
+                exit = Exit::NotMeasured;
+            }
         }
     }
+    exit
 }

@@ -114,11 +114,17 @@ OUTPUT
   every sample and the host's fingerprint (schema: docs/report.schema.json);
   csv gives one row per run with a fixed header, for spreadsheets:
     pveprobe --runs 3 --output-format csv --output fleet.csv --append /var/lib/vz
+  influx writes InfluxDB line protocol as PVE's metric server does
+  (measurement pveprobe, tags object=nodes,host=NODE), prometheus the text
+  format node_exporter's textfile collector reads (pveprobe_* gauges in
+  base units). compare --plot and cluster --plot draw their tables as SVG;
+  --sustained SECS --plot FILE draws a long write's seconds.
   `pveprobe compare A.json B.json ...` puts results side by side with ratios
   to the first, the -x figures included; a difference within the runs'
   spread is marked \"noise\", a figure measured another way (regex engine,
   fsync order, DNS schedule, window, data pattern, I/O engine, sync mode,
-  CPU threads) \"unlike\" and not ranked, also by --baseline.
+  CPU threads, sustained seconds) \"unlike\" and not ranked, also by
+  --baseline.
   `pveprobe cluster PATH` runs the probe on every node of a Proxmox VE cluster
   through ssh and prints one row per node (see pveprobe cluster --help).
 
@@ -197,6 +203,11 @@ pub struct CompareArgs {
     /// Format of the table
     #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
     pub output_format: Format,
+
+    /// Also draw the table as an SVG picture in FILE: a panel per figure, a
+    /// bar per file, whiskers for its runs, worse figures hatched and marked !
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -247,6 +258,11 @@ pub struct ProbeArgs {
     /// Read storage.cfg and .vmlist from DIR instead of /etc/pve (tests)
     #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
     pub pve_config: PathBuf,
+
+    /// With --sustained: also draw its throughput per second as an SVG
+    /// picture in FILE
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -281,6 +297,8 @@ impl ProbeArgs {
             sync_jobs: m.sync_jobs.clone(),
             plp: m.plp,
             cpu_threads: m.cpu_threads.map(measure::CpuThreads::count),
+            sustained: Duration::from_secs_f64(m.sustained.unwrap_or(crate::plan::SUSTAINED_SECS)),
+            sustained_bytes: m.write_size.unwrap_or(crate::plan::SUSTAINED_BYTES),
             volume: None,
             leaf_reads: true,
             host: self

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::figure::{self, Value};
+use crate::figure::{self, Better, Value};
+use crate::plot::{self, PlotError};
 use crate::report::json::{JsonReport, Reading, SCHEMA_VERSION};
 
 #[derive(Debug, thiserror::Error)]
@@ -170,6 +171,10 @@ pub struct Cell {
     /// With verdict `unlike`: how this file measured the figure otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlike: Option<Unlike>,
+    /// The lowest and highest of this file's runs, where it kept two or
+    /// more: the whisker of `--plot` (not in the JSON, which has the files).
+    #[serde(skip)]
+    pub runs: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -177,6 +182,9 @@ pub struct Row {
     pub key: String,
     pub label: String,
     pub unit: &'static str,
+    /// Which way is better (from the list of figures), for `--plot`.
+    #[serde(skip)]
+    pub better: Option<Better>,
     pub cells: Vec<Cell>,
 }
 
@@ -200,6 +208,13 @@ fn rows_of(inputs: &[&JsonReport]) -> Vec<(&'static Value, Option<String>)> {
         }
     }
     rows
+}
+
+/// The lowest and highest sample of a reading with two or more.
+pub fn runs_of(reading: &Reading) -> Option<(f64, f64)> {
+    crate::report::Stats::of(reading.samples)
+        .filter(|s| s.count >= 2)
+        .map(|s| (s.min, s.max))
 }
 
 /// The reading of `v` (for key `instance`) in `doc`.
@@ -235,10 +250,11 @@ pub fn table(inputs: &[Input]) -> Table {
                         _ => (None, None, None),
                     };
                     Cell {
-                        value: reading.map(|r| r.value),
+                        value: reading.as_ref().map(|r| r.value),
                         ratio,
                         verdict,
                         unlike,
+                        runs: reading.as_ref().and_then(runs_of),
                     }
                 })
                 .collect();
@@ -250,6 +266,7 @@ pub fn table(inputs: &[Input]) -> Table {
                 key,
                 label,
                 unit: v.unit(),
+                better: v.better,
                 cells,
             }
         })
@@ -271,6 +288,17 @@ fn number(v: Option<f64>) -> String {
 
 /// A table for people: values, then each later file's ratio and verdict.
 pub fn render_text(table: &Table) -> String {
+    render_text_with(table, false)
+}
+
+/// Cells of an inline bar in the text table (see [`render_text_with`]).
+pub const BAR_CELLS: usize = 8;
+
+/// The text table; with `bars` (the caller's choice: stdout is a
+/// terminal) each value is followed by a bar of [`BAR_CELLS`] cells
+/// relative to the largest value of its row.
+pub fn render_text_with(table: &Table, bars: bool) -> String {
+    let bar_w = if bars { BAR_CELLS + 1 } else { 0 };
     let mut out = String::new();
     for (i, name) in table.columns.iter().enumerate() {
         let _ = writeln!(out, "[{}] {name}", i + 1);
@@ -285,7 +313,7 @@ pub fn render_text(table: &Table) -> String {
         .unwrap_or(18);
     let mut header = format!("{:<w$} {:<14}", "figure", "unit");
     for i in 0..table.columns.len() {
-        let _ = write!(header, " {:>12}", format!("[{}]", i + 1));
+        let _ = write!(header, " {:>12}{:bar_w$}", format!("[{}]", i + 1), "");
         if i > 0 {
             let _ = write!(header, " {:>7} {:<7}", "ratio", "");
         }
@@ -294,8 +322,18 @@ pub fn render_text(table: &Table) -> String {
     out.push('\n');
     for row in &table.rows {
         let mut line = format!("{:<w$} {:<14}", row.label, row.unit);
+        let largest = row
+            .cells
+            .iter()
+            .filter_map(|c| c.value)
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
         for (i, cell) in row.cells.iter().enumerate() {
             let _ = write!(line, " {:>12}", number(cell.value));
+            if bars {
+                let bar = plot::inline_bar(cell.value.unwrap_or(0.0), largest, BAR_CELLS);
+                let _ = write!(line, " {bar}");
+            }
             if i > 0 {
                 let ratio = cell
                     .ratio
@@ -337,6 +375,48 @@ impl crate::output::Render for Table {
     fn csv(&self) -> String {
         render_csv(self)
     }
+}
+
+/// What `--plot` marks as an outlier in compare's panels.
+pub const PLOT_OUTLIERS: &str = "worse than the first file ([1]), verdict worse \
+     (beyond the runs' spread where both kept two or more runs)";
+
+/// compare's table as panels: one per row (figure value), a bar per file
+/// with its runs as the whisker; a cell whose verdict is `worse` (worse
+/// than the first file beyond the runs' noise) is an outlier.
+pub fn panels(table: &Table) -> Vec<plot::Panel> {
+    table
+        .rows
+        .iter()
+        .map(|row| plot::Panel {
+            title: row.label.clone(),
+            unit: row.unit.to_string(),
+            better: row.better,
+            bars: row
+                .cells
+                .iter()
+                .zip(&table.columns)
+                .enumerate()
+                .map(|(i, (cell, name))| plot::Bar {
+                    name: format!("[{}] {name}", i + 1),
+                    value: cell.value,
+                    text: number(cell.value),
+                    runs: cell.runs,
+                    outlier: cell.verdict == Some(Verdict::Worse),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// compare's table as an SVG picture (see [`panels`]).
+pub fn plot_svg(table: &Table) -> Result<String, PlotError> {
+    let title = format!(
+        "pveprobe compare: {} result{}",
+        table.columns.len(),
+        if table.columns.len() == 1 { "" } else { "s" }
+    );
+    plot::panels_svg(&title, PLOT_OUTLIERS, &panels(table))
 }
 
 /// One row per figure: its values, then each later file's ratio and verdict.
@@ -572,6 +652,125 @@ mod tests {
             row(&t, "fsyncs_per_second").cells[1].verdict,
             Some(Verdict::Unlike)
         );
+    }
+
+    /// pve1, pve2 and pve3 of fixtures/results, as `compare` reads them.
+    fn fixtures() -> Vec<Input> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");
+        ["pve1.json", "pve2.json", "pve3-single-run.json"]
+            .iter()
+            .map(|f| load(&dir.join(f)).unwrap())
+            .collect()
+    }
+
+    fn panel<'a>(panels: &'a [plot::Panel], title: &str) -> &'a plot::Panel {
+        panels
+            .iter()
+            .find(|p| p.title == title)
+            .unwrap_or_else(|| panic!("no panel {title}"))
+    }
+
+    #[test]
+    fn panels_have_a_bar_per_file_its_runs_and_worse_cells_as_outliers() {
+        let t = table(&fixtures());
+        let panels = panels(&t);
+        assert_eq!(
+            panels.iter().map(|p| p.title.as_str()).collect::<Vec<_>>(),
+            t.rows.iter().map(|r| r.label.as_str()).collect::<Vec<_>>()
+        );
+        let fsyncs = panel(&panels, "FSYNCS/SECOND");
+        assert_eq!(
+            (fsyncs.unit.as_str(), fsyncs.better),
+            ("1/s", Some(Better::Higher))
+        );
+        let names: Vec<&str> = fsyncs.bars.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "[1] pve1 (pve1.json)",
+                "[2] pve2 (pve2.json)",
+                "[3] pve3 (pve3-single-run.json)"
+            ]
+        );
+        let each = |p: &plot::Panel| {
+            p.bars
+                .iter()
+                .map(|b| (b.value, b.text.clone(), b.runs, b.outlier))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            each(fsyncs),
+            [
+                (Some(3050.0), "3050".into(), Some((3000.0, 3100.0)), false),
+                (Some(1010.0), "1010".into(), Some((1000.0, 1020.0)), true),
+                // One run: no whisker.
+                (Some(1010.0), "1010".into(), None, true),
+            ]
+        );
+        // Less is better for the seek time; pve2's 505 MiB/s against 510 is
+        // within the runs' noise, pve3's single run is not.
+        let seek = panel(&panels, "AVERAGE SEEK TIME");
+        assert_eq!(seek.better, Some(Better::Lower));
+        let reads: Vec<bool> = panel(&panels, "BUFFERED READS")
+            .bars
+            .iter()
+            .map(|b| b.outlier)
+            .collect();
+        assert_eq!(reads, [false, false, true]);
+        let hd = panel(&panels, "HD SIZE");
+        assert!(hd.better.is_none() && hd.bars.iter().all(|b| !b.outlier));
+
+        let svg = plot_svg(&t).unwrap();
+        let all = crate::plot::tests::shapes(&svg);
+        assert!(all.iter().any(|s| s.text == "pveprobe compare: 3 results"));
+        let hatched = all
+            .iter()
+            .filter(|s| s.tag == "rect" && s.fill == plot::OUTLIER_FILL)
+            .count();
+        let worse = t
+            .rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .filter(|c| c.verdict == Some(Verdict::Worse))
+            .count();
+        assert_eq!(hatched, worse);
+        // The table's JSON is unchanged: runs and directions stay out.
+        let json = crate::output::json(&t, false);
+        assert!(!json.contains("runs") && !json.contains("better"), "{json}");
+    }
+
+    #[test]
+    fn inline_bars_are_drawn_only_when_asked() {
+        let t = table(&fixtures());
+        let plain = render_text_with(&t, false);
+        assert_eq!(plain, render_text(&t));
+        // U+2581..U+258F: the lower and left eighths, the full block between.
+        let blocks = |text: &str| {
+            text.chars()
+                .filter(|c| ('\u{2581}'..='\u{258F}').contains(c))
+                .count()
+        };
+        assert_eq!(blocks(&plain), 0);
+        let bars = render_text_with(&t, true);
+        assert_eq!(bars.lines().count(), plain.lines().count());
+        let line = |text: &str, label: &str| {
+            text.lines()
+                .find(|l| l.starts_with(label))
+                .unwrap()
+                .to_string()
+        };
+        // 3050 is the row's largest: a full bar; 1010 is 21 of its 64 eighths.
+        let fsyncs = line(&bars, "FSYNCS/SECOND");
+        assert!(
+            fsyncs.contains("3050 ████████         1010 ██▋      "),
+            "{fsyncs}"
+        );
+        assert!(fsyncs.ends_with("0.331 worse"), "{fsyncs}");
+        // Columns stay aligned: [2]'s value ends where its heading does.
+        let header = line(&bars, "figure");
+        let end = |l: &str, what: &str| l[..l.find(what).unwrap() + what.len()].chars().count();
+        assert_eq!(end(&header, "[2]"), end(&fsyncs, "1010"));
+        assert!(blocks(&bars) > 0);
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub enum Figure {
     SyncWrite4k,
     SyncWriteJobs,
     SyncWritePeak,
+    SustainedWrite,
     Sha256,
     ZstdCompress,
     ZstdDecompress,
@@ -97,6 +98,12 @@ pub enum Field {
     ThreadsMbPerS,
     /// `threads.scaling`: those threads against as many times one thread.
     ThreadScaling,
+    /// `first_10s_mib_per_s`: SUSTAINED WRITE's first ten seconds.
+    First10s,
+    /// `last_10s_mib_per_s`: its last ten seconds.
+    Last10s,
+    /// `slowest_second.mib_per_s`: its slowest second.
+    SlowestSecond,
 }
 
 /// A way of measuring that changes what a figure means: two results that
@@ -120,6 +127,9 @@ pub enum Method {
     SyncMode,
     /// The figure's `threads.count`: `--cpu-threads`.
     CpuThreads,
+    /// The figure's `window_s`: `--sustained`'s seconds (a longer write
+    /// runs further past the caches).
+    Sustained,
 }
 
 impl Method {
@@ -143,6 +153,7 @@ impl Method {
             Method::IoEngine => "I/O engine",
             Method::SyncMode => "sync mode",
             Method::CpuThreads => "CPU threads",
+            Method::Sustained => "sustained seconds",
         }
     }
 }
@@ -178,7 +189,12 @@ impl Value {
     /// from it (a percentage, a ratio, a count of jobs, a p99 in ms).
     pub fn unit(&self) -> &'static str {
         match self.field {
-            Field::Value | Field::WriteIops | Field::ThreadsMbPerS => self.figure.unit(),
+            Field::Value
+            | Field::WriteIops
+            | Field::ThreadsMbPerS
+            | Field::First10s
+            | Field::Last10s
+            | Field::SlowestSecond => self.figure.unit(),
             Field::P99Ms => "ms",
             Field::ReferencePercent | Field::PbsPercent => "%",
             Field::ThreadScaling => "ratio",
@@ -563,6 +579,53 @@ const SYNC_PEAK: [Value; 3] = [
     ),
 ];
 
+const SUSTAINED: [Value; 4] = [
+    main(
+        F::SustainedWrite,
+        "sustained_write",
+        "sustained_write_mib_per_s",
+        ("SUSTAINED", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::SustainedWrite,
+        (
+            "sustained_write_first_10s",
+            "sustained_write_first_10s_mib_per_s",
+            " (first 10 s)",
+        ),
+        Field::First10s,
+        ("SUST FIRST", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::SustainedWrite,
+        (
+            "sustained_write_last_10s",
+            "sustained_write_last_10s_mib_per_s",
+            " (last 10 s)",
+        ),
+        Field::Last10s,
+        ("SUST LAST", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::SustainedWrite,
+        (
+            "sustained_write_slowest",
+            "sustained_write_slowest_second_mib_per_s",
+            " (slowest second)",
+        ),
+        Field::SlowestSecond,
+        ("SUST MIN", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+];
+
 /// A CPU figure of PBS's benchmark: MB/s on one thread, its percentage of
 /// PBS's reference machine, and with `--cpu-threads` the threads' MB/s
 /// together and their scaling. CPU figures do not add up over nodes.
@@ -701,7 +764,7 @@ const fn spec(
 }
 
 impl Figure {
-    pub const ALL: [Figure; 23] = [
+    pub const ALL: [Figure; 24] = [
         F::CpuBogomips,
         F::RegexPerSecond,
         F::HdSize,
@@ -720,6 +783,7 @@ impl Figure {
         F::SyncWrite4k,
         F::SyncWriteJobs,
         F::SyncWritePeak,
+        F::SustainedWrite,
         F::Sha256,
         F::ZstdCompress,
         F::ZstdDecompress,
@@ -750,7 +814,7 @@ impl Figure {
 
     pub fn spec(self) -> &'static Spec {
         use Group::{Extended, Pveperf};
-        const SPECS: [Spec; 23] = [
+        const SPECS: [Spec; 24] = [
             spec(
                 "cpu_bogomips",
                 "CPU BOGOMIPS",
@@ -928,6 +992,14 @@ impl Figure {
                     &[Method::SyncMode],
                 )
             },
+            spec(
+                "sustained_write",
+                "SUSTAINED WRITE",
+                "MiB/s",
+                Extended,
+                &SUSTAINED,
+                &[Method::Sustained],
+            ),
             spec("sha256", "SHA256", "MB/s", Extended, &SHA256, CPU_TEST),
             spec(
                 "zstd_compress",
@@ -1014,7 +1086,7 @@ mod tests {
         }
         assert_eq!(&Figure::ALL[..8], &Figure::PVEPERF);
         assert!(Figure::PVEPERF.iter().all(|f| f.group() == Group::Pveperf));
-        assert_eq!(Figure::extended().count(), 15);
+        assert_eq!(Figure::extended().count(), 16);
         assert!(Figure::CPU_BENCH.windows(2).all(|w| w[0] < w[1]));
         let columns: BTreeSet<_> = values().map(|v| v.column).collect();
         let keys: BTreeSet<_> = values().map(|v| v.key).collect();
@@ -1052,7 +1124,13 @@ mod tests {
         let measured = |v: &&Value| {
             matches!(
                 v.field,
-                Field::Value | Field::WriteIops | Field::P99Ms | Field::ThreadsMbPerS
+                Field::Value
+                    | Field::WriteIops
+                    | Field::P99Ms
+                    | Field::ThreadsMbPerS
+                    | Field::First10s
+                    | Field::Last10s
+                    | Field::SlowestSecond
             )
         };
         for v in values()

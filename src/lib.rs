@@ -3,8 +3,8 @@
 //! The crate measures (`probe`, `extended`, `storage`, scheduled by `run`),
 //! keeps what it measured as plain data (`model`, the types, gathered into
 //! a `report`) and renders it apart (`report::text`, `report::json`,
-//! `report::csv`, through `output`). What each figure is comes from one
-//! list, `figure`. The model
+//! `report::csv`, `report::metrics`, through `output`). What each figure
+//! is comes from one list, `figure`. The model
 //! imports none of the modules that measure or render, so data flows one
 //! way: measurements produce model types, the report holds and renders
 //! them. Host files are read through [`host::Host`] so parsers and probes
@@ -29,6 +29,7 @@ pub mod model;
 pub mod output;
 pub mod parse;
 pub mod plan;
+pub mod plot;
 pub mod probe;
 pub mod progress;
 pub mod pve;

@@ -1,13 +1,16 @@
 //! One output path for the probe, `compare` and `cluster`: a document
 //! renders itself in every format through [`Render`] (JSON from its serde
-//! form, so the serialiser is written once), and [`write`] puts the text
-//! on stdout or in a file with the same rules everywhere: a reader that
-//! stops reading (`| head`) is no error, a file that cannot be written is.
+//! form, so the serialiser is written once; the metrics formats from the
+//! probe results it holds), and [`write`] puts the text on stdout or in a
+//! file with the same rules everywhere: a reader that stops reading
+//! (`| head`) is no error, a file that cannot be written is.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::report::metrics::{Measured, influx, prometheus};
 
 /// How results are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,10 +23,72 @@ pub enum Format {
     JsonPretty,
     /// For spreadsheets.
     Csv,
+    /// InfluxDB line protocol, tagged as PVE's External Metric Server tags.
+    Influx,
+    /// Prometheus' text format, for node_exporter's textfile collector.
+    Prometheus,
+}
+
+impl Format {
+    /// Whether the format writes probe results as metrics (figures with
+    /// their node's labels) rather than the document's own shape.
+    pub fn is_metrics(self) -> bool {
+        matches!(self, Format::Influx | Format::Prometheus)
+    }
+
+    /// `self`, unless it is a metrics format and `command` writes no probe
+    /// result (`pveprobe compare`'s ratios, `pveprobe storages`' list).
+    pub fn without_metrics(self, command: &'static str) -> Result<Self, NoMetrics> {
+        if self.is_metrics() {
+            Err(NoMetrics {
+                format: self,
+                command,
+            })
+        } else {
+            Ok(self)
+        }
+    }
+}
+
+/// A metrics format asked of a command that writes no probe result
+/// (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--output-format {} writes a probe run's figures as metrics; {command} writes none: use {}",
+    crate::choice::Choice::name(*format),
+    Format::tables()
+)]
+pub struct NoMetrics {
+    pub format: Format,
+    pub command: &'static str,
+}
+
+impl Format {
+    /// The formats that are not metrics, for a message: `text, json, json-pretty or csv`.
+    fn tables() -> String {
+        use crate::choice::Choice;
+        let names: Vec<&str> = Format::ALL
+            .iter()
+            .filter(|f| !f.is_metrics())
+            .map(|f| f.name())
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
 }
 
 impl crate::choice::Choice for Format {
-    const ALL: &'static [Self] = &[Format::Text, Format::Json, Format::JsonPretty, Format::Csv];
+    const ALL: &'static [Self] = &[
+        Format::Text,
+        Format::Json,
+        Format::JsonPretty,
+        Format::Csv,
+        Format::Influx,
+        Format::Prometheus,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -31,6 +96,8 @@ impl crate::choice::Choice for Format {
             Format::Json => "json",
             Format::JsonPretty => "json-pretty",
             Format::Csv => "csv",
+            Format::Influx => "influx",
+            Format::Prometheus => "prometheus",
         }
     }
 
@@ -40,6 +107,10 @@ impl crate::choice::Choice for Format {
             Format::Json => "One JSON document on one line",
             Format::JsonPretty => "The same JSON, indented",
             Format::Csv => "A CSV header and one row",
+            Format::Influx => {
+                "InfluxDB line protocol, tagged as PVE's metric server tags (host, object)"
+            }
+            Format::Prometheus => "Prometheus text format, for node_exporter's textfile collector",
         }
     }
 }
@@ -48,6 +119,14 @@ impl crate::choice::Choice for Format {
 pub trait Render: Serialize {
     fn text(&self) -> String;
     fn csv(&self) -> String;
+
+    /// The probe results the document holds, each with its node, which
+    /// the metrics formats write. A document that holds none (a
+    /// comparison) keeps this default and writes nothing in them; its
+    /// command refuses them first ([`Format::without_metrics`]).
+    fn results(&self) -> Vec<Measured<'_>> {
+        Vec::new()
+    }
 }
 
 /// A document as `format`, ending in a newline (or empty).
@@ -57,6 +136,8 @@ pub fn render(doc: &impl Render, format: Format) -> String {
         Format::Json => json(doc, false),
         Format::JsonPretty => json(doc, true),
         Format::Csv => doc.csv(),
+        Format::Influx => influx::render(&doc.results()),
+        Format::Prometheus => prometheus::render(&doc.results()),
     }
 }
 
@@ -162,6 +243,28 @@ mod tests {
         assert_eq!(render(&doc, Format::Json), "{\"n\":7}\n");
         assert_eq!(render(&doc, Format::JsonPretty), "{\n  \"n\": 7\n}\n");
         assert_eq!(render(&doc, Format::Csv), "n\n7\n");
+        // It holds no probe result: nothing to write as metrics.
+        assert_eq!(render(&doc, Format::Influx), "");
+        assert_eq!(render(&doc, Format::Prometheus), "");
+    }
+
+    #[test]
+    fn commands_without_results_refuse_the_metrics_formats() {
+        use crate::choice::Choice;
+        let metrics: Vec<_> = Format::ALL.iter().filter(|f| f.is_metrics()).collect();
+        assert_eq!(metrics, [&Format::Influx, &Format::Prometheus]);
+        assert_eq!(
+            Format::Csv.without_metrics("pveprobe compare").unwrap(),
+            Format::Csv
+        );
+        let err = Format::Prometheus
+            .without_metrics("pveprobe compare")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--output-format prometheus writes a probe run's figures as metrics; \
+             pveprobe compare writes none: use text, json, json-pretty or csv"
+        );
     }
 
     #[test]

@@ -36,12 +36,21 @@ pub enum Test {
     /// RANDOM WRITE 4K QD1 and QD32 (a --storage scratch volume, or a
     /// file; asked for by name, not part of -x)
     Randwrite,
+    /// SUSTAINED WRITE (`--sustained SECS`; not part of -x)
+    Sustained,
 }
 
 /// The CPU benchmark's windows, in windows of `--duration`: PBS's 7 s
 /// (1 s each, compression 3 s) at its default of 3 s. `--cpu-threads`
 /// runs them all a second time.
 pub const CPU_BENCH_WINDOWS: f64 = 7.0 / 3.0;
+
+/// `--sustained`: seconds when `--tests sustained` asks without it.
+pub const SUSTAINED_SECS: f64 = 60.0;
+
+/// `--sustained`'s file when `--write-size` is not given: larger than
+/// the write caches it is meant to run past.
+pub const SUSTAINED_BYTES: u64 = 8 << 30;
 
 /// `--cpu-threads N`: at most this many.
 pub const CPU_THREADS_MAX: u32 = 1024;
@@ -159,10 +168,10 @@ impl Test {
     ];
 
     /// Tests only `--tests` (or a scratch volume) asks for.
-    pub const OPT_IN: [Test; 1] = [Test::Randwrite];
+    pub const OPT_IN: [Test; 2] = [Test::Randwrite, Test::Sustained];
 
     /// Every test, in `--tests`'s order.
-    pub const ALL: [Test; 13] = [
+    pub const ALL: [Test; 14] = [
         Test::Cpu,
         Test::Regex,
         Test::Read,
@@ -176,6 +185,7 @@ impl Test {
         Test::Syncwrite,
         Test::CpuBench,
         Test::Randwrite,
+        Test::Sustained,
     ];
 
     /// The name `--tests` takes.
@@ -194,6 +204,7 @@ impl Test {
             Test::Syncwrite => "syncwrite",
             Test::CpuBench => "cpu-bench",
             Test::Randwrite => "randwrite",
+            Test::Sustained => "sustained",
         }
     }
 
@@ -216,6 +227,9 @@ impl Test {
             }
             Test::Randwrite => {
                 "RANDOM WRITE 4K QD1 and QD32 (a --storage scratch volume's device, or a file of --write-size in PATH; not in -x)"
+            }
+            Test::Sustained => {
+                "SUSTAINED WRITE (--sustained SECS, default 60: a long sequential write; not in -x)"
             }
         }
     }
@@ -264,6 +278,8 @@ impl Test {
                 jobs: &[JobParams::RAND_WRITE_4K_QD1, JobParams::RAND_WRITE_4K_QD32],
                 ..FREE
             },
+            // --sustained's seconds (the cluster adds them).
+            Test::Sustained => FREE,
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct Config {
     pub plp: Option<bool>,
     /// `--cpu-threads`: the CPU figures also on this many threads at once.
     pub cpu_threads: Option<u32>,
+    /// `--sustained`: SUSTAINED WRITE's window and its file's size.
+    pub sustained: Duration,
+    pub sustained_bytes: u64,
     /// A scratch volume's device (`--storage` on a volume storage): the
     /// tests run on it, writes included, instead of in `path`'s filesystem.
     pub volume: Option<PathBuf>,
@@ -395,6 +398,28 @@ impl Runner<'_> {
         }
         if self.wants(Test::Syncwrite) {
             self.sync_tests()?;
+        }
+        if self.wants(Test::Sustained) {
+            let result = match cfg.volume {
+                Some(_) => Err(ProbeError::Unavailable(NO_FILESYSTEM.into())),
+                None => self
+                    .space_for(cfg.sustained_bytes, "SUSTAINED WRITE", WRITE_SIZE_HINT)
+                    .and_then(|()| {
+                        (self.sink)(
+                            &self.report,
+                            Event::Begin {
+                                line: Figure::SustainedWrite,
+                                run: 1,
+                                runs: 1,
+                                window: cfg.sustained,
+                            },
+                        );
+                        self.measure
+                            .sustained(&cfg.path, cfg.sustained_bytes, cfg.sustained)
+                    }),
+            };
+            self.report.extended.sustained = Some(outcome(result)?);
+            self.emit(Figure::SustainedWrite);
         }
         if self.wants(Test::CpuBench) {
             self.cpu_bench()?;
@@ -1014,6 +1039,21 @@ mod tests {
                 cpu: Duration::ZERO,
             })
         }
+        fn sustained(
+            &mut self,
+            _: &Path,
+            bytes: u64,
+            window: Duration,
+        ) -> Result<crate::model::sustained::SustainedFigure, ProbeError> {
+            self.call("sustained")?;
+            Ok(crate::model::sustained::SustainedFigure {
+                bytes_per_second: vec![100 << 20, 50 << 20],
+                window,
+                elapsed: Duration::from_secs(2),
+                file_bytes: bytes,
+                direct: true,
+            })
+        }
         fn volume(&mut self, dev: &Path) -> Result<FsInfo, ProbeError> {
             self.call("volume")?;
             Ok(FsInfo {
@@ -1134,6 +1174,8 @@ mod tests {
             sync_jobs: Vec::new(),
             plp: None,
             cpu_threads: None,
+            sustained: Duration::from_millis(20),
+            sustained_bytes: 1 << 20,
             volume: None,
             leaf_reads: true,
             host: Host::real(),
@@ -1305,6 +1347,8 @@ mod tests {
                 "sync_write",
                 "space",
                 "sync_write",
+                "space",
+                "sustained",
                 "cpu_bench",
             ]
         );

@@ -19,6 +19,7 @@ use crate::pve::volume::ScratchVolume;
 use crate::pve::{self, Approach, PveStorage, pvesm};
 use crate::report::Report;
 use crate::report::json::JsonReport;
+use crate::report::metrics::{Measured, influx, prometheus};
 use crate::run::Test;
 
 /// storage.cfg, `pvesm status` and this node's name, read once.
@@ -129,6 +130,11 @@ struct Listed {
 
 /// `pveprobe storages`.
 pub fn storages(args: &StoragesArgs) -> Exit {
+    // A list of storages is no measurement to send to a dashboard.
+    if let Err(why) = args.output_format.without_metrics("pveprobe storages") {
+        eprintln!("pveprobe: {why}");
+        return Exit::BadInput;
+    }
     let pve = match Pve::load(&args.pve_config) {
         Ok(p) => p,
         Err(why) => {
@@ -161,6 +167,8 @@ pub fn storages(args: &StoragesArgs) -> Exit {
         OutputFormat::JsonPretty => {
             serde_json::to_string_pretty(&listed).expect("plain data") + "\n"
         }
+        // Refused above.
+        OutputFormat::Influx | OutputFormat::Prometheus => String::new(),
         OutputFormat::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
             let _ = w.write_record([
@@ -242,6 +250,9 @@ fn storage_tests(args: &ProbeArgs, volume: bool) -> BTreeSet<Test> {
     }
     if m.cpu_threads.is_some() {
         tests.insert(Test::CpuBench);
+    }
+    if m.sustained.is_some() {
+        tests.insert(Test::Sustained);
     }
     tests
 }
@@ -451,6 +462,12 @@ struct AllDocument<'a> {
     not_measured: &'a [Skipped],
 }
 
+/// `--storage all`'s results for the metrics formats, each measured on
+/// this node.
+fn on_this_node<'a>(pve: &'a Pve, docs: &'a [JsonReport]) -> Vec<Measured<'a>> {
+    docs.iter().map(|d| Measured::on(&pve.node, d)).collect()
+}
+
 /// `--storage all`: this node's storages in turn, one table.
 fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Exit {
     let prep = match prepare(args, &format!("pid {}, --storage all", std::process::id())) {
@@ -539,6 +556,9 @@ fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Exit {
             }
             out
         }
+        // Each storage's figures, labelled with its ID and type.
+        OutputFormat::Influx => influx::render(&on_this_node(pve, &docs)),
+        OutputFormat::Prometheus => prometheus::render(&on_this_node(pve, &docs)),
     };
     if let Err(why) = crate::output::write(
         crate::output::Target::of(args.output.as_deref(), args.append),

@@ -131,7 +131,8 @@ pub struct ClusterArgs {
     pub ssh_options: Vec<String>,
 
     /// text (the table), json, json-pretty or csv (one row per node, then the
-    /// median, spread and aggregate rows)
+    /// median, spread and aggregate rows), influx or prometheus (each node's
+    /// figures, labelled with its name)
     #[arg(
         long,
         value_name = "FORMAT",
@@ -149,6 +150,11 @@ pub struct ClusterArgs {
     /// Also keep each node's JSON result as DIR/NODE.json, for pveprobe compare
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub save_dir: Option<PathBuf>,
+
+    /// Also draw the table as an SVG picture in FILE: a panel per figure, a
+    /// bar per node, whiskers for its runs, outliers hatched and marked !
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub plot: Option<PathBuf>,
 
     /// The measurement options, and those given for the nodes.
     #[command(flatten, next_help_heading = "Forwarded to every node")]
@@ -208,6 +214,9 @@ impl ClusterArgs {
         // Each --sync-jobs step is one more window.
         if m.selected_tests().contains(&crate::plan::Test::Syncwrite) {
             windowed += m.sync_jobs.len() as f64 * duration;
+        }
+        if m.selected_tests().contains(&crate::plan::Test::Sustained) {
+            windowed += m.sustained.unwrap_or(crate::plan::SUSTAINED_SECS);
         }
         // --cpu-threads runs the CPU figures a second time.
         if m.cpu_threads.is_some() {
@@ -270,6 +279,8 @@ mod tests {
             "no",
             "--cpu-threads",
             "all",
+            "--sustained",
+            "30",
             "--storage",
             "local-lvm",
         ]);
@@ -306,6 +317,8 @@ mod tests {
                 "no",
                 "--cpu-threads",
                 "all",
+                "--sustained",
+                "30",
                 "--storage",
                 "local-lvm",
             ]

@@ -102,6 +102,13 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "N|all", value_parser = parse_cpu_threads)]
     pub cpu_threads: Option<CpuThreads>,
 
+    /// SUSTAINED WRITE for SECS seconds: 1 MiB O_DIRECT writes cycling
+    /// over a file of --write-size (default 8G), throughput per second
+    /// (finds caches that run out). It loads the host and wears SSDs:
+    /// off by default; implies the sustained test
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub sustained: Option<f64>,
+
     /// Measure the Proxmox VE storage ID (of /etc/pve/storage.cfg) instead
     /// of PATH: a directory storage in its directory, a volume storage
     /// (LVM-thin, LVM, ZFS, RBD) through a scratch volume that pvesm
@@ -175,6 +182,9 @@ impl MeasureArgs {
         }
         if self.cpu_threads.is_some() {
             tests.insert(Test::CpuBench);
+        }
+        if self.sustained.is_some() {
+            tests.insert(Test::Sustained);
         }
         tests
     }
@@ -416,7 +426,7 @@ mod tests {
         let names = |all: &[&'static str]| all.join(",");
         assert_eq!(
             names(&Test::ALL.map(Test::name)),
-            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite,cpu-bench,randwrite"
+            "cpu,regex,read,seek,fsync,dns,seqwrite,seqread,randread,mixed,syncwrite,cpu-bench,randwrite,sustained"
         );
         assert_eq!(names(&RegexEngine::ALL.map(RegexEngine::name)), "rust,perl");
         assert_eq!(names(&Schedule::ALL.map(Schedule::name)), "bounded,pveperf");

@@ -382,6 +382,20 @@ pub fn run(args: &ClusterArgs) -> Exit {
         print!("{}", dry_run(&members, &source, &ssh, &line, args, timeout));
         return Exit::Ok;
     }
+    // Checked before any node runs: a FILE that cannot be written is bad
+    // usage (exit status 2) and costs no run.
+    let plot_file = match args
+        .plot
+        .as_deref()
+        .map(crate::plot::SvgFile::create)
+        .transpose()
+    {
+        Ok(file) => file,
+        Err(err) => {
+            eprintln!("pveprobe: {err}");
+            return Exit::BadInput;
+        }
+    };
     if let Some(dir) = &args.save_dir
         && let Err(e) = std::fs::create_dir_all(dir)
     {
@@ -428,10 +442,23 @@ pub fn run(args: &ClusterArgs) -> Exit {
         .map(|(node, (o, code, secs))| (node, o, code, secs))
         .collect();
     let report = ClusterReport::new(head, runs);
-    let text = crate::output::render(&report, args.output_format);
+    // Inline bars only for people: text to a terminal, never in a pipe or file.
+    let text = match args.output_format {
+        crate::output::Format::Text => render::text_with(
+            &report,
+            args.output.is_none() && std::io::stdout().is_terminal(),
+        ),
+        format => crate::output::render(&report, format),
+    };
     let target = crate::output::Target::of(args.output.as_deref(), false);
     if let Err(why) = crate::output::write(target, &text) {
         problems.push(why.to_string());
+    }
+    if let Some(file) = plot_file {
+        match file.save(render::plot_svg(&report)) {
+            Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
+            Err(why) => problems.push(why.to_string()),
+        }
     }
     for p in &problems {
         eprintln!("pveprobe: {p}");

@@ -8,6 +8,7 @@ use std::path::Path;
 use super::summary::{self, Aggregate, FigureSummary};
 use super::{ClusterReport, KIND, NodeReport, SCHEMA_VERSION};
 use crate::compare::{self, CompareError, Input};
+use crate::plot::{self, PlotError};
 use crate::report::csv as single;
 
 /// Decimals for a column of figures: none when the largest is 1000 or
@@ -23,21 +24,42 @@ fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
     }
 }
 
-fn value(node: &NodeReport, fig: &FigureSummary) -> Option<f64> {
+/// A node's value of a column and, where it kept two or more runs, their
+/// lowest and highest.
+fn reading(node: &NodeReport, fig: &FigureSummary) -> Option<(f64, Option<(f64, f64)>)> {
     let column = summary::column(&fig.key)?;
     let readings = node.result.as_ref()?.readings(column);
     readings
         .into_iter()
         .find(|r| r.instance == fig.instance.as_deref())
-        .map(|r| r.value)
+        .map(|r| (r.value, compare::runs_of(&r)))
 }
 
-/// A row of the text table: name, status, and the cells (text, outlier)
-/// or, for a node that did not answer, why.
-type Row = (String, String, Result<Vec<(String, bool)>, String>);
+fn value(node: &NodeReport, fig: &FigureSummary) -> Option<f64> {
+    reading(node, fig).map(|(v, _)| v)
+}
+
+/// A row of the text table: name, status, and the cells (text, outlier,
+/// the value for an inline bar) or, for a node that did not answer, why.
+type Row = (
+    String,
+    String,
+    Result<Vec<(String, bool, Option<f64>)>, String>,
+);
+
+/// Cells of an inline bar in the text table (see [`text_with`]).
+pub const BAR_CELLS: usize = 4;
 
 /// The text table.
 pub fn text(r: &ClusterReport) -> String {
+    text_with(r, false)
+}
+
+/// The text table; with `bars` (the caller's choice: stdout is a
+/// terminal) each node's value is followed by a bar of [`BAR_CELLS`]
+/// cells relative to the largest value of its column.
+pub fn text_with(r: &ClusterReport, bars: bool) -> String {
+    let bar_w = if bars { BAR_CELLS + 1 } else { 0 };
     let mut out = String::new();
     let cluster = r
         .cluster
@@ -86,8 +108,8 @@ pub fn text(r: &ClusterReport) -> String {
                 .iter()
                 .zip(&places)
                 .map(|(f, p)| match value(n, f) {
-                    Some(v) => (format!("{v:.p$}"), n.outliers.contains(&f.key)),
-                    None => ("-".to_string(), false),
+                    Some(v) => (format!("{v:.p$}"), n.outliers.contains(&f.key), Some(v)),
+                    None => ("-".to_string(), false, None),
                 })
                 .collect())
         } else {
@@ -103,7 +125,7 @@ pub fn text(r: &ClusterReport) -> String {
                 Ok(figs
                     .iter()
                     .zip(&places)
-                    .map(|(f, p)| (cell(f, *p), false))
+                    .map(|(f, p)| (cell(f, *p), false, None))
                     .collect()),
             )
         };
@@ -141,11 +163,22 @@ pub fn text(r: &ClusterReport) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     };
+    // The largest value of each column, the scale of its inline bars.
+    let largest: Vec<f64> = figs
+        .iter()
+        .map(|f| {
+            r.nodes
+                .iter()
+                .filter_map(|n| value(n, f))
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max)
+        })
+        .collect();
     let mut head = format!("{:<name_w$}  {:<status_w$}", "NODE", "STATUS");
     let mut units = format!("{:<name_w$}  {:<status_w$}", "", "");
     for ((short, unit), w) in heads.iter().zip(&widths) {
-        let _ = write!(head, "  {short:>w$} ");
-        let _ = write!(units, "  {unit:>w$} ");
+        let _ = write!(head, "  {short:>w$} {:bar_w$}", "");
+        let _ = write!(units, "  {unit:>w$} {:bar_w$}", "");
     }
     push_line(head);
     push_line(units);
@@ -153,9 +186,16 @@ pub fn text(r: &ClusterReport) -> String {
         let mut line = format!("{name:<name_w$}  {status:<status_w$}");
         match cells {
             Ok(cells) => {
-                for ((text, outlier), w) in cells.iter().zip(&widths) {
+                for (((text, outlier, v), w), max) in cells.iter().zip(&widths).zip(&largest) {
                     let mark = if *outlier { '!' } else { ' ' };
                     let _ = write!(line, "  {text:>w$}{mark}");
+                    if bars {
+                        let bar = v.map_or_else(
+                            || " ".repeat(BAR_CELLS),
+                            |v| plot::inline_bar(v, *max, BAR_CELLS),
+                        );
+                        let _ = write!(line, " {bar}");
+                    }
                 }
             }
             Err(detail) => {
@@ -215,6 +255,77 @@ pub fn text(r: &ClusterReport) -> String {
         out.push('\n');
     }
     out
+}
+
+/// What `--plot` marks as an outlier in the cluster's panels.
+pub const PLOT_OUTLIERS: &str =
+    "worse than the other nodes' median by more than a third (marked ! in the table)";
+
+/// The cluster table as panels: one per column (figure value), a bar per
+/// node that answered (in the table's order) with its runs as the
+/// whisker, outliers as the summary marks them.
+pub fn panels(r: &ClusterReport) -> Vec<plot::Panel> {
+    let answered: Vec<&NodeReport> = r.nodes.iter().filter(|n| n.status.answered()).collect();
+    r.figures
+        .iter()
+        .map(|f| {
+            let column = summary::column(&f.key);
+            // The decimals of the text table's column.
+            let nodes = answered.iter().filter_map(|n| value(n, f));
+            let places = decimals(nodes.chain([f.median]).chain(f.aggregate_value));
+            let title = match &f.instance {
+                Some(key) => format!("{} [{key}]", f.label),
+                None => f.label.clone(),
+            };
+            plot::Panel {
+                title,
+                unit: column.map_or(f.unit.as_str(), |c| c.unit()).to_string(),
+                better: column.and_then(|c| c.better),
+                bars: answered
+                    .iter()
+                    .map(|n| {
+                        let (value, runs) = reading(n, f).unzip();
+                        plot::Bar {
+                            name: n.name.clone(),
+                            value,
+                            text: value.map_or_else(|| "-".into(), |v| format!("{v:.places$}")),
+                            runs: runs.flatten(),
+                            outlier: f.outliers.iter().any(|o| o.node == n.name),
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The cluster table as an SVG picture (see [`panels`]), titled as the
+/// text table is.
+pub fn plot_svg(r: &ClusterReport) -> Result<String, PlotError> {
+    let cluster = r
+        .cluster
+        .as_ref()
+        .map(|c| format!(" of cluster {c}"))
+        .unwrap_or_default();
+    let failed: Vec<String> = r
+        .nodes
+        .iter()
+        .filter(|n| !n.status.answered())
+        .map(|n| format!("{} ({})", n.name, n.status.word()))
+        .collect();
+    let title = format!(
+        "pveprobe cluster: {} on {} nodes{cluster}{}, {} answered{}",
+        r.path,
+        r.nodes.len(),
+        if r.parallel { ", all at once" } else { "" },
+        r.answered(),
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!("; not: {}", failed.join(", "))
+        }
+    );
+    plot::panels_svg(&title, PLOT_OUTLIERS, &panels(r))
 }
 
 /// The cluster's own columns, before the single-run CSV's.
@@ -280,6 +391,15 @@ impl crate::output::Render for ClusterReport {
     fn csv(&self) -> String {
         csv(self)
     }
+
+    /// Each node that answered, its result labelled with the node's name.
+    fn results(&self) -> Vec<crate::report::metrics::Measured<'_>> {
+        // The inherent `ClusterReport::results`: `(node, result)` pairs.
+        ClusterReport::results(self)
+            .into_iter()
+            .map(|(node, result)| crate::report::metrics::Measured::on(node, result))
+            .collect()
+    }
 }
 
 /// The results in `path` for `pveprobe compare`: each answering node of a
@@ -320,6 +440,7 @@ mod tests {
     use crate::cluster::remote::{Outcome, Status};
     use crate::cluster::summary::tests::result;
     use crate::cluster::{ClusterReport, Head};
+    use crate::figure::Better;
 
     fn node(name: &str) -> Node {
         Node {
@@ -386,6 +507,172 @@ mod tests {
         ));
         assert!(!text.contains("at once"));
         assert!(text.ends_with("3 of 4 nodes answered; not: pve4 no pveprobe\n"));
+    }
+
+    /// U+2581..U+258F: the block elements of inline bars.
+    fn blocks(text: &str) -> usize {
+        text.chars()
+            .filter(|c| ('\u{2581}'..='\u{258F}').contains(c))
+            .count()
+    }
+
+    #[test]
+    fn inline_bars_are_drawn_only_when_asked() {
+        let r = known(false);
+        let plain = text_with(&r, false);
+        assert_eq!(plain, text(&r));
+        assert_eq!(blocks(&plain), 0);
+        let bars = text_with(&r, true);
+        assert_eq!(bars.lines().count(), plain.lines().count());
+        let row = |name: &str| bars.lines().find(|l| l.starts_with(name)).unwrap();
+        // FSYNCS: 1900 is the column's largest; 600 is 10 of its 32 eighths.
+        assert!(row("pve2").contains(" 1900  ████"), "{}", row("pve2"));
+        assert!(row("pve3").contains(" 600! █▎  "), "{}", row("pve3"));
+        // Summary rows and a node that did not answer get none.
+        for name in ["median", "spread", "pve4"] {
+            assert_eq!(blocks(row(name)), 0, "{}", row(name));
+        }
+        // Columns stay aligned: FSYNCS's value ends where its heading does.
+        let head = row("NODE");
+        let end = |l: &str, what: &str| l[..l.find(what).unwrap() + what.len()].chars().count();
+        assert_eq!(end(head, "FSYNCS"), end(row("pve2"), "1900"));
+        assert_eq!(end(head, "FSYNCS"), end(row("median"), "1800"));
+    }
+
+    #[test]
+    fn panels_have_a_bar_per_node_that_answered_and_the_summary_s_outliers() {
+        let r = known(false);
+        let panels = panels(&r);
+        assert_eq!(panels.len(), r.figures.len());
+        let panel = |title: &str| panels.iter().find(|p| p.title == title).unwrap();
+        let fsyncs = panel("FSYNCS/SECOND");
+        assert_eq!(
+            (fsyncs.unit.as_str(), fsyncs.better),
+            ("1/s", Some(Better::Higher))
+        );
+        let bars: Vec<(&str, Option<f64>, &str, bool)> = fsyncs
+            .bars
+            .iter()
+            .map(|b| (b.name.as_str(), b.value, b.text.as_str(), b.outlier))
+            .collect();
+        assert_eq!(
+            bars,
+            [
+                ("pve1", Some(1800.0), "1800", false),
+                ("pve2", Some(1900.0), "1900", false),
+                ("pve3", Some(600.0), "600", true),
+            ],
+            "pve4 did not answer: no bar"
+        );
+        // One run of FSYNCS each: no whisker; the fixture's three runs of
+        // REGEX/SECOND: one each.
+        assert!(fsyncs.bars.iter().all(|b| b.runs.is_none()));
+        let regex = panel("REGEX/SECOND");
+        assert!(
+            regex
+                .bars
+                .iter()
+                .all(|b| b.runs == Some((2_400_000.0, 2_420_000.0)))
+        );
+        let seek = panel("AVERAGE SEEK TIME");
+        assert_eq!(
+            (seek.unit.as_str(), seek.better),
+            ("ms", Some(Better::Lower))
+        );
+        assert_eq!(seek.bars[0].text, "0.1000", "the table's decimals");
+        assert_eq!(panel("HD SIZE").better, None);
+
+        let svg = plot_svg(&r).unwrap();
+        let all = crate::plot::tests::shapes(&svg);
+        assert!(all.iter().any(|s| s.text
+            == "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, 3 answered; not: pve4 (no pveprobe)"));
+        let fs = crate::plot::tests::panel(&all, "FSYNCS/SECOND");
+        let heights: Vec<f64> = fs
+            .iter()
+            .filter(|s| s.tag == "rect" && s.fill.starts_with('#'))
+            .map(|s| s.height)
+            .collect();
+        assert_eq!(heights.len(), 3);
+        assert!(
+            (heights[2] - heights[1] * 600.0 / 1900.0).abs() <= 1.0,
+            "{heights:?}"
+        );
+        assert!(fs.iter().any(|s| s.text == "600 !"));
+    }
+
+    /// The nodes of the picture in docs/: the fixture results of pve1,
+    /// pve2 and pve3 (one run), and pve4 whose key ssh refused.
+    fn fixture_cluster() -> ClusterReport {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");
+        let answered = |name: &str, file: &str| {
+            let raw = std::fs::read_to_string(dir.join(file)).unwrap();
+            let outcome = Outcome {
+                status: Status::Ok,
+                detail: None,
+                result: Some(serde_json::from_str(&raw).unwrap()),
+                raw: Some(raw),
+            };
+            (node(name), outcome, Some(0), Some(14.2))
+        };
+        let head = Head {
+            timestamp: Some("2026-11-20T10:00:00Z".into()),
+            path: "/var/lib/vz".into(),
+            cluster: Some("prod".into()),
+            parallel: false,
+            command: String::new(),
+            timeout: Duration::from_secs(126),
+        };
+        ClusterReport::new(
+            head,
+            vec![
+                answered("pve1", "pve1.json"),
+                answered("pve2", "pve2.json"),
+                answered("pve3", "pve3-single-run.json"),
+                (
+                    node("pve4"),
+                    Outcome::failed(
+                        Status::SshRefused,
+                        "root@192.0.2.14: Permission denied (publickey).",
+                    ),
+                    Some(255),
+                    Some(0.3),
+                ),
+            ],
+        )
+    }
+
+    /// docs/plot-cluster.svg is what `cluster --plot` draws for
+    /// [`fixture_cluster`], and docs/plot-cluster.png its rendering
+    /// (resvg); `UPDATE_SNAPSHOTS=1` writes both.
+    #[test]
+    fn the_picture_in_docs_is_current() {
+        let svg = plot_svg(&fixture_cluster()).unwrap();
+        let png = crate::plot::tests::png(&svg).unwrap();
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() && !ci {
+            std::fs::write(docs.join("plot-cluster.svg"), &svg).unwrap();
+            std::fs::write(docs.join("plot-cluster.png"), &png).unwrap();
+        }
+        let committed = std::fs::read_to_string(docs.join("plot-cluster.svg")).unwrap_or_default();
+        assert!(
+            committed == svg,
+            "docs/plot-cluster.svg differs (UPDATE_SNAPSHOTS=1 to accept)"
+        );
+        // The PNG beside it is a picture of the same size.
+        let committed = std::fs::read(docs.join("plot-cluster.png")).unwrap();
+        let size = |png: &[u8]| (png[16..20].to_vec(), png[20..24].to_vec());
+        assert_eq!(&committed[1..4], b"PNG");
+        assert_eq!(size(&committed), size(&png));
+        // Three nodes answered, two are slower on FSYNCS/SECOND.
+        let all = crate::plot::tests::shapes(&svg);
+        let fs = crate::plot::tests::panel(&all, "FSYNCS/SECOND");
+        let marked: Vec<&str> = fs
+            .iter()
+            .filter(|s| s.text.ends_with(" !"))
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(marked, ["1010 !", "1010 !"]);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod cpubench;
 pub mod engine;
 pub mod seqwrite;
+pub mod sustained;
 pub mod syncwrite;
 pub mod volume;
 

@@ -19,6 +19,7 @@ pub mod io;
 pub mod pve;
 pub mod regex;
 pub mod storage;
+pub mod sustained;
 pub mod sync;
 
 use std::time::Duration;

@@ -133,7 +133,7 @@ mod tests {
     fn header_is_host_first_then_one_column_per_figure() {
         let h = header();
         assert_eq!(h[0], "hostname");
-        assert_eq!(h.len(), LEADING.len() + 8 + 1 + 6 + 2 + 4 + 3 + 5 * 4);
+        assert_eq!(h.len(), LEADING.len() + 8 + 1 + 6 + 2 + 4 + 3 + 4 + 5 * 4);
         assert_eq!(
             &h[LEADING.len()..LEADING.len() + 2],
             ["cpu_bogomips", "regex_iterations_per_3s"]

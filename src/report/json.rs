@@ -217,6 +217,24 @@ pub struct XFigure {
     /// A CPU figure on `--cpu-threads` threads at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<CpuThreads>,
+    /// SUSTAINED WRITE: MiB/s of each second.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series_mib_per_s: Vec<f64>,
+    /// SUSTAINED WRITE: the mean of its first and last ten seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_10s_mib_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_10s_mib_per_s: Option<f64>,
+    /// SUSTAINED WRITE: its slowest second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_second: Option<SlowestSecond>,
+}
+
+/// SUSTAINED WRITE's slowest second: which (from 0), and its MiB/s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SlowestSecond {
+    pub second: usize,
+    pub mib_per_s: f64,
 }
 
 /// A CPU figure as `proxmox-backup-client benchmark` rates it.
@@ -352,6 +370,20 @@ fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
             fig.reference = r.reference.clone();
         }
         _ if Figure::CPU_BENCH.contains(&line) => cpu_fields(&mut fig, x.cpu(line)?),
+        Figure::SustainedWrite => {
+            let s = x.sustained.as_ref()?.measured()?;
+            fig.window_s = Some(s.window.as_secs_f64());
+            fig.file_bytes = Some(s.file_bytes);
+            fig.direct = Some(s.direct);
+            fig.block_size = Some(crate::extended::sustained::CHUNK);
+            fig.data = Some("incompressible".into());
+            fig.series_mib_per_s = s.series();
+            fig.first_10s_mib_per_s = s.first();
+            fig.last_10s_mib_per_s = s.last();
+            fig.slowest_second = s
+                .slowest()
+                .map(|(second, mib_per_s)| SlowestSecond { second, mib_per_s });
+        }
         Figure::SyncWritePeak => {
             let scaling = x.scaling()?;
             let peak = scaling.peak()?;
@@ -622,6 +654,9 @@ impl JsonReport {
                         Field::PbsPercent => (f.pbs_reference.as_ref().map(|r| r.percent), &[][..]),
                         Field::ThreadsMbPerS => (f.threads.as_ref().map(|t| t.mb_per_s), &[][..]),
                         Field::ThreadScaling => (f.threads.as_ref().map(|t| t.scaling), &[][..]),
+                        Field::First10s => (f.first_10s_mib_per_s, &[][..]),
+                        Field::Last10s => (f.last_10s_mib_per_s, &[][..]),
+                        Field::SlowestSecond => (f.slowest_second.map(|s| s.mib_per_s), &[][..]),
                         Field::Domain | Field::Verdict => (None, &[][..]),
                     };
                     if let Some(value) = value {
@@ -679,6 +714,7 @@ impl JsonReport {
             Method::IoEngine => x()?.engine.clone(),
             Method::SyncMode => x()?.sync_mode.clone(),
             Method::CpuThreads => x()?.threads.as_ref().map(|t| t.count.to_string()),
+            Method::Sustained => x()?.window_s.map(|s| format!("{s} s")),
         }
     }
 }
@@ -822,6 +858,18 @@ pub(crate) mod tests {
             x.sync_scaling = Some(Outcome::Measured(SyncScaling {
                 steps: vec![sync(1, 7200), sync(2, 13_500), sync(4, 14_100)],
             }));
+            x.sustained = Some(Outcome::Measured(
+                crate::model::sustained::SustainedFigure {
+                    bytes_per_second: [900u64, 880, 870, 400, 210, 200]
+                        .iter()
+                        .map(|m| m << 20)
+                        .collect(),
+                    window: Duration::from_secs(6),
+                    elapsed: Duration::from_secs(6),
+                    file_bytes: 8 << 30,
+                    direct: true,
+                },
+            ));
             x.cpu_bench = Some(Outcome::Measured(cpu_bench(&[
                 (2022.0, &[1900.0, 1800.0]),
                 (752.0, &[700.0, 690.0]),

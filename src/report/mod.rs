@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod metrics;
 pub mod storages;
 pub mod text;
 pub mod verbose;
@@ -22,6 +23,7 @@ use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
 use crate::model::pve::PveTarget;
 use crate::model::regex::RegexFigure;
 use crate::model::storage::Storage;
+use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
 pub use storages::table as storages_table;
 
@@ -80,8 +82,8 @@ impl Outcome<()> {
 
 /// What a probe run writes, in every format: the report and its JSON
 /// form, made once. Text is pveperf's lines (unless they went to stdout
-/// as they were measured) and `-v`'s details; JSON and CSV come from the
-/// JSON form.
+/// as they were measured) and `-v`'s details; JSON, CSV and the metrics
+/// formats (`influx`, `prometheus`) come from the JSON form.
 #[derive(Debug)]
 pub struct Document<'a> {
     pub report: &'a Report,
@@ -127,6 +129,11 @@ impl crate::output::Render for Document<'_> {
 
     fn csv(&self) -> String {
         csv::render(&self.json, self.csv_header)
+    }
+
+    /// The run's result, named by the host it records.
+    fn results(&self) -> Vec<metrics::Measured<'_>> {
+        vec![metrics::Measured::of(&self.json)]
     }
 }
 
@@ -439,6 +446,8 @@ pub struct Extended {
     pub sync_scaling: Option<Outcome<SyncScaling>>,
     /// PBS's CPU figures (SHA256 to VERIFY).
     pub cpu_bench: Option<Outcome<CpuBench>>,
+    /// `--sustained`: SUSTAINED WRITE.
+    pub sustained: Option<Outcome<SustainedFigure>>,
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
@@ -457,6 +466,7 @@ impl Extended {
                 Outcome::problem_of(&self.sync_scaling)
             }
             _ if Figure::CPU_BENCH.contains(&figure) => Outcome::problem_of(&self.cpu_bench),
+            Figure::SustainedWrite => Outcome::problem_of(&self.sustained),
             _ => Outcome::problem_of(self.device_outcome(figure)?),
         }
     }
@@ -505,6 +515,7 @@ impl Extended {
             // Measured once per count of jobs: no single value.
             Figure::SyncWriteJobs => None,
             _ if Figure::CPU_BENCH.contains(&figure) => Some(self.cpu(figure)?.mb_per_s()),
+            Figure::SustainedWrite => Some(self.sustained.as_ref()?.measured()?.mean()),
             Figure::RandWrite4kQd1 | Figure::RandWrite4kQd32 => Some(mean(
                 self.devices(figure)?.each.iter().map(IoStats::write_iops),
             )),

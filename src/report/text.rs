@@ -355,6 +355,25 @@ fn x_value(report: &Report, line: Figure) -> Option<String> {
             format!("{:.0} IOPS at {} ({stops})", peak.iops(), jobs(peak.jobs))
         }
         _ if Figure::CPU_BENCH.contains(&line) => cpu_value(x.cpu(line)?),
+        Figure::SustainedWrite => {
+            let s = x.sustained.as_ref()?.measured()?;
+            let (second, slowest) = s.slowest()?;
+            let how = if s.direct {
+                "1 MiB O_DIRECT writes"
+            } else {
+                "1 MiB buffered writes: the filesystem refuses O_DIRECT"
+            };
+            let secs = s.bytes_per_second.len();
+            let stretch = crate::model::sustained::STRETCH.min(secs);
+            format!(
+                "{:.2} MB/sec over {secs} s (first {stretch} s {:.2}, last {stretch} s {:.2}, slowest second {:.2} at {second} s; {how} cycling over a {} MiB file)",
+                s.mean(),
+                s.first()?,
+                s.last()?,
+                slowest,
+                s.file_bytes >> 20
+            )
+        }
         // A figure without a format of its own: its value and unit.
         _ => format!("{} {}", line.spec().format(x.value(line)?), line.unit()),
     })

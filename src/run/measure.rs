@@ -11,6 +11,7 @@ use crate::error::ProbeError;
 use crate::extended::MixedFigure;
 use crate::extended::engine::{self, EngineChoice, IoStats};
 use crate::extended::seqwrite::{self, SeqWriteFigure};
+use crate::extended::sustained::{self, SustainedFigure};
 use crate::extended::syncwrite::{self, SyncMode, SyncWriteFigure};
 use crate::extended::{cpubench, volume};
 use crate::host::Host;
@@ -133,6 +134,14 @@ pub trait Measure {
         window: Duration,
         engine: EngineChoice,
     ) -> Result<Vec<IoStats>, ProbeError>;
+    /// SUSTAINED WRITE: a file of `bytes` in a scratch directory in `path`,
+    /// written for `window`.
+    fn sustained(
+        &mut self,
+        path: &Path,
+        bytes: u64,
+        window: Duration,
+    ) -> Result<SustainedFigure, ProbeError>;
     /// PBS's CPU figures, their windows scaled with `duration`, on one
     /// thread and then on `threads` at once.
     fn cpu_bench(
@@ -327,6 +336,17 @@ impl Measure for Real<'_> {
         threads: Option<u32>,
     ) -> Result<CpuBench, ProbeError> {
         cpubench::measure(duration, threads, self.interrupt)
+    }
+
+    fn sustained(
+        &mut self,
+        path: &Path,
+        bytes: u64,
+        window: Duration,
+    ) -> Result<SustainedFigure, ProbeError> {
+        self.in_scratch(path, |scratch, interrupt| {
+            sustained::measure(scratch, bytes, window, interrupt)
+        })
     }
 
     fn volume(&mut self, dev: &Path) -> Result<FsInfo, ProbeError> {

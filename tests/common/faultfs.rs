@@ -44,6 +44,11 @@ pub struct Faults {
     /// Fsyncs (and O_DSYNC writes, which count as fsyncs) fail with this
     /// errno once `fsyncs` has passed the count.
     pub fsync_error: Option<(u64, i32)>,
+    /// Writes to files other than the image sleep this long once
+    /// `written` has passed the byte count (a write cache that fills up).
+    pub slow_writes_after: Option<(u64, Duration)>,
+    /// Bytes written to files other than the image.
+    pub written: u64,
     /// Counters.
     pub writes: u64,
     pub fsyncs: u64,
@@ -344,13 +349,20 @@ impl Filesystem for Fs {
     ) {
         let mut tree = lock(&self.tree);
         let is_image = tree.image == Some(ino.0);
+        let mut delay = Duration::ZERO;
         if !is_image {
             let mut f = lock(&self.faults);
             f.writes += 1;
+            f.written += data.len() as u64;
             if let Some((after, code)) = f.write_error
                 && f.writes > after
             {
                 return reply.error(errno(code));
+            }
+            if let Some((after, slow)) = f.slow_writes_after
+                && f.written > after
+            {
+                delay = slow;
             }
         }
         match tree.nodes.get_mut(&ino.0).map(|n| &mut n.kind) {
@@ -365,6 +377,9 @@ impl Filesystem for Fs {
             None => return reply.error(Errno::ENOENT),
         }
         drop(tree);
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
         // A write to a file opened O_DSYNC (or O_SYNC) returns once durable:
         // the kernel marks it in the write's flags, and it is an fsync here
         // (counted, delayed and failed as one). O_SYNC includes O_DSYNC's bit.

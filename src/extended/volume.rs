@@ -5,7 +5,7 @@
 //! exclusive opener).
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Instant;
 
@@ -24,32 +24,15 @@ pub fn open_exclusive(device: &Path, dsync: bool) -> Result<File, ProbeError> {
     if dsync {
         flags |= libc::O_DSYNC;
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(flags)
-        .open(device)
-        .map_err(|e| {
-            let why = if e.raw_os_error() == Some(libc::EBUSY) {
-                " (it is in use: mounted, or held by another device or program)"
-            } else {
-                ""
-            };
-            ProbeError::io(
-                format!("cannot open {} for writing{why}", device.display()),
-                e,
-            )
-        })?;
-    let meta = file
-        .metadata()
-        .context(|| format!("stat {}", device.display()))?;
-    if !meta.file_type().is_block_device() {
-        return Err(ProbeError::Unavailable(format!(
-            "{} is not a block device",
-            device.display()
-        )));
-    }
-    Ok(file)
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).custom_flags(flags);
+    crate::probe::blockdev::open_block_device(device, &options, |e| {
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            "writing (it is in use: mounted, or held by another device or program)"
+        } else {
+            "writing"
+        }
+    })
 }
 
 /// Writes the whole device once, sequentially, with incompressible data

@@ -32,15 +32,26 @@ pub fn open_device(device: &Path, direct: bool) -> Result<File, ProbeError> {
     options
         .read(true)
         .custom_flags(libc::O_CLOEXEC | if direct { libc::O_DIRECT } else { 0 });
-    let file = options.open(device).map_err(|e| {
+    open_block_device(device, &options, |e| {
         let not_root = !nix::unistd::geteuid().is_root();
-        let hint = if not_root && e.kind() == std::io::ErrorKind::PermissionDenied {
-            " (reading a disk needs root)"
+        if not_root && e.kind() == std::io::ErrorKind::PermissionDenied {
+            "reading (reading a disk needs root)"
         } else {
-            ""
-        };
+            "reading"
+        }
+    })
+}
+
+/// Opens `device` with `options` and checks it is a block device; an open
+/// that fails says it could not open it for `purpose(error)`.
+pub fn open_block_device(
+    device: &Path,
+    options: &OpenOptions,
+    purpose: impl FnOnce(&std::io::Error) -> &'static str,
+) -> Result<File, ProbeError> {
+    let file = options.open(device).map_err(|e| {
         ProbeError::io(
-            format!("cannot open {} for reading{hint}", device.display()),
+            format!("cannot open {} for {}", device.display(), purpose(&e)),
             e,
         )
     })?;

@@ -312,7 +312,7 @@ fn measure_storage(
                 && !is_mount_point(&m)
             {
                 return Err(format!(
-                    "{} is not a mount point, and storage.cfg says it must be (is_mountpoint): PVE treats it as inactive",
+                    "{} is not a mount point, and this storage must be mounted there (a network storage, or is_mountpoint): PVE treats it as inactive",
                     m.display()
                 ));
             }

@@ -4,6 +4,7 @@
 pub mod cidr;
 pub mod corosync;
 pub mod cpuinfo;
+pub mod datacenter;
 pub mod hostfacts;
 pub mod mountinfo;
 pub mod pvesm;

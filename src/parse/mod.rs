@@ -1,6 +1,7 @@
 //! Pure parsers for the host files the probe reads. Each takes text and
 //! returns plain data, never touching the file system.
 
+pub mod cephconf;
 pub mod cidr;
 pub mod corosync;
 pub mod cpuinfo;

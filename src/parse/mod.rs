@@ -7,6 +7,7 @@ pub mod corosync;
 pub mod cpuinfo;
 pub mod datacenter;
 pub mod hostfacts;
+pub mod knet;
 pub mod mountinfo;
 pub mod pvesm;
 pub mod resolv;

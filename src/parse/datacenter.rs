@@ -110,14 +110,14 @@ pub fn parse(text: &str) -> Result<DatacenterCfg, DatacenterError> {
             }
         }
     }
-    if cfg.migration_type.is_none() {
-        if let Some((line, value)) = unsecure {
-            let insecure = parse_boolean(value).ok_or_else(|| DatacenterError::BadMigration {
-                line,
-                reason: format!("migration_unsecure {:?} is no boolean", quote(value)),
-            })?;
-            cfg.migration_type = Some(if insecure { "insecure" } else { "secure" }.to_string());
-        }
+    if cfg.migration_type.is_none()
+        && let Some((line, value)) = unsecure
+    {
+        let insecure = parse_boolean(value).ok_or_else(|| DatacenterError::BadMigration {
+            line,
+            reason: format!("migration_unsecure {:?} is no boolean", quote(value)),
+        })?;
+        cfg.migration_type = Some(if insecure { "insecure" } else { "secure" }.to_string());
     }
     Ok(cfg)
 }

@@ -13,6 +13,7 @@ use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RecordType};
 
 pub mod faultfs;
+pub mod netlinks;
 pub mod pve;
 pub mod zfs;
 

@@ -11,11 +11,13 @@ use crate::run::Config;
 
 mod cluster;
 mod measure;
+mod net;
 use crate::choice::Choice;
 pub use crate::output::Format as OutputFormat;
 use crate::output::Format;
-pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS};
+pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS, Reach};
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
+pub use net::{NetArgs, NetOptions, NetProbeArgs, NetServeArgs};
 
 const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
 
@@ -181,6 +183,19 @@ pub enum Command {
     /// List this node's Proxmox VE storages (/etc/pve/storage.cfg) and how
     /// --storage ID would measure each, or why it would not
     Storages(StoragesArgs),
+    /// Measure the network between nodes: UDP latency, jitter, loss and path
+    /// MTU per cluster link and pair of nodes (TCP throughput with
+    /// --net-throughput, never on corosync links)
+    Net(Box<NetArgs>),
+    /// The responder `net` starts on a node over ssh
+    #[command(name = "net-serve", hide = true)]
+    NetServe(NetServeArgs),
+    /// The measuring end `net` starts on a node over ssh
+    #[command(name = "net-probe", hide = true)]
+    NetProbe(NetProbeArgs),
+    /// A node's interfaces and knet statistics, as JSON, for `net`
+    #[command(name = "net-info", hide = true)]
+    NetInfo,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,7 @@ pub mod iobuf;
 pub mod latency;
 pub mod lock;
 pub mod model;
+pub mod net;
 pub mod output;
 pub mod parse;
 pub mod plan;

@@ -22,6 +22,17 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => app::compare(args),
         Some(Command::Cluster(args)) => pveprobe::cluster::run(args),
         Some(Command::Storages(args)) => app::storages(args),
+        Some(Command::Net(args)) => pveprobe::net::run(&pveprobe::net::Request {
+            reach: &args.reach,
+            opts: &args.net_options,
+            only: Some(&args.pair_nodes),
+            parallel: args.parallel,
+            format: args.output_format,
+            output: args.output.as_deref(),
+        }),
+        Some(Command::NetServe(args)) => pveprobe::net::serve_main(args),
+        Some(Command::NetProbe(args)) => pveprobe::net::probe_main(args),
+        Some(Command::NetInfo) => pveprobe::net::info_main(),
         None => app::probe(&opts.probe),
     })
 }

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::OutputFormat;
 use super::measure::Forwarded;
+use super::net::NetOptions;
 use crate::choice::Choice;
 
 /// Where pmxcfs publishes the cluster's membership on every PVE node.
@@ -59,16 +60,9 @@ EXAMPLES
   pveprobe compare results/*.json
   pveprobe cluster --nodes web1,web2=192.0.2.12 --tests cpu,regex,fsync /srv";
 
-/// `pveprobe cluster [OPTIONS] [PATH]`.
+/// How the nodes are found and reached: `cluster` and `net` alike.
 #[derive(Debug, Args)]
-#[command(after_long_help = CLUSTER_AFTER_HELP)]
-pub struct ClusterArgs {
-    /// Directory to test on every node (it must exist on each of them);
-    /// or --storage ID: that PVE storage on every node (a shared one one
-    /// node at a time, or all at once with --parallel to measure contention)
-    #[arg(default_value = "/", value_name = "PATH", conflicts_with = "storage")]
-    pub path: String,
-
+pub struct Reach {
     /// pmxcfs's members list to read the nodes from
     #[arg(long, value_name = "FILE", default_value = ETC_PVE_MEMBERS, help_heading = "Nodes")]
     pub members: PathBuf,
@@ -86,19 +80,6 @@ pub struct ClusterArgs {
     /// The nodes, one per line: NAME or NAME ADDRESS; # starts a comment
     #[arg(long, value_name = "FILE", help_heading = "Nodes")]
     pub nodes_file: Option<PathBuf>,
-
-    /// List what would run on which node, and run nothing
-    #[arg(long, help_heading = "Nodes")]
-    pub dry_run: bool,
-
-    /// Run all nodes at once, started together, and add the aggregates
-    #[arg(long, help_heading = "Nodes")]
-    pub parallel: bool,
-
-    /// Longest a node may take, in seconds [default: from the tests and
-    /// their windows, at least 60; --dry-run shows it]
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout, help_heading = "Nodes")]
-    pub timeout: Option<f64>,
 
     /// The command that runs pveprobe on the nodes, split at spaces
     #[arg(
@@ -129,6 +110,42 @@ pub struct ClusterArgs {
     /// An ssh option (ssh -o OPTION), e.g. Port=2222; repeatable
     #[arg(long = "ssh-option", value_name = "OPTION", help_heading = "ssh")]
     pub ssh_options: Vec<String>,
+}
+
+/// `pveprobe cluster [OPTIONS] [PATH]`.
+#[derive(Debug, Args)]
+#[command(after_long_help = CLUSTER_AFTER_HELP)]
+pub struct ClusterArgs {
+    /// Directory to test on every node (it must exist on each of them);
+    /// or --storage ID: that PVE storage on every node (a shared one one
+    /// node at a time, or all at once with --parallel to measure contention)
+    #[arg(default_value = "/", value_name = "PATH", conflicts_with = "storage")]
+    pub path: String,
+
+    /// List what would run on which node, and run nothing
+    #[arg(long, help_heading = "Nodes")]
+    pub dry_run: bool,
+
+    /// Run all nodes at once, started together, and add the aggregates
+    #[arg(long, help_heading = "Nodes")]
+    pub parallel: bool,
+
+    /// Longest a node may take, in seconds [default: from the tests and
+    /// their windows, at least 60; --dry-run shows it]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, help_heading = "Nodes")]
+    pub timeout: Option<f64>,
+
+    #[command(flatten)]
+    pub reach: Reach,
+
+    /// Measure the network between the nodes instead of running the probe:
+    /// latency, jitter, loss and path MTU per link and pair of nodes (see
+    /// NETWORK below)
+    #[arg(long, help_heading = "Network")]
+    pub net: bool,
+
+    #[command(flatten)]
+    pub net_options: NetOptions,
 
     /// text (the table), json, json-pretty or csv (one row per node, then the
     /// median, spread and aggregate rows), influx or prometheus (each node's
@@ -248,7 +265,7 @@ mod tests {
         let none = cluster(&[]);
         assert!(none.forwarded().is_empty());
         assert_eq!(none.path, "/");
-        assert_eq!(none.members, PathBuf::from("/etc/pve/.members"));
+        assert_eq!(none.reach.members, PathBuf::from("/etc/pve/.members"));
         let all = cluster(&[
             "--duration",
             "0.2",
@@ -446,7 +463,7 @@ mod tests {
     #[test]
     fn nodes_and_nodes_file_exclude_each_other() {
         let c = cluster(&["--nodes", "a,b=192.0.2.2", "--parallel", "/x"]);
-        assert_eq!(c.nodes, ["a", "b=192.0.2.2"]);
+        assert_eq!(c.reach.nodes, ["a", "b=192.0.2.2"]);
         assert!(c.parallel);
         let argv = ["pveprobe", "cluster", "--nodes", "a", "--nodes-file", "f"];
         assert!(Opts::try_parse_from(argv).is_err());

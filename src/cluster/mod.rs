@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::ClusterArgs;
+use crate::cli::{ClusterArgs, Reach};
 use crate::exit::Exit;
 use crate::report::json::JsonReport;
 use members::{Members, Node};
@@ -167,7 +167,7 @@ pub enum NodesError {
 }
 
 /// The nodes, and where the list came from (for messages).
-fn load_nodes(args: &ClusterArgs) -> Result<(Members, String), NodesError> {
+pub fn load_nodes(args: &Reach) -> Result<(Members, String), NodesError> {
     if !args.nodes.is_empty() {
         return members::parse_node_list(&args.nodes)
             .map(|m| (m, "--nodes".into()))
@@ -342,14 +342,30 @@ fn save(
 
 /// `pveprobe cluster [OPTIONS] [PATH]`.
 pub fn run(args: &ClusterArgs) -> Exit {
-    let (members, source) = match load_nodes(args) {
+    if args.net {
+        return crate::net::run(&crate::net::Request {
+            reach: &args.reach,
+            opts: &args.net_options,
+            only: None,
+            parallel: args.parallel,
+            format: args.output_format,
+            output: args.output.as_deref(),
+        });
+    }
+    let (members, source) = match load_nodes(&args.reach) {
         Ok(m) => m,
         Err(why) => {
             eprintln!("pveprobe: {why}");
             return Exit::BadInput;
         }
     };
-    if args.remote_command.split_whitespace().next().is_none() {
+    if args
+        .reach
+        .remote_command
+        .split_whitespace()
+        .next()
+        .is_none()
+    {
         eprintln!("pveprobe: --remote-command is empty");
         return Exit::BadInput;
     }
@@ -367,15 +383,15 @@ pub fn run(args: &ClusterArgs) -> Exit {
     let timeout = args.node_timeout();
     // With --storage the node measures that storage, not a PATH.
     let path = storage.is_none().then_some(args.path.as_str());
-    let line = remote::remote_line(&args.remote_command, &args.forwarded(), path, timeout);
+    let line = remote::remote_line(&args.reach.remote_command, &args.forwarded(), path, timeout);
     let ssh = Ssh {
-        user: args.ssh_user.clone(),
-        connect_timeout: args.connect_timeout,
-        config: args.ssh_config.clone(),
-        options: args.ssh_options.clone(),
+        user: args.reach.ssh_user.clone(),
+        connect_timeout: args.reach.connect_timeout,
+        config: args.reach.ssh_config.clone(),
+        options: args.reach.ssh_options.clone(),
         // PVE keeps each node's own known_hosts beside the members list.
-        pve_nodes_dir: (args.nodes.is_empty() && args.nodes_file.is_none())
-            .then(|| args.members.parent().map(|d| d.join("nodes")))
+        pve_nodes_dir: (args.reach.nodes.is_empty() && args.reach.nodes_file.is_none())
+            .then(|| args.reach.members.parent().map(|d| d.join("nodes")))
             .flatten(),
     };
     if args.dry_run {

@@ -73,6 +73,13 @@ impl Ssh {
     /// `--ssh-option`s come before the host key options, so they can
     /// replace them.
     pub fn argv(&self, node: &Node, remote_line: &str) -> Vec<OsString> {
+        self.argv_stdin(node, remote_line, false)
+    }
+
+    /// As [`Ssh::argv`]; with `stdin`, the remote command's stdin is
+    /// ours (no `-n`): it ends when we close it or ssh's connection goes,
+    /// which is how `net-serve` knows to exit.
+    pub fn argv_stdin(&self, node: &Node, remote_line: &str, stdin: bool) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec!["ssh".into()];
         let opt = |argv: &mut Vec<OsString>, o: String| {
             argv.push("-o".into());
@@ -98,7 +105,9 @@ impl Ssh {
             opt(&mut argv, "GlobalKnownHostsFile=none".into());
         }
         for flag in ["-T", "-n", "-e", "none", "-l"] {
-            argv.push(flag.into());
+            if !(stdin && flag == "-n") {
+                argv.push(flag.into());
+            }
         }
         argv.push(self.user.clone().into());
         argv.push("--".into());
@@ -281,6 +290,19 @@ fn ssh_failure(stderr: &[u8]) -> Outcome {
 /// What a node's run means, from how ssh ended and what it printed.
 /// `timeout` is the node's timeout; `version` our own.
 pub fn classify(run: &Finished, timeout: Duration, version: &str) -> Outcome {
+    classify_with(run, timeout, version, &|stdout, code| {
+        parse_result(stdout, code, version)
+    })
+}
+
+/// As [`classify`], with what a node's exit status 0 or 1 means given by
+/// `answered` (its stdout and that status): for commands other than the probe.
+pub fn classify_with(
+    run: &Finished,
+    timeout: Duration,
+    version: &str,
+    answered: &dyn Fn(&[u8], i32) -> Outcome,
+) -> Outcome {
     if let Some(why) = &run.spawn_error {
         return Outcome::failed(Status::Error, why.clone());
     }
@@ -313,7 +335,7 @@ pub fn classify(run: &Finished, timeout: Duration, version: &str) -> Outcome {
                 stderr_line().unwrap_or_else(|| "command not found".into())
             ),
         ),
-        Some(code @ (0 | 1)) => parse_result(&run.stdout, code, version),
+        Some(code @ (0 | 1)) => answered(&run.stdout, code),
         Some(code @ (129 | 130 | 143)) => Outcome::failed(
             Status::Error,
             format!("interrupted by signal {} on the node", code - 128),

@@ -16,6 +16,7 @@ pub mod filesystem;
 pub mod fsync;
 pub mod host;
 pub mod io;
+pub mod net;
 pub mod pve;
 pub mod regex;
 pub mod storage;

@@ -244,3 +244,17 @@ mod tests {
         assert!(cidr("::/0").contains(ip("2001:db8::1")));
     }
 }
+
+/// In JSON as it is written: `10.1.2.0/24`.
+impl serde::Serialize for Cidr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Cidr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}

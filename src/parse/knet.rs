@@ -27,7 +27,7 @@ pub const MAX_LINK: u32 = 7;
 const QUOTED_CHARS: usize = 80;
 
 /// Every node-link in the output.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KnetStats {
     /// Sorted by (node_id, link).
     pub links: Vec<KnetLink>,
@@ -35,7 +35,7 @@ pub struct KnetStats {
 
 /// The figures of one link to one node; `None` for a field absent from
 /// the output.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KnetLink {
     /// corosync's node id (the `N` of `nodeN`).
     pub node_id: u32,

@@ -1,0 +1,196 @@
+//! `pveprobe net NODE...` and `cluster --net`: the options of the
+//! network measurement between nodes; and the hidden `net-serve`,
+//! `net-probe` and `net-info` that run on the nodes through ssh.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::OutputFormat;
+use super::cluster::Reach;
+use crate::choice::Choice;
+
+pub(super) const NET_AFTER_HELP: &str = "\
+NETWORK
+  For every pair of nodes, on every cluster link: each corosync link of
+  /etc/pve/corosync.conf (corosync0, corosync1, ... from the nodes' ringN_addr),
+  the migration network of /etc/pve/datacenter.cfg (migration), Ceph's
+  public and cluster networks of /etc/pve/ceph.conf (ceph-public,
+  ceph-cluster), and each --link NAME=CIDR. Pairs run one at a time, each
+  link in turn, so they do not disturb each other.
+
+  On each pair, pveprobe starts its own responder on the second node over
+  ssh (`pveprobe net-serve`, bound to that node's address on the link only,
+  answering only the first node's address, gone when its ssh connection
+  closes and after a hard lifetime; nothing is installed), then measures
+  from the first node (`pveprobe net-probe`):
+    RTT       UDP round trips (corosync's transport): --net-count probes at
+              --net-rate per second at most; p50, p99 and max in ms
+    JITTER    mean absolute difference of consecutive round trips, ms
+    LOSS      probes without an answer within 1 s, percent
+    PATH MTU  the largest IP packet that crosses with Don't Fragment set,
+              each way, against both ends' interface MTUs
+    TCP       (--net-throughput only) Mbit/s each way over one stream and
+              over --net-streams streams, --net-seconds each, as the
+              receiving end counts (as iperf3's receiver line)
+  Where corosync-cmapctl exists, knet's own statistics of each node's links
+  (`corosync-cmapctl -m stats`) are shown too: they cost no traffic.
+
+SAFETY
+  Filling a corosync link can cost corosync its token: on an HA cluster the
+  nodes that lose it are fenced (rebooted). So on corosync links pveprobe
+  only sends latency and MTU probes, at most --net-rate (<= 100) small
+  datagrams per second. Throughput runs only with --net-throughput, only on
+  links that are not corosync's; --net-throughput with a corosync link named
+  in --link is refused, and so is --parallel with --net-throughput when a
+  throughput link shares an interface with corosync.
+
+HINTS
+  Against the Proxmox VE documentation: corosync latency (p99) above 5 ms
+  (the docs' limit; above about 10 ms a cluster of more than three nodes is
+  unlikely to stay stable), jitter above 1 ms, any loss, corosync sharing an
+  interface or subnet with storage or migration traffic, a path MTU below an
+  end's interface MTU or ends with different MTUs, and throughput one way
+  below 80% of the other.
+
+FIREWALL
+  The responder listens on a free port chosen at start (UDP and TCP, the
+  same number), or on --port. With the PVE firewall on, allow it between the
+  nodes, e.g. in /etc/pve/firewall/cluster.fw:
+    IN ACCEPT -source +cluster_nodes -p udp -dport 5405:5412 (corosync's own)
+    IN ACCEPT -source 10.10.10.0/24 -p tcp -dport 9765
+    IN ACCEPT -source 10.10.10.0/24 -p udp -dport 9765
+  and run with --port 9765.
+
+EXIT STATUS
+  0    every link of every pair measured
+  1    a link could not be measured on some pair (the matrix says why)
+  2    bad usage, unreadable configuration, a refused --net-throughput
+  4    a node did not answer
+
+EXAMPLES
+  pveprobe cluster --net
+  pveprobe net pve1 pve2 pve3
+  pveprobe cluster --net --net-throughput --link migration
+  pveprobe net pve1 pve2 --link storage=10.40.0.0/24 --net-throughput
+  pveprobe cluster --net --output-format json --output net.json
+  pveprobe compare net-before.json net-after.json";
+
+/// What `--net` measures and how.
+#[derive(Debug, Clone, Args)]
+pub struct NetOptions {
+    /// Also TCP throughput each way, on links that are not corosync's
+    /// (never on a corosync link: see SAFETY)
+    #[arg(long, help_heading = "Network")]
+    pub net_throughput: bool,
+
+    /// Only these links (corosync0, migration, ceph-public, ...), or one
+    /// more link NAME=CIDR (the nodes' addresses in CIDR); repeatable
+    #[arg(long = "link", value_name = "LINK", help_heading = "Network")]
+    pub links: Vec<String>,
+
+    /// Latency probes per pair and link
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000), help_heading = "Network")]
+    pub net_count: u32,
+
+    /// Latency and MTU probes per second at most (a bound for corosync's sake)
+    #[arg(long, value_name = "PPS", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100), help_heading = "Network")]
+    pub net_rate: u32,
+
+    /// Seconds of each throughput run (per way and stream count)
+    #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60), help_heading = "Network")]
+    pub net_seconds: u32,
+
+    /// TCP streams at once for the second throughput run
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64), help_heading = "Network")]
+    pub net_streams: u32,
+
+    /// The responders' port (UDP and TCP) instead of a free one: for the
+    /// PVE firewall
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Network")]
+    pub port: Option<u16>,
+
+    /// Read corosync.conf, datacenter.cfg and ceph.conf from DIR instead of /etc/pve (tests)
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    pub pve_config: PathBuf,
+}
+
+/// `pveprobe net NODE NODE...`.
+#[derive(Debug, Args)]
+#[command(after_long_help = NET_AFTER_HELP)]
+pub struct NetArgs {
+    /// The nodes to measure between (names of the members list, or of
+    /// --nodes): every pair of them
+    #[arg(value_name = "NODE", num_args = 2.., required = true)]
+    pub pair_nodes: Vec<String>,
+
+    #[command(flatten)]
+    pub reach: Reach,
+
+    /// Measure all pairs at once (refused with --net-throughput on a link
+    /// corosync shares)
+    #[arg(long, help_heading = "Nodes")]
+    pub parallel: bool,
+
+    #[command(flatten)]
+    pub net_options: NetOptions,
+
+    /// text (the matrix), json, json-pretty or csv (a row per link and pair)
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_parser = super::measure::parser::<OutputFormat>(),
+        default_value = OutputFormat::Text.name(),
+        hide_possible_values = true,
+        help_heading = "Output"
+    )]
+    pub output_format: OutputFormat,
+
+    /// Write the matrix to FILE instead of stdout
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+}
+
+/// `pveprobe net-serve`: the responder (run by `net` over ssh).
+#[derive(Debug, Args)]
+pub struct NetServeArgs {
+    /// This node's address on the link: the only one bound
+    #[arg(long, value_name = "ADDR")]
+    pub bind: IpAddr,
+    /// The only address answered
+    #[arg(long, value_name = "ADDR")]
+    pub peer: IpAddr,
+    /// 0: a free port
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub port: u16,
+    /// Exit after this many seconds whatever happens
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub lifetime: u64,
+    /// Datagrams answered per second at most
+    #[arg(long, value_name = "PPS", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_rate: u32,
+}
+
+/// `pveprobe net-probe`: the measuring end (run by `net` over ssh).
+#[derive(Debug, Args)]
+pub struct NetProbeArgs {
+    /// This node's address on the link
+    #[arg(long, value_name = "ADDR")]
+    pub from: IpAddr,
+    /// The responder's ADDR:PORT ([ADDR]:PORT for IPv6)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub to: SocketAddr,
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub count: u32,
+    #[arg(long, value_name = "PPS", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rate: u32,
+    /// Also the path MTU each way
+    #[arg(long)]
+    pub mtu: bool,
+    /// TCP throughput each way for this many seconds per run
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub throughput_seconds: Option<u32>,
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub streams: u32,
+}

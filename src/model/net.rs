@@ -1,0 +1,153 @@
+//! What one link's measurement between two nodes found: round trips,
+//! the largest datagram that crosses each way, TCP throughput each way.
+//! Plain data; `net::probe` measures it, `net::matrix` puts the pairs
+//! together and `report::net` renders them.
+
+use std::net::{IpAddr, SocketAddr};
+
+use serde::{Deserialize, Serialize};
+
+/// Round trips of UDP datagrams (corosync's transport), as milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rtt {
+    pub sent: u32,
+    pub received: u32,
+    /// The pace the probes were sent at, per second.
+    pub rate_pps: u32,
+    pub min_ms: f64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// The mean absolute difference of consecutive round trips.
+    pub jitter_ms: f64,
+}
+
+impl Rtt {
+    /// From round trips in the order they were sent (`None`: lost).
+    pub fn of(rtts: &[Option<std::time::Duration>], rate_pps: u32) -> Rtt {
+        let got: Vec<f64> = rtts
+            .iter()
+            .flatten()
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .collect();
+        let mut sorted = got.clone();
+        sorted.sort_by(f64::total_cmp);
+        let pct = |p: f64| -> f64 {
+            if sorted.is_empty() {
+                return 0.0;
+            }
+            // Nearest rank.
+            let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+            sorted[rank.clamp(1, sorted.len()) - 1]
+        };
+        let jitter = if got.len() >= 2 {
+            got.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>() / (got.len() - 1) as f64
+        } else {
+            0.0
+        };
+        Rtt {
+            sent: rtts.len() as u32,
+            received: got.len() as u32,
+            rate_pps,
+            min_ms: sorted.first().copied().unwrap_or(0.0),
+            mean_ms: if got.is_empty() {
+                0.0
+            } else {
+                got.iter().sum::<f64>() / got.len() as f64
+            },
+            p50_ms: pct(50.0),
+            p90_ms: pct(90.0),
+            p99_ms: pct(99.0),
+            max_ms: sorted.last().copied().unwrap_or(0.0),
+            jitter_ms: jitter,
+        }
+    }
+
+    /// Percent of probes that got no answer.
+    pub fn loss_percent(&self) -> f64 {
+        if self.sent == 0 {
+            return 0.0;
+        }
+        f64::from(self.sent - self.received) * 100.0 / f64::from(self.sent)
+    }
+}
+
+/// The largest IP packet (bytes, headers included, as an MTU counts them)
+/// that crossed with Don't Fragment set, each way; `None`: not even the
+/// smallest tried crossed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathMtu {
+    /// From the measuring end to the responder.
+    pub forward: Option<u32>,
+    /// From the responder back.
+    pub back: Option<u32>,
+    /// The largest size tried (the measuring end's interface MTU).
+    pub tried_up_to: u32,
+}
+
+/// Which way data flowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Way {
+    /// From the measuring end (node A) to the responder (node B).
+    Forward,
+    Back,
+}
+
+/// TCP throughput one way over one or more streams at once, as the
+/// receiving end counted it (as iperf3's receiver line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    pub way: Way,
+    pub streams: u32,
+    /// 10^6 bits per second.
+    pub mbit_per_s: f64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// What `pveprobe net-probe` prints: one link between two nodes, measured
+/// from one of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    pub from: IpAddr,
+    pub to: SocketAddr,
+    /// The measuring end's interface and MTU.
+    pub dev: Option<String>,
+    pub mtu: Option<u32>,
+    pub latency: Option<Rtt>,
+    pub path_mtu: Option<PathMtu>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throughput: Vec<Throughput>,
+    /// Datagrams sent in all (latency and MTU probes).
+    pub datagrams: u64,
+    pub seconds: f64,
+    /// What could not be measured, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn round_trips_make_percentiles_jitter_and_loss() {
+        let ms = |m: u64| Some(Duration::from_millis(m));
+        let rtt = Rtt::of(&[ms(1), ms(3), None, ms(2), ms(10)], 50);
+        assert_eq!((rtt.sent, rtt.received), (5, 4));
+        assert_eq!(rtt.loss_percent(), 20.0);
+        assert_eq!((rtt.min_ms, rtt.p50_ms, rtt.max_ms), (1.0, 2.0, 10.0));
+        assert_eq!(rtt.p99_ms, 10.0);
+        // |3-1| + |2-3| + |10-2| over 3.
+        assert!((rtt.jitter_ms - 11.0 / 3.0).abs() < 1e-9);
+        let none = Rtt::of(&[None, None], 50);
+        assert_eq!(
+            (none.loss_percent(), none.p50_ms, none.jitter_ms),
+            (100.0, 0.0, 0.0)
+        );
+    }
+}

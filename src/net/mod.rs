@@ -1,0 +1,310 @@
+//! The cluster's network, node to node: `pveprobe cluster --net` and
+//! `pveprobe net NODE...`. `links` plans which links each pair has,
+//! `run` starts the responder (`serve`) and the measuring end (`probe`)
+//! on the nodes over ssh, `report` holds what they found with its hints,
+//! `render` writes the matrix. `wire` is what the two ends say.
+
+pub mod iface;
+pub mod links;
+pub mod probe;
+pub mod render;
+pub mod report;
+pub mod run;
+pub mod serve;
+mod sockopt;
+pub mod wire;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::choice::Choice;
+use crate::cli::{NetOptions, NetProbeArgs, NetServeArgs, Reach};
+use crate::cluster::remote::Ssh;
+use crate::exit::Exit;
+use crate::output::Format;
+use report::NetReport;
+
+/// Why the run cannot start (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error(transparent)]
+    Nodes(#[from] crate::cluster::NodesError),
+    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Parse {
+        path: std::path::PathBuf,
+        message: String,
+    },
+    #[error(transparent)]
+    Link(#[from] links::LinkError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// A file of /etc/pve, parsed; `None` when it does not exist.
+fn read_config<T, E: std::fmt::Display>(
+    dir: &Path,
+    name: &str,
+    parse: fn(&str) -> Result<T, E>,
+) -> Result<Option<T>, NetError> {
+    let path = dir.join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse(&text).map(Some).map_err(|e| NetError::Parse {
+            path,
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(NetError::Read { path, source }),
+    }
+}
+
+/// What a network run is asked.
+pub struct Request<'a> {
+    pub reach: &'a Reach,
+    pub opts: &'a NetOptions,
+    /// `net NODE...`: only these nodes.
+    pub only: Option<&'a [String]>,
+    pub parallel: bool,
+    pub format: Format,
+    pub output: Option<&'a Path>,
+}
+
+/// `pveprobe cluster --net` and `pveprobe net NODE...`.
+pub fn run(req: &Request) -> Exit {
+    match prepare_and_run(req) {
+        Ok(exit) => exit,
+        Err(why) => {
+            eprintln!("pveprobe: {why}");
+            Exit::BadInput
+        }
+    }
+}
+
+fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
+    let opts = req.opts;
+    if matches!(req.format, Format::Influx | Format::Prometheus) {
+        return Err(NetError::Usage(format!(
+            "--output-format {} is not made for the network matrix: use text, json, json-pretty or csv",
+            req.format.name()
+        )));
+    }
+    let (members, _) = crate::cluster::load_nodes(req.reach)?;
+    let mut nodes = members.nodes.clone();
+    if let Some(only) = req.only {
+        let mut chosen = Vec::new();
+        for name in only {
+            let node = nodes.iter().find(|n| n.name == *name).ok_or_else(|| {
+                NetError::Usage(format!(
+                    "{name} is not a node of the members list ({})",
+                    nodes
+                        .iter()
+                        .map(|n| n.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            if !chosen.contains(node) {
+                chosen.push(node.clone());
+            }
+        }
+        nodes = chosen;
+    }
+    if nodes.len() < 2 {
+        return Err(NetError::Usage(
+            "the network is measured between two nodes at least".into(),
+        ));
+    }
+    if req.reach.remote_command.split_whitespace().next().is_none() {
+        return Err(NetError::Usage("--remote-command is empty".into()));
+    }
+    let dir = &opts.pve_config;
+    let corosync = read_config(dir, "corosync.conf", crate::parse::corosync::parse)?;
+    let datacenter = read_config(dir, "datacenter.cfg", crate::parse::datacenter::parse)?;
+    let ceph = read_config(dir, "ceph.conf", crate::parse::cephconf::parse)?;
+    let link_defs = links::plan(
+        corosync.as_ref(),
+        datacenter.as_ref(),
+        ceph.as_ref(),
+        &opts.links,
+    )?;
+    if opts.net_throughput {
+        links::check_throughput(&link_defs, &opts.links)?;
+    }
+    if link_defs.is_empty() {
+        return Err(NetError::Usage(format!(
+            "no cluster links: {} has no corosync.conf, no migration network and no ceph.conf; name one with --link NAME=CIDR",
+            dir.display()
+        )));
+    }
+    let mut notes = Vec::new();
+    if corosync.is_none() {
+        notes.push(format!(
+            "no {}: no corosync links",
+            dir.join("corosync.conf").display()
+        ));
+    }
+    let ssh = Ssh {
+        user: req.reach.ssh_user.clone(),
+        connect_timeout: req.reach.connect_timeout,
+        config: req.reach.ssh_config.clone(),
+        options: req.reach.ssh_options.clone(),
+        pve_nodes_dir: (req.reach.nodes.is_empty() && req.reach.nodes_file.is_none())
+            .then(|| req.reach.members.parent().map(|d| d.join("nodes")))
+            .flatten(),
+    };
+    let chatty = std::io::stderr().is_terminal();
+    let tell = move |what: &str| {
+        if chatty {
+            eprintln!("pveprobe: {what}");
+        }
+    };
+    let runner = run::Runner {
+        ssh: &ssh,
+        command: req
+            .reach
+            .remote_command
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+        opts,
+        tell: &tell,
+    };
+    let started = jiff::Timestamp::now();
+    let (net_nodes, facts) = run::gather(&runner, &nodes);
+    if req.parallel
+        && opts.net_throughput
+        && let Some(why) =
+            run::parallel_throughput_refused(&nodes, &facts, &link_defs, corosync.as_ref())
+    {
+        return Err(NetError::Usage(format!(
+            "--parallel with --net-throughput is refused: {why}; streams of all pairs at once would fill corosync's network (run without --parallel)"
+        )));
+    }
+    let (pairs, hints) = run::measure(
+        &runner,
+        &nodes,
+        &net_nodes,
+        &facts,
+        &link_defs,
+        corosync.as_ref(),
+        req.parallel,
+    );
+    let report = NetReport {
+        kind: report::KIND.into(),
+        schema_version: report::SCHEMA_VERSION,
+        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+        timestamp: Some(
+            started
+                .round(jiff::Unit::Second)
+                .unwrap_or(started)
+                .to_string(),
+        ),
+        cluster: members
+            .cluster
+            .clone()
+            .or_else(|| corosync.as_ref().and_then(|c| c.cluster_name.clone())),
+        settings: run::settings(opts, req.parallel),
+        links: link_defs,
+        nodes: net_nodes,
+        pairs,
+        hints,
+        notes,
+    };
+    let text = match req.format {
+        Format::Text => render::text(&report),
+        Format::Csv => render::csv(&report),
+        Format::Json => serde_json::to_string(&report).expect("plain data") + "\n",
+        _ => serde_json::to_string_pretty(&report).expect("plain data") + "\n",
+    };
+    let target = crate::output::Target::of(req.output, false);
+    if let Err(why) = crate::output::write(target, &text) {
+        eprintln!("pveprobe: {why}");
+        return Ok(Exit::NotMeasured);
+    }
+    Ok(report.exit_status())
+}
+
+/// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
+/// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
+/// line, then its counts.
+pub fn serve_main(args: &NetServeArgs) -> Exit {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    serve::stop_on_stdin_eof(Arc::clone(&stop));
+    let opts = serve::ServeOptions {
+        bind: args.bind,
+        port: args.port,
+        peer: args.peer,
+        lifetime: Duration::from_secs(args.lifetime),
+        max_pps: args.max_rate,
+    };
+    let ready = |r: &serve::Ready| {
+        println!("{}", r.line());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    };
+    match serve::serve(&opts, &stop, ready) {
+        Ok(stats) => {
+            println!(
+                "{} {}",
+                serve::DONE_PREFIX,
+                serde_json::to_string(&stats).expect("plain data")
+            );
+            Exit::Ok
+        }
+        Err(e) => {
+            eprintln!("pveprobe: net-serve: {e}");
+            Exit::NotMeasured
+        }
+    }
+}
+
+/// `pveprobe net-probe`: measures and prints the result as JSON.
+pub fn probe_main(args: &NetProbeArgs) -> Exit {
+    let opts = probe::ProbeOptions {
+        from: args.from,
+        to: args.to,
+        count: args.count,
+        rate_pps: args.rate,
+        mtu: args.mtu,
+        throughput: args
+            .throughput_seconds
+            .map(|s| (Duration::from_secs(u64::from(s)), args.streams)),
+    };
+    let result = probe::probe(&opts);
+    println!("{}", serde_json::to_string(&result).expect("plain data"));
+    if result.errors.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::NotMeasured
+    }
+}
+
+/// `pveprobe net-info`: this node's interfaces and knet statistics.
+pub fn info_main() -> Exit {
+    match run::facts() {
+        Ok(f) => {
+            println!("{}", serde_json::to_string(&f).expect("plain data"));
+            Exit::Ok
+        }
+        Err(e) => {
+            eprintln!(
+                "pveprobe: net-info: cannot list the interfaces: {}",
+                crate::error::describe(&e)
+            );
+            Exit::NotMeasured
+        }
+    }
+}

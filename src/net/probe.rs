@@ -1,0 +1,444 @@
+//! `pveprobe net-probe`: the measuring end of a link. Sends latency
+//! probes at a bounded pace and waits a bounded time for each answer,
+//! finds the largest datagram that crosses each way with Don't Fragment
+//! set, and (only when asked) runs TCP streams each way for a bounded time.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+use super::sockopt;
+use super::wire::{self, Direction, Kind, Msg};
+use crate::model::net::{PathMtu, ProbeResult, Rtt, Throughput, Way};
+
+/// Latency probes per second at most: corosync's own heartbeats are a few
+/// per second; this stays far from filling any link.
+pub const MAX_RATE: u32 = 100;
+/// Latency probes in one run at most.
+pub const MAX_COUNT: u32 = 10_000;
+/// How long an answer is waited for.
+pub const ANSWER_WAIT: Duration = Duration::from_secs(1);
+/// How long an MTU probe's answer is waited for, and how often it is tried.
+const MTU_WAIT: Duration = Duration::from_millis(250);
+const MTU_TRIES: u32 = 2;
+/// The smallest IP packet every IPv4 host must take (RFC 791); IPv6's
+/// minimum link MTU (RFC 8200).
+fn min_packet(ip: IpAddr) -> u32 {
+    if ip.is_ipv4() { 576 } else { 1280 }
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// This node's address on the link.
+    pub from: IpAddr,
+    /// The responder's.
+    pub to: SocketAddr,
+    pub count: u32,
+    pub rate_pps: u32,
+    pub mtu: bool,
+    /// `Some`: TCP throughput each way, one stream then `streams`, each
+    /// for this long.
+    pub throughput: Option<(Duration, u32)>,
+}
+
+/// Sends datagrams no faster than the pace: each waits for its slot.
+struct Pacer {
+    interval: Duration,
+    next: Instant,
+    sent: u64,
+}
+
+impl Pacer {
+    fn new(rate_pps: u32) -> Self {
+        Pacer {
+            interval: Duration::from_secs(1) / rate_pps.clamp(1, MAX_RATE),
+            next: Instant::now(),
+            sent: 0,
+        }
+    }
+
+    /// Sleeps until the next slot is due.
+    fn wait(&mut self) {
+        let now = Instant::now();
+        if self.next > now {
+            std::thread::sleep(self.next - now);
+        }
+        self.next = self.next.max(now) + self.interval;
+        self.sent += 1;
+    }
+}
+
+fn udp_socket(opts: &ProbeOptions) -> std::io::Result<UdpSocket> {
+    let sock = UdpSocket::bind(SocketAddr::new(opts.from, 0))?;
+    sock.connect(opts.to)?;
+    sockopt::set_dont_fragment(&sock, opts.from)?;
+    Ok(sock)
+}
+
+/// Measures the link.
+pub fn probe(opts: &ProbeOptions) -> ProbeResult {
+    let start = Instant::now();
+    let ifaces = super::iface::interfaces().unwrap_or_default();
+    let iface = super::iface::holding(&ifaces, opts.from);
+    let mut result = ProbeResult {
+        from: opts.from,
+        to: opts.to,
+        dev: iface.map(|i| i.name.clone()),
+        mtu: iface.and_then(|i| i.mtu),
+        latency: None,
+        path_mtu: None,
+        throughput: Vec::new(),
+        datagrams: 0,
+        seconds: 0.0,
+        errors: Vec::new(),
+    };
+    let mut pacer = Pacer::new(opts.rate_pps);
+    match udp_socket(opts) {
+        Ok(sock) => {
+            if opts.count > 0 {
+                match latency(&sock, opts.count.min(MAX_COUNT), &mut pacer) {
+                    Ok(rtts) => result.latency = Some(Rtt::of(&rtts, opts.rate_pps)),
+                    Err(e) => result
+                        .errors
+                        .push(format!("latency: {}", crate::error::describe(&e))),
+                }
+            }
+            if opts.mtu {
+                let top = result.mtu.unwrap_or(1500);
+                result.path_mtu = Some(PathMtu {
+                    forward: largest(&sock, opts.from, Kind::MtuProbe, top, &mut pacer),
+                    back: largest(&sock, opts.from, Kind::MtuAsk, top, &mut pacer),
+                    tried_up_to: top,
+                });
+            }
+        }
+        Err(e) => result.errors.push(format!(
+            "cannot send from {} to {}: {}",
+            opts.from,
+            opts.to,
+            crate::error::describe(&e)
+        )),
+    }
+    result.datagrams = pacer.sent;
+    if let Some((window, streams)) = opts.throughput {
+        let mut counts = vec![1];
+        if streams > 1 {
+            counts.push(streams);
+        }
+        for n in counts {
+            for way in [Way::Forward, Way::Back] {
+                match tcp(opts, way, n, window) {
+                    Ok(t) => result.throughput.push(t),
+                    Err(e) => result.errors.push(format!(
+                        "throughput ({n} stream{}, {}): {}",
+                        if n == 1 { "" } else { "s" },
+                        way_name(way),
+                        crate::error::describe(&e)
+                    )),
+                }
+            }
+        }
+    }
+    result.seconds = start.elapsed().as_secs_f64();
+    result
+}
+
+fn way_name(way: Way) -> &'static str {
+    match way {
+        Way::Forward => "forward",
+        Way::Back => "back",
+    }
+}
+
+/// `count` echo probes at the pacer's pace; each round trip, or `None`
+/// when no answer came within [`ANSWER_WAIT`].
+fn latency(
+    sock: &UdpSocket,
+    count: u32,
+    pacer: &mut Pacer,
+) -> std::io::Result<Vec<Option<Duration>>> {
+    let n = count as usize;
+    let mut sent_at: Vec<Option<Instant>> = vec![None; n];
+    let mut rtts: Vec<Option<Duration>> = vec![None; n];
+    let mut buf = vec![0u8; wire::MAX_DATAGRAM];
+    let mut next = 0usize;
+    let mut answered = 0usize;
+    let mut last_send = Instant::now();
+    loop {
+        let now = Instant::now();
+        if next < n && now >= pacer.next {
+            pacer.wait();
+            let at = Instant::now();
+            let msg = Msg {
+                kind: Kind::Echo,
+                seq: next as u32,
+                size: wire::ECHO_SIZE as u32,
+            };
+            // A failed send (an ICMP error from an earlier one) is a loss.
+            if sock.send(&msg.encode(wire::ECHO_SIZE)).is_ok() {
+                sent_at[next] = Some(at);
+            }
+            last_send = at;
+            next += 1;
+            continue;
+        }
+        let until = if next < n {
+            pacer.next
+        } else {
+            if answered == sent_at.iter().flatten().count() {
+                break;
+            }
+            let end = last_send + ANSWER_WAIT;
+            if now >= end {
+                break;
+            }
+            end
+        };
+        sock.set_read_timeout(Some(
+            until
+                .saturating_duration_since(now)
+                .max(Duration::from_micros(100)),
+        ))?;
+        match sock.recv(&mut buf) {
+            Ok(len) => {
+                let got = Instant::now();
+                if let Some(m) = Msg::decode(&buf[..len]).filter(|m| m.kind == Kind::EchoReply) {
+                    let i = m.seq as usize;
+                    if let (Some(Some(at)), Some(slot @ None)) = (sent_at.get(i), rtts.get_mut(i)) {
+                        let rtt = got - *at;
+                        if rtt <= ANSWER_WAIT {
+                            *slot = Some(rtt);
+                            answered += 1;
+                        }
+                    }
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                        | std::io::ErrorKind::ConnectionRefused
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(rtts)
+}
+
+/// Whether a datagram of `ip_size` bytes (IP packet) crosses: sent with
+/// DF (`MtuProbe`, forward) or asked for from the responder (`MtuAsk`,
+/// back). `Err(mtu)`: an end's own interface cannot send it.
+fn crosses(
+    sock: &UdpSocket,
+    from: IpAddr,
+    kind: Kind,
+    ip_size: u32,
+    seq: &mut u32,
+    pacer: &mut Pacer,
+) -> Result<bool, u32> {
+    let payload = (ip_size as usize)
+        .saturating_sub(wire::udp_overhead(from))
+        .max(wire::HEADER);
+    let mut buf = vec![0u8; wire::MAX_DATAGRAM];
+    for _ in 0..MTU_TRIES {
+        *seq += 1;
+        let msg = Msg {
+            kind,
+            seq: *seq,
+            size: payload as u32,
+        };
+        let len = if kind == Kind::MtuProbe {
+            payload
+        } else {
+            wire::HEADER
+        };
+        pacer.wait();
+        match sock.send(&msg.encode(len)) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => return Err(ip_size - 1),
+            Err(_) => continue,
+        }
+        let deadline = Instant::now() + MTU_WAIT;
+        while let Some(left) = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+        {
+            if sock.set_read_timeout(Some(left)).is_err() {
+                break;
+            }
+            let Ok(len) = sock.recv(&mut buf) else { break };
+            let Some(m) = Msg::decode(&buf[..len]) else {
+                continue;
+            };
+            if m.seq != *seq {
+                continue;
+            }
+            match m.kind {
+                Kind::MtuAck if kind == Kind::MtuProbe => return Ok(true),
+                Kind::MtuBack if kind == Kind::MtuAsk && len >= payload => return Ok(true),
+                Kind::MtuTooBig => return Err(m.size),
+                _ => {}
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The largest IP packet up to `top` that crosses one way; binary search
+/// from the smallest every host takes.
+fn largest(sock: &UdpSocket, from: IpAddr, kind: Kind, top: u32, pacer: &mut Pacer) -> Option<u32> {
+    let mut seq = if kind == Kind::MtuProbe {
+        1 << 20
+    } else {
+        2 << 20
+    };
+    let mut hi = top.max(min_packet(from));
+    let mut lo = min_packet(from);
+    let ask = |size: u32, seq: &mut u32, pacer: &mut Pacer| match crosses(
+        sock, from, kind, size, seq, pacer,
+    ) {
+        Ok(ok) => (ok, None),
+        Err(mtu) => (false, Some(mtu)),
+    };
+    // Most links carry their MTU: one probe says so.
+    match ask(hi, &mut seq, pacer) {
+        (true, _) => return Some(hi),
+        (false, Some(mtu)) if mtu >= lo && mtu < hi => {
+            hi = mtu;
+            if let (true, _) = ask(hi, &mut seq, pacer) {
+                return Some(hi);
+            }
+        }
+        _ => {}
+    }
+    if !ask(lo, &mut seq, pacer).0 {
+        return None;
+    }
+    // lo crosses, hi does not.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ask(mid, &mut seq, pacer).0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// A TCP connection from `from` (the link's address) to `to`.
+fn connect(from: IpAddr, to: SocketAddr) -> std::io::Result<TcpStream> {
+    use nix::sys::socket::{
+        AddressFamily, SockFlag, SockType, SockaddrStorage, bind, connect, socket,
+    };
+    let family = if from.is_ipv4() {
+        AddressFamily::Inet
+    } else {
+        AddressFamily::Inet6
+    };
+    let fd: OwnedFd = socket(family, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    use std::os::fd::AsRawFd;
+    bind(
+        fd.as_raw_fd(),
+        &SockaddrStorage::from(SocketAddr::new(from, 0)),
+    )?;
+    connect(fd.as_raw_fd(), &SockaddrStorage::from(to))?;
+    Ok(TcpStream::from(fd))
+}
+
+/// One stream's bytes and seconds, as its receiving end counted them.
+fn stream(
+    from: IpAddr,
+    to: SocketAddr,
+    way: Way,
+    window: Duration,
+    start: &std::sync::Barrier,
+) -> std::io::Result<(u64, f64)> {
+    let conn = connect(from, to);
+    // Every stream passes the barrier, connected or not: none waits for ever.
+    start.wait();
+    let mut conn = conn?;
+    conn.set_read_timeout(Some(window + Duration::from_secs(15)))?;
+    conn.set_write_timeout(Some(Duration::from_secs(15)))?;
+    let direction = match way {
+        Way::Forward => Direction::Upload,
+        Way::Back => Direction::Download,
+    };
+    conn.write_all(&wire::stream_header(direction, window.as_millis() as u32))?;
+    let mut buf = vec![0u8; 128 << 10];
+    match direction {
+        Direction::Upload => {
+            let end = Instant::now() + window;
+            while Instant::now() < end {
+                conn.write_all(&buf)?;
+            }
+            conn.shutdown(std::net::Shutdown::Write)?;
+            let mut reply = [0u8; wire::UPLOAD_REPLY];
+            conn.read_exact(&mut reply)?;
+            let bytes = u64::from_be_bytes(reply[..8].try_into().unwrap());
+            let nanos = u64::from_be_bytes(reply[8..].try_into().unwrap());
+            Ok((bytes, nanos as f64 / 1e9))
+        }
+        Direction::Download => {
+            let mut bytes = 0u64;
+            let mut first: Option<Instant> = None;
+            loop {
+                match conn.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        first.get_or_insert_with(Instant::now);
+                        bytes += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok((bytes, first.map_or(0.0, |f| f.elapsed().as_secs_f64())))
+        }
+    }
+}
+
+/// `streams` TCP streams one way at once, for `window`.
+fn tcp(
+    opts: &ProbeOptions,
+    way: Way,
+    streams: u32,
+    window: Duration,
+) -> std::io::Result<Throughput> {
+    let start = std::sync::Barrier::new(streams as usize);
+    let results: Vec<std::io::Result<(u64, f64)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..streams)
+            .map(|_| s.spawn(|| stream(opts.from, opts.to, way, window, &start)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("stream thread panicked")))
+            })
+            .collect()
+    });
+    let mut bytes = 0u64;
+    let mut seconds = 0f64;
+    for r in results {
+        let (b, s) = r?;
+        bytes += b;
+        seconds = seconds.max(s);
+    }
+    let mbit_per_s = if seconds > 0.0 {
+        bytes as f64 * 8.0 / 1e6 / seconds
+    } else {
+        0.0
+    };
+    Ok(Throughput {
+        way,
+        streams,
+        mbit_per_s,
+        bytes,
+        seconds,
+    })
+}

@@ -1,0 +1,286 @@
+//! The network matrix for people (text) and spreadsheets (CSV): a row
+//! per link and pair of nodes, then the hints and knet's statistics.
+
+use std::fmt::Write as _;
+
+use super::report::{NetReport, PairResult};
+use crate::model::net::Way;
+
+fn ms(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+fn mbit(p: &PairResult, one: bool) -> String {
+    match (p.tcp(Way::Forward, one), p.tcp(Way::Back, one)) {
+        (None, None) => "-".into(),
+        (f, b) => format!(
+            "{}/{}",
+            f.map_or("-".into(), |t| format!("{:.0}", t.mbit_per_s)),
+            b.map_or("-".into(), |t| format!("{:.0}", t.mbit_per_s))
+        ),
+    }
+}
+
+/// One row's cells.
+fn cells(p: &PairResult, streams: u32) -> Vec<String> {
+    let mut row = vec![p.link.clone(), format!("{}-{}", p.a.node, p.b.node)];
+    if !p.status.measured() {
+        row.push(format!(
+            "{}{}",
+            p.status.word(),
+            p.detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        ));
+        return row;
+    }
+    match &p.latency {
+        Some(l) => row.extend([
+            ms(l.p50_ms),
+            ms(l.p99_ms),
+            ms(l.max_ms),
+            ms(l.jitter_ms),
+            format!("{:.1}", l.loss_percent()),
+        ]),
+        None => row.extend(std::iter::repeat_n("-".to_string(), 5)),
+    }
+    row.push(format!("{}/{}", opt(p.a.mtu), opt(p.b.mtu)));
+    row.push(match &p.path_mtu {
+        Some(m) => format!("{}/{}", opt(m.forward), opt(m.back)),
+        None => "-".into(),
+    });
+    row.push(mbit(p, true));
+    row.push(if streams > 1 {
+        mbit(p, false)
+    } else {
+        "-".into()
+    });
+    let flags = if p.hints.is_empty() { "" } else { "!" };
+    row.push(flags.into());
+    row
+}
+
+/// The matrix, its hints, and the nodes' knet statistics.
+pub fn text(report: &NetReport) -> String {
+    let s = &report.settings;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "NETWORK {}: {} nodes, {} links; {} probes per pair at {}/s{}",
+        report.cluster.as_deref().unwrap_or("(no cluster name)"),
+        report.nodes.len(),
+        report.links.len(),
+        s.count,
+        s.rate_pps,
+        if s.throughput {
+            format!(", TCP {} s per run, 1 and {} streams", s.seconds, s.streams)
+        } else {
+            String::new()
+        }
+    );
+    let head: Vec<String> = [
+        "LINK",
+        "PAIR",
+        "RTT p50",
+        "p99",
+        "max ms",
+        "JITTER",
+        "LOSS %",
+        "MTU a/b",
+        "PATH MTU ->/<-",
+        "TCP 1 ->/<-",
+        &format!("TCP {} ->/<-", s.streams),
+        "",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = report.pairs.iter().map(|p| cells(p, s.streams)).collect();
+    let mut widths: Vec<usize> = head.iter().map(String::len).collect();
+    for r in rows.iter().filter(|r| r.len() == head.len()) {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    for r in rows.iter().filter(|r| r.len() <= 2) {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |row: &[String]| -> String {
+        let mut l = String::new();
+        for (i, c) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                l.push_str(c);
+            } else {
+                let _ = write!(l, "{:<w$}  ", c, w = widths[i]);
+            }
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    out.push_str(&line(&head));
+    for (r, p) in rows.iter().zip(&report.pairs) {
+        let mut r = r.clone();
+        if r.len() < head.len() && p.status.measured() {
+            r.resize(head.len(), String::new());
+        }
+        out.push_str(&line(&r));
+    }
+    out.push_str(
+        "(ms: round trips of UDP datagrams; MTU a/b: both ends' interfaces; PATH MTU: largest IP packet that crossed with DF set, a->b/b->a; TCP: Mbit/s a->b/b->a)\n",
+    );
+    let pair_hints: Vec<String> = report
+        .pairs
+        .iter()
+        .flat_map(|p| {
+            p.hints
+                .iter()
+                .map(move |h| format!("{}: {h}", p.instance()))
+        })
+        .collect();
+    if !report.hints.is_empty() || !pair_hints.is_empty() {
+        out.push_str("\nHINTS\n");
+        for h in report.hints.iter().chain(&pair_hints) {
+            let _ = writeln!(out, "  {h}");
+        }
+    }
+    let skipped: Vec<String> = report
+        .pairs
+        .iter()
+        .filter(|_| s.throughput)
+        .filter_map(|p| {
+            p.throughput_skipped
+                .as_ref()
+                .map(|w| format!("{}: {w}", p.link))
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str("\nNO THROUGHPUT\n");
+        for w in skipped {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    let down: Vec<_> = report
+        .nodes
+        .iter()
+        .filter(|n| !n.status.answered())
+        .collect();
+    if !down.is_empty() {
+        out.push_str("\nNODES\n");
+        for n in down {
+            let _ = writeln!(
+                out,
+                "  {}: {}: {}",
+                n.name,
+                n.status.word(),
+                n.detail.as_deref().unwrap_or("")
+            );
+        }
+    }
+    let knet: Vec<_> = report
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n, n.knet.as_ref()?)))
+        .collect();
+    if !knet.is_empty() {
+        out.push_str("\nKNET (corosync-cmapctl -m stats, as each node sees its links)\n");
+        for (n, k) in knet {
+            for l in &k.links {
+                let _ = writeln!(
+                    out,
+                    "  {} -> node {} link {}: {}, latency ave/max {}/{} us, down {} times, mtu {}",
+                    n.name,
+                    l.node_id,
+                    l.link,
+                    match l.connected {
+                        Some(true) => "connected",
+                        Some(false) => "NOT connected",
+                        None => "?",
+                    },
+                    opt(l.latency_ave_us),
+                    opt(l.latency_max_us),
+                    opt(l.down_count),
+                    opt(l.mtu)
+                );
+            }
+        }
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// The CSV header.
+pub const CSV_HEADER: [&str; 22] = [
+    "link",
+    "kind",
+    "a",
+    "b",
+    "a_address",
+    "b_address",
+    "status",
+    "rtt_p50_ms",
+    "rtt_p99_ms",
+    "rtt_max_ms",
+    "jitter_ms",
+    "loss_percent",
+    "a_mtu",
+    "b_mtu",
+    "path_mtu_forward",
+    "path_mtu_back",
+    "tcp_1_forward_mbit_per_s",
+    "tcp_1_back_mbit_per_s",
+    "tcp_n_forward_mbit_per_s",
+    "tcp_n_back_mbit_per_s",
+    "tcp_n_streams",
+    "hints",
+];
+
+/// One row per link and pair.
+pub fn csv(report: &NetReport) -> String {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(CSV_HEADER);
+    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let int = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    for p in &report.pairs {
+        let l = p.latency.as_ref();
+        let m = p.path_mtu.as_ref();
+        let t = |way, one| p.tcp(way, one).map(|t| t.mbit_per_s);
+        let record = vec![
+            p.link.clone(),
+            p.kind.word().into(),
+            p.a.node.clone(),
+            p.b.node.clone(),
+            p.a.address.map(|a| a.to_string()).unwrap_or_default(),
+            p.b.address.map(|a| a.to_string()).unwrap_or_default(),
+            p.status.word().into(),
+            num(l.map(|l| l.p50_ms)),
+            num(l.map(|l| l.p99_ms)),
+            num(l.map(|l| l.max_ms)),
+            num(l.map(|l| l.jitter_ms)),
+            num(l.map(|l| l.loss_percent())),
+            int(p.a.mtu),
+            int(p.b.mtu),
+            int(m.and_then(|m| m.forward)),
+            int(m.and_then(|m| m.back)),
+            num(t(Way::Forward, true)),
+            num(t(Way::Back, true)),
+            num(t(Way::Forward, false)),
+            num(t(Way::Back, false)),
+            p.tcp(Way::Forward, false)
+                .map(|t| t.streams.to_string())
+                .unwrap_or_default(),
+            p.hints.join("; "),
+        ];
+        let _ = w.write_record(record);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}

@@ -1,0 +1,632 @@
+//! `pveprobe cluster --net` and `pveprobe net NODE...`: each node's
+//! interfaces first (`net-info`), then every link of every pair of nodes:
+//! a responder started on one node over ssh (`net-serve`), the
+//! measurement run from the other (`net-probe`), the responder stopped by
+//! closing its ssh connection. One pair at a time unless `--parallel`.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{IpAddr, SocketAddr};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::iface::Iface;
+use super::links::{self, LinkDef, LinkKind};
+use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
+use super::serve::{DONE_PREFIX, Ready, ServeStats};
+use crate::cli::NetOptions;
+use crate::cluster::members::Node;
+use crate::cluster::remote::{self, Outcome, Ssh, Status, shell_line};
+use crate::model::net::ProbeResult;
+use crate::parse::knet::KnetStats;
+
+/// What `pveprobe net-info` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeFacts {
+    pub pveprobe_version: String,
+    pub interfaces: Vec<Iface>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knet: Option<KnetStats>,
+    /// Why knet's statistics are missing where corosync-cmapctl exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knet_error: Option<String>,
+}
+
+/// This host's facts: its interfaces and, where corosync-cmapctl exists,
+/// knet's statistics.
+pub fn facts() -> std::io::Result<NodeFacts> {
+    let (knet, knet_error) = knet_stats();
+    Ok(NodeFacts {
+        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+        interfaces: super::iface::interfaces()?,
+        knet,
+        knet_error,
+    })
+}
+
+/// `corosync-cmapctl -m stats`: knet's own per-link counters, which cost
+/// no traffic. Nothing when corosync is not installed.
+fn knet_stats() -> (Option<KnetStats>, Option<String>) {
+    let mut cmd = Command::new("corosync-cmapctl");
+    cmd.args(["-m", "stats"]);
+    match crate::child::run(&mut cmd, Duration::from_secs(5), None) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+        Err(e) => (
+            None,
+            Some(format!("corosync-cmapctl: {}", crate::error::describe(&e))),
+        ),
+        Ok(f) if !f.success() => (
+            None,
+            Some(format!(
+                "corosync-cmapctl -m stats: {} {}",
+                f.status_words(),
+                f.first_error_line()
+            )),
+        ),
+        Ok(f) => match crate::parse::knet::parse(&String::from_utf8_lossy(&f.stdout)) {
+            Ok(stats) => (Some(stats), None),
+            Err(e) => (None, Some(format!("corosync-cmapctl -m stats: {e}"))),
+        },
+    }
+}
+
+/// How the pairs are run.
+pub struct Runner<'a> {
+    pub ssh: &'a Ssh,
+    /// `--remote-command`'s words.
+    pub command: Vec<String>,
+    pub opts: &'a NetOptions,
+    pub tell: &'a (dyn Fn(&str) + Sync),
+}
+
+/// Extra seconds the node's `timeout` and our own wait allow beyond the
+/// measurement's own bound.
+const SLACK: Duration = Duration::from_secs(15);
+
+impl Runner<'_> {
+    fn line(&self, limit: Duration, args: &[String]) -> String {
+        let mut words: Vec<String> = vec![
+            "timeout".into(),
+            "-k".into(),
+            "5".into(),
+            limit.as_secs().max(1).to_string(),
+        ];
+        words.extend(self.command.iter().cloned());
+        words.extend(args.iter().cloned());
+        shell_line(&words)
+    }
+
+    /// A node's interfaces and knet statistics.
+    pub fn node_facts(&self, node: &Node) -> (NetNode, Option<NodeFacts>) {
+        let mut out = NetNode {
+            name: node.name.clone(),
+            address: node.address.clone(),
+            status: Status::Offline,
+            detail: Some("offline in pmxcfs's members list: not contacted".into()),
+            interfaces: Vec::new(),
+            knet: None,
+        };
+        if !node.contacted() {
+            return (out, None);
+        }
+        let limit = Duration::from_secs(20);
+        let run = remote::run(
+            &self.ssh.argv(node, &self.line(limit, &["net-info".into()])),
+            limit + SLACK,
+        );
+        let version = env!("CARGO_PKG_VERSION");
+        let outcome =
+            remote::classify_with(
+                &run,
+                limit,
+                version,
+                &|stdout, _| match serde_json::from_slice::<NodeFacts>(stdout) {
+                    Ok(f) if f.pveprobe_version == version => Outcome {
+                        status: Status::Ok,
+                        detail: None,
+                        result: None,
+                        raw: None,
+                    },
+                    Ok(f) => Outcome::failed(
+                        Status::Version,
+                        format!(
+                            "the node runs pveprobe {}, this is {version}",
+                            f.pveprobe_version
+                        ),
+                    ),
+                    Err(e) => {
+                        Outcome::failed(Status::BadOutput, format!("net-info said no JSON: {e}"))
+                    }
+                },
+            );
+        let facts = if outcome.status == Status::Ok {
+            serde_json::from_slice::<NodeFacts>(&run.stdout).ok()
+        } else {
+            None
+        };
+        // An older pveprobe has no net-info: it is another version.
+        let detail = match outcome.status {
+            Status::Error
+                if String::from_utf8_lossy(&run.stderr).contains("unrecognized subcommand") =>
+            {
+                out.status = Status::Version;
+                Some(format!(
+                    "the node's pveprobe has no net-info: it is another version than {version}"
+                ))
+            }
+            s => {
+                out.status = s;
+                outcome.detail
+            }
+        };
+        out.detail = detail;
+        if let Some(f) = &facts {
+            out.interfaces = f.interfaces.clone();
+            out.knet = f.knet.clone();
+            if let Some(e) = &f.knet_error {
+                out.detail = Some(e.clone());
+            }
+        }
+        (out, facts)
+    }
+
+    /// How long the measuring end may take.
+    fn probe_limit(&self, throughput: bool) -> Duration {
+        let o = self.opts;
+        let latency = f64::from(o.net_count) / f64::from(o.net_rate) + 1.0;
+        // Two binary searches of about 11 steps, each tried twice, paced.
+        let mtu = 2.0 * 12.0 * 2.0 * (0.25 + 1.0 / f64::from(o.net_rate));
+        let tcp = if throughput {
+            let runs = if o.net_streams > 1 { 4.0 } else { 2.0 };
+            runs * (f64::from(o.net_seconds) + 5.0)
+        } else {
+            0.0
+        };
+        Duration::from_secs_f64((latency + mtu + tcp).ceil()) + SLACK
+    }
+
+    /// One link between two nodes: the responder on `b`, the measurement from `a`.
+    pub fn pair(&self, link: &LinkDef, a: End, b: End, throughput: bool) -> PairResult {
+        let start = Instant::now();
+        let mut result = PairResult {
+            link: link.name.clone(),
+            kind: link.kind,
+            a,
+            b,
+            status: PairStatus::Ok,
+            detail: None,
+            latency: None,
+            path_mtu: None,
+            throughput: Vec::new(),
+            throughput_skipped: None,
+            responder: None,
+            seconds: 0.0,
+            hints: Vec::new(),
+        };
+        let (Some(addr_a), Some(addr_b)) = (result.a.address, result.b.address) else {
+            return result;
+        };
+        let node = |e: &End, address: &str| Node {
+            name: e.node.clone(),
+            address: address.to_string(),
+            id: None,
+            online: Some(true),
+        };
+        let (na, nb) = (result.a.node_address.clone(), result.b.node_address.clone());
+        let limit = self.probe_limit(throughput);
+        let lifetime = limit + SLACK + Duration::from_secs(u64::from(self.ssh.connect_timeout));
+        let o = self.opts;
+        let serve_args = vec![
+            "net-serve".to_string(),
+            "--bind".into(),
+            addr_b.to_string(),
+            "--peer".into(),
+            addr_a.to_string(),
+            "--port".into(),
+            o.port.unwrap_or(0).to_string(),
+            "--lifetime".into(),
+            lifetime.as_secs().to_string(),
+            "--max-rate".into(),
+            o.net_rate.to_string(),
+        ];
+        let serve_argv = self.ssh.argv_stdin(
+            &node(&result.b, &nb),
+            &self.line(lifetime + SLACK, &serve_args),
+            true,
+        );
+        let responder = match Responder::start(
+            &serve_argv,
+            Duration::from_secs(u64::from(self.ssh.connect_timeout)) + SLACK,
+        ) {
+            Ok(r) => r,
+            Err(why) => {
+                result.status = PairStatus::NoResponder;
+                result.detail = Some(format!("{}: {why}", result.b.node));
+                result.seconds = start.elapsed().as_secs_f64();
+                return result;
+            }
+        };
+        result.b.dev = result.b.dev.take().or(responder.ready.dev.clone());
+        result.b.mtu = result.b.mtu.or(responder.ready.mtu);
+        let mut probe_args = vec![
+            "net-probe".to_string(),
+            "--from".into(),
+            addr_a.to_string(),
+            "--to".into(),
+            SocketAddr::new(addr_b, responder.ready.port).to_string(),
+            "--count".into(),
+            o.net_count.to_string(),
+            "--rate".into(),
+            o.net_rate.to_string(),
+            "--mtu".into(),
+        ];
+        if throughput {
+            probe_args.extend([
+                "--throughput-seconds".into(),
+                o.net_seconds.to_string(),
+                "--streams".into(),
+                o.net_streams.to_string(),
+            ]);
+        }
+        let run = remote::run(
+            &self
+                .ssh
+                .argv(&node(&result.a, &na), &self.line(limit, &probe_args)),
+            limit + SLACK,
+        );
+        let version = env!("CARGO_PKG_VERSION");
+        let outcome =
+            remote::classify_with(
+                &run,
+                limit,
+                version,
+                &|stdout, _| match serde_json::from_slice::<ProbeResult>(stdout) {
+                    Ok(_) => Outcome {
+                        status: Status::Ok,
+                        detail: None,
+                        result: None,
+                        raw: None,
+                    },
+                    Err(e) => {
+                        Outcome::failed(Status::BadOutput, format!("net-probe said no JSON: {e}"))
+                    }
+                },
+            );
+        result.responder = responder.stop();
+        if outcome.status != Status::Ok {
+            result.status = PairStatus::Failed;
+            result.detail = Some(format!(
+                "{} ({}): {}",
+                result.a.node,
+                outcome.status.word(),
+                outcome.detail.unwrap_or_default()
+            ));
+        } else if let Ok(probe) = serde_json::from_slice::<ProbeResult>(&run.stdout) {
+            result.a.dev = result.a.dev.take().or(probe.dev.clone());
+            result.a.mtu = result.a.mtu.or(probe.mtu);
+            if probe
+                .latency
+                .as_ref()
+                .is_some_and(|l| l.sent > 0 && l.received == 0)
+            {
+                result.status = PairStatus::NoAnswer;
+                result.detail = Some(format!(
+                    "{}'s responder answered none of {} probes",
+                    result.b.node,
+                    probe.latency.as_ref().map_or(0, |l| l.sent)
+                ));
+            } else if !probe.errors.is_empty() {
+                result.status = PairStatus::Partial;
+                result.detail = Some(probe.errors.join("; "));
+            }
+            result.latency = probe.latency;
+            result.path_mtu = probe.path_mtu;
+            result.throughput = probe.throughput;
+        }
+        result.seconds = start.elapsed().as_secs_f64();
+        result
+    }
+}
+
+/// A running `net-serve` on a node, through its ssh.
+struct Responder {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    ready: Ready,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Responder {
+    /// Starts it and waits for its ready line.
+    fn start(argv: &[std::ffi::OsString], wait: Duration) -> Result<Responder, String> {
+        let (program, args) = argv.split_first().ok_or("no command")?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {}", crate::error::describe(&e)))?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let deadline = Instant::now() + wait;
+        let failed =
+            |mut child: Child, stderr: std::thread::JoinHandle<String>, why: &str| -> String {
+                let _ = child.kill();
+                let _ = child.wait();
+                let said = stderr.join().unwrap_or_default();
+                match said.lines().rev().find(|l| !l.trim().is_empty()) {
+                    Some(l) => format!("{why}: {}", l.trim()),
+                    None => why.to_string(),
+                }
+            };
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(ready) = Ready::parse(&line) {
+                        return Ok(Responder {
+                            child,
+                            lines,
+                            ready,
+                            stderr,
+                        });
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(failed(
+                        child,
+                        stderr,
+                        &format!(
+                            "the responder was not ready within {:.0} s",
+                            wait.as_secs_f64()
+                        ),
+                    ));
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(failed(child, stderr, "the responder did not start"));
+                }
+            }
+        }
+    }
+
+    /// Closes its stdin (it exits, and its ssh with it) and reads what it counted.
+    fn stop(mut self) -> Option<ServeStats> {
+        drop(self.child.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut stats = None;
+        while let Ok(line) = self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if let Some(json) = line.trim().strip_prefix(DONE_PREFIX) {
+                stats = serde_json::from_str(json.trim()).ok();
+                break;
+            }
+        }
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        drop(self.stderr);
+        stats
+    }
+}
+
+/// The node's end of a link, before measuring.
+pub fn end_of(
+    link: &LinkDef,
+    node: &Node,
+    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    facts: Option<&NodeFacts>,
+) -> (End, Option<String>) {
+    let ifaces = facts.map(|f| f.interfaces.as_slice());
+    let mut end = End {
+        node: node.name.clone(),
+        node_address: node.address.clone(),
+        ..End::default()
+    };
+    match links::address(link, &node.name, corosync, ifaces) {
+        Ok(ip) => {
+            end.address = Some(ip);
+            if let Some(i) = ifaces.and_then(|i| super::iface::holding(i, ip)) {
+                end.dev = Some(i.name.clone());
+                end.mtu = i.mtu;
+            }
+            (end, None)
+        }
+        Err(why) => (end, Some(why)),
+    }
+}
+
+/// The corosync addresses of a node (all its links).
+pub fn corosync_addresses(
+    node: &str,
+    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+) -> Vec<IpAddr> {
+    corosync
+        .and_then(|c| c.node(node))
+        .map(|n| {
+            n.addresses
+                .values()
+                .filter_map(|a| a.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Each node's interfaces (`net-info`), in order.
+pub fn gather(runner: &Runner, nodes: &[Node]) -> (Vec<NetNode>, Vec<Option<NodeFacts>>) {
+    nodes
+        .iter()
+        .map(|node| {
+            let (n, f) = runner.node_facts(node);
+            (runner.tell)(&format!("{}: {}", node.name, n.status.word()));
+            (n, f)
+        })
+        .unzip()
+}
+
+/// Measures every link of every pair; `nodes` are those chosen, in order,
+/// with what [`gather`] found. Also the cluster-wide hints.
+pub fn measure(
+    runner: &Runner,
+    nodes: &[Node],
+    net_nodes: &[NetNode],
+    facts: &[Option<NodeFacts>],
+    link_defs: &[LinkDef],
+    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    parallel: bool,
+) -> (Vec<PairResult>, Vec<String>) {
+    let tell = runner.tell;
+    let mut hints = Vec::new();
+    // Corosync sharing an interface or subnet with bulk traffic.
+    for (i, node) in nodes.iter().enumerate() {
+        let Some(f) = &facts[i] else { continue };
+        let coro = corosync_addresses(&node.name, corosync);
+        for link in link_defs.iter().filter(|l| l.kind.is_bulk()) {
+            if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
+                && let Some(how) = links::shares_with(ip, &coro, &f.interfaces)
+            {
+                hints.push(format!(
+                    "{}: corosync shares {how} with {} traffic ({}); the PVE docs want corosync on a network of its own",
+                    node.name,
+                    link.kind.word(),
+                    link.name
+                ));
+            }
+        }
+    }
+    let mut jobs = Vec::new();
+    for link in link_defs {
+        for i in 0..nodes.len() {
+            for j in i + 1..nodes.len() {
+                jobs.push((link, i, j));
+            }
+        }
+    }
+    let total = jobs.len();
+    let one = |(k, (link, i, j)): (usize, &(&LinkDef, usize, usize))| -> PairResult {
+        let (link, i, j) = (*link, *i, *j);
+        let (a, why_a) = end_of(link, &nodes[i], corosync, facts[i].as_ref());
+        let (b, why_b) = end_of(link, &nodes[j], corosync, facts[j].as_ref());
+        let down = [(i, &a), (j, &b)]
+            .into_iter()
+            .find(|(x, _)| !net_nodes[*x].status.answered())
+            .map(|(x, e)| format!("{} {}", e.node, net_nodes[x].status.word()));
+        let throughput = runner.opts.net_throughput && link.kind != LinkKind::Corosync;
+        let mut r = PairResult {
+            link: link.name.clone(),
+            kind: link.kind,
+            a: a.clone(),
+            b: b.clone(),
+            status: PairStatus::NotOnLink,
+            detail: None,
+            latency: None,
+            path_mtu: None,
+            throughput: Vec::new(),
+            throughput_skipped: None,
+            responder: None,
+            seconds: 0.0,
+            hints: Vec::new(),
+        };
+        if let Some(why) = down {
+            r.status = PairStatus::NodeDown;
+            r.detail = Some(why);
+        } else if let Some(why) = why_a.or(why_b) {
+            r.detail = Some(why);
+        } else {
+            tell(&format!(
+                "{} {}-{}: measuring ({} of {total})",
+                link.name,
+                a.node,
+                b.node,
+                k + 1
+            ));
+            r = runner.pair(link, a, b, throughput);
+        }
+        if r.status.measured() {
+            if link.kind == LinkKind::Corosync {
+                r.throughput_skipped = Some("corosync link: latency and MTU probes only".into());
+            } else if !runner.opts.net_throughput {
+                r.throughput_skipped = Some("not asked (--net-throughput)".into());
+            }
+        }
+        r.hints = r.hints_of();
+        r
+    };
+    let pairs = if parallel {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .enumerate()
+                .map(|job| s.spawn(move || one(job)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a pair's thread does not panic"))
+                .collect()
+        })
+    } else {
+        jobs.iter().enumerate().map(one).collect()
+    };
+    (pairs, hints)
+}
+
+/// Whether `--parallel --net-throughput` is refused: a throughput link
+/// that shares an interface with corosync on some node.
+pub fn parallel_throughput_refused(
+    nodes: &[Node],
+    facts: &[Option<NodeFacts>],
+    link_defs: &[LinkDef],
+    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+) -> Option<String> {
+    for (node, f) in nodes.iter().zip(facts) {
+        let Some(f) = f else { continue };
+        let coro = corosync_addresses(&node.name, corosync);
+        for link in link_defs.iter().filter(|l| l.kind.is_bulk()) {
+            if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
+                && let Some(how) = links::shares_with(ip, &coro, &f.interfaces)
+            {
+                return Some(format!(
+                    "{} on {}: corosync shares {how}",
+                    link.name, node.name
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The run's settings, as the report records them.
+pub fn settings(opts: &NetOptions, parallel: bool) -> NetSettings {
+    NetSettings {
+        count: opts.net_count,
+        rate_pps: opts.net_rate,
+        throughput: opts.net_throughput,
+        seconds: opts.net_seconds,
+        streams: opts.net_streams,
+        parallel,
+        port: opts.port,
+    }
+}

@@ -1,0 +1,390 @@
+//! `pveprobe net-serve`: the far end of a link's measurement. Bound to the
+//! link's address only, it answers latency and path-MTU datagrams and
+//! takes or sends TCP streams, for one peer address only, at a bounded
+//! packet rate, and exits on its own: when its stdin ends (the ssh
+//! connection that started it closed), when told to stop, or after a
+//! hard lifetime. Nothing is installed and nothing keeps running.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::sockopt;
+use super::wire::{self, Direction, Kind, Msg};
+
+/// The longest a responder may be asked to live.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(3600);
+/// The longest one TCP stream may be asked to send for.
+pub const MAX_STREAM: Duration = Duration::from_secs(120);
+
+/// What the responder is told.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The link's address on this node: nothing else is bound.
+    pub bind: IpAddr,
+    /// 0: any free port (the same number for UDP and TCP).
+    pub port: u16,
+    /// The only address answered.
+    pub peer: IpAddr,
+    /// Exits after this long, whatever else happens.
+    pub lifetime: Duration,
+    /// Datagrams answered per second at most; more are read and dropped.
+    pub max_pps: u32,
+}
+
+/// What it says when it is ready, on one line of stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ready {
+    pub port: u16,
+    /// The bound address's interface and its MTU.
+    pub dev: Option<String>,
+    pub mtu: Option<u32>,
+}
+
+pub const READY_PREFIX: &str = "pveprobe-net-serve ready";
+pub const DONE_PREFIX: &str = "pveprobe-net-serve done";
+
+impl Ready {
+    pub fn line(&self) -> String {
+        format!(
+            "{READY_PREFIX} port={} dev={} mtu={}",
+            self.port,
+            self.dev.as_deref().unwrap_or("-"),
+            self.mtu.map_or("-".into(), |m| m.to_string())
+        )
+    }
+
+    /// `None` for any other line.
+    pub fn parse(line: &str) -> Option<Ready> {
+        let rest = line.trim().strip_prefix(READY_PREFIX)?;
+        let mut ready = Ready {
+            port: 0,
+            dev: None,
+            mtu: None,
+        };
+        for word in rest.split_whitespace() {
+            let (k, v) = word.split_once('=')?;
+            match (k, v) {
+                (_, "-") => {}
+                ("port", v) => ready.port = v.parse().ok()?,
+                ("dev", v) => ready.dev = Some(v.to_string()),
+                ("mtu", v) => ready.mtu = Some(v.parse().ok()?),
+                _ => {}
+            }
+        }
+        (ready.port != 0).then_some(ready)
+    }
+}
+
+/// What it did, on its last line of stdout (`done` and JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServeStats {
+    /// Datagrams from the peer.
+    pub datagrams: u64,
+    /// Of them, answered.
+    pub answered: u64,
+    /// Of them, dropped over the packet rate.
+    pub over_rate: u64,
+    /// The most datagrams from the peer in any one second.
+    pub peak_per_second: u64,
+    /// Datagrams and connections from other addresses (ignored, closed).
+    pub strangers: u64,
+    pub streams: u64,
+    /// Why it stopped: `stdin closed`, `lifetime`, `stopped`.
+    pub ended: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot bind {addr}: {}", crate::error::describe(source))]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot find a free port for both UDP and TCP on {0}")]
+    NoPort(IpAddr),
+    #[error("{0}")]
+    Socket(std::io::Error),
+}
+
+/// Binds TCP and UDP on the same port of `bind`.
+fn bind_both(bind: IpAddr, port: u16) -> Result<(TcpListener, UdpSocket), ServeError> {
+    for _ in 0..20 {
+        let tcp_addr = SocketAddr::new(bind, port);
+        let tcp = TcpListener::bind(tcp_addr).map_err(|source| ServeError::Bind {
+            addr: tcp_addr,
+            source,
+        })?;
+        let chosen = tcp.local_addr().map_err(ServeError::Socket)?.port();
+        let udp_addr = SocketAddr::new(bind, chosen);
+        match UdpSocket::bind(udp_addr) {
+            Ok(udp) => return Ok((tcp, udp)),
+            Err(e) if port == 0 && e.kind() == std::io::ErrorKind::AddrInUse => continue,
+            Err(source) => {
+                return Err(ServeError::Bind {
+                    addr: udp_addr,
+                    source,
+                });
+            }
+        }
+    }
+    Err(ServeError::NoPort(bind))
+}
+
+/// Serves until `stop` is set or the lifetime ends; `ready` is called
+/// once the sockets are bound.
+pub fn serve(
+    opts: &ServeOptions,
+    stop: &Arc<AtomicBool>,
+    ready: impl FnOnce(&Ready),
+) -> Result<ServeStats, ServeError> {
+    let (tcp, udp) = bind_both(opts.bind, opts.port)?;
+    let port = udp.local_addr().map_err(ServeError::Socket)?.port();
+    sockopt::set_dont_fragment(&udp, opts.bind).map_err(ServeError::Socket)?;
+    udp.set_read_timeout(Some(Duration::from_millis(50)))
+        .map_err(ServeError::Socket)?;
+    tcp.set_nonblocking(true).map_err(ServeError::Socket)?;
+    let ifaces = super::iface::interfaces().unwrap_or_default();
+    let iface = super::iface::holding(&ifaces, opts.bind);
+    let own_mtu = iface.and_then(|i| i.mtu).unwrap_or(0);
+    ready(&Ready {
+        port,
+        dev: iface.map(|i| i.name.clone()),
+        mtu: iface.and_then(|i| i.mtu),
+    });
+
+    let deadline = Instant::now() + opts.lifetime.min(MAX_LIFETIME);
+    let strangers = Arc::new(AtomicU64::new(0));
+    let streams = Arc::new(AtomicU64::new(0));
+    let mut stats = ServeStats::default();
+    std::thread::scope(|s| {
+        s.spawn(|| accept_loop(&tcp, opts.peer, stop, deadline, &strangers, &streams));
+        stats = datagram_loop(&udp, opts, own_mtu, stop, deadline, &strangers);
+        stop.store(true, Ordering::SeqCst);
+    });
+    stats.strangers = strangers.load(Ordering::SeqCst);
+    stats.streams = streams.load(Ordering::SeqCst);
+    Ok(stats)
+}
+
+fn datagram_loop(
+    udp: &UdpSocket,
+    opts: &ServeOptions,
+    own_mtu: u32,
+    stop: &AtomicBool,
+    deadline: Instant,
+    strangers: &AtomicU64,
+) -> ServeStats {
+    let mut stats = ServeStats::default();
+    let mut buf = vec![0u8; wire::MAX_DATAGRAM];
+    let mut second = Instant::now();
+    let mut this_second = 0u64;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            stats.ended = "stopped".into();
+            break;
+        }
+        if Instant::now() >= deadline {
+            stats.ended = "lifetime".into();
+            break;
+        }
+        let (n, from) = match udp.recv_from(&mut buf) {
+            Ok(got) => got,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue;
+            }
+            // An ICMP error of an earlier send (a too-big answer): go on.
+            Err(_) => continue,
+        };
+        if from.ip() != opts.peer {
+            strangers.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        stats.datagrams += 1;
+        if second.elapsed() >= Duration::from_secs(1) {
+            second = Instant::now();
+            this_second = 0;
+        }
+        this_second += 1;
+        stats.peak_per_second = stats.peak_per_second.max(this_second);
+        if this_second > u64::from(opts.max_pps) {
+            stats.over_rate += 1;
+            continue;
+        }
+        let Some(msg) = Msg::decode(&buf[..n]) else {
+            continue;
+        };
+        let answer = match msg.kind {
+            Kind::Echo => Some((
+                Msg {
+                    kind: Kind::EchoReply,
+                    ..msg
+                },
+                n,
+            )),
+            Kind::MtuProbe => Some((
+                Msg {
+                    kind: Kind::MtuAck,
+                    size: n as u32,
+                    ..msg
+                },
+                wire::HEADER,
+            )),
+            Kind::MtuAsk => Some((
+                Msg {
+                    kind: Kind::MtuBack,
+                    ..msg
+                },
+                (msg.size as usize).clamp(wire::HEADER, wire::MAX_DATAGRAM - 100),
+            )),
+            _ => None,
+        };
+        let Some((reply, len)) = answer else { continue };
+        match udp.send_to(&reply.encode(len), from) {
+            Ok(_) => stats.answered += 1,
+            Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
+                // Too big for this end's own interface: say so, with its MTU.
+                let too_big = Msg {
+                    kind: Kind::MtuTooBig,
+                    seq: msg.seq,
+                    size: own_mtu,
+                };
+                if udp.send_to(&too_big.encode(wire::HEADER), from).is_ok() {
+                    stats.answered += 1;
+                }
+            }
+            Err(_) => {}
+        }
+    }
+    stats
+}
+
+fn accept_loop(
+    tcp: &TcpListener,
+    peer: IpAddr,
+    stop: &AtomicBool,
+    deadline: Instant,
+    strangers: &AtomicU64,
+    streams: &AtomicU64,
+) {
+    std::thread::scope(|s| {
+        while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
+            match tcp.accept() {
+                Ok((conn, from)) => {
+                    if from.ip() != peer {
+                        strangers.fetch_add(1, Ordering::Relaxed);
+                        drop(conn);
+                        continue;
+                    }
+                    streams.fetch_add(1, Ordering::Relaxed);
+                    s.spawn(move || {
+                        let _ = stream(conn, stop, deadline);
+                    });
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    });
+}
+
+/// One TCP stream: reads what the probe uploads and answers with the count,
+/// or sends for the asked time.
+fn stream(mut conn: TcpStream, stop: &AtomicBool, deadline: Instant) -> std::io::Result<()> {
+    conn.set_nonblocking(false)?;
+    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+    conn.set_write_timeout(Some(Duration::from_secs(10)))?;
+    let mut header = [0u8; wire::STREAM_HEADER];
+    conn.read_exact(&mut header)?;
+    let Some((direction, millis)) = wire::parse_stream_header(&header) else {
+        return Ok(());
+    };
+    let window = Duration::from_millis(u64::from(millis)).min(MAX_STREAM);
+    let mut buf = vec![0u8; 128 << 10];
+    match direction {
+        Direction::Upload => {
+            let mut bytes = 0u64;
+            let mut first: Option<Instant> = None;
+            loop {
+                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                    return Ok(());
+                }
+                match conn.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        first.get_or_insert_with(Instant::now);
+                        bytes += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let nanos = first.map_or(0, |f| f.elapsed().as_nanos() as u64);
+            let mut reply = [0u8; wire::UPLOAD_REPLY];
+            reply[..8].copy_from_slice(&bytes.to_be_bytes());
+            reply[8..].copy_from_slice(&nanos.to_be_bytes());
+            conn.write_all(&reply)?;
+        }
+        Direction::Download => {
+            let end = Instant::now() + window;
+            while Instant::now() < end.min(deadline) && !stop.load(Ordering::Relaxed) {
+                conn.write_all(&buf)?;
+            }
+            conn.shutdown(std::net::Shutdown::Write)?;
+            // Until the probe has read it all and closes.
+            let _ = conn.read(&mut buf[..1]);
+        }
+    }
+    Ok(())
+}
+
+/// Sets `stop` when stdin ends: the ssh connection that started the
+/// responder has closed.
+pub fn stop_on_stdin_eof(stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let mut sink = [0u8; 256];
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            match stdin.read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ready_line_round_trips() {
+        let r = Ready {
+            port: 40123,
+            dev: Some("eth1".into()),
+            mtu: Some(1400),
+        };
+        assert_eq!(Ready::parse(&r.line()), Some(r));
+        let none = Ready {
+            port: 5,
+            dev: None,
+            mtu: None,
+        };
+        assert_eq!(Ready::parse(&none.line()), Some(none));
+        assert_eq!(Ready::parse("pveprobe-net-serve ready port=0"), None);
+        assert_eq!(Ready::parse("Last login: yesterday"), None);
+    }
+}

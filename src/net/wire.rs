@@ -1,0 +1,189 @@
+//! What `net-serve` and `net-probe` say to each other: "PVN1" datagrams
+//! over UDP (latency and path MTU) and a short header on each TCP stream
+//! (throughput). Plain bytes, big-endian, nothing else on the wire.
+
+use std::net::IpAddr;
+
+/// The first bytes of every message.
+pub const MAGIC: [u8; 4] = *b"PVN1";
+/// A datagram's header: magic, kind, sequence number, size.
+pub const HEADER: usize = 4 + 1 + 4 + 4;
+/// A TCP stream's header: magic, direction, milliseconds to send for.
+pub const STREAM_HEADER: usize = 4 + 1 + 4;
+/// The answer to an upload: bytes received, nanoseconds from the first
+/// byte to the end of the stream.
+pub const UPLOAD_REPLY: usize = 16;
+/// A latency probe's UDP payload: with the UDP and IPv4 headers an
+/// 84-byte packet, as `ping`'s default.
+pub const ECHO_SIZE: usize = 56;
+/// The largest datagram either end reads.
+pub const MAX_DATAGRAM: usize = 65535;
+
+/// What a datagram is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A latency probe; answered by [`Kind::EchoReply`] with its number.
+    Echo,
+    EchoReply,
+    /// A datagram of `size` bytes sent with DF set; answered by a small
+    /// [`Kind::MtuAck`] when it arrives.
+    MtuProbe,
+    MtuAck,
+    /// Asks the responder to send a [`Kind::MtuBack`] of `size` bytes with
+    /// DF set (the path the other way).
+    MtuAsk,
+    MtuBack,
+    /// The responder's own interface cannot send that size: `size` is its MTU.
+    MtuTooBig,
+}
+
+impl Kind {
+    fn byte(self) -> u8 {
+        match self {
+            Kind::Echo => b'E',
+            Kind::EchoReply => b'e',
+            Kind::MtuProbe => b'M',
+            Kind::MtuAck => b'm',
+            Kind::MtuAsk => b'R',
+            Kind::MtuBack => b'r',
+            Kind::MtuTooBig => b'x',
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Kind> {
+        Some(match b {
+            b'E' => Kind::Echo,
+            b'e' => Kind::EchoReply,
+            b'M' => Kind::MtuProbe,
+            b'm' => Kind::MtuAck,
+            b'R' => Kind::MtuAsk,
+            b'r' => Kind::MtuBack,
+            b'x' => Kind::MtuTooBig,
+            _ => return None,
+        })
+    }
+}
+
+/// One datagram's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Msg {
+    pub kind: Kind,
+    pub seq: u32,
+    pub size: u32,
+}
+
+impl Msg {
+    /// The datagram: the header, then zeros up to `len` bytes (at least the header).
+    pub fn encode(&self, len: usize) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(len.max(HEADER));
+        buf.extend_from_slice(&MAGIC);
+        buf.push(self.kind.byte());
+        buf.extend_from_slice(&self.seq.to_be_bytes());
+        buf.extend_from_slice(&self.size.to_be_bytes());
+        buf.resize(len.max(HEADER), 0);
+        buf
+    }
+
+    /// `None` for anything that is not a PVN1 datagram.
+    pub fn decode(buf: &[u8]) -> Option<Msg> {
+        if buf.len() < HEADER || buf[..4] != MAGIC {
+            return None;
+        }
+        let word = |i: usize| u32::from_be_bytes(buf[i..i + 4].try_into().unwrap());
+        Some(Msg {
+            kind: Kind::from_byte(buf[4])?,
+            seq: word(5),
+            size: word(9),
+        })
+    }
+}
+
+/// Which way a TCP stream's data flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From the probe to the responder.
+    Upload,
+    /// From the responder to the probe.
+    Download,
+}
+
+/// A TCP stream's header.
+pub fn stream_header(direction: Direction, millis: u32) -> [u8; STREAM_HEADER] {
+    let mut h = [0u8; STREAM_HEADER];
+    h[..4].copy_from_slice(&MAGIC);
+    h[4] = match direction {
+        Direction::Upload => b'U',
+        Direction::Download => b'D',
+    };
+    h[5..].copy_from_slice(&millis.to_be_bytes());
+    h
+}
+
+pub fn parse_stream_header(h: &[u8; STREAM_HEADER]) -> Option<(Direction, u32)> {
+    if h[..4] != MAGIC {
+        return None;
+    }
+    let direction = match h[4] {
+        b'U' => Direction::Upload,
+        b'D' => Direction::Download,
+        _ => return None,
+    };
+    Some((direction, u32::from_be_bytes(h[5..].try_into().unwrap())))
+}
+
+/// The IP and UDP headers' bytes in front of a datagram's payload.
+pub fn udp_overhead(ip: IpAddr) -> usize {
+    match ip {
+        IpAddr::V4(_) => 20 + 8,
+        IpAddr::V6(_) => 40 + 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datagrams_round_trip_and_strangers_are_not_read() {
+        for kind in [
+            Kind::Echo,
+            Kind::EchoReply,
+            Kind::MtuProbe,
+            Kind::MtuAck,
+            Kind::MtuAsk,
+            Kind::MtuBack,
+            Kind::MtuTooBig,
+        ] {
+            let msg = Msg {
+                kind,
+                seq: 0xdead_beef,
+                size: 1472,
+            };
+            let buf = msg.encode(1472);
+            assert_eq!(buf.len(), 1472);
+            assert_eq!(Msg::decode(&buf), Some(msg));
+        }
+        assert_eq!(
+            Msg::encode(
+                &Msg {
+                    kind: Kind::Echo,
+                    seq: 1,
+                    size: 0
+                },
+                0
+            )
+            .len(),
+            HEADER
+        );
+        assert_eq!(Msg::decode(b"PVN1E"), None, "short");
+        assert_eq!(Msg::decode(b"PVN2E\0\0\0\0\0\0\0\0"), None, "other magic");
+        assert_eq!(Msg::decode(b"PVN1Q\0\0\0\0\0\0\0\0"), None, "unknown kind");
+        let h = stream_header(Direction::Download, 3000);
+        assert_eq!(parse_stream_header(&h), Some((Direction::Download, 3000)));
+        let mut bad = h;
+        bad[4] = b'X';
+        assert_eq!(parse_stream_header(&bad), None);
+        assert_eq!(udp_overhead("10.0.0.1".parse().unwrap()), 28);
+        assert_eq!(udp_overhead("::1".parse().unwrap()), 48);
+    }
+}

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::OwnedFd;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::sockopt;
 use super::wire::{self, Direction, Kind, Msg};
@@ -161,6 +161,8 @@ fn latency(
 ) -> std::io::Result<Vec<Option<Duration>>> {
     let n = count as usize;
     let mut sent_at: Vec<Option<Instant>> = vec![None; n];
+    let mut sent_wall: Vec<Option<SystemTime>> = vec![None; n];
+    stamp_receives(sock);
     let mut rtts: Vec<Option<Duration>> = vec![None; n];
     let mut buf = vec![0u8; wire::MAX_DATAGRAM];
     let mut next = 0usize;
@@ -170,6 +172,7 @@ fn latency(
         let now = Instant::now();
         if next < n && now >= pacer.next {
             pacer.wait();
+            let wall = SystemTime::now();
             let at = Instant::now();
             let msg = Msg {
                 kind: Kind::Echo,
@@ -179,6 +182,7 @@ fn latency(
             // A failed send (an ICMP error from an earlier one) is a loss.
             if sock.send(&msg.encode(wire::ECHO_SIZE)).is_ok() {
                 sent_at[next] = Some(at);
+                sent_wall[next] = Some(wall);
             }
             last_send = at;
             next += 1;
@@ -201,13 +205,19 @@ fn latency(
                 .saturating_duration_since(now)
                 .max(Duration::from_micros(100)),
         ))?;
-        match sock.recv(&mut buf) {
-            Ok(len) => {
+        match recv_stamped(sock, &mut buf) {
+            Ok((len, stamp)) => {
                 let got = Instant::now();
                 if let Some(m) = Msg::decode(&buf[..len]).filter(|m| m.kind == Kind::EchoReply) {
                     let i = m.seq as usize;
                     if let (Some(Some(at)), Some(slot @ None)) = (sent_at.get(i), rtts.get_mut(i)) {
-                        let rtt = got - *at;
+                        // The kernel's receive time, as ping takes it: our
+                        // own wake-up is not the link's.
+                        let rtt = stamp
+                            .zip(sent_wall[i])
+                            .and_then(|(s, w)| s.duration_since(w).ok())
+                            .filter(|r| *r <= got - *at)
+                            .unwrap_or(got - *at);
                         if rtt <= ANSWER_WAIT {
                             *slot = Some(rtt);
                             answered += 1;
@@ -227,6 +237,44 @@ fn latency(
         }
     }
     Ok(rtts)
+}
+
+/// Asks the kernel for each datagram's receive time (SO_TIMESTAMPNS).
+fn stamp_receives(sock: &UdpSocket) {
+    use std::os::fd::AsFd;
+    let _ = nix::sys::socket::setsockopt(
+        &sock.as_fd(),
+        nix::sys::socket::sockopt::ReceiveTimestampns,
+        &true,
+    );
+}
+
+/// A datagram and the kernel's receive time of it, when it gave one.
+fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, Option<SystemTime>)> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg};
+    use std::os::fd::AsRawFd;
+    let mut iov = [std::io::IoSliceMut::new(buf)];
+    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec);
+    let msg = recvmsg::<SockaddrStorage>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::empty(),
+    )
+    .map_err(std::io::Error::from)?;
+    let mut stamp = None;
+    if let Ok(cmsgs) = msg.cmsgs() {
+        for c in cmsgs {
+            if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                let d = Duration::new(
+                    ts.tv_sec().max(0) as u64,
+                    ts.tv_nsec().clamp(0, 999_999_999) as u32,
+                );
+                stamp = Some(SystemTime::UNIX_EPOCH + d);
+            }
+        }
+    }
+    Ok((msg.bytes, stamp))
 }
 
 /// Whether a datagram of `ip_size` bytes (IP packet) crosses: sent with

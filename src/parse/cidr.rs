@@ -123,6 +123,20 @@ fn quote(s: &str) -> String {
     s.chars().take(QUOTED_CHARS).collect()
 }
 
+/// In JSON as it is written: `10.1.2.0/24`.
+impl serde::Serialize for Cidr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Cidr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,19 +256,5 @@ mod tests {
         assert!(!v6.contains(ip("fd00:2::1")));
         assert!(!v6.contains(ip("10.1.2.3")));
         assert!(cidr("::/0").contains(ip("2001:db8::1")));
-    }
-}
-
-/// In JSON as it is written: `10.1.2.0/24`.
-impl serde::Serialize for Cidr {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Cidr {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
     }
 }

@@ -81,8 +81,29 @@ pub fn named(who: Option<&str>, path: &Path) -> String {
     }
 }
 
+/// What kind of document a file is (a result has no `kind`).
+#[derive(serde::Deserialize)]
+struct Kind {
+    kind: Option<String>,
+}
+
 /// A result read from `path` as `text`.
 pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
+    // A network document (`cluster --net`, `net`): its figures per link and pair.
+    if let Ok(head) = serde_json::from_str::<Kind>(text)
+        && head.kind.as_deref() == Some(crate::net::report::KIND)
+    {
+        let net: crate::net::report::NetReport = parse_versioned(
+            path,
+            text,
+            |d: &crate::net::report::NetReport| d.schema_version,
+            crate::net::report::SCHEMA_VERSION,
+        )?;
+        return Ok(Input {
+            name: named(net.cluster.as_deref(), path),
+            doc: net.as_result(),
+        });
+    }
     let doc: JsonReport = parse_versioned(
         path,
         text,
@@ -197,7 +218,7 @@ pub struct Table {
 /// Every (value, key) some input has: a row each, in print order.
 fn rows_of(inputs: &[&JsonReport]) -> Vec<(&'static Value, Option<String>)> {
     let mut rows: Vec<(&'static Value, Option<String>)> = Vec::new();
-    for v in figure::values().filter(|v| v.is_number()) {
+    for v in figure::all_values().filter(|v| v.is_number()) {
         for doc in inputs {
             for r in doc.readings(v) {
                 let row = (v, r.instance.map(str::to_string));

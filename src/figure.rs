@@ -46,6 +46,12 @@ pub enum Figure {
     ZstdDecompress,
     Aes256Gcm,
     Verify,
+    NetRtt,
+    NetJitter,
+    NetLoss,
+    NetPathMtu,
+    NetTcp,
+    NetTcpStreams,
 }
 
 /// Where a figure belongs: pveperf's lines (JSON `figures`, text from
@@ -54,6 +60,9 @@ pub enum Figure {
 pub enum Group {
     Pveperf,
     Extended,
+    /// The cluster network's (`cluster --net`, `net`): per link and pair of
+    /// nodes, in the network document; no probe run has them.
+    Network,
 }
 
 /// Which way a value is better, for `compare`, `--baseline` and outliers.
@@ -104,6 +113,11 @@ pub enum Field {
     Last10s,
     /// `slowest_second.mib_per_s`: its slowest second.
     SlowestSecond,
+    /// `latency.max_us`, in ms.
+    MaxMs,
+    /// `back`: the other way of a figure measured each way (the responder
+    /// to the measuring node).
+    Back,
 }
 
 /// A way of measuring that changes what a figure means: two results that
@@ -194,8 +208,9 @@ impl Value {
             | Field::ThreadsMbPerS
             | Field::First10s
             | Field::Last10s
-            | Field::SlowestSecond => self.figure.unit(),
-            Field::P99Ms => "ms",
+            | Field::SlowestSecond
+            | Field::Back => self.figure.unit(),
+            Field::P99Ms | Field::MaxMs => "ms",
             Field::ReferencePercent | Field::PbsPercent => "%",
             Field::ThreadScaling => "ratio",
             Field::PeakJobs | Field::StopsAt => "jobs",
@@ -207,7 +222,7 @@ impl Value {
     /// derived number (a p99 in ms, a percentage, a ratio).
     pub fn format(&self, value: f64) -> String {
         match self.field {
-            Field::P99Ms => format!("{value:.3}"),
+            Field::P99Ms | Field::MaxMs => format!("{value:.3}"),
             Field::ReferencePercent | Field::PbsPercent | Field::PeakJobs | Field::StopsAt => {
                 format!("{value:.0}")
             }
@@ -735,6 +750,102 @@ const VERIFY: [Value; 4] = cpu(
     "VERIFY",
 );
 
+/// A network figure's value measured each way: the forward one (the
+/// figure's `value`, from the node measuring) and the one back.
+const fn each_way(
+    figure: Figure,
+    key: &'static str,
+    column: &'static str,
+    short: (&'static str, &'static str),
+    better: Option<Better>,
+) -> [Value; 2] {
+    let back_key = match figure {
+        F::NetPathMtu => "net_path_mtu_back",
+        F::NetTcp => "net_tcp_back",
+        _ => "net_tcp_streams_back",
+    };
+    let back_column = match figure {
+        F::NetPathMtu => "net_path_mtu_back_bytes",
+        F::NetTcp => "net_tcp_back_mbit_per_s",
+        _ => "net_tcp_streams_back_mbit_per_s",
+    };
+    [
+        main(figure, key, column, short, better, Some(Sum)),
+        more(
+            figure,
+            (back_key, back_column, " (back)"),
+            Field::Back,
+            (short.0, "back"),
+            better,
+            Some(Sum),
+        ),
+    ]
+}
+
+const NET_RTT: [Value; 3] = [
+    main(
+        F::NetRtt,
+        "net_rtt",
+        "net_rtt_p50_ms",
+        ("RTT", "ms"),
+        Some(Lower),
+        Some(Max),
+    ),
+    more(
+        F::NetRtt,
+        ("net_rtt_p99", "net_rtt_p99_ms", " (p99)"),
+        Field::P99Ms,
+        ("RTT p99", "ms"),
+        Some(Lower),
+        Some(Max),
+    ),
+    more(
+        F::NetRtt,
+        ("net_rtt_max", "net_rtt_max_ms", " (max)"),
+        Field::MaxMs,
+        ("RTT max", "ms"),
+        Some(Lower),
+        Some(Max),
+    ),
+];
+const NET_JITTER: [Value; 1] = [main(
+    F::NetJitter,
+    "net_jitter",
+    "net_jitter_ms",
+    ("JITTER", "ms"),
+    Some(Lower),
+    Some(Max),
+)];
+const NET_LOSS: [Value; 1] = [main(
+    F::NetLoss,
+    "net_loss",
+    "net_loss_percent",
+    ("LOSS", "%"),
+    Some(Lower),
+    Some(Max),
+)];
+const NET_MTU: [Value; 2] = each_way(
+    F::NetPathMtu,
+    "net_path_mtu",
+    "net_path_mtu_bytes",
+    ("PATH MTU", "bytes"),
+    None,
+);
+const NET_TCP: [Value; 2] = each_way(
+    F::NetTcp,
+    "net_tcp",
+    "net_tcp_mbit_per_s",
+    ("TCP 1", "Mbit/s"),
+    Some(Higher),
+);
+const NET_TCP_STREAMS: [Value; 2] = each_way(
+    F::NetTcpStreams,
+    "net_tcp_streams",
+    "net_tcp_streams_mbit_per_s",
+    ("TCP N", "Mbit/s"),
+    Some(Higher),
+);
+
 /// The settings that change a CPU figure: its windows scale with
 /// `--duration`, and `--cpu-threads` decides the threads' values.
 const CPU_TEST: &[Method] = &[Method::Window, Method::CpuThreads];
@@ -764,7 +875,7 @@ const fn spec(
 }
 
 impl Figure {
-    pub const ALL: [Figure; 24] = [
+    pub const ALL: [Figure; 30] = [
         F::CpuBogomips,
         F::RegexPerSecond,
         F::HdSize,
@@ -789,6 +900,22 @@ impl Figure {
         F::ZstdDecompress,
         F::Aes256Gcm,
         F::Verify,
+        F::NetRtt,
+        F::NetJitter,
+        F::NetLoss,
+        F::NetPathMtu,
+        F::NetTcp,
+        F::NetTcpStreams,
+    ];
+
+    /// The cluster network's figures (`cluster --net`, `net`), in print order.
+    pub const NETWORK: [Figure; 6] = [
+        F::NetRtt,
+        F::NetJitter,
+        F::NetLoss,
+        F::NetPathMtu,
+        F::NetTcp,
+        F::NetTcpStreams,
     ];
 
     /// PBS's CPU figures, in PBS's order.
@@ -813,8 +940,24 @@ impl Figure {
     ];
 
     pub fn spec(self) -> &'static Spec {
-        use Group::{Extended, Pveperf};
-        const SPECS: [Spec; 24] = [
+        use Group::{Extended, Network, Pveperf};
+        /// A network figure: per link and pair of nodes, the median of none
+        /// (one measurement each), `--net-count` and `--net-rate` shape the
+        /// round trips, `--net-seconds` and `--net-streams` the throughput.
+        const fn net(
+            key: &'static str,
+            label: &'static str,
+            unit: &'static str,
+            values: &'static [Value],
+            decimals: usize,
+        ) -> Spec {
+            Spec {
+                per: Some("link"),
+                decimals,
+                ..spec(key, label, unit, Network, values, &[])
+            }
+        }
+        const SPECS: [Spec; 30] = [
             spec(
                 "cpu_bogomips",
                 "CPU BOGOMIPS",
@@ -1026,6 +1169,18 @@ impl Figure {
                 CPU_TEST,
             ),
             spec("verify", "VERIFY", "MB/s", Extended, &VERIFY, CPU_TEST),
+            net("net_rtt", "NET RTT", "ms", &NET_RTT, 3),
+            net("net_jitter", "NET JITTER", "ms", &NET_JITTER, 3),
+            net("net_loss", "NET LOSS", "%", &NET_LOSS, 1),
+            net("net_path_mtu", "NET PATH MTU", "bytes", &NET_MTU, 0),
+            net("net_tcp", "NET TCP 1 STREAM", "Mbit/s", &NET_TCP, 0),
+            net(
+                "net_tcp_streams",
+                "NET TCP STREAMS",
+                "Mbit/s",
+                &NET_TCP_STREAMS,
+                0,
+            ),
         ];
         &SPECS[self as usize]
     }
@@ -1059,8 +1214,14 @@ impl Figure {
     }
 }
 
-/// Every value of every figure, in print order.
+/// Every value of every figure a probe run measures (not the network's),
+/// in print order: the CSV columns, the cluster table, the metrics.
 pub fn values() -> impl Iterator<Item = &'static Value> {
+    all_values().filter(|v| v.figure.group() != Group::Network)
+}
+
+/// Every value of every figure, the network's too: what `compare` ranks.
+pub fn all_values() -> impl Iterator<Item = &'static Value> {
     Figure::ALL.into_iter().flat_map(|f| f.spec().values)
 }
 
@@ -1088,10 +1249,17 @@ mod tests {
         assert!(Figure::PVEPERF.iter().all(|f| f.group() == Group::Pveperf));
         assert_eq!(Figure::extended().count(), 16);
         assert!(Figure::CPU_BENCH.windows(2).all(|w| w[0] < w[1]));
-        let columns: BTreeSet<_> = values().map(|v| v.column).collect();
-        let keys: BTreeSet<_> = values().map(|v| v.key).collect();
-        assert_eq!(columns.len(), values().count());
-        assert_eq!(keys.len(), values().count());
+        let columns: BTreeSet<_> = all_values().map(|v| v.column).collect();
+        let keys: BTreeSet<_> = all_values().map(|v| v.key).collect();
+        assert_eq!(columns.len(), all_values().count());
+        assert_eq!(keys.len(), all_values().count());
+        assert!(
+            Figure::NETWORK
+                .iter()
+                .all(|f| f.group() == Group::Network && f.spec().per == Some("link"))
+        );
+        assert!(values().all(|v| v.figure.group() != Group::Network));
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 6..], &Figure::NETWORK);
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
             Figure::Mixed.spec().values[1].label(),
@@ -1131,11 +1299,14 @@ mod tests {
                     | Field::First10s
                     | Field::Last10s
                     | Field::SlowestSecond
+                    | Field::MaxMs
+                    | Field::Back
             )
         };
-        for v in values()
+        // A path MTU is the links' setting, not a speed: shown, compared, not ranked.
+        for v in all_values()
             .filter(measured)
-            .filter(|v| v.figure != Figure::HdSize)
+            .filter(|v| !matches!(v.figure, Figure::HdSize | Figure::NetPathMtu))
         {
             assert!(v.better.is_some(), "{} has no direction", v.column);
         }

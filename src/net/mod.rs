@@ -196,7 +196,7 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         corosync.as_ref(),
         req.parallel,
     );
-    let report = NetReport {
+    let mut report = NetReport {
         kind: report::KIND.into(),
         schema_version: report::SCHEMA_VERSION,
         pveprobe_version: env!("CARGO_PKG_VERSION").into(),
@@ -216,7 +216,9 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         pairs,
         hints,
         notes,
+        figures: Vec::new(),
     };
+    report.figures = report::figures(&report.pairs);
     let text = match req.format {
         Format::Text => render::text(&report),
         Format::Csv => render::csv(&report),

@@ -47,6 +47,7 @@ pub struct ProbeOptions {
 struct Pacer {
     interval: Duration,
     next: Instant,
+    /// Datagrams that left (a send the local interface refused is none).
     sent: u64,
 }
 
@@ -66,7 +67,6 @@ impl Pacer {
             std::thread::sleep(self.next - now);
         }
         self.next = self.next.max(now) + self.interval;
-        self.sent += 1;
     }
 }
 
@@ -181,6 +181,7 @@ fn latency(
             };
             // A failed send (an ICMP error from an earlier one) is a loss.
             if sock.send(&msg.encode(wire::ECHO_SIZE)).is_ok() {
+                pacer.sent += 1;
                 sent_at[next] = Some(at);
                 sent_wall[next] = Some(wall);
             }
@@ -306,7 +307,7 @@ fn crosses(
         };
         pacer.wait();
         match sock.send(&msg.encode(len)) {
-            Ok(_) => {}
+            Ok(_) => pacer.sent += 1,
             Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => return Err(ip_size - 1),
             Err(_) => continue,
         }
@@ -489,4 +490,122 @@ fn tcp(
         bytes,
         seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::net::serve::{self, ServeOptions, ServeStats};
+
+    /// A responder on 127.0.0.1 for `peer`, in a thread; `f` gets its port.
+    fn with_responder(peer: &str, max_pps: u32, f: impl FnOnce(u16)) -> ServeStats {
+        let stop = Arc::new(AtomicBool::new(false));
+        let opts = ServeOptions {
+            bind: "127.0.0.1".parse().unwrap(),
+            port: 0,
+            peer: peer.parse().unwrap(),
+            lifetime: Duration::from_secs(60),
+            max_pps,
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stats = std::thread::scope(|s| {
+            let stop2 = Arc::clone(&stop);
+            let h =
+                s.spawn(move || serve::serve(&opts, &stop2, |r| tx.send(r.port).unwrap()).unwrap());
+            f(rx.recv().unwrap());
+            stop.store(true, Ordering::SeqCst);
+            h.join().unwrap()
+        });
+        assert_eq!(stats.ended, "stopped");
+        stats
+    }
+
+    fn opts(port: u16, count: u32, rate: u32) -> ProbeOptions {
+        ProbeOptions {
+            from: "127.0.0.1".parse().unwrap(),
+            to: SocketAddr::new("127.0.0.1".parse().unwrap(), port),
+            count,
+            rate_pps: rate,
+            mtu: false,
+            throughput: None,
+        }
+    }
+
+    #[test]
+    fn round_trips_path_mtu_and_streams_on_loopback() {
+        let mut result = None;
+        let stats = with_responder("127.0.0.1", 100, |port| {
+            let mut o = opts(port, 20, 100);
+            o.mtu = true;
+            o.throughput = Some((Duration::from_millis(300), 2));
+            result = Some(probe(&o));
+        });
+        let r = result.unwrap();
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let l = r.latency.unwrap();
+        assert_eq!((l.sent, l.received), (20, 20));
+        assert!(
+            l.min_ms > 0.0 && l.min_ms <= l.p50_ms && l.p50_ms <= l.max_ms && l.max_ms < 1000.0
+        );
+        // lo's MTU is 65536: the largest UDP datagram crosses each way.
+        let m = r.path_mtu.unwrap();
+        assert_eq!(r.dev.as_deref(), Some("lo"));
+        assert!(m.forward.is_some_and(|f| f > 60_000), "{m:?}");
+        assert!(m.back.is_some_and(|b| b > 60_000), "{m:?}");
+        let ways: Vec<_> = r.throughput.iter().map(|t| (t.way, t.streams)).collect();
+        assert_eq!(
+            ways,
+            [
+                (Way::Forward, 1),
+                (Way::Back, 1),
+                (Way::Forward, 2),
+                (Way::Back, 2)
+            ]
+        );
+        assert!(
+            r.throughput
+                .iter()
+                .all(|t| t.bytes > 0 && t.mbit_per_s > 0.0 && t.seconds > 0.1)
+        );
+        assert_eq!(stats.streams, 6, "1 + 1 + 2 + 2 connections");
+        assert_eq!(stats.strangers, 0);
+        assert_eq!(stats.datagrams, r.datagrams, "every datagram sent arrived");
+    }
+
+    #[test]
+    fn a_stranger_gets_no_answer_and_the_rate_is_kept() {
+        // Answers only 127.0.0.2: our 127.0.0.1 is a stranger.
+        let mut result = None;
+        let stats = with_responder("127.0.0.2", 100, |port| {
+            result = Some(probe(&opts(port, 5, 100)))
+        });
+        let l = result.unwrap().latency.unwrap();
+        assert_eq!((l.sent, l.received), (5, 0));
+        assert_eq!((stats.datagrams, stats.strangers), (0, 5));
+        // 30 probes at 100/s to a responder that answers 10 a second.
+        let mut result = None;
+        let stats = with_responder("127.0.0.1", 10, |port| {
+            result = Some(probe(&opts(port, 30, 100)))
+        });
+        let l = result.unwrap().latency.unwrap();
+        assert_eq!(stats.datagrams, 30);
+        assert!(stats.answered <= 20 && stats.over_rate >= 10, "{stats:?}");
+        assert_eq!(u64::from(l.received), stats.answered);
+        assert!(stats.peak_per_second >= 11, "{stats:?}");
+    }
+
+    #[test]
+    fn the_pace_is_bounded() {
+        let mut p = Pacer::new(1000);
+        assert_eq!(p.interval, Duration::from_secs(1) / MAX_RATE);
+        let start = Instant::now();
+        for _ in 0..6 {
+            p.wait();
+        }
+        // Six slots at 100/s: five intervals at least.
+        assert!(start.elapsed() >= Duration::from_millis(50));
+    }
 }

@@ -251,8 +251,9 @@ pub fn csv(report: &NetReport) -> String {
     let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     let int = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     for p in &report.pairs {
-        let l = p.latency.as_ref();
-        let m = p.path_mtu.as_ref();
+        let measured = p.status.measured();
+        let l = p.latency.as_ref().filter(|_| measured);
+        let m = p.path_mtu.as_ref().filter(|_| measured);
         let t = |way, one| p.tcp(way, one).map(|t| t.mbit_per_s);
         let record = vec![
             p.link.clone(),
@@ -283,4 +284,128 @@ pub fn csv(report: &NetReport) -> String {
         let _ = w.write_record(record);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::links::LinkKind;
+    use crate::net::report::tests::{end, pair};
+    use crate::net::report::{KIND, NetSettings, PairStatus, SCHEMA_VERSION};
+
+    fn report() -> NetReport {
+        let mut ok = pair(
+            "corosync0",
+            LinkKind::Corosync,
+            end("pve1", "eth1", 1500),
+            end("pve2", "eth1", 1400),
+        );
+        ok.hints = ok.hints_of();
+        let mut away = pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve3", "eth2", 1500),
+        );
+        away.status = PairStatus::NotOnLink;
+        away.detail = Some("pve3 has no address in 10.2.0.0/24".into());
+        let mut fast = pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve2", "eth2", 1500),
+        );
+        fast.throughput = vec![crate::model::net::Throughput {
+            way: Way::Forward,
+            streams: 1,
+            mbit_per_s: 941.4,
+            bytes: 1,
+            seconds: 1.0,
+        }];
+        NetReport {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: "0.1.0".into(),
+            timestamp: None,
+            cluster: Some("testc".into()),
+            settings: NetSettings {
+                count: 100,
+                rate_pps: 50,
+                throughput: true,
+                seconds: 5,
+                streams: 4,
+                parallel: false,
+                port: None,
+            },
+            links: Vec::new(),
+            nodes: Vec::new(),
+            pairs: vec![ok, away, fast],
+            hints: vec![
+                "pve1: corosync shares interface eth0 with migration traffic (migration)".into(),
+            ],
+            notes: Vec::new(),
+            figures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_matrix_has_a_row_per_link_and_pair_then_the_hints() {
+        let text = text(&report());
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("NETWORK testc: 0 nodes"), "{text}");
+        assert!(
+            lines[1].starts_with("LINK") && lines[1].contains("TCP 4 ->/<-"),
+            "{text}"
+        );
+        let row = lines[2];
+        assert!(row.starts_with("corosync0  pve1-pve2"), "{row}");
+        for cell in [
+            "0.050",
+            "0.100",
+            "0.200",
+            "0.010",
+            "0.0",
+            "1500/1400",
+            "1500/1500",
+            "!",
+        ] {
+            assert!(row.split_whitespace().any(|c| c == cell), "{cell} in {row}");
+        }
+        assert!(
+            lines[3].contains("pve1-pve3") && lines[3].contains("not on link: pve3 has no address"),
+            "{text}"
+        );
+        assert!(lines[4].contains("941/-"), "{text}");
+        let hints = text.split("HINTS\n").nth(1).unwrap();
+        assert!(
+            hints.starts_with("  pve1: corosync shares interface eth0"),
+            "{text}"
+        );
+        assert!(
+            hints.contains("corosync0 pve1-pve2: MTU mismatch"),
+            "{text}"
+        );
+        assert!(
+            text.contains("NO THROUGHPUT") || !text.contains("corosync0: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn csv_is_a_row_per_link_and_pair() {
+        let text = csv(&report());
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(r.headers().unwrap().len(), CSV_HEADER.len());
+        let rows: Vec<Vec<String>> = r
+            .records()
+            .map(|r| r.unwrap().iter().map(str::to_string).collect())
+            .collect();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(&rows[0][0..4], ["corosync0", "corosync", "pve1", "pve2"]);
+        assert_eq!(&rows[0][12..16], ["1500", "1400", "1500", "1500"]);
+        assert!(rows[0][21].contains("MTU mismatch"));
+        assert_eq!(&rows[1][6], "not on link");
+        assert_eq!(&rows[1][7], "", "no figures of a pair not measured");
+        assert_eq!(&rows[2][16], "941.4");
+    }
 }

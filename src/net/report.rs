@@ -10,8 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::iface::Iface;
 use super::links::{LinkDef, LinkKind};
 use super::serve::ServeStats;
+use crate::figure::Figure;
+use crate::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
 use crate::parse::knet::KnetStats;
+use crate::report::json::{JsonReport, XFigure};
 
 /// The network document's version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -252,6 +255,9 @@ pub struct NetReport {
     /// What was not measured and why (a link with no pair, a missing file).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Every figure of every measured pair, as results carry them
+    /// (`instance`: `LINK A-B`), for `compare`.
+    pub figures: Vec<XFigure>,
 }
 
 impl NetReport {
@@ -269,6 +275,324 @@ impl NetReport {
             Exit::NotMeasured
         } else {
             Exit::Ok
+        }
+    }
+}
+
+/// The figures of the pairs that were measured, as every result carries
+/// them (`key`, `instance` = `LINK A-B`, `value`, `back`): what `compare`
+/// ranks.
+pub fn figures(pairs: &[PairResult]) -> Vec<XFigure> {
+    let mut out = Vec::new();
+    let entry = |figure: Figure, p: &PairResult, value: f64| XFigure {
+        key: figure.key().into(),
+        instance: Some(p.instance()),
+        label: figure.label().into(),
+        unit: figure.unit().into(),
+        value,
+        ..XFigure::default()
+    };
+    for figure in Figure::NETWORK {
+        for p in pairs.iter().filter(|p| p.status.measured()) {
+            let fig = match figure {
+                Figure::NetRtt => p
+                    .latency
+                    .as_ref()
+                    .filter(|l| l.received > 0)
+                    .map(|l| XFigure {
+                        latency: Some(LatencySummary {
+                            count: u64::from(l.received),
+                            mean_us: l.mean_ms * 1000.0,
+                            p50_us: l.p50_ms * 1000.0,
+                            p90_us: l.p90_ms * 1000.0,
+                            p99_us: l.p99_ms * 1000.0,
+                            p99_9_us: None,
+                            max_us: l.max_ms * 1000.0,
+                        }),
+                        ..entry(figure, p, l.p50_ms)
+                    }),
+                Figure::NetJitter => p
+                    .latency
+                    .as_ref()
+                    .filter(|l| l.received > 1)
+                    .map(|l| entry(figure, p, l.jitter_ms)),
+                Figure::NetLoss => p
+                    .latency
+                    .as_ref()
+                    .filter(|l| l.sent > 0)
+                    .map(|l| entry(figure, p, l.loss_percent())),
+                Figure::NetPathMtu => p.path_mtu.as_ref().and_then(|m| {
+                    Some(XFigure {
+                        back: m.back.map(f64::from),
+                        ..entry(figure, p, f64::from(m.forward?))
+                    })
+                }),
+                Figure::NetTcp | Figure::NetTcpStreams => {
+                    let one = figure == Figure::NetTcp;
+                    p.tcp(Way::Forward, one).map(|f| XFigure {
+                        back: p.tcp(Way::Back, one).map(|b| b.mbit_per_s),
+                        ..entry(figure, p, f.mbit_per_s)
+                    })
+                }
+                _ => None,
+            };
+            out.extend(fig);
+        }
+    }
+    out
+}
+
+impl NetReport {
+    /// As a result `compare` reads: the network's figures, named after
+    /// the cluster.
+    pub fn as_result(&self) -> JsonReport {
+        JsonReport {
+            schema_version: crate::report::json::SCHEMA_VERSION,
+            pveprobe_version: self.pveprobe_version.clone(),
+            timestamp: self.timestamp.clone(),
+            path: format!(
+                "network of {}",
+                self.cluster.as_deref().unwrap_or("the nodes")
+            ),
+            settings: Default::default(),
+            host: crate::model::host::HostInfo {
+                hostname: self.cluster.clone(),
+                ..Default::default()
+            },
+            filesystem: None,
+            figures: Default::default(),
+            storage: None,
+            extended: self.figures.clone(),
+            not_measured: Vec::new(),
+            notes: self.notes.clone(),
+            interrupted_by_signal: None,
+            left_behind: Vec::new(),
+            waited_for_probe: None,
+            pve_storage: None,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::net::Rtt;
+
+    pub(crate) fn end(node: &str, dev: &str, mtu: u32) -> End {
+        End {
+            node: node.into(),
+            node_address: String::new(),
+            address: Some("10.0.0.1".parse().unwrap()),
+            dev: Some(dev.into()),
+            mtu: Some(mtu),
+        }
+    }
+
+    pub(crate) fn rtt(p50: f64, p99: f64, jitter: f64, received: u32) -> Rtt {
+        Rtt {
+            sent: 100,
+            received,
+            rate_pps: 50,
+            min_ms: p50 / 2.0,
+            mean_ms: p50,
+            p50_ms: p50,
+            p90_ms: p99,
+            p99_ms: p99,
+            max_ms: p99 * 2.0,
+            jitter_ms: jitter,
+        }
+    }
+
+    pub(crate) fn pair(link: &str, kind: LinkKind, a: End, b: End) -> PairResult {
+        PairResult {
+            link: link.into(),
+            kind,
+            a,
+            b,
+            status: PairStatus::Ok,
+            detail: None,
+            latency: Some(rtt(0.05, 0.1, 0.01, 100)),
+            path_mtu: Some(PathMtu {
+                forward: Some(1500),
+                back: Some(1500),
+                tried_up_to: 1500,
+            }),
+            throughput: Vec::new(),
+            throughput_skipped: None,
+            responder: None,
+            seconds: 1.0,
+            hints: Vec::new(),
+        }
+    }
+
+    fn tcp(way: Way, streams: u32, mbit: f64) -> Throughput {
+        Throughput {
+            way,
+            streams,
+            mbit_per_s: mbit,
+            bytes: 1,
+            seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn hints_follow_the_pve_docs_figures() {
+        let ok = pair(
+            "corosync0",
+            LinkKind::Corosync,
+            end("a", "eth1", 1500),
+            end("b", "eth1", 1500),
+        );
+        assert!(ok.hints_of().is_empty(), "{:?}", ok.hints_of());
+        let mut slow = ok.clone();
+        slow.latency = Some(rtt(4.0, 6.0, 1.5, 97));
+        let h = slow.hints_of();
+        assert!(
+            h[0].contains("p99 6.000 ms") && h[0].contains("below 5 ms"),
+            "{h:?}"
+        );
+        assert!(h[1].contains("jitter 1.500 ms"), "{h:?}");
+        assert!(h[2].contains("3 of 100 probes lost"), "{h:?}");
+        slow.latency = Some(rtt(9.0, 12.0, 0.5, 100));
+        assert!(slow.hints_of()[0].contains("more than three nodes"));
+        // The same figures on a migration link: only the loss would count.
+        let mut migration = slow.clone();
+        migration.kind = LinkKind::Migration;
+        assert!(
+            migration.hints_of().is_empty(),
+            "{:?}",
+            migration.hints_of()
+        );
+
+        let mut mtu = pair(
+            "corosync0",
+            LinkKind::Corosync,
+            end("a", "eth1", 1500),
+            end("b", "eth1", 1400),
+        );
+        mtu.path_mtu = Some(PathMtu {
+            forward: Some(1404),
+            back: Some(1400),
+            tried_up_to: 1500,
+        });
+        let h = mtu.hints_of();
+        assert!(
+            h[0].starts_with("MTU mismatch: a eth1 has 1500, b eth1 has 1400"),
+            "{h:?}"
+        );
+        assert_eq!(h.len(), 1, "both paths carry the smaller MTU: {h:?}");
+        let mut middle = pair(
+            "x",
+            LinkKind::Named,
+            end("a", "eth1", 9000),
+            end("b", "eth1", 9000),
+        );
+        middle.path_mtu = Some(PathMtu {
+            forward: Some(1500),
+            back: None,
+            tried_up_to: 9000,
+        });
+        let h = middle.hints_of();
+        assert!(
+            h[0].contains("path MTU a->b is 1500, below the interfaces' 9000"),
+            "{h:?}"
+        );
+        assert!(h[1].contains("b->a"), "{h:?}");
+
+        let mut asym = pair(
+            "migration",
+            LinkKind::Migration,
+            end("a", "e", 1500),
+            end("b", "e", 1500),
+        );
+        asym.throughput = vec![
+            tcp(Way::Forward, 1, 940.0),
+            tcp(Way::Back, 1, 500.0),
+            tcp(Way::Forward, 4, 941.0),
+            tcp(Way::Back, 4, 900.0),
+        ];
+        let h = asym.hints_of();
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(h[0].contains("1 stream): a->b 940, b->a 500"), "{h:?}");
+    }
+
+    #[test]
+    fn figures_carry_each_pair_as_an_instance_and_compare_ranks_them() {
+        let mut p = pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve2", "eth2", 1500),
+        );
+        p.throughput = vec![tcp(Way::Forward, 1, 940.0), tcp(Way::Back, 1, 930.0)];
+        let mut down = p.clone();
+        down.b.node = "pve3".into();
+        down.status = PairStatus::NodeDown;
+        let figs = figures(&[p.clone(), down]);
+        let keys: Vec<_> = figs
+            .iter()
+            .map(|f| (f.key.as_str(), f.instance.as_deref().unwrap()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("net_rtt", "migration pve1-pve2"),
+                ("net_jitter", "migration pve1-pve2"),
+                ("net_loss", "migration pve1-pve2"),
+                ("net_path_mtu", "migration pve1-pve2"),
+                ("net_tcp", "migration pve1-pve2"),
+            ],
+            "no figure of a pair not measured, no N-stream figure without its run"
+        );
+        assert_eq!(figs[4].back, Some(930.0));
+        assert_eq!(figs[0].latency.unwrap().p99_us, 100.0);
+
+        let report = |rtt_p50: f64, mbit: f64| {
+            let mut q = p.clone();
+            q.latency = Some(rtt(rtt_p50, 0.1, 0.01, 100));
+            q.throughput = vec![tcp(Way::Forward, 1, mbit), tcp(Way::Back, 1, mbit)];
+            let r = NetReport {
+                kind: KIND.into(),
+                schema_version: SCHEMA_VERSION,
+                pveprobe_version: "0.1.0".into(),
+                timestamp: None,
+                cluster: Some("testc".into()),
+                settings: NetSettings {
+                    count: 100,
+                    rate_pps: 50,
+                    throughput: true,
+                    seconds: 5,
+                    streams: 4,
+                    parallel: false,
+                    port: None,
+                },
+                links: Vec::new(),
+                nodes: Vec::new(),
+                pairs: vec![q.clone()],
+                hints: Vec::new(),
+                notes: Vec::new(),
+                figures: figures(&[q]),
+            };
+            serde_json::to_string(&r).unwrap()
+        };
+        let before =
+            crate::compare::parse(std::path::Path::new("before.json"), &report(0.05, 940.0))
+                .unwrap();
+        let after =
+            crate::compare::parse(std::path::Path::new("after.json"), &report(0.5, 470.0)).unwrap();
+        assert_eq!(before.name, "testc (before.json)");
+        let table = crate::compare::table(&[before, after]);
+        let text = crate::compare::render_text(&table);
+        for label in ["NET RTT", "NET TCP 1 STREAM", "NET TCP 1 STREAM (back)"] {
+            let row = text
+                .lines()
+                .find(|l| {
+                    l.starts_with(label)
+                        && l.contains("migration pve1-pve2")
+                        && !l.starts_with(&format!("{label} ("))
+                })
+                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+            assert!(row.contains("worse"), "{row}");
         }
     }
 }

@@ -228,6 +228,10 @@ pub struct XFigure {
     /// SUSTAINED WRITE: its slowest second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowest_second: Option<SlowestSecond>,
+    /// A network figure measured each way: the way back (from the
+    /// responder to the measuring node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back: Option<f64>,
 }
 
 /// SUSTAINED WRITE's slowest second: which (from 0), and its MiB/s.
@@ -640,7 +644,7 @@ impl JsonReport {
                     });
                 }
             }
-            Group::Extended => {
+            Group::Extended | Group::Network => {
                 for f in self.extended.iter().filter(|f| f.key == spec.key) {
                     let (value, samples) = match v.field {
                         Field::Value => (Some(f.value), f.samples.as_slice()),
@@ -657,6 +661,8 @@ impl JsonReport {
                         Field::First10s => (f.first_10s_mib_per_s, &[][..]),
                         Field::Last10s => (f.last_10s_mib_per_s, &[][..]),
                         Field::SlowestSecond => (f.slowest_second.map(|s| s.mib_per_s), &[][..]),
+                        Field::MaxMs => (f.latency.map(|l| l.max_us / 1000.0), &[][..]),
+                        Field::Back => (f.back, &[][..]),
                         Field::Domain | Field::Verdict => (None, &[][..]),
                     };
                     if let Some(value) = value {

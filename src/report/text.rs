@@ -22,7 +22,7 @@ pub const X_VALUE_COLUMN: usize = 26;
 pub fn label(figure: Figure) -> String {
     let width = match figure.group() {
         Group::Pveperf => VALUE_COLUMN,
-        Group::Extended => X_VALUE_COLUMN,
+        Group::Extended | Group::Network => X_VALUE_COLUMN,
     };
     format!("{:<width$}", format!("{}:", figure.label()))
 }
@@ -49,6 +49,9 @@ pub fn line(report: &Report, figure: Figure) -> Option<String> {
     let value = match figure.group() {
         Group::Pveperf => pveperf_value(report, figure)?,
         Group::Extended => x_value(report, figure)?,
+        // A probe run measures no link: the network's figures are the
+        // matrix's (net::render).
+        Group::Network => return None,
     };
     Some(format!("{}{value}", label(figure)))
 }

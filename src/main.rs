@@ -27,6 +27,7 @@ fn main() -> ExitCode {
             opts: &args.net_options,
             only: Some(&args.pair_nodes),
             parallel: args.parallel,
+            dry_run: args.dry_run,
             format: args.output_format,
             output: args.output.as_deref(),
         }),

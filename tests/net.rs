@@ -183,6 +183,7 @@ fn cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc = json(&out);
+    common::validate_against(&doc, "docs/net.schema.json");
     assert_eq!(doc["kind"], "net");
     assert_eq!(
         doc["pairs"].as_array().unwrap().len(),
@@ -371,16 +372,49 @@ fn net_between_two_nodes_includes_the_delay_and_keeps_to_the_packet_rate() {
         &pve_dir(&c).join("corosync.conf"),
         &corosync_conf(&["pve1", "pve2"], &[addrs(&coro, 2)]),
     );
+    // Migration on corosync's own subnet: what the PVE docs warn against.
+    write(
+        &pve_dir(&c).join("datacenter.cfg"),
+        "migration: secure,network=10.232.43.0/24\n",
+    );
     let net = |args: &[&str]| net(&c, &["pve1", "pve2"], args);
 
     // Refused: throughput on a corosync link (nothing runs).
     let out = net(&["--net-throughput", "--link", "corosync0"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("corosync link"), "{}", stderr(&out));
+    // Refused: all pairs' streams at once on a link corosync shares.
+    let out = net(&["--net-throughput", "--parallel"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "--parallel with --net-throughput is refused: migration on pve1: corosync shares"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Named, one pair at a time.
+    let out = net(&[
+        "--link",
+        "migration",
+        "--net-count",
+        "5",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shared = json(&out)["hints"].to_string();
+    assert!(
+        shared
+            .contains("pve1: corosync shares the same address 10.232.43.11 with migration traffic"),
+        "{shared}"
+    );
 
     let before = udp_in_datagrams(&c.nodes[1].ns);
     let start = Instant::now();
     let out = net(&[
+        "--link",
+        "corosync0",
         "--net-count",
         "60",
         "--net-rate",

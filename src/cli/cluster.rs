@@ -46,6 +46,14 @@ THE TABLE
   version on the node), bad output (no JSON), error (the node's pveprobe
   failed).
 
+NETWORK (--net)
+  --net measures the network between the nodes instead: UDP latency,
+  jitter, loss and path MTU for every pair of nodes on every cluster link
+  (corosync's, migration, Ceph's, --link NAME=CIDR), TCP throughput with
+  --net-throughput on links that are not corosync's. `pveprobe net --help`
+  says how, what is safe on corosync links and how to read the matrix;
+  `pveprobe net NODE...` measures chosen nodes only.
+
 EXIT STATUS
   0    every node answered and measured every line
   1    every node answered; a line could not be measured on some node
@@ -58,7 +66,8 @@ EXAMPLES
   pveprobe cluster --parallel -x --write-size 256M /mnt/pve/nfs
   pveprobe cluster --output-format csv --output cluster.csv --save-dir results/ /
   pveprobe compare results/*.json
-  pveprobe cluster --nodes web1,web2=192.0.2.12 --tests cpu,regex,fsync /srv";
+  pveprobe cluster --nodes web1,web2=192.0.2.12 --tests cpu,regex,fsync /srv
+  pveprobe cluster --net --net-throughput";
 
 /// How the nodes are found and reached: `cluster` and `net` alike.
 #[derive(Debug, Args)]

@@ -133,6 +133,10 @@ pub struct NetArgs {
     #[arg(long, help_heading = "Nodes")]
     pub parallel: bool,
 
+    /// List the links and pairs that would be measured, and run nothing
+    #[arg(long, help_heading = "Nodes")]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub net_options: NetOptions,
 

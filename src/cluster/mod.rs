@@ -348,6 +348,7 @@ pub fn run(args: &ClusterArgs) -> Exit {
             opts: &args.net_options,
             only: None,
             parallel: args.parallel,
+            dry_run: args.dry_run,
             format: args.output_format,
             output: args.output.as_deref(),
         });

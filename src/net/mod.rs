@@ -72,6 +72,8 @@ pub struct Request<'a> {
     /// `net NODE...`: only these nodes.
     pub only: Option<&'a [String]>,
     pub parallel: bool,
+    /// Print the links and pairs, run nothing.
+    pub dry_run: bool,
     pub format: Format,
     pub output: Option<&'a Path>,
 }
@@ -143,6 +145,10 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
             dir.display()
         )));
     }
+    if req.dry_run {
+        print!("{}", dry_run(&nodes, &link_defs, opts, corosync.as_ref()));
+        return Ok(Exit::Ok);
+    }
     let mut notes = Vec::new();
     if corosync.is_none() {
         notes.push(format!(
@@ -150,11 +156,19 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
             dir.join("corosync.conf").display()
         ));
     }
+    // A node that goes away mid-run costs seconds, not the whole bound:
+    // ssh gives up after 3 unanswered keepalives (the admin's own
+    // ServerAlive options come first and win).
+    let mut options = req.reach.ssh_options.clone();
+    options.extend([
+        "ServerAliveInterval=5".to_string(),
+        "ServerAliveCountMax=3".to_string(),
+    ]);
     let ssh = Ssh {
         user: req.reach.ssh_user.clone(),
         connect_timeout: req.reach.connect_timeout,
         config: req.reach.ssh_config.clone(),
-        options: req.reach.ssh_options.clone(),
+        options,
         pve_nodes_dir: (req.reach.nodes.is_empty() && req.reach.nodes_file.is_none())
             .then(|| req.reach.members.parent().map(|d| d.join("nodes")))
             .flatten(),
@@ -231,6 +245,50 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         return Ok(Exit::NotMeasured);
     }
     Ok(report.exit_status())
+}
+
+/// What `--dry-run` prints: each link, and each pair on it with the
+/// addresses known without asking the nodes (corosync's).
+fn dry_run(
+    nodes: &[crate::cluster::members::Node],
+    link_defs: &[links::LinkDef],
+    opts: &NetOptions,
+    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+) -> String {
+    let mut out = String::new();
+    for link in link_defs {
+        let what = match (link.kind, opts.net_throughput) {
+            (links::LinkKind::Corosync, _) => "latency and MTU probes only",
+            (_, true) => "latency, MTU and TCP throughput",
+            (_, false) => "latency and MTU probes",
+        };
+        let net = link.network.map(|n| format!(" {n}")).unwrap_or_default();
+        out += &format!("{} ({}{net}): {what}\n", link.name, link.kind.word());
+        for (i, a) in nodes.iter().enumerate() {
+            for b in &nodes[i + 1..] {
+                let addr = |n: &crate::cluster::members::Node| {
+                    links::address(link, &n.name, corosync, None).map_or_else(
+                        |_| "(its address in the network, asked at run time)".to_string(),
+                        |ip| ip.to_string(),
+                    )
+                };
+                out += &format!(
+                    "  {}-{}: net-probe on {} ({}) -> net-serve on {} ({})\n",
+                    a.name,
+                    b.name,
+                    a.name,
+                    addr(a),
+                    b.name,
+                    addr(b)
+                );
+            }
+        }
+    }
+    out += &format!(
+        "{} probes per pair and link at {} per second at most; nothing was run\n",
+        opts.net_count, opts.net_rate
+    );
+    out
 }
 
 /// `pveprobe net-serve`: serves until its stdin ends, it is told to stop

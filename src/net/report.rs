@@ -435,6 +435,91 @@ pub(crate) mod tests {
         }
     }
 
+    /// The schema names the network's figures, and a report passes it.
+    #[test]
+    fn the_schema_knows_the_figures_and_takes_a_report() {
+        let path =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/net.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let names = |v: &serde_json::Value| -> Vec<String> {
+            v["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap().to_string())
+                .collect()
+        };
+        let f = &schema["$defs"]["netfigure"]["properties"];
+        let keys: Vec<String> = Figure::NETWORK
+            .iter()
+            .map(|f| f.key().to_string())
+            .collect();
+        let labels: Vec<String> = Figure::NETWORK
+            .iter()
+            .map(|f| f.label().to_string())
+            .collect();
+        assert_eq!((names(&f["key"]), names(&f["label"])), (keys, labels));
+        let mut p = pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve2", "eth2", 1500),
+        );
+        p.throughput = vec![tcp(Way::Forward, 4, 940.0), tcp(Way::Back, 4, 930.0)];
+        p.hints = vec!["x".into()];
+        let report = NetReport {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: "0.1.0".into(),
+            timestamp: Some("2026-12-01T10:00:00Z".into()),
+            cluster: None,
+            settings: NetSettings {
+                count: 1,
+                rate_pps: 1,
+                throughput: true,
+                seconds: 1,
+                streams: 4,
+                parallel: false,
+                port: Some(9765),
+            },
+            links: crate::net::links::plan(None, None, None, &["migration=10.2.0.0/24".into()])
+                .unwrap(),
+            nodes: vec![NetNode {
+                name: "pve1".into(),
+                address: "10.0.0.1".into(),
+                status: crate::cluster::remote::Status::Ok,
+                detail: None,
+                interfaces: crate::net::iface::interfaces().unwrap(),
+                knet: Some(
+                    crate::parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n")
+                        .unwrap(),
+                ),
+            }],
+            pairs: vec![p.clone()],
+            hints: vec![],
+            notes: vec![],
+            figures: figures(&[p]),
+        };
+        let doc = serde_json::to_value(&report).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        let mut bad = doc.clone();
+        bad["pairs"][0]["status"] = "fine".into();
+        assert!(!validator.is_valid(&bad));
+        // And it reads back as written.
+        let back: NetReport = serde_json::from_value(doc).unwrap();
+        assert_eq!(
+            back.pairs[0].a.node_address, "",
+            "how ssh reached a node is not written"
+        );
+        assert_eq!(back.figures, report.figures);
+    }
+
     #[test]
     fn hints_follow_the_pve_docs_figures() {
         let ok = pair(

@@ -145,7 +145,7 @@ pub fn serve(
     let (tcp, udp) = bind_both(opts.bind, opts.port)?;
     let port = udp.local_addr().map_err(ServeError::Socket)?.port();
     sockopt::set_dont_fragment(&udp, opts.bind).map_err(ServeError::Socket)?;
-    udp.set_read_timeout(Some(Duration::from_millis(50)))
+    udp.set_read_timeout(Some(IDLE_WAIT))
         .map_err(ServeError::Socket)?;
     tcp.set_nonblocking(true).map_err(ServeError::Socket)?;
     let ifaces = super::iface::interfaces().unwrap_or_default();
@@ -183,6 +183,7 @@ fn datagram_loop(
     let mut buf = vec![0u8; wire::MAX_DATAGRAM];
     let mut second = Instant::now();
     let mut this_second = 0u64;
+    let mut pace = Pace::default();
     loop {
         if stop.load(Ordering::SeqCst) {
             stats.ended = "stopped".into();
@@ -192,7 +193,7 @@ fn datagram_loop(
             stats.ended = "lifetime".into();
             break;
         }
-        let (n, from) = match udp.recv_from(&mut buf) {
+        let (n, from) = match pace.recv(udp, &mut buf) {
             Ok(got) => got,
             Err(e)
                 if matches!(
@@ -212,6 +213,9 @@ fn datagram_loop(
             continue;
         }
         stats.datagrams += 1;
+        if Msg::decode(&buf[..n]).is_some_and(|m| m.kind == Kind::Echo) {
+            pace.arrived();
+        }
         if second.elapsed() >= Duration::from_secs(1) {
             second = Instant::now();
             this_second = 0;
@@ -268,6 +272,63 @@ fn datagram_loop(
         }
     }
     stats
+}
+
+/// How the responder waits for the next latency probe. They come at a
+/// steady pace (`net-probe` sends one every 1/rate s): between them it
+/// sleeps in recv, and from just before the next one is due it polls
+/// without sleeping for a few milliseconds, so that a round trip holds the
+/// link and both network stacks, not this thread's wake-up (tens of
+/// microseconds on an idle or virtual CPU, which ping's in-kernel answer
+/// never pays). At most [`POLL_AFTER`] + [`POLL_BEFORE`] of polling per
+/// probe: a few percent of one core while probes come, none otherwise.
+#[derive(Debug, Default)]
+struct Pace {
+    last: Option<Instant>,
+    gap: Option<Duration>,
+}
+
+/// Polling starts this long before a probe is due...
+const POLL_BEFORE: Duration = Duration::from_millis(1);
+/// ...and goes on this long after.
+const POLL_AFTER: Duration = Duration::from_millis(2);
+/// Probes further apart than this are not paced (nothing is polled for).
+const MAX_GAP: Duration = Duration::from_millis(200);
+/// The longest sleep in recv before the loop looks at its stop flag.
+const IDLE_WAIT: Duration = Duration::from_millis(50);
+
+impl Pace {
+    fn arrived(&mut self) {
+        let now = Instant::now();
+        self.gap = self.last.map(|l| now - l).filter(|g| *g <= MAX_GAP);
+        self.last = Some(now);
+    }
+
+    /// The next datagram, or an error of kind WouldBlock or TimedOut when
+    /// none came (the caller loops).
+    fn recv(&self, udp: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, SocketAddr)> {
+        let now = Instant::now();
+        let due = self.last.zip(self.gap).map(|(l, g)| l + g);
+        match due {
+            Some(due) if now + POLL_BEFORE >= due && now <= due + POLL_AFTER => {
+                let got = sockopt::recv_from_now(udp, buf);
+                if matches!(&got, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {
+                    std::hint::spin_loop();
+                }
+                got
+            }
+            Some(due) if now + POLL_BEFORE < due => {
+                // poll(2)'s timer is precise to the millisecond; a socket's
+                // receive timeout only to the kernel's tick (up to 4 ms late).
+                sockopt::wait_readable(udp, (due - POLL_BEFORE - now).min(IDLE_WAIT));
+                sockopt::recv_from_now(udp, buf)
+            }
+            _ => {
+                udp.set_read_timeout(Some(IDLE_WAIT))?;
+                udp.recv_from(buf)
+            }
+        }
+    }
 }
 
 fn accept_loop(
@@ -386,5 +447,64 @@ mod tests {
         assert_eq!(Ready::parse(&none.line()), Some(none));
         assert_eq!(Ready::parse("pveprobe-net-serve ready port=0"), None);
         assert_eq!(Ready::parse("Last login: yesterday"), None);
+    }
+}
+
+#[cfg(test)]
+mod lifetime_tests {
+    use super::*;
+
+    #[test]
+    fn it_ends_after_its_lifetime_with_nobody_asking() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let opts = ServeOptions {
+            bind: "127.0.0.1".parse().unwrap(),
+            port: 0,
+            peer: "127.0.0.1".parse().unwrap(),
+            lifetime: Duration::from_millis(300),
+            max_pps: 10,
+        };
+        let start = Instant::now();
+        let stats = serve(&opts, &stop, |_| {}).unwrap();
+        assert_eq!(stats.ended, "lifetime");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        // A taken port is an error naming it.
+        let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let err = serve(&ServeOptions { port, ..opts }, &stop, |_| {}).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("127.0.0.1:{port}")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_pace_follows_the_probes() {
+        let mut pace = Pace::default();
+        pace.arrived();
+        assert_eq!(pace.gap, None, "one probe has no pace");
+        std::thread::sleep(Duration::from_millis(20));
+        pace.arrived();
+        let gap = pace.gap.unwrap();
+        assert!(
+            gap >= Duration::from_millis(20) && gap <= MAX_GAP,
+            "{gap:?}"
+        );
+        pace.last = Some(Instant::now() - Duration::from_secs(1));
+        pace.arrived();
+        assert_eq!(pace.gap, None, "a second's pause is no pace");
+        // Due now: a poll that does not wait.
+        pace.last = Some(Instant::now() - Duration::from_millis(20));
+        pace.gap = Some(Duration::from_millis(20));
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut buf = [0u8; 64];
+        let start = Instant::now();
+        let e = pace.recv(&udp, &mut buf).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+        assert!(start.elapsed() < Duration::from_millis(20));
     }
 }

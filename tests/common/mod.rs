@@ -454,7 +454,12 @@ pub fn resolv_conf(dir: &Path, text: &str) -> PathBuf {
 
 /// Checks a JSON result against docs/report.schema.json.
 pub fn validate_schema(doc: &serde_json::Value) {
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+    validate_against(doc, "docs/report.schema.json");
+}
+
+/// Checks `doc` against the JSON schema in `file` (relative to the project).
+pub fn validate_against(doc: &serde_json::Value, file: &str) {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();

@@ -464,7 +464,7 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 3] = ["compare", "cluster", "storages"];
+const SUBCOMMAND_PAGES: [&str; 4] = ["compare", "cluster", "storages", "net"];
 
 /// (shell, file below completions/).
 const SHELLS: [(Shell, &str); 3] = [
@@ -702,7 +702,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages ..."
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),
@@ -725,6 +725,11 @@ EXAMPLES
         assert!(cluster.ends_with(" [PATH]"), "{cluster}");
         let storages = synopsis_of(&subcommand_page("storages").unwrap());
         assert_eq!(storages, "pveprobe storages [--output-format FORMAT]");
+        let net = synopsis_of(&subcommand_page("net").unwrap());
+        assert!(net.starts_with("pveprobe net "), "{net}");
+        assert!(net.contains(" [--net-throughput] [--link LINK] "), "{net}");
+        assert!(net.ends_with(" NODE..."), "{net}");
+        assert!(!net.contains("--pve-config"), "hidden: {net}");
         // Every page the main page points to exists.
         let page = man_page().unwrap();
         let pointed: Vec<&str> = page

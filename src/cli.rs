@@ -211,7 +211,8 @@ pub struct StoragesArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// JSON results written by `pveprobe --output-format json`
+    /// JSON results written by `pveprobe --output-format json` (or by
+    /// `cluster --output-format json`, `cluster --net` and `net`)
     #[arg(required = true, num_args = 1.., value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

@@ -290,8 +290,8 @@ pub fn csv(report: &NetReport) -> String {
 mod tests {
     use super::*;
     use crate::net::links::LinkKind;
-    use crate::net::report::tests::{end, pair};
-    use crate::net::report::{KIND, NetSettings, PairStatus, SCHEMA_VERSION};
+    use crate::net::report::PairStatus;
+    use crate::net::report::tests::{end, pair, report_of};
 
     fn report() -> NetReport {
         let mut ok = pair(
@@ -322,30 +322,11 @@ mod tests {
             bytes: 1,
             seconds: 1.0,
         }];
-        NetReport {
-            kind: KIND.into(),
-            schema_version: SCHEMA_VERSION,
-            pveprobe_version: "0.1.0".into(),
-            timestamp: None,
-            cluster: Some("testc".into()),
-            settings: NetSettings {
-                count: 100,
-                rate_pps: 50,
-                throughput: true,
-                seconds: 5,
-                streams: 4,
-                parallel: false,
-                port: None,
-            },
-            links: Vec::new(),
-            nodes: Vec::new(),
-            pairs: vec![ok, away, fast],
-            hints: vec![
-                "pve1: corosync shares interface eth0 with migration traffic (migration)".into(),
-            ],
-            notes: Vec::new(),
-            figures: Vec::new(),
-        }
+        let mut r = report_of(vec![ok, away, fast]);
+        r.hints =
+            vec!["pve1: corosync shares interface eth0 with migration traffic (migration)".into()];
+        r.figures = Vec::new();
+        r
     }
 
     #[test]

@@ -403,6 +403,32 @@ pub(crate) mod tests {
         }
     }
 
+    /// A report of `pairs`, as a run with default options writes it.
+    pub(crate) fn report_of(pairs: Vec<PairResult>) -> NetReport {
+        NetReport {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: "0.1.0".into(),
+            timestamp: None,
+            cluster: Some("testc".into()),
+            settings: NetSettings {
+                count: 100,
+                rate_pps: 50,
+                throughput: true,
+                seconds: 5,
+                streams: 4,
+                parallel: false,
+                port: None,
+            },
+            links: Vec::new(),
+            nodes: Vec::new(),
+            figures: figures(&pairs),
+            pairs,
+            hints: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     pub(crate) fn pair(link: &str, kind: LinkKind, a: End, b: End) -> PairResult {
         PairResult {
             link: link.into(),
@@ -468,39 +494,22 @@ pub(crate) mod tests {
         );
         p.throughput = vec![tcp(Way::Forward, 4, 940.0), tcp(Way::Back, 4, 930.0)];
         p.hints = vec!["x".into()];
-        let report = NetReport {
-            kind: KIND.into(),
-            schema_version: SCHEMA_VERSION,
-            pveprobe_version: "0.1.0".into(),
-            timestamp: Some("2026-12-01T10:00:00Z".into()),
-            cluster: None,
-            settings: NetSettings {
-                count: 1,
-                rate_pps: 1,
-                throughput: true,
-                seconds: 1,
-                streams: 4,
-                parallel: false,
-                port: Some(9765),
-            },
-            links: crate::net::links::plan(None, None, None, &["migration=10.2.0.0/24".into()])
-                .unwrap(),
-            nodes: vec![NetNode {
-                name: "pve1".into(),
-                address: "10.0.0.1".into(),
-                status: crate::cluster::remote::Status::Ok,
-                detail: None,
-                interfaces: crate::net::iface::interfaces().unwrap(),
-                knet: Some(
-                    crate::parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n")
-                        .unwrap(),
-                ),
-            }],
-            pairs: vec![p.clone()],
-            hints: vec![],
-            notes: vec![],
-            figures: figures(&[p]),
-        };
+        let mut report = report_of(vec![p.clone()]);
+        report.timestamp = Some("2026-12-01T10:00:00Z".into());
+        report.cluster = None;
+        report.settings.port = Some(9765);
+        report.links =
+            crate::net::links::plan(None, None, None, &["migration=10.2.0.0/24".into()]).unwrap();
+        report.nodes = vec![NetNode {
+            name: "pve1".into(),
+            address: "10.0.0.1".into(),
+            status: crate::cluster::remote::Status::Ok,
+            detail: None,
+            interfaces: crate::net::iface::interfaces().unwrap(),
+            knet: Some(
+                crate::parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n").unwrap(),
+            ),
+        }];
         let doc = serde_json::to_value(&report).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();
         let errors: Vec<String> = validator
@@ -636,28 +645,7 @@ pub(crate) mod tests {
             let mut q = p.clone();
             q.latency = Some(rtt(rtt_p50, 0.1, 0.01, 100));
             q.throughput = vec![tcp(Way::Forward, 1, mbit), tcp(Way::Back, 1, mbit)];
-            let r = NetReport {
-                kind: KIND.into(),
-                schema_version: SCHEMA_VERSION,
-                pveprobe_version: "0.1.0".into(),
-                timestamp: None,
-                cluster: Some("testc".into()),
-                settings: NetSettings {
-                    count: 100,
-                    rate_pps: 50,
-                    throughput: true,
-                    seconds: 5,
-                    streams: 4,
-                    parallel: false,
-                    port: None,
-                },
-                links: Vec::new(),
-                nodes: Vec::new(),
-                pairs: vec![q.clone()],
-                hints: Vec::new(),
-                notes: Vec::new(),
-                figures: figures(&[q]),
-            };
+            let r = report_of(vec![q]);
             serde_json::to_string(&r).unwrap()
         };
         let before =

@@ -21,14 +21,13 @@
 //! override is not the cluster's network). A network that is no CIDR is
 //! an error naming its line; so is a line that is none of the above.
 
+use super::{is_blank, quote};
 use crate::parse::cidr::{Cidr, CidrError};
 
 /// Larger input is refused: PVE's ceph.conf is about a KiB.
 pub const MAX_BYTES: usize = 1 << 20;
 /// More networks than this in one key are refused.
 pub const MAX_NETWORKS: usize = 64;
-/// How much of a line an error quotes.
-const QUOTED_CHARS: usize = 64;
 
 /// The networks of `[global]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -146,12 +145,8 @@ fn networks(line: usize, key: &'static str, value: &str) -> Result<Vec<Cidr>, Ce
 fn bad_line(line: usize, text: &str) -> CephConfError {
     CephConfError::BadLine {
         line,
-        text: text.chars().take(QUOTED_CHARS).collect(),
+        text: quote(text),
     }
-}
-
-fn is_blank(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
 }
 
 #[cfg(test)]

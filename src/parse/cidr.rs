@@ -6,12 +6,10 @@
 //! address stands for itself: `/32` or `/128`. No zone (`%eth0`), no
 //! netmask form (`/255.255.255.0`), no blanks: callers trim.
 
+use super::quote;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
-
-/// How much of an unusable input an error quotes.
-const QUOTED_CHARS: usize = 64;
 
 /// An IPv4 or IPv6 address with a prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,10 +115,6 @@ fn mask_v4(prefix: u8) -> u32 {
 
 fn mask_v6(prefix: u8) -> u128 {
     u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0)
-}
-
-fn quote(s: &str) -> String {
-    s.chars().take(QUOTED_CHARS).collect()
 }
 
 /// In JSON as it is written: `10.1.2.0/24`.

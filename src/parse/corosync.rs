@@ -23,6 +23,7 @@
 //! that is no unsigned number, a link above 7) and a node without `name`
 //! (PVE's tools need it) are errors naming their line.
 
+use super::{is_blank, quote};
 use std::collections::BTreeMap;
 
 /// Larger input is refused: a 32-node cluster's file is some 4 KiB.
@@ -32,8 +33,6 @@ pub const MAX_DEPTH: usize = 32;
 /// knet's links are 0 to 7 (`KNET_MAX_LINK` is 8); so are corosync's
 /// `ringN_addr` keys.
 pub const MAX_LINK: u32 = 7;
-/// How much of a line an error quotes.
-const QUOTED_CHARS: usize = 64;
 
 /// What the probe needs of corosync.conf.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -296,14 +295,6 @@ fn bad_number(line: usize, key: &str, value: &str) -> CorosyncError {
         key: quote(key),
         value: quote(value),
     }
-}
-
-fn is_blank(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
-}
-
-fn quote(s: &str) -> String {
-    s.chars().take(QUOTED_CHARS).collect()
 }
 
 #[cfg(test)]

@@ -19,12 +19,11 @@
 //! A `migration` value PVE would refuse (a malformed CIDR, an unknown type
 //! or key, a key given twice) is an error naming its line.
 
+use super::{is_blank, quote};
 use crate::parse::cidr::{Cidr, CidrError};
 
 /// Larger input is refused: a datacenter.cfg is a few hundred bytes.
 pub const MAX_BYTES: usize = 1 << 20;
-/// How much of a value an error quotes.
-const QUOTED_CHARS: usize = 64;
 
 /// What the probe needs of datacenter.cfg.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,17 +58,17 @@ pub fn parse(text: &str) -> Result<DatacenterCfg, DatacenterError> {
     let mut migration: Option<(usize, &str)> = None;
     let mut unsecure: Option<(usize, &str)> = None;
     for (index, raw) in text.split('\n').enumerate() {
-        let line = raw.trim_matches(is_space);
+        let line = raw.trim_matches(is_blank);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
-        if key.is_empty() || key.contains(is_space) {
+        if key.is_empty() || key.contains(is_blank) {
             continue;
         }
-        let value = value.trim_start_matches(is_space);
+        let value = value.trim_start_matches(is_blank);
         match key {
             "migration" => migration = Some((index + 1, value)),
             "migration_unsecure" => unsecure = Some((index + 1, value)),
@@ -129,15 +128,6 @@ fn parse_boolean(value: &str) -> Option<bool> {
         "0" | "off" | "no" | "false" => Some(false),
         _ => None,
     }
-}
-
-/// Perl's `\s`, as far as text files hold it.
-fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
-}
-
-fn quote(s: &str) -> String {
-    s.chars().take(QUOTED_CHARS).collect()
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! whose node or link is no number, a link above 7, or a read field whose
 //! value is no unsigned number is an error naming its line.
 
+use super::quote;
 use std::collections::BTreeMap;
 
 /// Larger input is refused: 41 lines of about 55 bytes per node and link,
@@ -23,8 +24,6 @@ use std::collections::BTreeMap;
 pub const MAX_BYTES: usize = 1 << 20;
 /// knet's highest link number (`KNET_MAX_LINK` is 8).
 pub const MAX_LINK: u32 = 7;
-/// How much of a line an error quotes.
-const QUOTED_CHARS: usize = 80;
 
 /// Every node-link in the output.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -157,10 +156,6 @@ fn digits(s: &str) -> Option<u64> {
         return None;
     }
     s.parse().ok()
-}
-
-fn quote(s: &str) -> String {
-    s.chars().take(QUOTED_CHARS).collect()
 }
 
 #[cfg(test)]

@@ -13,3 +13,18 @@ pub mod pvesm;
 pub mod resolv;
 pub mod storagecfg;
 pub mod vmlist;
+
+/// How much of a bad input an error quotes, in characters.
+pub(crate) const QUOTED_CHARS: usize = 64;
+
+/// What an error message quotes of a bad input: its first [`QUOTED_CHARS`]
+/// characters.
+pub(crate) fn quote(s: &str) -> String {
+    s.chars().take(QUOTED_CHARS).collect()
+}
+
+/// White space inside a line (Perl's `\s` but the newline): what the
+/// config files' own readers skip around keys and values.
+pub(crate) fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
+}

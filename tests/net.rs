@@ -350,7 +350,30 @@ fn cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap() {
         text.contains("HINTS") && text.contains("MTU mismatch"),
         "{text}"
     );
-    assert!(text.contains("KNET"), "{text}");
+    // knet's node ids by name (corosync.conf's nodeid): pve1 sees pve2's link.
+    assert!(
+        text.contains("KNET") && text.contains("  pve1 -> pve2 link 0: connected"),
+        "{text}"
+    );
+
+    // --net measures the network only: the probe's options are refused.
+    let (out, _) = c.run(&[
+        "--net",
+        "--pve-config",
+        pve.to_str().unwrap(),
+        "--tests",
+        "fsync",
+        "/var/lib/vz",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--tests, PATH do not apply"),
+        "{}",
+        stderr(&out)
+    );
+    let (out, _) = c.run(&["--net-throughput"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("add --net"), "{}", stderr(&out));
     drop(links);
 }
 

@@ -340,9 +340,48 @@ fn save(
     problems
 }
 
+/// What `--net` was given that belongs to the probe's runs (or the other
+/// way round), as a usage error: a run measures one or the other.
+fn not_for_net(args: &ClusterArgs) -> Option<String> {
+    let mut given: Vec<String> = args
+        .forwarded()
+        .into_iter()
+        .filter(|w| w.starts_with("--"))
+        .collect();
+    if args.path != "/" {
+        given.push("PATH".into());
+    }
+    for (set, name) in [
+        (args.save_dir.is_some(), "--save-dir"),
+        (args.plot.is_some(), "--plot"),
+        (args.timeout.is_some(), "--timeout"),
+    ] {
+        if set {
+            given.push(name.into());
+        }
+    }
+    (!given.is_empty()).then(|| {
+        format!(
+            "--net measures the network between the nodes, not their storage: {} do not apply to it",
+            given.join(", ")
+        )
+    })
+}
+
 /// `pveprobe cluster [OPTIONS] [PATH]`.
 pub fn run(args: &ClusterArgs) -> Exit {
+    let n = &args.net_options;
+    if !args.net && (n.net_throughput || !n.links.is_empty() || n.port.is_some()) {
+        eprintln!(
+            "pveprobe: --net-throughput, --link and --port measure the network between the nodes: add --net"
+        );
+        return Exit::BadInput;
+    }
     if args.net {
+        if let Some(why) = not_for_net(args) {
+            eprintln!("pveprobe: {why}");
+            return Exit::BadInput;
+        }
         return crate::net::run(&crate::net::Request {
             reach: &args.reach,
             opts: &args.net_options,

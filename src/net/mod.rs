@@ -191,7 +191,10 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         tell: &tell,
     };
     let started = jiff::Timestamp::now();
-    let (net_nodes, facts) = run::gather(&runner, &nodes);
+    let (mut net_nodes, facts) = run::gather(&runner, &nodes);
+    for n in &mut net_nodes {
+        n.corosync_nodeid = corosync.as_ref().and_then(|c| c.node(&n.name)?.nodeid);
+    }
     if req.parallel
         && opts.net_throughput
         && let Some(why) =

@@ -191,13 +191,21 @@ pub fn text(report: &NetReport) -> String {
         .collect();
     if !knet.is_empty() {
         out.push_str("\nKNET (corosync-cmapctl -m stats, as each node sees its links)\n");
+        // knet names nodes by corosync's nodeid.
+        let name_of = |id: u32| {
+            report
+                .nodes
+                .iter()
+                .find(|n| n.corosync_nodeid == Some(id))
+                .map_or_else(|| format!("node {id}"), |n| n.name.clone())
+        };
         for (n, k) in knet {
             for l in &k.links {
                 let _ = writeln!(
                     out,
-                    "  {} -> node {} link {}: {}, latency ave/max {}/{} us, down {} times, mtu {}",
+                    "  {} -> {} link {}: {}, latency ave/max {}/{} us, down {} times, mtu {}",
                     n.name,
-                    l.node_id,
+                    name_of(l.node_id),
                     l.link,
                     match l.connected {
                         Some(true) => "connected",

@@ -50,6 +50,9 @@ pub struct NetNode {
     pub status: crate::cluster::remote::Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Its nodeid in corosync.conf (knet's statistics name nodes by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corosync_nodeid: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<Iface>,
     /// knet's own statistics (`corosync-cmapctl -m stats`), where it exists.
@@ -505,6 +508,7 @@ pub(crate) mod tests {
             address: "10.0.0.1".into(),
             status: crate::cluster::remote::Status::Ok,
             detail: None,
+            corosync_nodeid: Some(1),
             interfaces: crate::net::iface::interfaces().unwrap(),
             knet: Some(
                 crate::parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n").unwrap(),

@@ -105,6 +105,7 @@ impl Runner<'_> {
             address: node.address.clone(),
             status: Status::Offline,
             detail: Some("offline in pmxcfs's members list: not contacted".into()),
+            corosync_nodeid: None,
             interfaces: Vec::new(),
             knet: None,
         };
@@ -117,50 +118,35 @@ impl Runner<'_> {
             limit + SLACK,
         );
         let version = env!("CARGO_PKG_VERSION");
-        let outcome =
-            remote::classify_with(
-                &run,
-                limit,
-                version,
-                &|stdout, _| match serde_json::from_slice::<NodeFacts>(stdout) {
-                    Ok(f) if f.pveprobe_version == version => Outcome {
-                        status: Status::Ok,
-                        detail: None,
-                        result: None,
-                        raw: None,
-                    },
-                    Ok(f) => Outcome::failed(
-                        Status::Version,
-                        format!(
-                            "the node runs pveprobe {}, this is {version}",
-                            f.pveprobe_version
-                        ),
-                    ),
-                    Err(e) => {
-                        Outcome::failed(Status::BadOutput, format!("net-info said no JSON: {e}"))
-                    }
-                },
-            );
-        let facts = if outcome.status == Status::Ok {
-            serde_json::from_slice::<NodeFacts>(&run.stdout).ok()
-        } else {
-            None
-        };
-        // An older pveprobe has no net-info: it is another version.
-        let detail = match outcome.status {
-            Status::Error
+        let (facts, (status, detail)) = match answer::<NodeFacts>(&run, limit, "net-info") {
+            Ok(f) if f.pveprobe_version == version => (Some(f), (Status::Ok, None)),
+            Ok(f) => (
+                None,
+                (
+                    Status::Version,
+                    Some(format!(
+                        "the node runs pveprobe {}, this is {version}",
+                        f.pveprobe_version
+                    )),
+                ),
+            ),
+            // An older pveprobe has no net-info: it is another version.
+            Err((Status::Error, _))
                 if String::from_utf8_lossy(&run.stderr).contains("unrecognized subcommand") =>
             {
-                out.status = Status::Version;
-                Some(format!(
-                    "the node's pveprobe has no net-info: it is another version than {version}"
-                ))
+                (
+                    None,
+                    (
+                        Status::Version,
+                        Some(format!(
+                            "the node's pveprobe has no net-info: it is another version than {version}"
+                        )),
+                    ),
+                )
             }
-            s => {
-                out.status = s;
-                outcome.detail
-            }
+            Err(failed) => (None, failed),
         };
+        out.status = status;
         out.detail = detail;
         if let Some(f) = &facts {
             out.interfaces = f.interfaces.clone();
@@ -276,57 +262,76 @@ impl Runner<'_> {
                 .argv(&node(&result.a, &na), &self.line(limit, &probe_args)),
             limit + SLACK,
         );
-        let version = env!("CARGO_PKG_VERSION");
-        let outcome =
-            remote::classify_with(
-                &run,
-                limit,
-                version,
-                &|stdout, _| match serde_json::from_slice::<ProbeResult>(stdout) {
-                    Ok(_) => Outcome {
-                        status: Status::Ok,
-                        detail: None,
-                        result: None,
-                        raw: None,
-                    },
-                    Err(e) => {
-                        Outcome::failed(Status::BadOutput, format!("net-probe said no JSON: {e}"))
-                    }
-                },
-            );
+        let probed = answer::<ProbeResult>(&run, limit, "net-probe");
         result.responder = responder.stop();
-        if outcome.status != Status::Ok {
-            result.status = PairStatus::Failed;
-            result.detail = Some(format!(
-                "{} ({}): {}",
-                result.a.node,
-                outcome.status.word(),
-                outcome.detail.unwrap_or_default()
-            ));
-        } else if let Ok(probe) = serde_json::from_slice::<ProbeResult>(&run.stdout) {
-            result.a.dev = result.a.dev.take().or(probe.dev.clone());
-            result.a.mtu = result.a.mtu.or(probe.mtu);
-            if probe
-                .latency
-                .as_ref()
-                .is_some_and(|l| l.sent > 0 && l.received == 0)
-            {
-                result.status = PairStatus::NoAnswer;
+        match probed {
+            Err((status, detail)) => {
+                result.status = PairStatus::Failed;
                 result.detail = Some(format!(
-                    "{}'s responder answered none of {} probes",
-                    result.b.node,
-                    probe.latency.as_ref().map_or(0, |l| l.sent)
+                    "{} ({}): {}",
+                    result.a.node,
+                    status.word(),
+                    detail.unwrap_or_default()
                 ));
-            } else if !probe.errors.is_empty() {
-                result.status = PairStatus::Partial;
-                result.detail = Some(probe.errors.join("; "));
             }
-            result.latency = probe.latency;
-            result.path_mtu = probe.path_mtu;
-            result.throughput = probe.throughput;
+            Ok(probe) => {
+                result.a.dev = result.a.dev.take().or(probe.dev.clone());
+                result.a.mtu = result.a.mtu.or(probe.mtu);
+                if probe
+                    .latency
+                    .as_ref()
+                    .is_some_and(|l| l.sent > 0 && l.received == 0)
+                {
+                    result.status = PairStatus::NoAnswer;
+                    result.detail = Some(format!(
+                        "{}'s responder answered none of {} probes",
+                        result.b.node,
+                        probe.latency.as_ref().map_or(0, |l| l.sent)
+                    ));
+                } else if !probe.errors.is_empty() {
+                    result.status = PairStatus::Partial;
+                    result.detail = Some(probe.errors.join("; "));
+                }
+                result.latency = probe.latency;
+                result.path_mtu = probe.path_mtu;
+                result.throughput = probe.throughput;
+            }
         }
         result.seconds = start.elapsed().as_secs_f64();
         result
+    }
+}
+
+/// A node's answer that is no failure.
+fn ok() -> Outcome {
+    Outcome {
+        status: Status::Ok,
+        detail: None,
+        result: None,
+        raw: None,
+    }
+}
+
+/// What a node's pveprobe printed as JSON of type `T`, or how its run
+/// failed (status and why), in the words of `cluster`'s table.
+fn answer<T: serde::de::DeserializeOwned>(
+    run: &remote::Finished,
+    limit: Duration,
+    what: &str,
+) -> Result<T, (Status, Option<String>)> {
+    let parsed = std::cell::RefCell::new(None);
+    let outcome = remote::classify_with(run, limit, env!("CARGO_PKG_VERSION"), &|stdout, _| {
+        match serde_json::from_slice::<T>(stdout) {
+            Ok(v) => {
+                *parsed.borrow_mut() = Some(v);
+                ok()
+            }
+            Err(e) => Outcome::failed(Status::BadOutput, format!("{what} said no JSON: {e}")),
+        }
+    });
+    match parsed.into_inner() {
+        Some(v) if outcome.status == Status::Ok => Ok(v),
+        _ => Err((outcome.status, outcome.detail)),
     }
 }
 

@@ -132,11 +132,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// the cap and iperf3's figure; RTT against ping; the MTU mismatch on
 /// the pairs with that node only; knet's statistics where
 /// corosync-cmapctl is.
+/// One test at a time: each compares timings (ping, iperf3, a delay) that
+/// another test's ssh sessions and streams on this 2-core machine would
+/// disturb.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap() {
     if !root_or_skip("cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap") {
         return;
     }
+    let _quiet = one_at_a_time();
     let names = ["pve1", "pve2", "pve3"];
     let c = TestCluster::new(&[("pve1", Good), ("pve2", Good), ("pve3", Good)]);
     let mut links = Links::new(&namespaces(&c));
@@ -386,6 +396,7 @@ fn net_between_two_nodes_includes_the_delay_and_keeps_to_the_packet_rate() {
     if !root_or_skip("net_between_two_nodes_includes_the_delay_and_keeps_to_the_packet_rate") {
         return;
     }
+    let _quiet = one_at_a_time();
     let c = TestCluster::new(&[("pve1", Good), ("pve2", Good)]);
     let mut links = Links::new(&namespaces(&c));
     let mut coro = links.add_pair(0, 1, 43, "eth1");
@@ -493,6 +504,7 @@ fn failing_responders_and_a_vanishing_node_are_reported_per_link() {
     if !root_or_skip("failing_responders_and_a_vanishing_node_are_reported_per_link") {
         return;
     }
+    let _quiet = one_at_a_time();
     let names = ["pve1", "pve2", "pve3", "pve4"];
     let c = TestCluster::new(&[
         ("pve1", Good),

@@ -171,16 +171,18 @@ fn latency(
     loop {
         let now = Instant::now();
         if next < n && now >= pacer.next {
-            pacer.wait();
-            let wall = SystemTime::now();
-            let at = Instant::now();
             let msg = Msg {
                 kind: Kind::Echo,
                 seq: next as u32,
                 size: wire::ECHO_SIZE as u32,
-            };
+            }
+            .encode(wire::ECHO_SIZE);
+            pacer.wait();
+            // Taken last before the send, as ping takes its own.
+            let wall = SystemTime::now();
+            let at = Instant::now();
             // A failed send (an ICMP error from an earlier one) is a loss.
-            if sock.send(&msg.encode(wire::ECHO_SIZE)).is_ok() {
+            if sock.send(&msg).is_ok() {
                 pacer.sent += 1;
                 sent_at[next] = Some(at);
                 sent_wall[next] = Some(wall);
@@ -201,11 +203,9 @@ fn latency(
             }
             end
         };
-        sock.set_read_timeout(Some(
-            until
-                .saturating_duration_since(now)
-                .max(Duration::from_micros(100)),
-        ))?;
+        // Waits to the microsecond, so that each probe leaves when it is
+        // due: the responder polls for it then.
+        sockopt::wait_readable(sock, until.saturating_duration_since(now));
         match recv_stamped(sock, &mut buf) {
             Ok((len, stamp)) => {
                 let got = Instant::now();
@@ -250,7 +250,8 @@ fn stamp_receives(sock: &UdpSocket) {
     );
 }
 
-/// A datagram and the kernel's receive time of it, when it gave one.
+/// A datagram and the kernel's receive time of it, when it gave one; at
+/// once WouldBlock when none is waiting.
 fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, Option<SystemTime>)> {
     use nix::sys::socket::{ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg};
     use std::os::fd::AsRawFd;
@@ -260,7 +261,7 @@ fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, Opt
         sock.as_raw_fd(),
         &mut iov,
         Some(&mut space),
-        MsgFlags::empty(),
+        MsgFlags::MSG_DONTWAIT,
     )
     .map_err(std::io::Error::from)?;
     let mut stamp = None;

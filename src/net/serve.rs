@@ -145,8 +145,8 @@ pub fn serve(
     let (tcp, udp) = bind_both(opts.bind, opts.port)?;
     let port = udp.local_addr().map_err(ServeError::Socket)?.port();
     sockopt::set_dont_fragment(&udp, opts.bind).map_err(ServeError::Socket)?;
-    udp.set_read_timeout(Some(IDLE_WAIT))
-        .map_err(ServeError::Socket)?;
+    // Never blocks: [`Pace::wait`] waits, with ppoll(2).
+    udp.set_nonblocking(true).map_err(ServeError::Socket)?;
     tcp.set_nonblocking(true).map_err(ServeError::Socket)?;
     let ifaces = super::iface::interfaces().unwrap_or_default();
     let iface = super::iface::holding(&ifaces, opts.bind);
@@ -193,31 +193,21 @@ fn datagram_loop(
             stats.ended = "lifetime".into();
             break;
         }
-        let (n, from) = match pace.recv(udp, &mut buf) {
+        pace.wait(udp);
+        let (n, from) = match udp.recv_from(&mut buf) {
             Ok(got) => got,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                continue;
-            }
-            // An ICMP error of an earlier send (a too-big answer): go on.
+            // Nothing yet, or an ICMP error of an earlier send (a too-big
+            // answer): go on.
             Err(_) => continue,
         };
         if from.ip() != opts.peer {
             strangers.fetch_add(1, Ordering::Relaxed);
             continue;
         }
+        let now = Instant::now();
         stats.datagrams += 1;
-        if Msg::decode(&buf[..n]).is_some_and(|m| m.kind == Kind::Echo) {
-            pace.arrived();
-        }
-        if second.elapsed() >= Duration::from_secs(1) {
-            second = Instant::now();
+        if now.duration_since(second) >= Duration::from_secs(1) {
+            second = now;
             this_second = 0;
         }
         this_second += 1;
@@ -226,42 +216,43 @@ fn datagram_loop(
             stats.over_rate += 1;
             continue;
         }
-        let Some(msg) = Msg::decode(&buf[..n]) else {
-            continue;
+        let sent = if wire::echo_reply_in_place(&mut buf[..n]) {
+            // Answered first, its bookkeeping after: nothing but the
+            // reply between a probe and its answer.
+            let sent = udp.send_to(&buf[..n], from);
+            pace.arrived(now);
+            sent
+        } else {
+            let Some(msg) = Msg::decode(&buf[..n]) else {
+                continue;
+            };
+            let (reply, len) = match msg.kind {
+                Kind::MtuProbe => (
+                    Msg {
+                        kind: Kind::MtuAck,
+                        size: n as u32,
+                        ..msg
+                    },
+                    wire::HEADER,
+                ),
+                Kind::MtuAsk => (
+                    Msg {
+                        kind: Kind::MtuBack,
+                        ..msg
+                    },
+                    (msg.size as usize).clamp(wire::HEADER, wire::MAX_DATAGRAM - 100),
+                ),
+                _ => continue,
+            };
+            udp.send_to(&reply.encode(len), from)
         };
-        let answer = match msg.kind {
-            Kind::Echo => Some((
-                Msg {
-                    kind: Kind::EchoReply,
-                    ..msg
-                },
-                n,
-            )),
-            Kind::MtuProbe => Some((
-                Msg {
-                    kind: Kind::MtuAck,
-                    size: n as u32,
-                    ..msg
-                },
-                wire::HEADER,
-            )),
-            Kind::MtuAsk => Some((
-                Msg {
-                    kind: Kind::MtuBack,
-                    ..msg
-                },
-                (msg.size as usize).clamp(wire::HEADER, wire::MAX_DATAGRAM - 100),
-            )),
-            _ => None,
-        };
-        let Some((reply, len)) = answer else { continue };
-        match udp.send_to(&reply.encode(len), from) {
+        match sent {
             Ok(_) => stats.answered += 1,
             Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
                 // Too big for this end's own interface: say so, with its MTU.
                 let too_big = Msg {
                     kind: Kind::MtuTooBig,
-                    seq: msg.seq,
+                    seq: Msg::decode(&buf[..n]).map_or(0, |m| m.seq),
                     size: own_mtu,
                 };
                 if udp.send_to(&too_big.encode(wire::HEADER), from).is_ok() {
@@ -298,35 +289,28 @@ const MAX_GAP: Duration = Duration::from_millis(200);
 const IDLE_WAIT: Duration = Duration::from_millis(50);
 
 impl Pace {
-    fn arrived(&mut self) {
-        let now = Instant::now();
+    fn arrived(&mut self, now: Instant) {
         self.gap = self.last.map(|l| now - l).filter(|g| *g <= MAX_GAP);
         self.last = Some(now);
     }
 
-    /// The next datagram, or an error of kind WouldBlock or TimedOut when
-    /// none came (the caller loops).
-    fn recv(&self, udp: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, SocketAddr)> {
-        let now = Instant::now();
-        let due = self.last.zip(self.gap).map(|(l, g)| l + g);
-        match due {
-            Some(due) if now + POLL_BEFORE >= due && now <= due + POLL_AFTER => {
-                let got = sockopt::recv_from_now(udp, buf);
-                if matches!(&got, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {
-                    std::hint::spin_loop();
-                }
-                got
-            }
-            Some(due) if now + POLL_BEFORE < due => {
-                // poll(2)'s timer is precise to the millisecond; a socket's
-                // receive timeout only to the kernel's tick (up to 4 ms late).
-                sockopt::wait_readable(udp, (due - POLL_BEFORE - now).min(IDLE_WAIT));
-                sockopt::recv_from_now(udp, buf)
-            }
-            _ => {
-                udp.set_read_timeout(Some(IDLE_WAIT))?;
-                udp.recv_from(buf)
-            }
+    /// Returns when a datagram may be waiting: at once while a probe is
+    /// due (polling), otherwise when one comes, polling is to start or
+    /// [`IDLE_WAIT`] has passed (to the microsecond, with ppoll(2)).
+    fn wait(&self, udp: &UdpSocket) {
+        match self.sleep(Instant::now()) {
+            Some(wait) => sockopt::wait_readable(udp, wait),
+            None => std::hint::spin_loop(),
+        }
+    }
+
+    /// How long to sleep at `now` waiting for a datagram; `None`: not at
+    /// all, a probe is due.
+    fn sleep(&self, now: Instant) -> Option<Duration> {
+        match self.last.zip(self.gap).map(|(l, g)| l + g) {
+            Some(due) if now + POLL_BEFORE >= due && now <= due + POLL_AFTER => None,
+            Some(due) if now + POLL_BEFORE < due => Some((due - POLL_BEFORE - now).min(IDLE_WAIT)),
+            _ => Some(IDLE_WAIT),
         }
     }
 }
@@ -485,26 +469,34 @@ mod lifetime_tests {
     #[test]
     fn the_pace_follows_the_probes() {
         let mut pace = Pace::default();
-        pace.arrived();
+        pace.arrived(Instant::now());
         assert_eq!(pace.gap, None, "one probe has no pace");
         std::thread::sleep(Duration::from_millis(20));
-        pace.arrived();
+        pace.arrived(Instant::now());
         let gap = pace.gap.unwrap();
         assert!(
             gap >= Duration::from_millis(20) && gap <= MAX_GAP,
             "{gap:?}"
         );
         pace.last = Some(Instant::now() - Duration::from_secs(1));
-        pace.arrived();
+        pace.arrived(Instant::now());
         assert_eq!(pace.gap, None, "a second's pause is no pace");
-        // Due now: a poll that does not wait.
-        pace.last = Some(Instant::now() - Duration::from_millis(20));
+        // Probes 20 ms apart, the last at t0: sleep until 1 ms before the
+        // next is due, then poll until 2 ms after; then sleep again.
+        let t0 = Instant::now();
+        pace.last = Some(t0);
         pace.gap = Some(Duration::from_millis(20));
-        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let mut buf = [0u8; 64];
-        let start = Instant::now();
-        let e = pace.recv(&udp, &mut buf).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
-        assert!(start.elapsed() < Duration::from_millis(20));
+        let ms = Duration::from_millis;
+        assert_eq!(pace.sleep(t0), Some(ms(19)));
+        assert_eq!(pace.sleep(t0 + ms(18)), Some(ms(1)));
+        assert_eq!(pace.sleep(t0 + ms(19)), None);
+        assert_eq!(pace.sleep(t0 + ms(22)), None);
+        assert_eq!(pace.sleep(t0 + ms(23)), Some(IDLE_WAIT));
+        // Far apart: never more than IDLE_WAIT, to look at the stop flag.
+        pace.gap = Some(ms(150));
+        assert_eq!(pace.sleep(t0), Some(IDLE_WAIT));
+        // No pace: sleep.
+        pace.gap = None;
+        assert_eq!(pace.sleep(t0 + ms(20)), Some(IDLE_WAIT));
     }
 }

@@ -51,46 +51,21 @@ pub fn set_dont_fragment(sock: &UdpSocket, family: IpAddr) -> std::io::Result<()
     }
 }
 
-/// A datagram if one is waiting, else WouldBlock at once (MSG_DONTWAIT):
-/// the socket's blocking mode and timeout stay as they are.
-pub fn recv_from_now(
-    sock: &UdpSocket,
-    buf: &mut [u8],
-) -> std::io::Result<(usize, std::net::SocketAddr)> {
-    use nix::sys::socket::{MsgFlags, SockaddrStorage, recvmsg};
-    let mut iov = [std::io::IoSliceMut::new(buf)];
-    let msg = recvmsg::<SockaddrStorage>(sock.as_raw_fd(), &mut iov, None, MsgFlags::MSG_DONTWAIT)
-        .map_err(std::io::Error::from)?;
-    let from = msg.address.and_then(|a| {
-        if let Some(v4) = a.as_sockaddr_in() {
-            Some(std::net::SocketAddr::from(std::net::SocketAddrV4::new(
-                v4.ip(),
-                v4.port(),
-            )))
-        } else {
-            a.as_sockaddr_in6().map(|v6| {
-                std::net::SocketAddr::from(std::net::SocketAddrV6::new(
-                    v6.ip(),
-                    v6.port(),
-                    v6.flowinfo(),
-                    v6.scope_id(),
-                ))
-            })
-        }
-    });
-    from.map(|f| (msg.bytes, f))
-        .ok_or_else(|| std::io::Error::other("a datagram without a sender"))
-}
-
-/// Waits until `sock` has a datagram or `wait` (rounded down to whole
-/// milliseconds) has passed.
+/// Waits until `sock` has a datagram or `wait` has passed, to the
+/// microsecond (ppoll(2)'s high-resolution timer; a socket's receive
+/// timeout runs on the kernel's tick and can wake up to 4 ms late).
 pub fn wait_readable(sock: &UdpSocket, wait: std::time::Duration) {
     let mut fds = [libc::pollfd {
         fd: sock.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     }];
-    let ms = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: one valid pollfd for an open socket.
-    unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
+    let timeout = libc::timespec {
+        tv_sec: libc::time_t::try_from(wait.as_secs()).unwrap_or(libc::time_t::MAX),
+        // Below 10^9: fits a c_long everywhere.
+        tv_nsec: wait.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd for an open socket, a valid timespec and no
+    // signal mask.
+    unsafe { libc::ppoll(fds.as_mut_ptr(), 1, &timeout, std::ptr::null()) };
 }

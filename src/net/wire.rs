@@ -99,6 +99,19 @@ impl Msg {
 }
 
 /// Which way a TCP stream's data flows.
+/// Turns an Echo datagram into its EchoReply where it lies (the kind's
+/// byte; sequence, size and padding stay), so that the responder's answer
+/// costs no building; false, and the datagram untouched, for anything but
+/// an Echo.
+pub fn echo_reply_in_place(datagram: &mut [u8]) -> bool {
+    let echo =
+        datagram.len() >= HEADER && datagram[..4] == MAGIC && datagram[4] == Kind::Echo.byte();
+    if echo {
+        datagram[4] = Kind::EchoReply.byte();
+    }
+    echo
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     /// From the probe to the responder.
@@ -185,5 +198,39 @@ mod tests {
         assert_eq!(parse_stream_header(&bad), None);
         assert_eq!(udp_overhead("10.0.0.1".parse().unwrap()), 28);
         assert_eq!(udp_overhead("::1".parse().unwrap()), 48);
+    }
+
+    #[test]
+    fn an_echo_turns_into_its_reply_in_place() {
+        let echo = Msg {
+            kind: Kind::Echo,
+            seq: 7,
+            size: ECHO_SIZE as u32,
+        };
+        let mut buf = echo.encode(ECHO_SIZE);
+        assert!(echo_reply_in_place(&mut buf));
+        assert_eq!(buf.len(), ECHO_SIZE);
+        assert_eq!(
+            Msg::decode(&buf),
+            Some(Msg {
+                kind: Kind::EchoReply,
+                ..echo
+            })
+        );
+        // A reply is no Echo, and neither is a short or a stranger's one.
+        assert!(!echo_reply_in_place(&mut buf));
+        for mut other in [
+            b"PVN1E".to_vec(),
+            b"PVN2E\0\0\0\0\0\0\0\0".to_vec(),
+            Msg {
+                kind: Kind::MtuProbe,
+                ..echo
+            }
+            .encode(HEADER),
+        ] {
+            let before = other.clone();
+            assert!(!echo_reply_in_place(&mut other));
+            assert_eq!(other, before, "left alone");
+        }
     }
 }

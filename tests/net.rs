@@ -126,12 +126,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Three nodes, corosync on a network of its own (one node's end at MTU
-/// 1400), migration on another capped at 200 Mbit/s each way: the matrix
-/// has every pair of both links; throughput only on migration, within
-/// the cap and iperf3's figure; RTT against ping; the MTU mismatch on
-/// the pairs with that node only; knet's statistics where
-/// corosync-cmapctl is.
 /// One test at a time: each compares timings (ping, iperf3, a delay) that
 /// another test's ssh sessions and streams on this 2-core machine would
 /// disturb.
@@ -141,6 +135,12 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Three nodes, corosync on a network of its own (one node's end at MTU
+/// 1400), migration on another capped at 200 Mbit/s each way: the matrix
+/// has every pair of both links; throughput only on migration, within
+/// the cap and iperf3's figure; RTT against ping; the MTU mismatch on
+/// the pairs with that node only; knet's statistics where
+/// corosync-cmapctl is.
 #[test]
 fn cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap() {
     if !root_or_skip("cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap") {

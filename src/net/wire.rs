@@ -86,32 +86,34 @@ impl Msg {
 
     /// `None` for anything that is not a PVN1 datagram.
     pub fn decode(buf: &[u8]) -> Option<Msg> {
-        if buf.len() < HEADER || buf[..4] != MAGIC {
-            return None;
-        }
+        let kind = Kind::from_byte(kind_byte(buf)?)?;
         let word = |i: usize| u32::from_be_bytes(buf[i..i + 4].try_into().unwrap());
         Some(Msg {
-            kind: Kind::from_byte(buf[4])?,
+            kind,
             seq: word(5),
             size: word(9),
         })
     }
 }
 
-/// Which way a TCP stream's data flows.
+/// The kind's byte of a PVN1 datagram; `None` for anything else.
+fn kind_byte(buf: &[u8]) -> Option<u8> {
+    (buf.len() >= HEADER && buf[..4] == MAGIC).then(|| buf[4])
+}
+
 /// Turns an Echo datagram into its EchoReply where it lies (the kind's
 /// byte; sequence, size and padding stay), so that the responder's answer
 /// costs no building; false, and the datagram untouched, for anything but
 /// an Echo.
 pub fn echo_reply_in_place(datagram: &mut [u8]) -> bool {
-    let echo =
-        datagram.len() >= HEADER && datagram[..4] == MAGIC && datagram[4] == Kind::Echo.byte();
+    let echo = kind_byte(datagram) == Some(Kind::Echo.byte());
     if echo {
         datagram[4] = Kind::EchoReply.byte();
     }
     echo
 }
 
+/// Which way a TCP stream's data flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     /// From the probe to the responder.

@@ -1,0 +1,3 @@
+mod ci_rules;
+mod lock;
+mod options;

@@ -1,0 +1,248 @@
+//! The command line and bad input: no root needed.
+
+use crate::common::{pveprobe, stderr, stdout, workdir};
+
+#[test]
+fn missing_path_is_a_clear_error_and_creates_nothing() {
+    let dir = workdir();
+    let missing = dir.path().join("no such dir");
+    let out = pveprobe().arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "pveprobe: {}: No such file or directory\n",
+            missing.display()
+        )
+    );
+    assert!(stdout(&out).is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn file_instead_of_directory_is_refused() {
+    let dir = workdir();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let out = pveprobe().arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!("pveprobe: {}: not a directory\n", file.display())
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn more_than_one_path_is_a_usage_error() {
+    let out = pveprobe().args(["/", "/tmp"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("Usage: pveprobe"), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    for args in [
+        &["--duration", "0"][..],
+        &["--tests", "cpu,nope"],
+        &["--regex-engine", "pcre"],
+        &["--dns-timeout", "x"],
+    ] {
+        let out = pveprobe().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stdout(&out).is_empty());
+    }
+}
+
+#[test]
+fn help_explains_every_figure_and_the_regex_scale() {
+    let out = pveprobe().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = stdout(&out);
+    for label in [
+        "CPU BOGOMIPS",
+        "REGEX/SECOND",
+        "HD SIZE",
+        "BUFFERED READS",
+        "AVERAGE SEEK TIME",
+        "FSYNCS/SECOND",
+        "DNS EXT",
+        "DNS INT",
+    ] {
+        assert!(help.contains(label), "--help does not explain {label}");
+    }
+    for words in [
+        "3 to 7 times pveperf",
+        "--regex-engine",
+        "hdparm -t",
+        "ioping -D",
+        "EXIT STATUS",
+        "--dns-timeout",
+    ] {
+        assert!(help.contains(words), "--help lacks {words:?}");
+    }
+}
+
+#[test]
+fn version_names_the_crate_version() {
+    let out = pveprobe().arg("--version").output().unwrap();
+    assert_eq!(
+        stdout(&out),
+        format!("pveprobe {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn path_with_shell_characters_just_works() {
+    let dir = workdir();
+    let odd = dir.path().join("a b'c\"$(touch pwned);`touch pwned2`\\x");
+    std::fs::create_dir(&odd).unwrap();
+    let out = pveprobe()
+        .args(["--tests", "cpu,fsync", "--duration", "0.2"])
+        .arg(&odd)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = crate::common::pveperf_lines(&stdout(&out));
+    assert!(crate::common::figure(&lines, "FSYNCS/SECOND") > 0.0);
+    assert!(lines.contains_key("HD SIZE"));
+    assert_eq!(
+        std::fs::read_dir(&odd).unwrap().count(),
+        0,
+        "scratch directory left behind"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "something else was created"
+    );
+}
+
+#[test]
+fn a_path_starting_with_a_dash_is_taken_after_double_dash() {
+    let dir = workdir();
+    std::fs::create_dir(dir.path().join("-v")).unwrap();
+    let out = pveprobe()
+        .args(["--tests", "cpu", "--", "-v"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("CPU BOGOMIPS:"));
+}
+
+#[test]
+fn bogomips_equals_the_sum_in_proc_cpuinfo() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let re = regex::Regex::new(r"(?mi)^bogomips\s*:\s*([0-9.]+)\s*$").unwrap();
+    let expected: f64 = re
+        .captures_iter(&cpuinfo)
+        .map(|c| c[1].parse::<f64>().unwrap())
+        .sum();
+    let out = pveprobe().args(["--tests", "cpu", "/"]).output().unwrap();
+    let lines = crate::common::pveperf_lines(&stdout(&out));
+    assert_eq!(lines["CPU BOGOMIPS"], format!("{expected:.2}"));
+}
+
+#[test]
+fn perl_engine_runs_pveperfs_loop() {
+    if std::process::Command::new("perl")
+        .arg("-e1")
+        .status()
+        .is_err()
+    {
+        eprintln!("SKIPPED perl_engine_runs_pveperfs_loop: no perl on this machine");
+        return;
+    }
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "regex",
+            "--regex-engine",
+            "perl",
+            "--duration",
+            "0.3",
+            "/",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        crate::common::figure(&crate::common::pveperf_lines(&stdout(&out)), "REGEX/SECOND") > 0.0
+    );
+}
+
+#[test]
+fn perl_engine_without_perl_says_so() {
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "regex",
+            "--regex-engine",
+            "perl",
+            "--duration",
+            "0.1",
+            "/",
+        ])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout(&out).contains("REGEX"));
+    assert!(
+        stderr(&out).contains("needs the host's perl, which is not installed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn tmpfs_has_no_device_lines_and_that_is_no_failure() {
+    let out = pveprobe()
+        .args(["--tests", "read,seek", "/dev/shm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = crate::common::pveperf_lines(&stdout(&out));
+    assert_eq!(lines.keys().collect::<Vec<_>>(), ["HD SIZE"]);
+    assert!(lines["HD SIZE"].ends_with("GB (tmpfs)"), "{lines:?}");
+    assert!(
+        stderr(&out).contains("BUFFERED READS: skipped: tmpfs (tmpfs) is not a block device"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    let mut child = pveprobe()
+        .args(["--tests", "cpu", "/"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close our end of stdout at once, like `pveprobe | head -0`.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("Broken pipe"), "{}", stderr(&out));
+}
+
+#[test]
+fn cluster_refuses_a_forwarded_value_that_is_not_text() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"/etc/r\xffconf");
+    let out = pveprobe()
+        .args(["cluster", "--dry-run", "--nodes", "a", "--resolv-conf"])
+        .arg(bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert!(
+        stderr(&out).contains("the value of --resolv-conf") && stderr(&out).contains("not UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,4 @@
+mod cpubench;
+mod io;
+mod sustained;
+mod syncwrite;

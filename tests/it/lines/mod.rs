@@ -1,0 +1,4 @@
+mod limits;
+mod loopdev;
+mod pveperf_mode;
+mod strace;

@@ -1,0 +1,2 @@
+mod matrix;
+mod rig;

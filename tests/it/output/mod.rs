@@ -1,0 +1,3 @@
+mod formats;
+mod metrics;
+mod plot;

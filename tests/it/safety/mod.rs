@@ -1,0 +1,2 @@
+mod faults;
+mod hostile;

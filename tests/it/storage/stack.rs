@@ -1,0 +1,357 @@
+//! The storage stack on real devices made by the tests: a partitioned loop
+//! device, btrfs RAID1 over two loop devices, and a ZFS dataset whose
+//! mountinfo (a --sysroot tree) and fake `zpool`/`zfs` place it on real loop
+//! devices, so BUFFERED READS and AVERAGE SEEK TIME read its leaf disks.
+//! Needs root; skips with a message otherwise.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::common::zfs::ZfsRig;
+use crate::common::{
+    LoopDevice, LoopOptions, Mount, mkfs, pveprobe, root_or_skip, sh, stderr, stdout, workdir,
+};
+
+fn json_storage(path: &Path) -> serde_json::Value {
+    let out = pveprobe()
+        .args(["--tests", "cpu", "--output-format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    crate::common::validate_schema(&doc);
+    doc["storage"].clone()
+}
+
+fn name(dev: &Path) -> String {
+    dev.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_partition_resolves_to_its_disk() {
+    if !root_or_skip("a_partition_resolves_to_its_disk") {
+        return;
+    }
+    let dir = workdir();
+    let image = dir.path().join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    // Partition our own image file (never a device), then map it with -P.
+    let mut sfdisk = std::process::Command::new("sfdisk")
+        .args(["--quiet", image.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("sfdisk (scripts/install-test-deps)");
+    std::io::Write::write_all(sfdisk.stdin.as_mut().unwrap(), b"label: gpt\n,,L\n").unwrap();
+    drop(sfdisk.stdin.take());
+    assert!(sfdisk.wait().unwrap().success());
+    let disk = PathBuf::from(sh(
+        "losetup",
+        &["--find", "--show", "-P", image.to_str().unwrap()],
+    ));
+    let _detach = Detach(disk.clone());
+    let part = PathBuf::from(format!("{}p1", disk.display()));
+    // Some kernels do not scan at attach time; ask for the partition table.
+    if !part.exists() {
+        sh("partx", &["-a", disk.to_str().unwrap()]);
+    }
+    for _ in 0..100 {
+        if part.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    mkfs("ext4", part.to_str().unwrap(), &[]);
+    let mount = Mount::new(part.to_str().unwrap(), "rw");
+    let storage = json_storage(mount.path());
+    assert_eq!(storage["device"], name(&part));
+    assert_eq!(storage["layers"][0]["kind"], "partition");
+    assert_eq!(storage["layers"][0]["detail"], "1");
+    assert_eq!(
+        storage["layers"][0]["below"],
+        serde_json::json!([name(&disk)])
+    );
+    assert_eq!(storage["disks"].as_array().unwrap().len(), 1);
+    assert_eq!(storage["disks"][0]["name"], name(&disk));
+    assert_eq!(storage["disks"][0]["transport"], "virtual");
+
+    let out = pveprobe()
+        .args(["--tests", "cpu", "-v"])
+        .arg(mount.path())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "    {}: partition 1 on {}\n",
+            name(&part),
+            name(&disk)
+        )),
+        "{text}"
+    );
+    drop(mount);
+}
+
+struct Detach(PathBuf);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .arg("-d")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn btrfs_raid1_resolves_to_both_devices() {
+    if !root_or_skip("btrfs_raid1_resolves_to_both_devices") {
+        return;
+    }
+    let a = LoopDevice::new(300, LoopOptions::default());
+    let b = LoopDevice::new(300, LoopOptions::default());
+    sh(
+        "mkfs.btrfs",
+        &["-q", "-f", "-d", "raid1", "-m", "raid1", a.path(), b.path()],
+    );
+    let _ = std::process::Command::new("btrfs")
+        .args(["device", "scan"])
+        .status();
+    let mount = Mount::new(a.path(), "rw");
+    let storage = json_storage(mount.path());
+    let mut members = vec![name(&a.dev), name(&b.dev)];
+    members.sort();
+    assert_eq!(storage["layers"][0]["kind"], "btrfs");
+    assert_eq!(storage["layers"][0]["detail"], "2 devices");
+    assert_eq!(storage["layers"][0]["below"], serde_json::json!(members));
+    let disks: Vec<&str> = storage["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(disks, members);
+    drop(mount);
+}
+
+fn zpool_status(a: &Path, b: &Path) -> String {
+    format!(
+        "#!/bin/sh\n[ \"$1 $2 $3 $4\" = \"status -P -L testpool\" ] || exit 9\ncat <<'EOF'\n  pool: testpool\n state: ONLINE\nconfig:\n\n\tNAME            STATE     READ WRITE CKSUM\n\ttestpool        ONLINE       0     0     0\n\t  mirror-0      ONLINE       0     0     0\n\t    {}  ONLINE       0     0     0\n\t    {}  ONLINE       0     0     0\n\nerrors: No known data errors\nEOF\n",
+        a.display(),
+        b.display()
+    )
+}
+
+#[test]
+fn zfs_dataset_reads_its_pools_leaf_disks() {
+    if !root_or_skip("zfs_dataset_reads_its_pools_leaf_disks") {
+        return;
+    }
+    let a = LoopDevice::new(64, LoopOptions::default());
+    let b = LoopDevice::new(
+        64,
+        LoopOptions {
+            sector_size: Some(4096),
+            partitions: false,
+        },
+    );
+    let rig = ZfsRig::new(&zpool_status(&a.dev, &b.dev));
+    let out = rig.probe(&["--tests", "read,seek", "--duration", "0.4", "-v"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (lines, details) = text.split_once("\nDetails:\n").unwrap();
+    let names = format!("({}, {})", name(&a.dev), name(&b.dev));
+    let parsed = crate::common::pveperf_lines(
+        &lines
+            .lines()
+            .map(|l| l.strip_suffix(&format!(" {names}")).unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    assert!(
+        lines.contains("BUFFERED READS:    ") && lines.contains(&format!("MB/sec {names}")),
+        "{lines}"
+    );
+    assert!(lines.contains(&format!(" ms {names}")), "{lines}");
+    assert!(parsed.contains_key("AVERAGE SEEK TIME"));
+    assert_eq!(parsed["HD SIZE"].split('(').nth(1), Some("testpool/data)"));
+    assert!(
+        details.contains("per device (mean of these is the figure): "),
+        "{details}"
+    );
+    assert!(
+        details.contains(&format!("ZFS pool testpool (ONLINE): mirror {names}")),
+        "{details}"
+    );
+    assert!(
+        details.contains("ZFS dataset testpool/data: compression=lz4"),
+        "{details}"
+    );
+    assert!(
+        details.contains("hint: testpool/data: compression=lz4"),
+        "{details}"
+    );
+}
+
+#[test]
+fn zfs_without_zpool_says_so() {
+    if !root_or_skip("zfs_without_zpool_says_so") {
+        return;
+    }
+    let rig = ZfsRig::new("#!/bin/sh\nexit 0\n");
+    std::fs::remove_file(rig.bin.join("zpool")).unwrap();
+    let out = rig.probe(&["--tests", "read", "--duration", "0.2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("BUFFERED READS"));
+    assert!(
+        stderr(&out).contains("BUFFERED READS: not measured: testpool/data (zfs) is not a block device, and its pool's disks are unknown: zpool is not installed (package zfsutils-linux)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_hanging_zpool_is_cut_off() {
+    if !root_or_skip("a_hanging_zpool_is_cut_off") {
+        return;
+    }
+    let rig = ZfsRig::new("#!/bin/sh\nexec sleep 600\n");
+    let mut child = pveprobe()
+        .args(["--tests", "read", "--duration", "0.2", "--sysroot"])
+        .arg(&rig.sysroot)
+        .arg(&rig.path)
+        .env(
+            "PATH",
+            format!("{}:/usr/sbin:/usr/bin:/sbin:/bin", rig.bin.display()),
+        )
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_within(&mut child, Duration::from_secs(60));
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("zpool did not answer within 10 s"), "{err}");
+}
+
+fn tool_exists(tool: &str) -> bool {
+    ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(tool).exists())
+}
+
+/// Real md RAID1 where the kernel has md (this project's CI kernel has not).
+#[test]
+fn md_raid1_where_the_kernel_has_md() {
+    if !root_or_skip("md_raid1_where_the_kernel_has_md") {
+        return;
+    }
+    if !Path::new("/proc/mdstat").exists() || !tool_exists("mdadm") {
+        eprintln!(
+            "SKIPPED md_raid1_where_the_kernel_has_md: no md in this kernel or no mdadm; covered by fixtures/storage/md-raid1"
+        );
+        return;
+    }
+    let a = LoopDevice::new(64, LoopOptions::default());
+    let b = LoopDevice::new(64, LoopOptions::default());
+    let md = "/dev/md/pveprobe-test";
+    sh(
+        "mdadm",
+        &[
+            "--create",
+            md,
+            "--run",
+            "--level=1",
+            "--raid-devices=2",
+            "--metadata=1.2",
+            a.path(),
+            b.path(),
+        ],
+    );
+    struct Stop(&'static str);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("mdadm")
+                .args(["--stop", self.0])
+                .status();
+        }
+    }
+    let _stop = Stop(md);
+    mkfs("ext4", md, &[]);
+    let mount = Mount::new(md, "rw");
+    let storage = json_storage(mount.path());
+    assert_eq!(storage["layers"][0]["kind"], "md");
+    let disks: Vec<&str> = storage["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(disks.len(), 2, "{storage}");
+    drop(mount);
+}
+
+/// Real LVM where the kernel has device-mapper (this project's CI kernel has not).
+#[test]
+fn lvm_where_the_kernel_has_device_mapper() {
+    if !root_or_skip("lvm_where_the_kernel_has_device_mapper") {
+        return;
+    }
+    if !Path::new("/dev/mapper/control").exists() || !tool_exists("lvcreate") {
+        eprintln!(
+            "SKIPPED lvm_where_the_kernel_has_device_mapper: no device-mapper in this kernel or no lvm2; covered by fixtures/storage/lvm-sata-ahci"
+        );
+        return;
+    }
+    let pv = LoopDevice::new(128, LoopOptions::default());
+    let vg = format!("pveprobetest{}", std::process::id());
+    sh("vgcreate", &["-q", &vg, pv.path()]);
+    struct Remove(String);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("vgremove")
+                .args(["-q", "-f", &self.0])
+                .status();
+        }
+    }
+    let _remove = Remove(vg.clone());
+    sh("lvcreate", &["-q", "-y", "-n", "data", "-L", "64M", &vg]);
+    let lv = format!("/dev/mapper/{vg}-data");
+    mkfs("ext4", &lv, &[]);
+    let mount = Mount::new(&lv, "rw");
+    let storage = json_storage(mount.path());
+    assert_eq!(storage["layers"][0]["kind"], "lvm");
+    assert_eq!(storage["layers"][0]["detail"], format!("{vg}-data"));
+    assert_eq!(storage["disks"][0]["name"], name(&pv.dev));
+    drop(mount);
+}
+
+#[test]
+fn zfs_dataset_extended_device_tests_read_the_leaf_disks() {
+    if !root_or_skip("zfs_dataset_extended_device_tests_read_the_leaf_disks") {
+        return;
+    }
+    let a = LoopDevice::new(64, LoopOptions::default());
+    let b = LoopDevice::new(64, LoopOptions::default());
+    let rig = ZfsRig::new(&zpool_status(&a.dev, &b.dev));
+    let out = rig.probe(&["--tests", "seqread,randread", "--duration", "0.4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let on = format!(" on {}, {})", name(&a.dev), name(&b.dev));
+    for label in [
+        "SEQ READ DIRECT:",
+        "RANDOM READ 4K QD1:",
+        "RANDOM READ 4K QD32:",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {text}"));
+        assert!(line.ends_with(&on), "{line}");
+    }
+}

@@ -1,0 +1,2 @@
+mod fake_pvesm;
+mod ids;

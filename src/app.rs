@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use crate::cli::{CompareArgs, OutputFormat, ProbeArgs};
+use crate::cli::{Command, CompareArgs, Opts, OutputFormat, ProbeArgs};
 use crate::compare::{self, Input};
 use crate::error::PathError;
 use crate::exit::Exit;
@@ -16,8 +16,23 @@ use crate::report::{Document, csv, text};
 use crate::run::{self, Event};
 use crate::window::Interrupt;
 
+mod nodes;
 mod storage;
 pub use storage::storages;
+
+/// Every command: the options parsed, the exit status to return.
+pub fn run(opts: &Opts) -> Exit {
+    match &opts.command {
+        Some(Command::Compare(args)) => compare(args),
+        Some(Command::Cluster(args)) => nodes::cluster(args),
+        Some(Command::Storages(args)) => storages(args),
+        Some(Command::Net(args)) => nodes::net(args),
+        Some(Command::NetServe(args)) => nodes::net_serve(args),
+        Some(Command::NetProbe(args)) => nodes::net_probe(args),
+        Some(Command::NetInfo) => crate::net::info_main(),
+        None => probe(&opts.probe),
+    }
+}
 
 fn check_path(path: &Path) -> Result<(), PathError> {
     let meta = std::fs::metadata(path).map_err(|source| PathError::Inaccessible {

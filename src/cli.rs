@@ -12,12 +12,14 @@ use crate::run::Config;
 mod cluster;
 mod measure;
 mod net;
+mod reach;
 use crate::choice::Choice;
 pub use crate::output::Format as OutputFormat;
 use crate::output::Format;
-pub use cluster::{ClusterArgs, ETC_PVE_MEMBERS, Reach};
+pub use cluster::ClusterArgs;
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
 pub use net::{NetArgs, NetOptions, NetProbeArgs, NetServeArgs};
+pub use reach::{ETC_PVE_MEMBERS, ReachArgs};
 
 const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
 

@@ -814,4 +814,41 @@ mod tests {
         assert_eq!(worse.len(), 1);
         assert_eq!(worse[0].label, "RANDOM READ 4K QD32 [jobs=4]");
     }
+
+    /// A network document's figures are ranked per link and pair.
+    #[test]
+    fn net_documents_are_ranked_per_link_and_pair() {
+        use crate::model::net::Way;
+        use crate::net::links::LinkKind;
+        use crate::net::report::tests::{end, pair, report_of, rtt, tcp};
+        let p = pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve2", "eth2", 1500),
+        );
+        let report = |rtt_p50: f64, mbit: f64| {
+            let mut q = p.clone();
+            q.latency = Some(rtt(rtt_p50, 0.1, 0.01, 100));
+            q.throughput = vec![tcp(Way::Forward, 1, mbit), tcp(Way::Back, 1, mbit)];
+            let r = report_of(vec![q]);
+            serde_json::to_string(&r).unwrap()
+        };
+        let before = parse(std::path::Path::new("before.json"), &report(0.05, 940.0)).unwrap();
+        let after = parse(std::path::Path::new("after.json"), &report(0.5, 470.0)).unwrap();
+        assert_eq!(before.name, "testc (before.json)");
+        let table = table(&[before, after]);
+        let text = render_text(&table);
+        for label in ["NET RTT", "NET TCP 1 STREAM", "NET TCP 1 STREAM (back)"] {
+            let row = text
+                .lines()
+                .find(|l| {
+                    l.starts_with(label)
+                        && l.contains("migration pve1-pve2")
+                        && !l.starts_with(&format!("{label} ("))
+                })
+                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+            assert!(row.contains("worse"), "{row}");
+        }
+    }
 }

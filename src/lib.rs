@@ -27,6 +27,7 @@ pub mod latency;
 pub mod lock;
 pub mod model;
 pub mod net;
+pub mod nodes;
 pub mod output;
 pub mod parse;
 pub mod plan;

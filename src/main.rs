@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use pveprobe::app;
-use pveprobe::cli::{Command, Opts};
+use pveprobe::cli::Opts;
 
 mod pveperf_mode;
 
@@ -18,22 +18,5 @@ fn main() -> ExitCode {
         return pveperf_mode::main(args.collect());
     }
     let opts = Opts::parse();
-    ExitCode::from(match &opts.command {
-        Some(Command::Compare(args)) => app::compare(args),
-        Some(Command::Cluster(args)) => pveprobe::cluster::run(args),
-        Some(Command::Storages(args)) => app::storages(args),
-        Some(Command::Net(args)) => pveprobe::net::run(&pveprobe::net::Request {
-            reach: &args.reach,
-            opts: &args.net_options,
-            only: Some(&args.pair_nodes),
-            parallel: args.parallel,
-            dry_run: args.dry_run,
-            format: args.output_format,
-            output: args.output.as_deref(),
-        }),
-        Some(Command::NetServe(args)) => pveprobe::net::serve_main(args),
-        Some(Command::NetProbe(args)) => pveprobe::net::probe_main(args),
-        Some(Command::NetInfo) => pveprobe::net::info_main(),
-        None => app::probe(&opts.probe),
-    })
+    ExitCode::from(app::run(&opts))
 }

@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::report::metrics::{Measured, influx, prometheus};
-
 /// How results are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -120,12 +118,12 @@ pub trait Render: Serialize {
     fn text(&self) -> String;
     fn csv(&self) -> String;
 
-    /// The probe results the document holds, each with its node, which
-    /// the metrics formats write. A document that holds none (a
+    /// The probe results the document holds, in a metrics format
+    /// (`Influx` or `Prometheus`). A document that holds none (a
     /// comparison) keeps this default and writes nothing in them; its
     /// command refuses them first ([`Format::without_metrics`]).
-    fn results(&self) -> Vec<Measured<'_>> {
-        Vec::new()
+    fn metrics(&self, _format: Format) -> String {
+        String::new()
     }
 }
 
@@ -136,8 +134,7 @@ pub fn render(doc: &impl Render, format: Format) -> String {
         Format::Json => json(doc, false),
         Format::JsonPretty => json(doc, true),
         Format::Csv => doc.csv(),
-        Format::Influx => influx::render(&doc.results()),
-        Format::Prometheus => prometheus::render(&doc.results()),
+        Format::Influx | Format::Prometheus => doc.metrics(format),
     }
 }
 

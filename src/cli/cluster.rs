@@ -11,10 +11,8 @@ use clap::Args;
 use super::OutputFormat;
 use super::measure::Forwarded;
 use super::net::NetOptions;
+use super::reach::ReachArgs;
 use crate::choice::Choice;
-
-/// Where pmxcfs publishes the cluster's membership on every PVE node.
-pub const ETC_PVE_MEMBERS: &str = "/etc/pve/.members";
 
 pub(super) const CLUSTER_AFTER_HELP: &str = "\
 MEMBERS
@@ -69,58 +67,6 @@ EXAMPLES
   pveprobe cluster --nodes web1,web2=192.0.2.12 --tests cpu,regex,fsync /srv
   pveprobe cluster --net --net-throughput";
 
-/// How the nodes are found and reached: `cluster` and `net` alike.
-#[derive(Debug, Args)]
-pub struct Reach {
-    /// pmxcfs's members list to read the nodes from
-    #[arg(long, value_name = "FILE", default_value = ETC_PVE_MEMBERS, help_heading = "Nodes")]
-    pub members: PathBuf,
-
-    /// The nodes, instead of the members list: NAME or NAME=ADDRESS, comma-separated
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        conflicts_with = "nodes_file",
-        help_heading = "Nodes"
-    )]
-    pub nodes: Vec<String>,
-
-    /// The nodes, one per line: NAME or NAME ADDRESS; # starts a comment
-    #[arg(long, value_name = "FILE", help_heading = "Nodes")]
-    pub nodes_file: Option<PathBuf>,
-
-    /// The command that runs pveprobe on the nodes, split at spaces
-    #[arg(
-        long,
-        value_name = "COMMAND",
-        default_value = "pveprobe",
-        help_heading = "Nodes"
-    )]
-    pub remote_command: String,
-
-    /// User ssh logs in as
-    #[arg(
-        long,
-        value_name = "USER",
-        default_value = "root",
-        help_heading = "ssh"
-    )]
-    pub ssh_user: String,
-
-    /// Seconds ssh waits for a node to accept the connection
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600), help_heading = "ssh")]
-    pub connect_timeout: u32,
-
-    /// Read ssh's configuration from FILE (ssh -F FILE)
-    #[arg(long, value_name = "FILE", help_heading = "ssh")]
-    pub ssh_config: Option<PathBuf>,
-
-    /// An ssh option (ssh -o OPTION), e.g. Port=2222; repeatable
-    #[arg(long = "ssh-option", value_name = "OPTION", help_heading = "ssh")]
-    pub ssh_options: Vec<String>,
-}
-
 /// `pveprobe cluster [OPTIONS] [PATH]`.
 #[derive(Debug, Args)]
 #[command(after_long_help = CLUSTER_AFTER_HELP)]
@@ -145,7 +91,7 @@ pub struct ClusterArgs {
     pub timeout: Option<f64>,
 
     #[command(flatten)]
-    pub reach: Reach,
+    pub reach: ReachArgs,
 
     /// Measure the network between the nodes instead of running the probe:
     /// latency, jitter, loss and path MTU per link and pair of nodes (see

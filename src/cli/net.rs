@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::OutputFormat;
-use super::cluster::Reach;
+use super::reach::ReachArgs;
 use crate::choice::Choice;
 
 pub(super) const NET_AFTER_HELP: &str = "\
@@ -116,6 +116,51 @@ pub struct NetOptions {
     pub pve_config: PathBuf,
 }
 
+impl NetOptions {
+    /// The options as plain data.
+    pub fn to_options(&self) -> crate::net::Options {
+        crate::net::Options {
+            net_throughput: self.net_throughput,
+            links: self.links.clone(),
+            net_count: self.net_count,
+            net_rate: self.net_rate,
+            net_seconds: self.net_seconds,
+            net_streams: self.net_streams,
+            port: self.port,
+            pve_config: self.pve_config.clone(),
+        }
+    }
+}
+
+impl NetServeArgs {
+    /// The responder's options as plain data.
+    pub fn to_options(&self) -> crate::net::serve::ServeOptions {
+        crate::net::serve::ServeOptions {
+            bind: self.bind,
+            port: self.port,
+            peer: self.peer,
+            lifetime: std::time::Duration::from_secs(self.lifetime),
+            max_pps: self.max_rate,
+        }
+    }
+}
+
+impl NetProbeArgs {
+    /// The measuring end's options as plain data.
+    pub fn to_options(&self) -> crate::net::probe::ProbeOptions {
+        crate::net::probe::ProbeOptions {
+            from: self.from,
+            to: self.to,
+            count: self.count,
+            rate_pps: self.rate,
+            mtu: self.mtu,
+            throughput: self
+                .throughput_seconds
+                .map(|s| (std::time::Duration::from_secs(u64::from(s)), self.streams)),
+        }
+    }
+}
+
 /// `pveprobe net NODE NODE...`.
 #[derive(Debug, Args)]
 #[command(after_long_help = NET_AFTER_HELP)]
@@ -126,7 +171,7 @@ pub struct NetArgs {
     pub pair_nodes: Vec<String>,
 
     #[command(flatten)]
-    pub reach: Reach,
+    pub reach: ReachArgs,
 
     /// Measure all pairs at once (refused with --net-throughput on a link
     /// corosync shares)

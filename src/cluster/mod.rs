@@ -2,12 +2,10 @@
 //! through what every cluster has (pmxcfs's membership list and root ssh
 //! between the nodes), and one table of all nodes.
 //!
-//! `members` reads who is in the cluster, `remote` runs pveprobe on a node
-//! and says what came of it, `summary` does the arithmetic over the nodes
-//! and `render` writes the table as text, CSV or JSON.
+//! `crate::nodes` says who is in the cluster and runs pveprobe on a node,
+//! `summary` does the arithmetic over the nodes and `render` writes the
+//! table as text, CSV or JSON.
 
-pub mod members;
-pub mod remote;
 pub mod render;
 pub mod summary;
 
@@ -18,11 +16,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{ClusterArgs, Reach};
 use crate::exit::Exit;
+use crate::nodes::members::{Members, Node};
+use crate::nodes::remote::{self, Outcome, Ssh, Status};
+use crate::nodes::{Reach, load_nodes};
 use crate::report::json::JsonReport;
-use members::{Members, Node};
-use remote::{Outcome, Ssh, Status};
 use summary::FigureSummary;
 
 /// The cluster document's version (`kind: "cluster"`); see docs/output.md.
@@ -147,48 +145,25 @@ pub struct Head {
     pub timeout: Duration,
 }
 
-/// Why the nodes are unknown (exit status 2, nothing run).
-#[derive(Debug, thiserror::Error)]
-pub enum NodesError {
-    #[error("--nodes: {0}")]
-    List(members::MembersError),
-    #[error("cannot read {}: {}{}", path.display(), crate::error::describe(source), if *no_members { " (not a Proxmox VE cluster node? name the nodes with --nodes or --nodes-file)" } else { "" })]
-    Read {
-        path: std::path::PathBuf,
-        source: std::io::Error,
-        /// pmxcfs's members list is missing: this is no PVE cluster node.
-        no_members: bool,
-    },
-    #[error("{}: {source}", path.display())]
-    Parse {
-        path: std::path::PathBuf,
-        source: members::MembersError,
-    },
-}
-
-/// The nodes, and where the list came from (for messages).
-pub fn load_nodes(args: &Reach) -> Result<(Members, String), NodesError> {
-    if !args.nodes.is_empty() {
-        return members::parse_node_list(&args.nodes)
-            .map(|m| (m, "--nodes".into()))
-            .map_err(NodesError::List);
-    }
-    type Parser = fn(&str) -> Result<Members, members::MembersError>;
-    let (path, parse): (&Path, Parser) = match &args.nodes_file {
-        Some(file) => (file, members::parse_nodes_file),
-        None => (&args.members, members::parse_members),
-    };
-    let text = std::fs::read_to_string(path).map_err(|source| NodesError::Read {
-        path: path.into(),
-        no_members: args.nodes_file.is_none() && source.kind() == std::io::ErrorKind::NotFound,
-        source,
-    })?;
-    parse(&text)
-        .map(|m| (m, path.display().to_string()))
-        .map_err(|source| NodesError::Parse {
-            path: path.into(),
-            source,
-        })
+/// What a whole-cluster run is asked.
+pub struct Request<'a> {
+    pub reach: &'a Reach,
+    /// The directory every node measures (not with `storage`).
+    pub path: &'a str,
+    /// `--storage ID` on every node instead of `path`.
+    pub storage: Option<&'a str>,
+    /// The probe's options every node gets, as pveprobe's arguments.
+    pub forwarded: Vec<String>,
+    /// The longest a node may take.
+    pub timeout: Duration,
+    pub parallel: bool,
+    /// Print what would run where, run nothing.
+    pub dry_run: bool,
+    pub format: crate::output::Format,
+    pub output: Option<&'a Path>,
+    /// Keep each node's result as DIR/NODE.json.
+    pub save_dir: Option<&'a Path>,
+    pub plot: Option<&'a Path>,
 }
 
 /// Runs one node: not at all when pmxcfs says it is offline.
@@ -273,7 +248,7 @@ fn dry_run(
     source: &str,
     ssh: &Ssh,
     line: &str,
-    args: &ClusterArgs,
+    args: &Request,
     timeout: Duration,
 ) -> String {
     let contacted = members.nodes.iter().filter(|n| n.contacted()).count();
@@ -309,7 +284,7 @@ fn dry_run(
             ));
         }
     }
-    if let Some(dir) = &args.save_dir {
+    if let Some(dir) = args.save_dir {
         out.push_str(&format!(
             "results would be kept as {}\n",
             dir.join("NODE.json").display()
@@ -340,72 +315,16 @@ fn save(
     problems
 }
 
-/// What `--net` was given that belongs to the probe's runs (or the other
-/// way round), as a usage error: a run measures one or the other.
-fn not_for_net(args: &ClusterArgs) -> Option<String> {
-    let mut given: Vec<String> = args
-        .forwarded()
-        .into_iter()
-        .filter(|w| w.starts_with("--"))
-        .collect();
-    if args.path != "/" {
-        given.push("PATH".into());
-    }
-    for (set, name) in [
-        (args.save_dir.is_some(), "--save-dir"),
-        (args.plot.is_some(), "--plot"),
-        (args.timeout.is_some(), "--timeout"),
-    ] {
-        if set {
-            given.push(name.into());
-        }
-    }
-    (!given.is_empty()).then(|| {
-        format!(
-            "--net measures the network between the nodes, not their storage: {} do not apply to it",
-            given.join(", ")
-        )
-    })
-}
-
 /// `pveprobe cluster [OPTIONS] [PATH]`.
-pub fn run(args: &ClusterArgs) -> Exit {
-    let n = &args.net_options;
-    if !args.net && (n.net_throughput || !n.links.is_empty() || n.port.is_some()) {
-        eprintln!(
-            "pveprobe: --net-throughput, --link and --port measure the network between the nodes: add --net"
-        );
-        return Exit::BadInput;
-    }
-    if args.net {
-        if let Some(why) = not_for_net(args) {
-            eprintln!("pveprobe: {why}");
-            return Exit::BadInput;
-        }
-        return crate::net::run(&crate::net::Request {
-            reach: &args.reach,
-            opts: &args.net_options,
-            only: None,
-            parallel: args.parallel,
-            dry_run: args.dry_run,
-            format: args.output_format,
-            output: args.output.as_deref(),
-        });
-    }
-    let (members, source) = match load_nodes(&args.reach) {
+pub fn run(args: &Request) -> Exit {
+    let (members, source) = match load_nodes(args.reach) {
         Ok(m) => m,
         Err(why) => {
             eprintln!("pveprobe: {why}");
             return Exit::BadInput;
         }
     };
-    if args
-        .reach
-        .remote_command
-        .split_whitespace()
-        .next()
-        .is_none()
-    {
+    if args.reach.remote_command_is_empty() {
         eprintln!("pveprobe: --remote-command is empty");
         return Exit::BadInput;
     }
@@ -413,46 +332,32 @@ pub fn run(args: &ClusterArgs) -> Exit {
         eprintln!("pveprobe: PATH is empty");
         return Exit::BadInput;
     }
-    let storage = args.forward.measure.storage.as_deref();
+    let storage = args.storage;
     if storage == Some("all") {
         eprintln!(
             "pveprobe: cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)"
         );
         return Exit::BadInput;
     }
-    let timeout = args.node_timeout();
+    let timeout = args.timeout;
     // With --storage the node measures that storage, not a PATH.
-    let path = storage.is_none().then_some(args.path.as_str());
-    let line = remote::remote_line(&args.reach.remote_command, &args.forwarded(), path, timeout);
-    let ssh = Ssh {
-        user: args.reach.ssh_user.clone(),
-        connect_timeout: args.reach.connect_timeout,
-        config: args.reach.ssh_config.clone(),
-        options: args.reach.ssh_options.clone(),
-        // PVE keeps each node's own known_hosts beside the members list.
-        pve_nodes_dir: (args.reach.nodes.is_empty() && args.reach.nodes_file.is_none())
-            .then(|| args.reach.members.parent().map(|d| d.join("nodes")))
-            .flatten(),
-    };
+    let path = storage.is_none().then_some(args.path);
+    let line = remote::remote_line(&args.reach.remote_command, &args.forwarded, path, timeout);
+    let ssh = args.reach.ssh(&[]);
     if args.dry_run {
         print!("{}", dry_run(&members, &source, &ssh, &line, args, timeout));
         return Exit::Ok;
     }
     // Checked before any node runs: a FILE that cannot be written is bad
     // usage (exit status 2) and costs no run.
-    let plot_file = match args
-        .plot
-        .as_deref()
-        .map(crate::plot::SvgFile::create)
-        .transpose()
-    {
+    let plot_file = match args.plot.map(crate::plot::SvgFile::create).transpose() {
         Ok(file) => file,
         Err(err) => {
             eprintln!("pveprobe: {err}");
             return Exit::BadInput;
         }
     };
-    if let Some(dir) = &args.save_dir
+    if let Some(dir) = args.save_dir
         && let Err(e) = std::fs::create_dir_all(dir)
     {
         eprintln!(
@@ -471,7 +376,7 @@ pub fn run(args: &ClusterArgs) -> Exit {
     };
     let started = jiff::Timestamp::now();
     let outcomes = run_all(&members.nodes, &ssh, &line, timeout, args.parallel, &tell);
-    let mut problems = match &args.save_dir {
+    let mut problems = match args.save_dir {
         Some(dir) => save(dir, &members.nodes, &outcomes),
         None => Vec::new(),
     };
@@ -484,7 +389,7 @@ pub fn run(args: &ClusterArgs) -> Exit {
         ),
         path: match storage {
             Some(id) => format!("storage {id}"),
-            None => args.path.clone(),
+            None => args.path.to_string(),
         },
         cluster: members.cluster.clone(),
         parallel: args.parallel,
@@ -499,14 +404,14 @@ pub fn run(args: &ClusterArgs) -> Exit {
         .collect();
     let report = ClusterReport::new(head, runs);
     // Inline bars only for people: text to a terminal, never in a pipe or file.
-    let text = match args.output_format {
+    let text = match args.format {
         crate::output::Format::Text => render::text_with(
             &report,
             args.output.is_none() && std::io::stdout().is_terminal(),
         ),
         format => crate::output::render(&report, format),
     };
-    let target = crate::output::Target::of(args.output.as_deref(), false);
+    let target = crate::output::Target::of(args.output, false);
     if let Err(why) = crate::output::write(target, &text) {
         problems.push(why.to_string());
     }

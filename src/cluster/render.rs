@@ -393,12 +393,13 @@ impl crate::output::Render for ClusterReport {
     }
 
     /// Each node that answered, its result labelled with the node's name.
-    fn results(&self) -> Vec<crate::report::metrics::Measured<'_>> {
-        // The inherent `ClusterReport::results`: `(node, result)` pairs.
-        ClusterReport::results(self)
+    fn metrics(&self, format: crate::output::Format) -> String {
+        let results: Vec<_> = self
+            .results()
             .into_iter()
             .map(|(node, result)| crate::report::metrics::Measured::on(node, result))
-            .collect()
+            .collect();
+        crate::report::metrics::render(format, &results)
     }
 }
 
@@ -436,11 +437,11 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::cluster::members::Node;
-    use crate::cluster::remote::{Outcome, Status};
     use crate::cluster::summary::tests::result;
     use crate::cluster::{ClusterReport, Head};
     use crate::figure::Better;
+    use crate::nodes::members::Node;
+    use crate::nodes::remote::{Outcome, Status};
 
     fn node(name: &str) -> Node {
         Node {
@@ -790,5 +791,81 @@ mod tests {
             compare_inputs(&path),
             Err(CompareError::Parse { .. })
         ));
+    }
+
+    /// A cluster run: pve1 and pve2 answered, pve3 did not.
+    fn answered_two_of_three() -> ClusterReport {
+        use crate::cluster::{KIND, NodeReport, SCHEMA_VERSION};
+        use crate::report::json::JsonReport;
+        use crate::report::json::tests::known_report;
+        let node = |name: &str, status: Status, hostname: Option<&str>| {
+            let result = hostname.map(|h| {
+                let mut doc = JsonReport::from_report(&known_report());
+                doc.host.hostname = Some(h.into());
+                doc
+            });
+            NodeReport {
+                name: name.into(),
+                address: "192.0.2.1".into(),
+                status,
+                detail: None,
+                exit_status: Some(0),
+                seconds: Some(1.0),
+                outliers: Vec::new(),
+                result,
+            }
+        };
+        ClusterReport {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: Some("2026-11-29T12:00:00Z".into()),
+            path: "/var/lib/vz".into(),
+            cluster: Some("prod".into()),
+            parallel: false,
+            command: "pveprobe --output-format json -- /var/lib/vz".into(),
+            timeout_s: 60.0,
+            nodes: vec![
+                node("pve1", Status::Ok, Some("pve1.example.com")),
+                // The member's name, not the host name its result records.
+                node("pve2", Status::Ok, Some("other-name")),
+                node("pve3", Status::Unreachable, None),
+            ],
+            figures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cluster_writes_each_node_that_answered_under_its_own_name() {
+        use crate::output::{Format, render};
+        let report = answered_two_of_three();
+        let prom = render(&report, Format::Prometheus);
+        let fsyncs: Vec<&str> = prom
+            .lines()
+            .filter(|l| l.starts_with("pveprobe_fsyncs_per_second{"))
+            .collect();
+        assert_eq!(fsyncs.len(), 2, "{prom}");
+        assert!(fsyncs[0].starts_with(r#"pveprobe_fsyncs_per_second{node="pve1","#));
+        assert!(fsyncs[1].starts_with(r#"pveprobe_fsyncs_per_second{node="pve2","#));
+        assert_eq!(
+            prom.matches("# TYPE pveprobe_fsyncs_per_second ").count(),
+            1
+        );
+        assert!(!prom.contains("pve3") && !prom.contains("other-name"));
+
+        let influx = render(&report, Format::Influx);
+        let hosts: Vec<&str> = influx
+            .lines()
+            .filter(|l| !l.contains(",instance="))
+            .map(|l| l.split(',').nth(1).unwrap())
+            .collect();
+        assert_eq!(hosts, ["host=pve1", "host=pve2"], "{influx}");
+        // Each node's lines are its whole result: the same as its own run's.
+        use crate::report::metrics::{Measured, influx};
+        let alone = influx::render(&[Measured::on(
+            "pve1",
+            report.nodes[0].result.as_ref().unwrap(),
+        )]);
+        assert!(influx.starts_with(&alone), "{influx}");
     }
 }

@@ -18,20 +18,39 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use crate::choice::Choice;
-use crate::cli::{NetOptions, NetProbeArgs, NetServeArgs, Reach};
-use crate::cluster::remote::Ssh;
 use crate::exit::Exit;
+use crate::nodes::Reach;
 use crate::output::Format;
 use report::NetReport;
+
+/// What `--net` measures and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// TCP throughput each way too, never on a corosync link.
+    pub net_throughput: bool,
+    /// `--link`: only these links, or NAME=CIDR for one more.
+    pub links: Vec<String>,
+    /// Latency probes per pair and link.
+    pub net_count: u32,
+    /// Probes per second at most.
+    pub net_rate: u32,
+    /// Seconds of each throughput run.
+    pub net_seconds: u32,
+    /// TCP streams at once for the second throughput run.
+    pub net_streams: u32,
+    /// The responders' port instead of a free one.
+    pub port: Option<u16>,
+    /// Where corosync.conf, datacenter.cfg and ceph.conf are.
+    pub pve_config: std::path::PathBuf,
+}
 
 /// Why the run cannot start (exit status 2).
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     #[error(transparent)]
-    Nodes(#[from] crate::cluster::NodesError),
+    Nodes(#[from] crate::nodes::NodesError),
     #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
     Read {
         path: std::path::PathBuf,
@@ -68,7 +87,7 @@ fn read_config<T, E: std::fmt::Display>(
 /// What a network run is asked.
 pub struct Request<'a> {
     pub reach: &'a Reach,
-    pub opts: &'a NetOptions,
+    pub opts: &'a Options,
     /// `net NODE...`: only these nodes.
     pub only: Option<&'a [String]>,
     pub parallel: bool,
@@ -97,7 +116,7 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
             req.format.name()
         )));
     }
-    let (members, _) = crate::cluster::load_nodes(req.reach)?;
+    let (members, _) = crate::nodes::load_nodes(req.reach)?;
     let mut nodes = members.nodes.clone();
     if let Some(only) = req.only {
         let mut chosen = Vec::new();
@@ -123,7 +142,7 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
             "the network is measured between two nodes at least".into(),
         ));
     }
-    if req.reach.remote_command.split_whitespace().next().is_none() {
+    if req.reach.remote_command_is_empty() {
         return Err(NetError::Usage("--remote-command is empty".into()));
     }
     let dir = &opts.pve_config;
@@ -159,20 +178,9 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
     // A node that goes away mid-run costs seconds, not the whole bound:
     // ssh gives up after 3 unanswered keepalives (the admin's own
     // ServerAlive options come first and win).
-    let mut options = req.reach.ssh_options.clone();
-    options.extend([
-        "ServerAliveInterval=5".to_string(),
-        "ServerAliveCountMax=3".to_string(),
-    ]);
-    let ssh = Ssh {
-        user: req.reach.ssh_user.clone(),
-        connect_timeout: req.reach.connect_timeout,
-        config: req.reach.ssh_config.clone(),
-        options,
-        pve_nodes_dir: (req.reach.nodes.is_empty() && req.reach.nodes_file.is_none())
-            .then(|| req.reach.members.parent().map(|d| d.join("nodes")))
-            .flatten(),
-    };
+    let ssh = req
+        .reach
+        .ssh(&["ServerAliveInterval=5", "ServerAliveCountMax=3"]);
     let chatty = std::io::stderr().is_terminal();
     let tell = move |what: &str| {
         if chatty {
@@ -253,9 +261,9 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
 /// What `--dry-run` prints: each link, and each pair on it with the
 /// addresses known without asking the nodes (corosync's).
 fn dry_run(
-    nodes: &[crate::cluster::members::Node],
+    nodes: &[crate::nodes::members::Node],
     link_defs: &[links::LinkDef],
-    opts: &NetOptions,
+    opts: &Options,
     corosync: Option<&crate::parse::corosync::CorosyncConf>,
 ) -> String {
     let mut out = String::new();
@@ -269,7 +277,7 @@ fn dry_run(
         out += &format!("{} ({}{net}): {what}\n", link.name, link.kind.word());
         for (i, a) in nodes.iter().enumerate() {
             for b in &nodes[i + 1..] {
-                let addr = |n: &crate::cluster::members::Node| {
+                let addr = |n: &crate::nodes::members::Node| {
                     links::address(link, &n.name, corosync, None).map_or_else(
                         |_| "(its address in the network, asked at run time)".to_string(),
                         |ip| ip.to_string(),
@@ -297,7 +305,7 @@ fn dry_run(
 /// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
 /// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
 /// line, then its counts.
-pub fn serve_main(args: &NetServeArgs) -> Exit {
+pub fn serve_main(opts: &serve::ServeOptions) -> Exit {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGTERM,
@@ -307,18 +315,11 @@ pub fn serve_main(args: &NetServeArgs) -> Exit {
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
     serve::stop_on_stdin_eof(Arc::clone(&stop));
-    let opts = serve::ServeOptions {
-        bind: args.bind,
-        port: args.port,
-        peer: args.peer,
-        lifetime: Duration::from_secs(args.lifetime),
-        max_pps: args.max_rate,
-    };
     let ready = |r: &serve::Ready| {
         println!("{}", r.line());
         let _ = std::io::Write::flush(&mut std::io::stdout());
     };
-    match serve::serve(&opts, &stop, ready) {
+    match serve::serve(opts, &stop, ready) {
         Ok(stats) => {
             println!(
                 "{} {}",
@@ -335,18 +336,8 @@ pub fn serve_main(args: &NetServeArgs) -> Exit {
 }
 
 /// `pveprobe net-probe`: measures and prints the result as JSON.
-pub fn probe_main(args: &NetProbeArgs) -> Exit {
-    let opts = probe::ProbeOptions {
-        from: args.from,
-        to: args.to,
-        count: args.count,
-        rate_pps: args.rate,
-        mtu: args.mtu,
-        throughput: args
-            .throughput_seconds
-            .map(|s| (Duration::from_secs(u64::from(s)), args.streams)),
-    };
-    let result = probe::probe(&opts);
+pub fn probe_main(opts: &probe::ProbeOptions) -> Exit {
+    let result = probe::probe(opts);
     println!("{}", serde_json::to_string(&result).expect("plain data"));
     if result.errors.is_empty() {
         Exit::Ok

@@ -16,10 +16,9 @@ use super::iface::Iface;
 use super::links::{self, LinkDef, LinkKind};
 use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
 use super::serve::{DONE_PREFIX, Ready, ServeStats};
-use crate::cli::NetOptions;
-use crate::cluster::members::Node;
-use crate::cluster::remote::{self, Outcome, Ssh, Status, shell_line};
 use crate::model::net::ProbeResult;
+use crate::nodes::members::Node;
+use crate::nodes::remote::{self, Outcome, Ssh, Status, shell_line};
 use crate::parse::knet::KnetStats;
 
 /// What `pveprobe net-info` prints.
@@ -77,7 +76,7 @@ pub struct Runner<'a> {
     pub ssh: &'a Ssh,
     /// `--remote-command`'s words.
     pub command: Vec<String>,
-    pub opts: &'a NetOptions,
+    pub opts: &'a super::Options,
     pub tell: &'a (dyn Fn(&str) + Sync),
 }
 
@@ -624,7 +623,7 @@ pub fn parallel_throughput_refused(
 }
 
 /// The run's settings, as the report records them.
-pub fn settings(opts: &NetOptions, parallel: bool) -> NetSettings {
+pub fn settings(opts: &super::Options, parallel: bool) -> NetSettings {
     NetSettings {
         count: opts.net_count,
         rate_pps: opts.net_rate,

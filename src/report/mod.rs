@@ -132,8 +132,8 @@ impl crate::output::Render for Document<'_> {
     }
 
     /// The run's result, named by the host it records.
-    fn results(&self) -> Vec<metrics::Measured<'_>> {
-        vec![metrics::Measured::of(&self.json)]
+    fn metrics(&self, format: crate::output::Format) -> String {
+        metrics::render(format, &[metrics::Measured::of(&self.json)])
     }
 }
 

@@ -14,7 +14,17 @@
 pub mod influx;
 pub mod prometheus;
 
+use crate::output::Format;
 use crate::report::json::JsonReport;
+
+/// `results` in the metrics `format`; nothing in another format.
+pub fn render(format: Format, results: &[Measured]) -> String {
+    match format {
+        Format::Influx => influx::render(results),
+        Format::Prometheus => prometheus::render(results),
+        _ => String::new(),
+    }
+}
 
 /// One probe result and the node it was measured on.
 #[derive(Debug, Clone, Copy)]
@@ -131,80 +141,6 @@ pub(crate) mod tests {
             );
         }
         doc
-    }
-
-    /// A cluster run: pve1 and pve2 answered, pve3 did not.
-    fn cluster() -> crate::cluster::ClusterReport {
-        use crate::cluster::remote::Status;
-        use crate::cluster::{ClusterReport, KIND, NodeReport, SCHEMA_VERSION};
-        let node = |name: &str, status: Status, hostname: Option<&str>| {
-            let result = hostname.map(|h| {
-                let mut doc = JsonReport::from_report(&known_report());
-                doc.host.hostname = Some(h.into());
-                doc
-            });
-            NodeReport {
-                name: name.into(),
-                address: "192.0.2.1".into(),
-                status,
-                detail: None,
-                exit_status: Some(0),
-                seconds: Some(1.0),
-                outliers: Vec::new(),
-                result,
-            }
-        };
-        ClusterReport {
-            kind: KIND.into(),
-            schema_version: SCHEMA_VERSION,
-            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-            timestamp: Some("2026-11-29T12:00:00Z".into()),
-            path: "/var/lib/vz".into(),
-            cluster: Some("prod".into()),
-            parallel: false,
-            command: "pveprobe --output-format json -- /var/lib/vz".into(),
-            timeout_s: 60.0,
-            nodes: vec![
-                node("pve1", Status::Ok, Some("pve1.example.com")),
-                // The member's name, not the host name its result records.
-                node("pve2", Status::Ok, Some("other-name")),
-                node("pve3", Status::Unreachable, None),
-            ],
-            figures: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_cluster_writes_each_node_that_answered_under_its_own_name() {
-        use crate::output::{Format, render};
-        let report = cluster();
-        let prom = render(&report, Format::Prometheus);
-        let fsyncs: Vec<&str> = prom
-            .lines()
-            .filter(|l| l.starts_with("pveprobe_fsyncs_per_second{"))
-            .collect();
-        assert_eq!(fsyncs.len(), 2, "{prom}");
-        assert!(fsyncs[0].starts_with(r#"pveprobe_fsyncs_per_second{node="pve1","#));
-        assert!(fsyncs[1].starts_with(r#"pveprobe_fsyncs_per_second{node="pve2","#));
-        assert_eq!(
-            prom.matches("# TYPE pveprobe_fsyncs_per_second ").count(),
-            1
-        );
-        assert!(!prom.contains("pve3") && !prom.contains("other-name"));
-
-        let influx = render(&report, Format::Influx);
-        let hosts: Vec<&str> = influx
-            .lines()
-            .filter(|l| !l.contains(",instance="))
-            .map(|l| l.split(',').nth(1).unwrap())
-            .collect();
-        assert_eq!(hosts, ["host=pve1", "host=pve2"], "{influx}");
-        // Each node's lines are its whole result: the same as its own run's.
-        let alone = influx::render(&[Measured::on(
-            "pve1",
-            report.nodes[0].result.as_ref().unwrap(),
-        )]);
-        assert!(influx.starts_with(&alone), "{influx}");
     }
 
     #[test]

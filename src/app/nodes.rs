@@ -1,0 +1,96 @@
+//! `pveprobe cluster`, `net` and the network's hidden helpers: the options
+//! checked and turned into the requests `cluster` and `net` take.
+
+use crate::cli::{ClusterArgs, NetArgs, NetProbeArgs, NetServeArgs};
+use crate::exit::Exit;
+
+/// `pveprobe cluster [OPTIONS] [PATH]`, and `cluster --net`.
+pub fn cluster(args: &ClusterArgs) -> Exit {
+    let n = &args.net_options;
+    if !args.net && (n.net_throughput || !n.links.is_empty() || n.port.is_some()) {
+        eprintln!(
+            "pveprobe: --net-throughput, --link and --port measure the network between the nodes: add --net"
+        );
+        return Exit::BadInput;
+    }
+    let reach = args.reach.to_reach();
+    if args.net {
+        if let Some(why) = not_for_net(args) {
+            eprintln!("pveprobe: {why}");
+            return Exit::BadInput;
+        }
+        return crate::net::run(&crate::net::Request {
+            reach: &reach,
+            opts: &args.net_options.to_options(),
+            only: None,
+            parallel: args.parallel,
+            dry_run: args.dry_run,
+            format: args.output_format,
+            output: args.output.as_deref(),
+        });
+    }
+    crate::cluster::run(&crate::cluster::Request {
+        reach: &reach,
+        path: &args.path,
+        storage: args.forward.measure.storage.as_deref(),
+        forwarded: args.forwarded(),
+        timeout: args.node_timeout(),
+        parallel: args.parallel,
+        dry_run: args.dry_run,
+        format: args.output_format,
+        output: args.output.as_deref(),
+        save_dir: args.save_dir.as_deref(),
+        plot: args.plot.as_deref(),
+    })
+}
+
+/// What `--net` was given that belongs to the probe's runs (or the other
+/// way round), as a usage error: a run measures one or the other.
+fn not_for_net(args: &ClusterArgs) -> Option<String> {
+    let mut given: Vec<String> = args
+        .forwarded()
+        .into_iter()
+        .filter(|w| w.starts_with("--"))
+        .collect();
+    if args.path != "/" {
+        given.push("PATH".into());
+    }
+    for (set, name) in [
+        (args.save_dir.is_some(), "--save-dir"),
+        (args.plot.is_some(), "--plot"),
+        (args.timeout.is_some(), "--timeout"),
+    ] {
+        if set {
+            given.push(name.into());
+        }
+    }
+    (!given.is_empty()).then(|| {
+        format!(
+            "--net measures the network between the nodes, not their storage: {} do not apply to it",
+            given.join(", ")
+        )
+    })
+}
+
+/// `pveprobe net NODE...`.
+pub fn net(args: &NetArgs) -> Exit {
+    crate::net::run(&crate::net::Request {
+        reach: &args.reach.to_reach(),
+        opts: &args.net_options.to_options(),
+        only: Some(&args.pair_nodes),
+        parallel: args.parallel,
+        dry_run: args.dry_run,
+        format: args.output_format,
+        output: args.output.as_deref(),
+    })
+}
+
+/// `pveprobe net-serve` (hidden): the far end of a network measurement.
+pub fn net_serve(args: &NetServeArgs) -> Exit {
+    crate::net::serve_main(&args.to_options())
+}
+
+/// `pveprobe net-probe` (hidden): the measuring end.
+pub fn net_probe(args: &NetProbeArgs) -> Exit {
+    crate::net::probe_main(&args.to_options())
+}

@@ -19,39 +19,33 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The figures, in the order they print: pveperf's eight, then `-x`'s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Figure {
-    CpuBogomips,
-    RegexPerSecond,
-    HdSize,
-    BufferedReads,
-    AverageSeekTime,
-    FsyncsPerSecond,
-    DnsExt,
-    DnsInt,
-    SeqWrite,
-    SeqReadDirect,
-    RandRead4kQd1,
-    RandRead4kQd32,
-    RandWrite4kQd1,
-    RandWrite4kQd32,
-    Mixed,
-    SyncWrite4k,
-    SyncWriteJobs,
-    SyncWritePeak,
-    SustainedWrite,
-    Sha256,
-    ZstdCompress,
-    ZstdDecompress,
-    Aes256Gcm,
-    Verify,
-    NetRtt,
-    NetJitter,
-    NetLoss,
-    NetPathMtu,
-    NetTcp,
-    NetTcpStreams,
+/// Declares the figures, each once, in print order, with its [`Spec`]:
+/// the enum, [`Figure::ALL`] and [`Figure::spec`] all come from that one
+/// list, so their order cannot drift.
+macro_rules! figures {
+    ($($figure:ident => $spec:expr,)*) => {
+        /// The figures, in the order they print: pveperf's eight, then `-x`'s,
+        /// then the network's.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Figure {
+            $($figure,)*
+        }
+
+        impl Figure {
+            /// Every figure, in print order.
+            pub const ALL: [Figure; [$(stringify!($figure)),*].len()] = [$(Figure::$figure,)*];
+
+            /// What the figure is.
+            pub fn spec(self) -> &'static Spec {
+                match self {
+                    $(Figure::$figure => {
+                        static SPEC: Spec = $spec;
+                        &SPEC
+                    })*
+                }
+            }
+        }
+    };
 }
 
 /// Where a figure belongs: pveperf's lines (JSON `figures`, text from
@@ -316,6 +310,7 @@ impl Spec {
 use Aggregate::{Max, Sum};
 use Better::{Higher, Lower};
 use Figure as F;
+use Group::{Extended, Network, Pveperf};
 
 /// A value that is a figure's `value`.
 const fn main(
@@ -874,40 +869,250 @@ const fn spec(
     }
 }
 
-impl Figure {
-    pub const ALL: [Figure; 30] = [
-        F::CpuBogomips,
-        F::RegexPerSecond,
-        F::HdSize,
-        F::BufferedReads,
-        F::AverageSeekTime,
-        F::FsyncsPerSecond,
-        F::DnsExt,
-        F::DnsInt,
-        F::SeqWrite,
-        F::SeqReadDirect,
-        F::RandRead4kQd1,
-        F::RandRead4kQd32,
-        F::RandWrite4kQd1,
-        F::RandWrite4kQd32,
-        F::Mixed,
-        F::SyncWrite4k,
-        F::SyncWriteJobs,
-        F::SyncWritePeak,
-        F::SustainedWrite,
-        F::Sha256,
-        F::ZstdCompress,
-        F::ZstdDecompress,
-        F::Aes256Gcm,
-        F::Verify,
-        F::NetRtt,
-        F::NetJitter,
-        F::NetLoss,
-        F::NetPathMtu,
-        F::NetTcp,
-        F::NetTcpStreams,
-    ];
+/// A network figure: per link and pair of nodes, the median of none
+/// (one measurement each), `--net-count` and `--net-rate` shape the
+/// round trips, `--net-seconds` and `--net-streams` the throughput.
+const fn net(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    values: &'static [Value],
+    decimals: usize,
+) -> Spec {
+    Spec {
+        per: Some("link"),
+        decimals,
+        ..spec(key, label, unit, Network, values, &[])
+    }
+}
 
+figures! {
+    CpuBogomips => spec(
+        "cpu_bogomips",
+        "CPU BOGOMIPS",
+        "bogomips",
+        Pveperf,
+        &CPU_BOGOMIPS,
+        &[],
+    ),
+    RegexPerSecond => Spec {
+        decimals: 0,
+        ..spec(
+            "regex_per_second",
+            "REGEX/SECOND",
+            "iterations/3s",
+            Pveperf,
+            &REGEX,
+            &[Method::RegexEngine],
+        )
+    },
+    HdSize => spec("hd_size", "HD SIZE", "GiB", Pveperf, &HD_SIZE, &[]),
+    BufferedReads => spec(
+        "buffered_reads",
+        "BUFFERED READS",
+        "MiB/s",
+        Pveperf,
+        &READS,
+        &[Method::Window],
+    ),
+    AverageSeekTime => Spec {
+        decimals: 3,
+        ..spec(
+            "average_seek_time",
+            "AVERAGE SEEK TIME",
+            "ms",
+            Pveperf,
+            &SEEK,
+            &[],
+        )
+    },
+    FsyncsPerSecond => spec(
+        "fsyncs_per_second",
+        "FSYNCS/SECOND",
+        "1/s",
+        Pveperf,
+        &FSYNCS,
+        &[Method::FsyncOrder],
+    ),
+    DnsExt => Spec {
+        decimals: 3,
+        ..spec(
+            "dns_ext",
+            "DNS EXT",
+            "ms",
+            Pveperf,
+            &DNS_EXT,
+            &[Method::DnsSchedule],
+        )
+    },
+    DnsInt => Spec {
+        decimals: 3,
+        ..spec(
+            "dns_int",
+            "DNS INT",
+            "ms",
+            Pveperf,
+            &DNS_INT,
+            &[Method::DnsSchedule],
+        )
+    },
+    SeqWrite => Spec {
+        runs: Runs::Mean,
+        ..spec(
+            "seq_write",
+            "SEQ WRITE",
+            "MiB/s",
+            Extended,
+            &SEQ_WRITE,
+            &[Method::Data],
+        )
+    },
+    SeqReadDirect => spec(
+        "seq_read_direct",
+        "SEQ READ DIRECT",
+        "MiB/s",
+        Extended,
+        &SEQ_READ,
+        IO_TEST,
+    ),
+    RandRead4kQd1 => Spec {
+        decimals: 0,
+        ..spec(
+            "rand_read_4k_qd1",
+            "RANDOM READ 4K QD1",
+            "IOPS",
+            Extended,
+            &QD1,
+            IO_TEST,
+        )
+    },
+    RandRead4kQd32 => Spec {
+        decimals: 0,
+        ..spec(
+            "rand_read_4k_qd32",
+            "RANDOM READ 4K QD32",
+            "IOPS",
+            Extended,
+            &QD32,
+            IO_TEST,
+        )
+    },
+    RandWrite4kQd1 => Spec {
+        decimals: 0,
+        ..spec(
+            "rand_write_4k_qd1",
+            "RANDOM WRITE 4K QD1",
+            "IOPS",
+            Extended,
+            &WQD1,
+            IO_TEST,
+        )
+    },
+    RandWrite4kQd32 => Spec {
+        decimals: 0,
+        ..spec(
+            "rand_write_4k_qd32",
+            "RANDOM WRITE 4K QD32",
+            "IOPS",
+            Extended,
+            &WQD32,
+            IO_TEST,
+        )
+    },
+    Mixed => Spec {
+        decimals: 0,
+        ..spec(
+            "mixed_70_30_4k_qd16",
+            "MIXED 70/30 4K QD16",
+            "IOPS",
+            Extended,
+            &MIXED,
+            IO_TEST,
+        )
+    },
+    SyncWrite4k => Spec {
+        decimals: 0,
+        ..spec(
+            "sync_write_4k",
+            "SYNC WRITE 4K",
+            "IOPS",
+            Extended,
+            &SYNC_WRITE,
+            &[Method::SyncMode],
+        )
+    },
+    SyncWriteJobs => Spec {
+        per: Some("jobs"),
+        decimals: 0,
+        ..spec(
+            "sync_write_4k_jobs",
+            "SYNC WRITE 4K JOBS",
+            "IOPS",
+            Extended,
+            &SYNC_JOBS,
+            &[Method::SyncMode],
+        )
+    },
+    SyncWritePeak => Spec {
+        decimals: 0,
+        ..spec(
+            "sync_write_4k_peak",
+            "SYNC WRITE 4K PEAK",
+            "IOPS",
+            Extended,
+            &SYNC_PEAK,
+            &[Method::SyncMode],
+        )
+    },
+    SustainedWrite => spec(
+        "sustained_write",
+        "SUSTAINED WRITE",
+        "MiB/s",
+        Extended,
+        &SUSTAINED,
+        &[Method::Sustained],
+    ),
+    Sha256 => spec("sha256", "SHA256", "MB/s", Extended, &SHA256, CPU_TEST),
+    ZstdCompress => spec(
+        "zstd_compress",
+        "ZSTD COMPRESS",
+        "MB/s",
+        Extended,
+        &COMPRESS,
+        CPU_TEST,
+    ),
+    ZstdDecompress => spec(
+        "zstd_decompress",
+        "ZSTD DECOMPRESS",
+        "MB/s",
+        Extended,
+        &DECOMPRESS,
+        CPU_TEST,
+    ),
+    Aes256Gcm => spec(
+        "aes_256_gcm",
+        "AES-256-GCM",
+        "MB/s",
+        Extended,
+        &AES,
+        CPU_TEST,
+    ),
+    Verify => spec("verify", "VERIFY", "MB/s", Extended, &VERIFY, CPU_TEST),
+    NetRtt => net("net_rtt", "NET RTT", "ms", &NET_RTT, 3),
+    NetJitter => net("net_jitter", "NET JITTER", "ms", &NET_JITTER, 3),
+    NetLoss => net("net_loss", "NET LOSS", "%", &NET_LOSS, 1),
+    NetPathMtu => net("net_path_mtu", "NET PATH MTU", "bytes", &NET_MTU, 0),
+    NetTcp => net("net_tcp", "NET TCP 1 STREAM", "Mbit/s", &NET_TCP, 0),
+    NetTcpStreams => net(
+        "net_tcp_streams",
+        "NET TCP STREAMS",
+        "Mbit/s",
+        &NET_TCP_STREAMS,
+        0,
+    ),
+}
+
+impl Figure {
     /// The cluster network's figures (`cluster --net`, `net`), in print order.
     pub const NETWORK: [Figure; 6] = [
         F::NetRtt,
@@ -938,252 +1143,6 @@ impl Figure {
         F::DnsExt,
         F::DnsInt,
     ];
-
-    pub fn spec(self) -> &'static Spec {
-        use Group::{Extended, Network, Pveperf};
-        /// A network figure: per link and pair of nodes, the median of none
-        /// (one measurement each), `--net-count` and `--net-rate` shape the
-        /// round trips, `--net-seconds` and `--net-streams` the throughput.
-        const fn net(
-            key: &'static str,
-            label: &'static str,
-            unit: &'static str,
-            values: &'static [Value],
-            decimals: usize,
-        ) -> Spec {
-            Spec {
-                per: Some("link"),
-                decimals,
-                ..spec(key, label, unit, Network, values, &[])
-            }
-        }
-        const SPECS: [Spec; 30] = [
-            spec(
-                "cpu_bogomips",
-                "CPU BOGOMIPS",
-                "bogomips",
-                Pveperf,
-                &CPU_BOGOMIPS,
-                &[],
-            ),
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "regex_per_second",
-                    "REGEX/SECOND",
-                    "iterations/3s",
-                    Pveperf,
-                    &REGEX,
-                    &[Method::RegexEngine],
-                )
-            },
-            spec("hd_size", "HD SIZE", "GiB", Pveperf, &HD_SIZE, &[]),
-            spec(
-                "buffered_reads",
-                "BUFFERED READS",
-                "MiB/s",
-                Pveperf,
-                &READS,
-                &[Method::Window],
-            ),
-            Spec {
-                decimals: 3,
-                ..spec(
-                    "average_seek_time",
-                    "AVERAGE SEEK TIME",
-                    "ms",
-                    Pveperf,
-                    &SEEK,
-                    &[],
-                )
-            },
-            spec(
-                "fsyncs_per_second",
-                "FSYNCS/SECOND",
-                "1/s",
-                Pveperf,
-                &FSYNCS,
-                &[Method::FsyncOrder],
-            ),
-            Spec {
-                decimals: 3,
-                ..spec(
-                    "dns_ext",
-                    "DNS EXT",
-                    "ms",
-                    Pveperf,
-                    &DNS_EXT,
-                    &[Method::DnsSchedule],
-                )
-            },
-            Spec {
-                decimals: 3,
-                ..spec(
-                    "dns_int",
-                    "DNS INT",
-                    "ms",
-                    Pveperf,
-                    &DNS_INT,
-                    &[Method::DnsSchedule],
-                )
-            },
-            Spec {
-                runs: Runs::Mean,
-                ..spec(
-                    "seq_write",
-                    "SEQ WRITE",
-                    "MiB/s",
-                    Extended,
-                    &SEQ_WRITE,
-                    &[Method::Data],
-                )
-            },
-            spec(
-                "seq_read_direct",
-                "SEQ READ DIRECT",
-                "MiB/s",
-                Extended,
-                &SEQ_READ,
-                IO_TEST,
-            ),
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "rand_read_4k_qd1",
-                    "RANDOM READ 4K QD1",
-                    "IOPS",
-                    Extended,
-                    &QD1,
-                    IO_TEST,
-                )
-            },
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "rand_read_4k_qd32",
-                    "RANDOM READ 4K QD32",
-                    "IOPS",
-                    Extended,
-                    &QD32,
-                    IO_TEST,
-                )
-            },
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "rand_write_4k_qd1",
-                    "RANDOM WRITE 4K QD1",
-                    "IOPS",
-                    Extended,
-                    &WQD1,
-                    IO_TEST,
-                )
-            },
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "rand_write_4k_qd32",
-                    "RANDOM WRITE 4K QD32",
-                    "IOPS",
-                    Extended,
-                    &WQD32,
-                    IO_TEST,
-                )
-            },
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "mixed_70_30_4k_qd16",
-                    "MIXED 70/30 4K QD16",
-                    "IOPS",
-                    Extended,
-                    &MIXED,
-                    IO_TEST,
-                )
-            },
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "sync_write_4k",
-                    "SYNC WRITE 4K",
-                    "IOPS",
-                    Extended,
-                    &SYNC_WRITE,
-                    &[Method::SyncMode],
-                )
-            },
-            Spec {
-                per: Some("jobs"),
-                decimals: 0,
-                ..spec(
-                    "sync_write_4k_jobs",
-                    "SYNC WRITE 4K JOBS",
-                    "IOPS",
-                    Extended,
-                    &SYNC_JOBS,
-                    &[Method::SyncMode],
-                )
-            },
-            Spec {
-                decimals: 0,
-                ..spec(
-                    "sync_write_4k_peak",
-                    "SYNC WRITE 4K PEAK",
-                    "IOPS",
-                    Extended,
-                    &SYNC_PEAK,
-                    &[Method::SyncMode],
-                )
-            },
-            spec(
-                "sustained_write",
-                "SUSTAINED WRITE",
-                "MiB/s",
-                Extended,
-                &SUSTAINED,
-                &[Method::Sustained],
-            ),
-            spec("sha256", "SHA256", "MB/s", Extended, &SHA256, CPU_TEST),
-            spec(
-                "zstd_compress",
-                "ZSTD COMPRESS",
-                "MB/s",
-                Extended,
-                &COMPRESS,
-                CPU_TEST,
-            ),
-            spec(
-                "zstd_decompress",
-                "ZSTD DECOMPRESS",
-                "MB/s",
-                Extended,
-                &DECOMPRESS,
-                CPU_TEST,
-            ),
-            spec(
-                "aes_256_gcm",
-                "AES-256-GCM",
-                "MB/s",
-                Extended,
-                &AES,
-                CPU_TEST,
-            ),
-            spec("verify", "VERIFY", "MB/s", Extended, &VERIFY, CPU_TEST),
-            net("net_rtt", "NET RTT", "ms", &NET_RTT, 3),
-            net("net_jitter", "NET JITTER", "ms", &NET_JITTER, 3),
-            net("net_loss", "NET LOSS", "%", &NET_LOSS, 1),
-            net("net_path_mtu", "NET PATH MTU", "bytes", &NET_MTU, 0),
-            net("net_tcp", "NET TCP 1 STREAM", "Mbit/s", &NET_TCP, 0),
-            net(
-                "net_tcp_streams",
-                "NET TCP STREAMS",
-                "Mbit/s",
-                &NET_TCP_STREAMS,
-                0,
-            ),
-        ];
-        &SPECS[self as usize]
-    }
 
     pub fn key(self) -> &'static str {
         self.spec().key

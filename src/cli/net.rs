@@ -132,35 +132,6 @@ impl NetOptions {
     }
 }
 
-impl NetServeArgs {
-    /// The responder's options as plain data.
-    pub fn to_options(&self) -> crate::net::serve::ServeOptions {
-        crate::net::serve::ServeOptions {
-            bind: self.bind,
-            port: self.port,
-            peer: self.peer,
-            lifetime: std::time::Duration::from_secs(self.lifetime),
-            max_pps: self.max_rate,
-        }
-    }
-}
-
-impl NetProbeArgs {
-    /// The measuring end's options as plain data.
-    pub fn to_options(&self) -> crate::net::probe::ProbeOptions {
-        crate::net::probe::ProbeOptions {
-            from: self.from,
-            to: self.to,
-            count: self.count,
-            rate_pps: self.rate,
-            mtu: self.mtu,
-            throughput: self
-                .throughput_seconds
-                .map(|s| (std::time::Duration::from_secs(u64::from(s)), self.streams)),
-        }
-    }
-}
-
 /// `pveprobe net NODE NODE...`.
 #[derive(Debug, Args)]
 #[command(after_long_help = NET_AFTER_HELP)]
@@ -242,4 +213,33 @@ pub struct NetProbeArgs {
     pub throughput_seconds: Option<u32>,
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub streams: u32,
+}
+
+impl NetServeArgs {
+    /// The responder's options as plain data.
+    pub fn to_options(&self) -> crate::net::serve::ServeOptions {
+        crate::net::serve::ServeOptions {
+            bind: self.bind,
+            port: self.port,
+            peer: self.peer,
+            lifetime: std::time::Duration::from_secs(self.lifetime),
+            max_pps: self.max_rate,
+        }
+    }
+}
+
+impl NetProbeArgs {
+    /// The measuring end's options as plain data.
+    pub fn to_options(&self) -> crate::net::probe::ProbeOptions {
+        crate::net::probe::ProbeOptions {
+            from: self.from,
+            to: self.to,
+            count: self.count,
+            rate_pps: self.rate,
+            mtu: self.mtu,
+            throughput: self
+                .throughput_seconds
+                .map(|s| (std::time::Duration::from_secs(u64::from(s)), self.streams)),
+        }
+    }
 }

@@ -29,7 +29,6 @@ pub mod model;
 pub mod net;
 pub mod nodes;
 pub mod output;
-pub mod parse;
 pub mod plan;
 pub mod plot;
 pub mod probe;
@@ -43,3 +42,5 @@ pub mod window;
 
 /// pveperf's window, to which REGEX/SECOND is scaled (defined in `model`).
 pub use model::PVEPERF_WINDOW;
+/// The parsers (the `pveprobe-parse` crate of this workspace).
+pub use pveprobe_parse as parse;

@@ -6,7 +6,7 @@
 use hickory_proto::op::Message;
 use hickory_proto::rr::Name;
 use libfuzzer_sys::fuzz_target;
-use pveprobe::probe::dns;
+use pveprobe_parse::dns;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {

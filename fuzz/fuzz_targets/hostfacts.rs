@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::parse::hostfacts;
+use pveprobe_parse::hostfacts;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::parse::mountinfo;
+use pveprobe_parse::mountinfo;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -5,8 +5,8 @@
 use std::str::FromStr;
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::parse::cidr::Cidr;
-use pveprobe::parse::{cephconf, corosync, datacenter, knet};
+use pveprobe_parse::cidr::Cidr;
+use pveprobe_parse::{cephconf, corosync, datacenter, knet};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::parse::storagecfg::{self, Section, StorageCfgError};
+use pveprobe_parse::storagecfg::{self, Section, StorageCfgError};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

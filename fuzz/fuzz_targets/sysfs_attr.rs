@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::storage::sysfs;
+use pveprobe_parse::sysfs;
 
 fuzz_target!(|data: &[u8]| {
     if let Some(serial) = sysfs::vpd_serial(data) {

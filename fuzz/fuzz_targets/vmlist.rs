@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::parse::vmlist;
+use pveprobe_parse::vmlist;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

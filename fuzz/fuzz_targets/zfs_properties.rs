@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe::storage::zfs;
+use pveprobe_parse::zfs;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -54,30 +54,7 @@ pub struct Disk {
     pub module_version: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Vdev {
-    /// `data`, `logs`, `cache`, `spares`, `special` or `dedup`.
-    pub class: String,
-    /// `mirror-0`, `raidz2-0`, `draid1:...`, or the device itself for a single-disk vdev.
-    pub name: String,
-    /// The leaf devices, as zpool prints them (`/dev/sda3`).
-    pub devices: Vec<String>,
-}
-
-impl Vdev {
-    /// `mirror`, `raidz2`, `draid2`, or `disk`.
-    pub fn kind(&self) -> String {
-        if self.name.starts_with('/') || !self.name.contains('-') {
-            return "disk".into();
-        }
-        let kind = self.name.split(['-', ':']).next().unwrap_or(&self.name);
-        if kind == "raidz" {
-            "raidz1".into()
-        } else {
-            kind.to_string()
-        }
-    }
-}
+pub use pveprobe_parse::zfs::Vdev;
 
 /// ZFS facts for a dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

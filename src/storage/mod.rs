@@ -40,7 +40,7 @@ impl ZfsTools for Captured {
     fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
         let text = std::fs::read_to_string(self.0.join(format!("zpool-status-{pool}.txt")))
             .map_err(|_| zfs::ZfsError::Missing("zpool"))?;
-        zfs::parse_status(&text)
+        Ok(zfs::parse_status(&text)?)
     }
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError> {
         let name = dataset.replace('/', "_");

@@ -303,7 +303,7 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         let path = format!(
-            "{}/fixtures/pve/corosync/{name}",
+            "{}/../../fixtures/pve/corosync/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -419,7 +419,7 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!("{}/fixtures/pve/corosync", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!("{}/../../fixtures/pve/corosync", env!("CARGO_MANIFEST_DIR"));
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

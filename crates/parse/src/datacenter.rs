@@ -20,7 +20,7 @@
 //! or key, a key given twice) is an error naming its line.
 
 use super::{is_blank, quote};
-use crate::parse::cidr::{Cidr, CidrError};
+use crate::cidr::{Cidr, CidrError};
 
 /// Larger input is refused: a datacenter.cfg is a few hundred bytes.
 pub const MAX_BYTES: usize = 1 << 20;
@@ -136,7 +136,7 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         let path = format!(
-            "{}/fixtures/pve/datacenter-cfg/{name}",
+            "{}/../../fixtures/pve/datacenter-cfg/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -202,7 +202,10 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!("{}/fixtures/pve/datacenter-cfg", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!(
+            "{}/../../fixtures/pve/datacenter-cfg",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -22,7 +22,7 @@
 //! an error naming its line; so is a line that is none of the above.
 
 use super::{is_blank, quote};
-use crate::parse::cidr::{Cidr, CidrError};
+use crate::cidr::{Cidr, CidrError};
 
 /// Larger input is refused: PVE's ceph.conf is about a KiB.
 pub const MAX_BYTES: usize = 1 << 20;
@@ -155,7 +155,7 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         let path = format!(
-            "{}/fixtures/pve/ceph-conf/{name}",
+            "{}/../../fixtures/pve/ceph-conf/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -200,7 +200,10 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!("{}/fixtures/pve/ceph-conf", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!(
+            "{}/../../fixtures/pve/ceph-conf",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -79,7 +79,7 @@ mod tests {
 
     fn fixture(host: &str) -> String {
         let path = format!(
-            "{}/fixtures/hosts/{host}/proc/cpuinfo",
+            "{}/../../fixtures/hosts/{host}/proc/cpuinfo",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(path).unwrap()

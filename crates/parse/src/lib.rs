@@ -1,18 +1,22 @@
-//! Pure parsers for the host files the probe reads. Each takes text and
-//! returns plain data, never touching the file system.
+//! Pure parsers for the host files, tool output and packets pveprobe
+//! reads. Each takes text or bytes and returns plain data, never touching
+//! the file system: the fuzz targets (`fuzz/`) build this crate alone.
 
 pub mod cephconf;
 pub mod cidr;
 pub mod corosync;
 pub mod cpuinfo;
 pub mod datacenter;
+pub mod dns;
 pub mod hostfacts;
 pub mod knet;
 pub mod mountinfo;
 pub mod pvesm;
 pub mod resolv;
 pub mod storagecfg;
+pub mod sysfs;
 pub mod vmlist;
+pub mod zfs;
 
 /// How much of a bad input an error quotes, in characters.
 pub(crate) const QUOTED_CHARS: usize = 64;

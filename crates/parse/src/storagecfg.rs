@@ -1033,7 +1033,7 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         let path = format!(
-            "{}/fixtures/pve/storage-cfg/{name}",
+            "{}/../../fixtures/pve/storage-cfg/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -1412,7 +1412,10 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!("{}/fixtures/pve/storage-cfg", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!(
+            "{}/../../fixtures/pve/storage-cfg",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

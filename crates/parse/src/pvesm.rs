@@ -70,7 +70,7 @@ pub fn parse_row(line: &str) -> Option<StatusRow> {
     let [id, kind, status, total, used, avail, percent] = cols[..] else {
         return None;
     };
-    if !crate::parse::storagecfg::is_valid_storage_id(id) || !is_percent(percent) {
+    if !crate::storagecfg::is_valid_storage_id(id) || !is_percent(percent) {
         return None;
     }
     let numbers = [total, used, avail].map(|c| c.parse::<i64>().ok());
@@ -108,7 +108,7 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         let path = format!(
-            "{}/fixtures/pve/pvesm-status/{name}",
+            "{}/../../fixtures/pve/pvesm-status/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -248,7 +248,10 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!("{}/fixtures/pve/pvesm-status", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!(
+            "{}/../../fixtures/pve/pvesm-status",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

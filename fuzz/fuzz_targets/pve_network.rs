@@ -75,13 +75,13 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check_cidr(cidr: &Cidr) {
-    assert!(cidr.prefix <= cidr.bits());
+    assert!(cidr.prefix() <= cidr.bits());
     // Display re-parses to itself.
     assert_eq!(Cidr::from_str(&cidr.to_string()).as_ref(), Ok(cidr));
     let net = cidr.network();
-    assert_eq!(net.prefix, cidr.prefix);
+    assert_eq!(net.prefix(), cidr.prefix());
     assert_eq!(net.network(), net);
-    assert!(cidr.contains(cidr.addr));
-    assert!(net.contains(cidr.addr));
-    assert!(cidr.contains(net.addr));
+    assert!(cidr.contains(cidr.addr()));
+    assert!(net.contains(cidr.addr()));
+    assert!(cidr.contains(net.addr()));
 }

@@ -20,7 +20,7 @@ pub struct Iface {
 impl Iface {
     /// Whether `ip` is one of its addresses.
     pub fn has(&self, ip: IpAddr) -> bool {
-        self.addresses.iter().any(|c| c.addr == ip)
+        self.addresses.iter().any(|c| c.addr() == ip)
     }
 }
 
@@ -34,8 +34,8 @@ pub fn in_network<'a>(ifaces: &'a [Iface], net: &Cidr) -> Option<(IpAddr, &'a If
     ifaces.iter().find_map(|i| {
         i.addresses
             .iter()
-            .find(|c| net.contains(c.addr))
-            .map(|c| (c.addr, i))
+            .find(|c| net.contains(c.addr()))
+            .map(|c| (c.addr(), i))
     })
 }
 
@@ -67,10 +67,7 @@ pub fn interfaces() -> std::io::Result<Vec<Iface>> {
                 name: ifa.interface_name.clone(),
                 addresses: Vec::new(),
             });
-        entry.addresses.push(Cidr {
-            addr: ip,
-            prefix: prefix.unwrap_or(max),
-        });
+        entry.addresses.extend(Cidr::new(ip, prefix.unwrap_or(max)));
     }
     Ok(by_name.into_values().collect())
 }
@@ -109,7 +106,7 @@ mod tests {
         let lo = holding(&all, "127.0.0.1".parse().unwrap()).expect("lo holds 127.0.0.1");
         assert_eq!(lo.name, "lo");
         assert!(lo.mtu.is_some_and(|m| m >= 1500), "{:?}", lo.mtu);
-        assert!(lo.addresses.iter().any(|c| c.prefix == 8));
+        assert!(lo.addresses.iter().any(|c| c.prefix() == 8));
         let (ip, i) = in_network(&all, &"127.0.0.0/8".parse().unwrap()).unwrap();
         assert_eq!(
             (ip.to_string().as_str(), i.name.as_str()),

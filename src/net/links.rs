@@ -217,7 +217,7 @@ pub fn shares_with(ip: IpAddr, corosync_addrs: &[IpAddr], ifaces: &[Iface]) -> O
         if dev.has(*c) {
             return Some(format!("interface {}", dev.name));
         }
-        let subnet = dev.addresses.iter().find(|a| a.addr == ip)?;
+        let subnet = dev.addresses.iter().find(|a| a.addr() == ip)?;
         if subnet.network().contains(*c) {
             return Some(format!("subnet {}", subnet.network()));
         }

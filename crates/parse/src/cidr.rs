@@ -7,18 +7,16 @@
 //! netmask form (`/255.255.255.0`), no blanks: callers trim.
 
 use super::quote;
+use ipnet::IpNet;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::str::FromStr;
 
-/// An IPv4 or IPv6 address with a prefix length.
+/// An IPv4 or IPv6 address with a prefix length: an [`IpNet`] (the ipnet
+/// crate does the arithmetic) read by PVE's rules, which ipnet's own
+/// parser does not follow (a bare address, strict prefix digits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Cidr {
-    /// The address as written, host bits kept.
-    pub addr: IpAddr,
-    /// The prefix length: at most 32 for IPv4, 128 for IPv6.
-    pub prefix: u8,
-}
+pub struct Cidr(pub IpNet);
 
 /// Text that is no CIDR.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -32,37 +30,36 @@ pub enum CidrError {
 }
 
 impl Cidr {
+    /// `addr/prefix`, host bits kept; `None` when the prefix is longer
+    /// than the address.
+    pub fn new(addr: IpAddr, prefix: u8) -> Option<Cidr> {
+        IpNet::new(addr, prefix).ok().map(Cidr)
+    }
+
+    /// The address as written, host bits kept.
+    pub fn addr(&self) -> IpAddr {
+        self.0.addr()
+    }
+
+    /// The prefix length: at most 32 for IPv4, 128 for IPv6.
+    pub fn prefix(&self) -> u8 {
+        self.0.prefix_len()
+    }
+
     /// The address family's width: 32 or 128.
     pub fn bits(&self) -> u8 {
-        bits(self.addr)
+        self.0.max_prefix_len()
     }
 
     /// The network itself: the address with its host bits cleared.
     pub fn network(&self) -> Cidr {
-        let addr = match self.addr {
-            IpAddr::V4(a) => IpAddr::V4(Ipv4Addr::from(u32::from(a) & mask_v4(self.prefix))),
-            IpAddr::V6(a) => IpAddr::V6(Ipv6Addr::from(u128::from(a) & mask_v6(self.prefix))),
-        };
-        Cidr {
-            addr,
-            prefix: self.prefix,
-        }
+        Cidr(self.0.trunc())
     }
 
     /// Whether `ip` lies in this network. An address of the other family
     /// never does (an IPv4-mapped IPv6 address is IPv6 here).
     pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.addr, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = mask_v4(self.prefix);
-                u32::from(net) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                let mask = mask_v6(self.prefix);
-                u128::from(net) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
+        self.0.contains(&ip)
     }
 }
 
@@ -77,7 +74,7 @@ impl FromStr for Cidr {
         let addr: IpAddr = addr_text
             .parse()
             .map_err(|_| CidrError::BadAddress(quote(addr_text)))?;
-        let bits = bits(addr);
+        let bits = IpNet::from(addr).max_prefix_len();
         let prefix = match prefix_text {
             None => bits,
             Some(p) => {
@@ -92,29 +89,17 @@ impl FromStr for Cidr {
                 n as u8
             }
         };
-        Ok(Cidr { addr, prefix })
+        Cidr::new(addr, prefix).ok_or(CidrError::PrefixTooLong {
+            prefix: u32::from(prefix),
+            bits,
+        })
     }
 }
 
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.prefix)
+        self.0.fmt(f)
     }
-}
-
-fn bits(addr: IpAddr) -> u8 {
-    match addr {
-        IpAddr::V4(_) => 32,
-        IpAddr::V6(_) => 128,
-    }
-}
-
-fn mask_v4(prefix: u8) -> u32 {
-    u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0)
-}
-
-fn mask_v6(prefix: u8) -> u128 {
-    u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0)
 }
 
 /// In JSON as it is written: `10.1.2.0/24`.
@@ -145,19 +130,13 @@ mod tests {
 
     #[test]
     fn parses_ipv4_and_ipv6_with_and_without_prefix() {
-        assert_eq!(
-            cidr("10.1.2.0/24"),
-            Cidr {
-                addr: ip("10.1.2.0"),
-                prefix: 24
-            }
-        );
-        assert_eq!(cidr("10.1.2.3").prefix, 32);
-        assert_eq!(cidr("fd00:1::/64").prefix, 64);
-        assert_eq!(cidr("2001:db8::1").prefix, 128);
-        assert_eq!(cidr("0.0.0.0/0").prefix, 0);
-        assert_eq!(cidr("::/0").prefix, 0);
-        assert_eq!(cidr("::/128").prefix, 128);
+        assert_eq!(cidr("10.1.2.0/24"), Cidr::new(ip("10.1.2.0"), 24).unwrap());
+        assert_eq!(cidr("10.1.2.3").prefix(), 32);
+        assert_eq!(cidr("fd00:1::/64").prefix(), 64);
+        assert_eq!(cidr("2001:db8::1").prefix(), 128);
+        assert_eq!(cidr("0.0.0.0/0").prefix(), 0);
+        assert_eq!(cidr("::/0").prefix(), 0);
+        assert_eq!(cidr("::/128").prefix(), 128);
     }
 
     #[test]

@@ -31,14 +31,16 @@ pub struct ReachArgs {
     #[arg(long, value_name = "FILE", help_heading = "Nodes")]
     pub nodes_file: Option<PathBuf>,
 
-    /// The command that runs pveprobe on the nodes, split at spaces
+    /// The command that runs pveprobe on the nodes, split into words as a
+    /// shell would ('sudo -n /opt/pveprobe', quotes for a word with spaces)
     #[arg(
         long,
         value_name = "COMMAND",
         default_value = "pveprobe",
+        value_parser = command_words,
         help_heading = "Nodes"
     )]
-    pub remote_command: String,
+    pub remote_command: Words,
 
     /// User ssh logs in as
     #[arg(
@@ -62,6 +64,18 @@ pub struct ReachArgs {
     pub ssh_options: Vec<String>,
 }
 
+/// A command line split into its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Words(pub Vec<String>);
+
+/// `--remote-command`'s words, split by shell rules (shlex): quotes and
+/// backslashes as a POSIX shell reads them, no expansion.
+fn command_words(text: &str) -> Result<Words, String> {
+    shlex::split(text)
+        .map(Words)
+        .ok_or_else(|| "an unfinished quote or a trailing backslash".into())
+}
+
 impl ReachArgs {
     /// The options as plain data.
     pub fn to_reach(&self) -> Reach {
@@ -69,11 +83,33 @@ impl ReachArgs {
             members: self.members.clone(),
             nodes: self.nodes.clone(),
             nodes_file: self.nodes_file.clone(),
-            remote_command: self.remote_command.clone(),
+            remote_command: self.remote_command.0.clone(),
             ssh_user: self.ssh_user.clone(),
             connect_timeout: self.connect_timeout,
             ssh_config: self.ssh_config.clone(),
             ssh_options: self.ssh_options.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remote_command_is_split_as_a_shell_splits_it() {
+        let words = |t: &str| command_words(t).map(|w| w.0);
+        assert_eq!(words("pveprobe").unwrap(), ["pveprobe"]);
+        assert_eq!(
+            words("  sudo -n '/opt/my tools/pveprobe'  ").unwrap(),
+            ["sudo", "-n", "/opt/my tools/pveprobe"]
+        );
+        assert_eq!(words(r"a\ b c").unwrap(), ["a b", "c"]);
+        assert!(
+            words(" ").unwrap().is_empty(),
+            "empty: refused by the commands"
+        );
+        assert!(words("sudo 'pveprobe").is_err());
+        assert!(words("pveprobe\\").is_err());
     }
 }

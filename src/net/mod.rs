@@ -189,12 +189,7 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
     };
     let runner = run::Runner {
         ssh: &ssh,
-        command: req
-            .reach
-            .remote_command
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
+        command: req.reach.remote_command.clone(),
         opts,
         tell: &tell,
     };

@@ -22,8 +22,8 @@ pub struct Reach {
     pub nodes: Vec<String>,
     /// `--nodes-file`: NAME [ADDRESS] per line.
     pub nodes_file: Option<PathBuf>,
-    /// The command that runs pveprobe on the nodes, split at spaces.
-    pub remote_command: String,
+    /// The words of the command that runs pveprobe on the nodes.
+    pub remote_command: Vec<String>,
     pub ssh_user: String,
     /// Seconds ssh waits for a node to accept the connection.
     pub connect_timeout: u32,
@@ -59,7 +59,7 @@ impl Reach {
 
     /// Whether `--remote-command` names no command.
     pub fn remote_command_is_empty(&self) -> bool {
-        self.remote_command.split_whitespace().next().is_none()
+        self.remote_command.is_empty()
     }
 }
 

@@ -18,19 +18,11 @@ pub const KILL_AFTER_S: u64 = 10;
 /// (connecting, the kill-after, the answer's way back).
 pub const LOCAL_GRACE: Duration = Duration::from_secs(KILL_AFTER_S + 5);
 
-/// One word for a POSIX shell: as it is when it has only characters no
-/// shell treats specially, else in single quotes with each `'` written
-/// as `'\''`.
+/// One word for a POSIX shell, quoted by shlex where the shell would
+/// read it otherwise. A word ends at a NUL, as it does in an argv.
 pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./,:=@%+".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    let word = word.split('\0').next().unwrap_or_default();
+    shlex::try_quote(word).map_or_else(|_| "''".into(), |q| q.into_owned())
 }
 
 /// Words joined by spaces, each quoted: what the node's shell splits back
@@ -123,7 +115,7 @@ impl Ssh {
 /// (pveprobe removes its files and frees its scratch volume on SIGTERM),
 /// not only the local ssh.
 pub fn remote_line(
-    command: &str,
+    command: &[String],
     forwarded: &[String],
     path: Option<&str>,
     timeout: Duration,
@@ -135,7 +127,7 @@ pub fn remote_line(
         KILL_AFTER_S.to_string(),
         secs.to_string(),
     ];
-    words.extend(command.split_whitespace().map(str::to_string));
+    words.extend(command.iter().cloned());
     words.extend(["--output-format".into(), "json".into()]);
     words.extend(forwarded.iter().cloned());
     if let Some(path) = path {
@@ -466,22 +458,28 @@ mod tests {
         assert_eq!(sh_words(&shell_line(&words)), words);
         assert!(!Path::new("/tmp/pveprobe-pwned").exists());
         assert_eq!(shell_quote("--duration"), "--duration");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("it's"), r#""it's""#);
+        assert_eq!(
+            shell_quote("a\0b"),
+            "a",
+            "a word ends at a NUL, as in an argv"
+        );
         assert_eq!(shell_quote(""), "''");
     }
 
     #[test]
     fn the_remote_line_is_timeout_pveprobe_json_and_the_path_last() {
         let forwarded = vec!["--tests".to_string(), "cpu,fsync".to_string()];
+        let command: Vec<String> = ["sudo", "-n", "/opt/pveprobe"].map(String::from).into();
         let line = remote_line(
-            "sudo -n /opt/pveprobe",
+            &command,
             &forwarded,
             Some("/mnt/it's here"),
             Duration::from_secs_f64(61.2),
         );
         assert_eq!(
             line,
-            r"timeout -k 10 62 sudo -n /opt/pveprobe --output-format json --tests cpu,fsync -- '/mnt/it'\''s here'"
+            r#"timeout -k 10 62 sudo -n /opt/pveprobe --output-format json --tests 'cpu,fsync' -- "/mnt/it's here""#
         );
         assert_eq!(
             sh_words(&line).last().map(String::as_str),
@@ -489,7 +487,12 @@ mod tests {
         );
         // --storage: the storage, no PATH.
         let storage = vec!["--storage".to_string(), "local-lvm".to_string()];
-        let line = remote_line("pveprobe", &storage, None, Duration::from_secs(60));
+        let line = remote_line(
+            &["pveprobe".into()],
+            &storage,
+            None,
+            Duration::from_secs(60),
+        );
         assert_eq!(
             line,
             "timeout -k 10 60 pveprobe --output-format json --storage local-lvm"

@@ -571,11 +571,11 @@ fn dry_run_lists_each_node_and_runs_nothing() {
     );
     assert_eq!(
         lines[1],
-        r"COMMAND (each node's shell runs it): timeout -k 10 62 pveprobe --output-format json --duration 0.5 --tests cpu,fsync -- '/var/lib/it'\''s'"
+        r#"COMMAND (each node's shell runs it): timeout -k 10 62 pveprobe --output-format json --duration 0.5 --tests 'cpu,fsync' -- "/var/lib/it's""#
     );
     assert_eq!(
         lines[2],
-        "pve1: ssh -o BatchMode=yes -o ConnectTimeout=10 -o HostKeyAlias=pve1 -T -n -e none -l root -- 192.0.2.11 COMMAND"
+        "pve1: ssh -o 'BatchMode=yes' -o 'ConnectTimeout=10' -o 'HostKeyAlias=pve1' -T -n -e none -l root -- 192.0.2.11 COMMAND"
     );
     assert!(lines[4].starts_with("pve3: offline in "), "{text}");
     assert!(lines[5].starts_with("pve10: ssh ") && lines[5].ends_with("-l root -- pve10 COMMAND"));

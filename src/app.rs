@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::cli::{Command, CompareArgs, Opts, OutputFormat, ProbeArgs};
 use crate::compare::{self, Input};
-use crate::error::PathError;
+use crate::error::{Ended, PathError, Stop};
 use crate::exit::Exit;
 use crate::lock;
 use crate::output;
@@ -20,8 +20,9 @@ mod nodes;
 mod storage;
 pub use storage::storages;
 
-/// Every command: the options parsed, the exit status to return.
-pub fn run(opts: &Opts) -> Exit {
+/// Every command: the options parsed, the exit status to return or the
+/// [`Stop`] that `main` prints.
+pub fn run(opts: &Opts) -> Ended {
     match &opts.command {
         Some(Command::Compare(args)) => compare(args),
         Some(Command::Cluster(args)) => nodes::cluster(args),
@@ -29,7 +30,7 @@ pub fn run(opts: &Opts) -> Exit {
         Some(Command::Net(args)) => nodes::net(args),
         Some(Command::NetServe(args)) => nodes::net_serve(args),
         Some(Command::NetProbe(args)) => nodes::net_probe(args),
-        Some(Command::NetInfo) => crate::net::info_main(),
+        Some(Command::NetInfo) => nodes::net_info(),
         None => probe(&opts.probe),
     }
 }
@@ -105,24 +106,16 @@ struct Prepared {
 /// Checks the options that need no measurement, installs the signal
 /// handlers and takes the host-wide lock (`me` tells a second probe who
 /// holds it).
-fn prepare(args: &ProbeArgs, me: &str) -> Result<Prepared, Exit> {
-    let header = csv_needs_header(args).map_err(|why| {
-        eprintln!("pveprobe: {why}");
-        Exit::BadInput
-    })?;
+fn prepare(args: &ProbeArgs, me: &str) -> Result<Prepared, Stop> {
+    let header = csv_needs_header(args).map_err(Stop::bad_input)?;
     let baseline = args
         .baseline
         .as_deref()
         .map(compare::load)
         .transpose()
-        .map_err(|err| {
-            eprintln!("pveprobe: {err}");
-            Exit::BadInput
-        })?;
-    let interrupt = Interrupt::install().map_err(|err| {
-        eprintln!("pveprobe: cannot install signal handlers: {err}");
-        Exit::NotMeasured
-    })?;
+        .map_err(Stop::bad_input)?;
+    let interrupt = Interrupt::install()
+        .map_err(|err| Stop::not_measured(format!("cannot install signal handlers: {err}")))?;
     // One probe at a time on this host: two at once halve each other's figures.
     let busy = if args.no_wait {
         lock::Busy::Refuse
@@ -137,15 +130,12 @@ fn prepare(args: &ProbeArgs, me: &str) -> Result<Prepared, Exit> {
         &mut |s| eprintln!("pveprobe: {s}"),
     ) {
         Ok(held) => held,
-        Err(err @ lock::LockError::Refused { .. }) => {
-            eprintln!("pveprobe: {err}");
-            return Err(Exit::BadInput);
-        }
+        Err(err @ lock::LockError::Refused { .. }) => return Err(Stop::bad_input(err)),
         Err(lock::LockError::Interrupted(sig)) => {
-            eprintln!(
-                "pveprobe: interrupted while waiting for another probe; nothing was measured"
-            );
-            return Err(Exit::Signal(sig));
+            return Err(Stop::new(
+                Exit::Signal(sig),
+                "interrupted while waiting for another probe; nothing was measured",
+            ));
         }
     };
     if let Some(note) = &host_lock.note {
@@ -206,20 +196,22 @@ fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> cra
 }
 
 /// The message and status of an interrupted run.
-fn interrupted(report: &crate::report::Report) -> Option<Exit> {
-    let sig = report.interrupted_by?;
+fn interrupted(report: &crate::report::Report) -> Result<(), Stop> {
+    let Some(sig) = report.interrupted_by else {
+        return Ok(());
+    };
     let name = nix::sys::signal::Signal::try_from(sig)
         .map(|s| s.as_str())
         .unwrap_or("signal");
-    eprintln!("pveprobe: interrupted by {name}; {}", report.cleanup());
-    Some(Exit::Signal(sig))
+    Err(Stop::new(
+        Exit::Signal(sig),
+        format!("interrupted by {name}; {}", report.cleanup()),
+    ))
 }
 
 /// Writes a finished run's result and compares it with the baseline.
-fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> Exit {
-    if let Some(exit) = interrupted(report) {
-        return exit;
-    }
+fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> Ended {
+    interrupted(report)?;
     let document = Document {
         verbose: args.verbose,
         lines_printed: lines_to_stdout(args),
@@ -227,13 +219,11 @@ fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> E
         ..Document::new(report)
     };
     let rendered = output::render(&document, args.output_format);
-    if let Err(why) = output::write(
+    output::write(
         output::Target::of(args.output.as_deref(), args.append),
         &rendered,
-    ) {
-        eprintln!("pveprobe: {why}");
-        return Exit::NotMeasured;
-    }
+    )
+    .map_err(Stop::not_measured)?;
 
     if let Some(base) = prep.baseline {
         let current = Input {
@@ -252,51 +242,38 @@ fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> E
             );
         }
         if !worse.is_empty() {
-            return Exit::WorseThanBaseline;
+            return Ok(Exit::WorseThanBaseline);
         }
     }
-    if report.any_failed() {
+    Ok(if report.any_failed() {
         Exit::NotMeasured
     } else {
         Exit::Ok
-    }
+    })
 }
 
 /// `pveprobe [OPTIONS] [PATH]`, or `--storage ID|all`.
-pub fn probe(args: &ProbeArgs) -> Exit {
+pub fn probe(args: &ProbeArgs) -> Ended {
     if let Some(which) = &args.measure.storage {
         return storage::probe(args, which);
     }
     let config = args.config();
-    if let Err(err) = check_path(&config.path) {
-        eprintln!("pveprobe: {err}");
-        return Exit::BadInput;
-    }
+    check_path(&config.path).map_err(Stop::bad_input)?;
     // --plot draws SUSTAINED WRITE's seconds; its FILE is opened before
     // the run, so one that cannot be written costs no measurement.
     let plot_file = match &args.plot {
         None => None,
         Some(_) if !config.tests.contains(&run::Test::Sustained) => {
-            eprintln!(
-                "pveprobe: --plot draws SUSTAINED WRITE's seconds: add --sustained SECS (compare and cluster draw their tables)"
-            );
-            return Exit::BadInput;
+            return Err(Stop::bad_input(
+                "--plot draws SUSTAINED WRITE's seconds: add --sustained SECS (compare and cluster draw their tables)",
+            ));
         }
-        Some(path) => match crate::plot::SvgFile::create(path) {
-            Ok(file) => Some(file),
-            Err(err) => {
-                eprintln!("pveprobe: {err}");
-                return Exit::BadInput;
-            }
-        },
+        Some(path) => Some(crate::plot::SvgFile::create(path).map_err(Stop::bad_input)?),
     };
-    let prep = match prepare(args, &lock::describe_me(&config.path)) {
-        Ok(prep) => prep,
-        Err(exit) => return exit,
-    };
+    let prep = prepare(args, &lock::describe_me(&config.path))?;
     let mut report = measure(args, &config, &prep.interrupt);
     report.waited_for_probe = prep.host_lock.waited.clone();
-    let exit = finish(args, &report, prep);
+    let ended = finish(args, &report, prep);
     let sustained = report
         .extended
         .sustained
@@ -312,24 +289,31 @@ pub fn probe(args: &ProbeArgs) -> Exit {
         let title = format!("SUSTAINED WRITE on {}", config.path.display());
         match file.save(crate::plot::series_svg(&title, "MiB/s", &points)) {
             Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
-            Err(why) => {
-                eprintln!("pveprobe: {why}");
-                if exit == Exit::Ok {
-                    return Exit::NotMeasured;
-                }
-            }
+            Err(why) => return also_failed(ended, why),
         }
     }
-    exit
+    ended
+}
+
+/// A command's end when a later step failed too: that failure, when the
+/// command had ended well, else the first end (the later failure said on
+/// stderr beside it).
+fn also_failed(ended: Ended, why: impl std::fmt::Display) -> Ended {
+    match ended {
+        Ok(Exit::Ok) => Err(Stop::not_measured(why)),
+        first => {
+            eprintln!("pveprobe: {why}");
+            first
+        }
+    }
 }
 
 /// `pveprobe compare FILE...`.
-pub fn compare(args: &CompareArgs) -> Exit {
+pub fn compare(args: &CompareArgs) -> Ended {
     // Ratios of results are no measurement to send to a dashboard.
-    if let Err(why) = args.output_format.without_metrics("pveprobe compare") {
-        eprintln!("pveprobe: {why}");
-        return Exit::BadInput;
-    }
+    args.output_format
+        .without_metrics("pveprobe compare")
+        .map_err(Stop::bad_input)?;
     // A cluster document gives one input per node that answered.
     let inputs: Result<Vec<Input>, _> = args
         .files
@@ -337,41 +321,29 @@ pub fn compare(args: &CompareArgs) -> Exit {
         .map(|f| crate::cluster::render::compare_inputs(f))
         .collect::<Result<Vec<_>, _>>()
         .map(|each| each.into_iter().flatten().collect());
-    let inputs = match inputs {
-        Ok(inputs) => inputs,
-        Err(err) => {
-            eprintln!("pveprobe: {err}");
-            return Exit::BadInput;
-        }
-    };
+    let inputs = inputs.map_err(Stop::bad_input)?;
     // Checked before anything is written: a FILE that cannot be written
     // is bad usage (exit status 2).
-    let plot_file = match args.plot.as_deref().map(plot::SvgFile::create).transpose() {
-        Ok(file) => file,
-        Err(err) => {
-            eprintln!("pveprobe: {err}");
-            return Exit::BadInput;
-        }
-    };
+    let plot_file = args
+        .plot
+        .as_deref()
+        .map(plot::SvgFile::create)
+        .transpose()
+        .map_err(Stop::bad_input)?;
     let table = compare::table(&inputs);
     // Inline bars only for people: text on a terminal, never in a pipe or file.
     let rendered = match args.output_format {
         OutputFormat::Text => compare::render_text_with(&table, std::io::stdout().is_terminal()),
         format => output::render(&table, format),
     };
-    let mut exit = Exit::Ok;
-    if let Err(why) = output::write(output::Target::Stdout, &rendered) {
-        eprintln!("pveprobe: {why}");
-        exit = Exit::NotMeasured;
-    }
+    let ended = output::write(output::Target::Stdout, &rendered)
+        .map(|()| Exit::Ok)
+        .map_err(Stop::not_measured);
     if let Some(file) = plot_file {
         match file.save(compare::plot_svg(&table)) {
             Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
-            Err(why) => {
-                eprintln!("pveprobe: {why}");
-                exit = Exit::NotMeasured;
-            }
+            Err(why) => return also_failed(ended, why),
         }
     }
-    exit
+    ended
 }

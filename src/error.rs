@@ -67,3 +67,34 @@ pub enum PathError {
     #[error("{}: not a directory", path.display())]
     NotADirectory { path: PathBuf },
 }
+
+/// What ends a command before it could finish: the message, which `main`
+/// prints once as `pveprobe: MESSAGE`, and the exit status it carries.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Stop {
+    pub exit: crate::exit::Exit,
+    pub message: String,
+}
+
+impl Stop {
+    /// Bad usage or input, found before anything was measured (status 2).
+    pub fn bad_input(message: impl std::fmt::Display) -> Self {
+        Self::new(crate::exit::Exit::BadInput, message)
+    }
+
+    /// Something could not be measured or written (status 1).
+    pub fn not_measured(message: impl std::fmt::Display) -> Self {
+        Self::new(crate::exit::Exit::NotMeasured, message)
+    }
+
+    pub fn new(exit: crate::exit::Exit, message: impl std::fmt::Display) -> Self {
+        Self {
+            exit,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// A command's end: its exit status, or a [`Stop`] to print.
+pub type Ended = Result<crate::exit::Exit, Stop>;

@@ -18,5 +18,12 @@ fn main() -> ExitCode {
         return pveperf_mode::main(args.collect());
     }
     let opts = Opts::parse();
-    ExitCode::from(app::run(&opts))
+    // The one place a command's error is printed.
+    match app::run(&opts) {
+        Ok(exit) => exit.into(),
+        Err(stop) => {
+            eprintln!("pveprobe: {stop}");
+            stop.exit.into()
+        }
+    }
 }

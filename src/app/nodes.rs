@@ -2,22 +2,20 @@
 //! checked and turned into the requests `cluster` and `net` take.
 
 use crate::cli::{ClusterArgs, NetArgs, NetProbeArgs, NetServeArgs};
-use crate::exit::Exit;
+use crate::error::{Ended, Stop};
 
 /// `pveprobe cluster [OPTIONS] [PATH]`, and `cluster --net`.
-pub fn cluster(args: &ClusterArgs) -> Exit {
+pub fn cluster(args: &ClusterArgs) -> Ended {
     let n = &args.net_options;
     if !args.net && (n.net_throughput || !n.links.is_empty() || n.port.is_some()) {
-        eprintln!(
-            "pveprobe: --net-throughput, --link and --port measure the network between the nodes: add --net"
-        );
-        return Exit::BadInput;
+        return Err(Stop::bad_input(
+            "--net-throughput, --link and --port measure the network between the nodes: add --net",
+        ));
     }
     let reach = args.reach.to_reach();
     if args.net {
         if let Some(why) = not_for_net(args) {
-            eprintln!("pveprobe: {why}");
-            return Exit::BadInput;
+            return Err(Stop::bad_input(why));
         }
         return crate::net::run(&crate::net::Request {
             reach: &reach,
@@ -73,7 +71,7 @@ fn not_for_net(args: &ClusterArgs) -> Option<String> {
 }
 
 /// `pveprobe net NODE...`.
-pub fn net(args: &NetArgs) -> Exit {
+pub fn net(args: &NetArgs) -> Ended {
     crate::net::run(&crate::net::Request {
         reach: &args.reach.to_reach(),
         opts: &args.net_options.to_options(),
@@ -86,11 +84,16 @@ pub fn net(args: &NetArgs) -> Exit {
 }
 
 /// `pveprobe net-serve` (hidden): the far end of a network measurement.
-pub fn net_serve(args: &NetServeArgs) -> Exit {
+pub fn net_serve(args: &NetServeArgs) -> Ended {
     crate::net::serve_main(&args.to_options())
 }
 
 /// `pveprobe net-probe` (hidden): the measuring end.
-pub fn net_probe(args: &NetProbeArgs) -> Exit {
-    crate::net::probe_main(&args.to_options())
+pub fn net_probe(args: &NetProbeArgs) -> Ended {
+    Ok(crate::net::probe_main(&args.to_options()))
+}
+
+/// `pveprobe net-info` (hidden): this node's interfaces and knet statistics.
+pub fn net_info() -> Ended {
+    crate::net::info_main()
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Prepared, finish, interrupted, lines_to_stdout, measure, prepare};
 use crate::cli::{OutputFormat, ProbeArgs, StoragesArgs};
+use crate::error::{Ended, Stop};
 use crate::exit::Exit;
 use crate::model::pve::{How, PveTarget};
 use crate::parse::pvesm::StatusRow;
@@ -129,19 +130,12 @@ struct Listed {
 }
 
 /// `pveprobe storages`.
-pub fn storages(args: &StoragesArgs) -> Exit {
+pub fn storages(args: &StoragesArgs) -> Ended {
     // A list of storages is no measurement to send to a dashboard.
-    if let Err(why) = args.output_format.without_metrics("pveprobe storages") {
-        eprintln!("pveprobe: {why}");
-        return Exit::BadInput;
-    }
-    let pve = match Pve::load(&args.pve_config) {
-        Ok(p) => p,
-        Err(why) => {
-            eprintln!("pveprobe: {why}");
-            return Exit::BadInput;
-        }
-    };
+    args.output_format
+        .without_metrics("pveprobe storages")
+        .map_err(Stop::bad_input)?;
+    let pve = Pve::load(&args.pve_config).map_err(Stop::bad_input)?;
     if let Err(why) = &pve.status {
         eprintln!("pveprobe: {why}; active and free space are unknown");
     }
@@ -216,12 +210,9 @@ pub fn storages(args: &StoragesArgs) -> Exit {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        Ok(()) => Exit::Ok,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
-        Err(e) => {
-            eprintln!("pveprobe: writing the list: {e}");
-            Exit::NotMeasured
-        }
+        Ok(()) => Ok(Exit::Ok),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
+        Err(e) => Err(Stop::not_measured(format!("writing the list: {e}"))),
     }
 }
 
@@ -388,60 +379,37 @@ fn measure_storage(
 }
 
 /// `--storage ID|all`.
-pub(super) fn probe(args: &ProbeArgs, which: &str) -> Exit {
-    let pve = match Pve::load(&args.pve_config) {
-        Ok(p) => p,
-        Err(why) => {
-            eprintln!("pveprobe: {why}");
-            return Exit::BadInput;
-        }
-    };
+pub(super) fn probe(args: &ProbeArgs, which: &str) -> Ended {
+    let pve = Pve::load(&args.pve_config).map_err(Stop::bad_input)?;
     if let Err(why) = &pve.status {
-        eprintln!("pveprobe: {why}");
-        return Exit::BadInput;
+        return Err(Stop::bad_input(why));
     }
     let all = pve.storages();
     if which == "all" {
         return probe_all(args, &pve, &all);
     }
     let Some(s) = all.iter().find(|s| s.id() == which) else {
-        eprintln!(
-            "pveprobe: no storage {which} in {} (pveprobe storages lists them)",
+        return Err(Stop::bad_input(format!(
+            "no storage {which} in {} (pveprobe storages lists them)",
             pve.dir.join("storage.cfg").display()
-        );
-        return Exit::BadInput;
+        )));
     };
     let why_not = s.unavailable().or(match s.approach() {
         Approach::Skip(why) => Some(why),
         _ => None,
     });
+    let not_measured = |why| format!("storage {which} ({}): not measured: {why}", s.kind());
     if let Some(why) = why_not {
-        eprintln!(
-            "pveprobe: storage {which} ({}): not measured: {why}",
-            s.kind()
-        );
-        return Exit::BadInput;
+        return Err(Stop::bad_input(not_measured(why)));
     }
-    let prep = match prepare(
+    let prep = prepare(
         args,
         &format!("pid {}, --storage {which}", std::process::id()),
-    ) {
-        Ok(prep) => prep,
-        Err(exit) => return exit,
-    };
-    match measure_storage(args, &pve, s, &prep) {
-        Ok(mut report) => {
-            report.waited_for_probe = prep.host_lock.waited.clone();
-            finish(args, &report, prep)
-        }
-        Err(why) => {
-            eprintln!(
-                "pveprobe: storage {which} ({}): not measured: {why}",
-                s.kind()
-            );
-            Exit::NotMeasured
-        }
-    }
+    )?;
+    let mut report = measure_storage(args, &pve, s, &prep)
+        .map_err(|why| Stop::not_measured(not_measured(why)))?;
+    report.waited_for_probe = prep.host_lock.waited.clone();
+    finish(args, &report, prep)
 }
 
 /// One storage's line of `--storage all`'s JSON when it was not measured.
@@ -469,11 +437,8 @@ fn on_this_node<'a>(pve: &'a Pve, docs: &'a [JsonReport]) -> Vec<Measured<'a>> {
 }
 
 /// `--storage all`: this node's storages in turn, one table.
-fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Exit {
-    let prep = match prepare(args, &format!("pid {}, --storage all", std::process::id())) {
-        Ok(prep) => prep,
-        Err(exit) => return exit,
-    };
+fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Ended {
+    let prep = prepare(args, &format!("pid {}, --storage all", std::process::id()))?;
     let mut docs = Vec::new();
     let mut reports = Vec::new();
     let mut skipped = Vec::new();
@@ -499,9 +464,7 @@ fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Exit {
         }
         match measure_storage(args, pve, s, &prep) {
             Ok(report) => {
-                if let Some(exit) = interrupted(&report) {
-                    return exit;
-                }
+                interrupted(&report)?;
                 failed |= report.any_failed();
                 if lines_to_stdout(args) {
                     println!();
@@ -560,12 +523,10 @@ fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Exit {
         OutputFormat::Influx => influx::render(&on_this_node(pve, &docs)),
         OutputFormat::Prometheus => prometheus::render(&on_this_node(pve, &docs)),
     };
-    if let Err(why) = crate::output::write(
+    crate::output::write(
         crate::output::Target::of(args.output.as_deref(), args.append),
         &rendered,
-    ) {
-        eprintln!("pveprobe: {why}");
-        return Exit::NotMeasured;
-    }
-    if failed { Exit::NotMeasured } else { Exit::Ok }
+    )
+    .map_err(Stop::not_measured)?;
+    Ok(if failed { Exit::NotMeasured } else { Exit::Ok })
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Ended, Stop};
 use crate::exit::Exit;
 use crate::nodes::members::{Members, Node};
 use crate::nodes::remote::{self, Outcome, Ssh, Status};
@@ -316,28 +317,19 @@ fn save(
 }
 
 /// `pveprobe cluster [OPTIONS] [PATH]`.
-pub fn run(args: &Request) -> Exit {
-    let (members, source) = match load_nodes(args.reach) {
-        Ok(m) => m,
-        Err(why) => {
-            eprintln!("pveprobe: {why}");
-            return Exit::BadInput;
-        }
-    };
+pub fn run(args: &Request) -> Ended {
+    let (members, source) = load_nodes(args.reach).map_err(Stop::bad_input)?;
     if args.reach.remote_command_is_empty() {
-        eprintln!("pveprobe: --remote-command is empty");
-        return Exit::BadInput;
+        return Err(Stop::bad_input("--remote-command is empty"));
     }
     if args.path.is_empty() {
-        eprintln!("pveprobe: PATH is empty");
-        return Exit::BadInput;
+        return Err(Stop::bad_input("PATH is empty"));
     }
     let storage = args.storage;
     if storage == Some("all") {
-        eprintln!(
-            "pveprobe: cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)"
-        );
-        return Exit::BadInput;
+        return Err(Stop::bad_input(
+            "cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)",
+        ));
     }
     let timeout = args.timeout;
     // With --storage the node measures that storage, not a PATH.
@@ -346,26 +338,23 @@ pub fn run(args: &Request) -> Exit {
     let ssh = args.reach.ssh(&[]);
     if args.dry_run {
         print!("{}", dry_run(&members, &source, &ssh, &line, args, timeout));
-        return Exit::Ok;
+        return Ok(Exit::Ok);
     }
     // Checked before any node runs: a FILE that cannot be written is bad
     // usage (exit status 2) and costs no run.
-    let plot_file = match args.plot.map(crate::plot::SvgFile::create).transpose() {
-        Ok(file) => file,
-        Err(err) => {
-            eprintln!("pveprobe: {err}");
-            return Exit::BadInput;
-        }
-    };
+    let plot_file = args
+        .plot
+        .map(crate::plot::SvgFile::create)
+        .transpose()
+        .map_err(Stop::bad_input)?;
     if let Some(dir) = args.save_dir
         && let Err(e) = std::fs::create_dir_all(dir)
     {
-        eprintln!(
-            "pveprobe: cannot make {}: {}",
+        return Err(Stop::bad_input(format!(
+            "cannot make {}: {}",
             dir.display(),
             crate::error::describe(&e)
-        );
-        return Exit::BadInput;
+        )));
     }
 
     let chatty = std::io::stderr().is_terminal();
@@ -424,8 +413,8 @@ pub fn run(args: &Request) -> Exit {
     for p in &problems {
         eprintln!("pveprobe: {p}");
     }
-    match report.exit_status() {
+    Ok(match report.exit_status() {
         Exit::Ok if !problems.is_empty() => Exit::NotMeasured,
         status => status,
-    }
+    })
 }

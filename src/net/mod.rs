@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::choice::Choice;
+use crate::error::{Ended, Stop};
 use crate::exit::Exit;
 use crate::nodes::Reach;
 use crate::output::Format;
@@ -46,9 +47,12 @@ pub struct Options {
     pub pve_config: std::path::PathBuf,
 }
 
-/// Why the run cannot start (exit status 2).
+/// Why the run cannot start (exit status 2), or its matrix could not be
+/// written (1).
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
+    #[error(transparent)]
+    Output(#[from] crate::output::WriteError),
     #[error(transparent)]
     Nodes(#[from] crate::nodes::NodesError),
     #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
@@ -98,14 +102,11 @@ pub struct Request<'a> {
 }
 
 /// `pveprobe cluster --net` and `pveprobe net NODE...`.
-pub fn run(req: &Request) -> Exit {
-    match prepare_and_run(req) {
-        Ok(exit) => exit,
-        Err(why) => {
-            eprintln!("pveprobe: {why}");
-            Exit::BadInput
-        }
-    }
+pub fn run(req: &Request) -> Ended {
+    prepare_and_run(req).map_err(|why| match why {
+        NetError::Output(_) => Stop::not_measured(why),
+        _ => Stop::bad_input(why),
+    })
 }
 
 fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
@@ -246,10 +247,7 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         _ => serde_json::to_string_pretty(&report).expect("plain data") + "\n",
     };
     let target = crate::output::Target::of(req.output, false);
-    if let Err(why) = crate::output::write(target, &text) {
-        eprintln!("pveprobe: {why}");
-        return Ok(Exit::NotMeasured);
-    }
+    crate::output::write(target, &text)?;
     Ok(report.exit_status())
 }
 
@@ -300,7 +298,7 @@ fn dry_run(
 /// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
 /// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
 /// line, then its counts.
-pub fn serve_main(opts: &serve::ServeOptions) -> Exit {
+pub fn serve_main(opts: &serve::ServeOptions) -> Ended {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGTERM,
@@ -321,12 +319,9 @@ pub fn serve_main(opts: &serve::ServeOptions) -> Exit {
                 serve::DONE_PREFIX,
                 serde_json::to_string(&stats).expect("plain data")
             );
-            Exit::Ok
+            Ok(Exit::Ok)
         }
-        Err(e) => {
-            eprintln!("pveprobe: net-serve: {e}");
-            Exit::NotMeasured
-        }
+        Err(e) => Err(Stop::not_measured(format!("net-serve: {e}"))),
     }
 }
 
@@ -342,18 +337,15 @@ pub fn probe_main(opts: &probe::ProbeOptions) -> Exit {
 }
 
 /// `pveprobe net-info`: this node's interfaces and knet statistics.
-pub fn info_main() -> Exit {
+pub fn info_main() -> Ended {
     match run::facts() {
         Ok(f) => {
             println!("{}", serde_json::to_string(&f).expect("plain data"));
-            Exit::Ok
+            Ok(Exit::Ok)
         }
-        Err(e) => {
-            eprintln!(
-                "pveprobe: net-info: cannot list the interfaces: {}",
-                crate::error::describe(&e)
-            );
-            Exit::NotMeasured
-        }
+        Err(e) => Err(Stop::not_measured(format!(
+            "net-info: cannot list the interfaces: {}",
+            crate::error::describe(&e)
+        ))),
     }
 }

@@ -246,3 +246,51 @@ fn cluster_refuses_a_forwarded_value_that_is_not_text() {
         stderr(&out)
     );
 }
+
+/// Every command that stops early says why in one line and exits with the
+/// status that line's error carries (printed once, by main).
+#[test]
+fn each_command_stops_with_one_line_and_its_status() {
+    let dir = workdir();
+    let missing = dir.path().join("missing.json");
+    let missing = missing.to_str().unwrap();
+    let cases: [(&[&str], i32, &str); 6] = [
+        (&["compare", missing], 2, "missing.json"),
+        (
+            &["compare", "--output-format", "influx", missing],
+            2,
+            "pveprobe compare",
+        ),
+        (&["storages", "--pve-config", missing], 2, "missing.json"),
+        (
+            &["cluster", "--nodes", "a", "--remote-command", " "],
+            2,
+            "--remote-command is empty",
+        ),
+        (
+            &["cluster", "--nodes", "a", "--remote-command", "'unfinished"],
+            2,
+            "--remote-command",
+        ),
+        (
+            &["net", "--nodes", "a,b", "--output-format", "influx", "a", "b"],
+            2,
+            "--output-format influx",
+        ),
+    ];
+    for (args, status, says) in cases {
+        let out = pveprobe().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(status), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| l.contains(says)).count(),
+            1,
+            "{args:?}: {err}"
+        );
+        if !err.starts_with("error:") {
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("pveprobe: "), "{args:?}: {err}");
+        }
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+}

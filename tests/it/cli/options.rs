@@ -273,7 +273,15 @@ fn each_command_stops_with_one_line_and_its_status() {
             "--remote-command",
         ),
         (
-            &["net", "--nodes", "a,b", "--output-format", "influx", "a", "b"],
+            &[
+                "net",
+                "--nodes",
+                "a,b",
+                "--output-format",
+                "influx",
+                "a",
+                "b",
+            ],
             2,
             "--output-format influx",
         ),

@@ -254,22 +254,10 @@ pub enum Runs {
 impl Runs {
     /// The value of `samples` (one per run); `None` without any.
     pub fn of(self, samples: &[f64]) -> Option<f64> {
-        if samples.is_empty() {
-            return None;
+        match self {
+            Runs::Median => crate::stats::median(samples),
+            Runs::Mean => crate::stats::mean(samples),
         }
-        Some(match self {
-            Runs::Median => {
-                let mut sorted = samples.to_vec();
-                sorted.sort_by(f64::total_cmp);
-                let mid = sorted.len() / 2;
-                if sorted.len() % 2 == 1 {
-                    sorted[mid]
-                } else {
-                    (sorted[mid - 1] + sorted[mid]) / 2.0
-                }
-            }
-            Runs::Mean => samples.iter().sum::<f64>() / samples.len() as f64,
-        })
     }
 }
 
@@ -674,76 +662,36 @@ const fn cpu(
     ]
 }
 
-const SHA256: [Value; 4] = cpu(
-    F::Sha256,
-    ["sha256", "sha256_pct", "sha256_threads", "sha256_scaling"],
-    [
-        "sha256_mb_per_s",
-        "sha256_pct_of_reference",
-        "sha256_threads_mb_per_s",
-        "sha256_thread_scaling",
-    ],
-    "SHA256",
-);
-const COMPRESS: [Value; 4] = cpu(
-    F::ZstdCompress,
-    [
-        "zstd_compress",
-        "zstd_compress_pct",
-        "zstd_compress_threads",
-        "zstd_compress_scaling",
-    ],
-    [
-        "zstd_compress_mb_per_s",
-        "zstd_compress_pct_of_reference",
-        "zstd_compress_threads_mb_per_s",
-        "zstd_compress_thread_scaling",
-    ],
-    "COMPRESS",
-);
-const DECOMPRESS: [Value; 4] = cpu(
-    F::ZstdDecompress,
-    [
-        "zstd_decompress",
-        "zstd_decompress_pct",
-        "zstd_decompress_threads",
-        "zstd_decompress_scaling",
-    ],
-    [
-        "zstd_decompress_mb_per_s",
-        "zstd_decompress_pct_of_reference",
-        "zstd_decompress_threads_mb_per_s",
-        "zstd_decompress_thread_scaling",
-    ],
-    "DECOMPR",
-);
-const AES: [Value; 4] = cpu(
-    F::Aes256Gcm,
-    [
-        "aes_256_gcm",
-        "aes_256_gcm_pct",
-        "aes_256_gcm_threads",
-        "aes_256_gcm_scaling",
-    ],
-    [
-        "aes_256_gcm_mb_per_s",
-        "aes_256_gcm_pct_of_reference",
-        "aes_256_gcm_threads_mb_per_s",
-        "aes_256_gcm_thread_scaling",
-    ],
-    "AES-GCM",
-);
-const VERIFY: [Value; 4] = cpu(
-    F::Verify,
-    ["verify", "verify_pct", "verify_threads", "verify_scaling"],
-    [
-        "verify_mb_per_s",
-        "verify_pct_of_reference",
-        "verify_threads_mb_per_s",
-        "verify_thread_scaling",
-    ],
-    "VERIFY",
-);
+/// A CPU figure's four values, named after its key's stem: `sha256`,
+/// `sha256_pct`, `sha256_threads`, `sha256_scaling` and the CSV columns
+/// `sha256_mb_per_s`, `sha256_pct_of_reference`, `sha256_threads_mb_per_s`,
+/// `sha256_thread_scaling`.
+macro_rules! cpu_values {
+    ($figure:expr, $stem:literal, $short:literal) => {
+        cpu(
+            $figure,
+            [
+                $stem,
+                concat!($stem, "_pct"),
+                concat!($stem, "_threads"),
+                concat!($stem, "_scaling"),
+            ],
+            [
+                concat!($stem, "_mb_per_s"),
+                concat!($stem, "_pct_of_reference"),
+                concat!($stem, "_threads_mb_per_s"),
+                concat!($stem, "_thread_scaling"),
+            ],
+            $short,
+        )
+    };
+}
+
+const SHA256: [Value; 4] = cpu_values!(F::Sha256, "sha256", "SHA256");
+const COMPRESS: [Value; 4] = cpu_values!(F::ZstdCompress, "zstd_compress", "COMPRESS");
+const DECOMPRESS: [Value; 4] = cpu_values!(F::ZstdDecompress, "zstd_decompress", "DECOMPR");
+const AES: [Value; 4] = cpu_values!(F::Aes256Gcm, "aes_256_gcm", "AES-GCM");
+const VERIFY: [Value; 4] = cpu_values!(F::Verify, "verify", "VERIFY");
 
 /// A network figure's value measured each way: the forward one (the
 /// figure's `value`, from the node measuring) and the one back.

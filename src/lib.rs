@@ -37,7 +37,10 @@ pub mod pve;
 pub mod report;
 pub mod run;
 pub mod scratch;
+pub mod stats;
 pub mod storage;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod window;
 
 /// pveperf's window, to which REGEX/SECOND is scaled (defined in `model`).

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::figure::Aggregate;
 use crate::figure::{self, Better, Value};
-use crate::report::Stats;
 use crate::report::json::JsonReport;
+use crate::stats::Stats;
+use crate::stats::median;
 
 /// Every number a node's result can have, in the probe's print order:
 /// the table's columns, from the list of figures.
@@ -62,10 +63,6 @@ pub struct FigureSummary {
     pub aggregate: Option<Aggregate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate_value: Option<f64>,
-}
-
-fn median(values: &[f64]) -> Option<f64> {
-    Stats::of(values).map(|s| s.median)
 }
 
 /// Summarises one column (for one key of a figure measured per key) over

@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use crate::stats::mean;
+
 /// How many seconds the first and last stretches span.
 pub const STRETCH: usize = 10;
 
@@ -58,10 +60,6 @@ impl SustainedFigure {
             .enumerate()
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
-}
-
-fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 #[cfg(test)]

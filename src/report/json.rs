@@ -444,7 +444,7 @@ pub struct NotMeasured {
 
 fn figure(report: &Report, line: Figure) -> Option<JsonFigure> {
     let samples = report.samples(line)?;
-    let stats = super::Stats::of(&samples)?;
+    let stats = crate::stats::Stats::of(&samples)?;
     let mut fig = JsonFigure {
         label: line.label().to_string(),
         unit: line.unit().to_string(),
@@ -539,7 +539,7 @@ fn devices<T: Sample>(
                     .collect();
                 PerDevice {
                     device: name.clone(),
-                    value: super::Stats::of(&values).map_or(0.0, |s| s.median),
+                    value: crate::stats::Stats::of(&values).map_or(0.0, |s| s.median),
                 }
             })
             .collect()
@@ -622,7 +622,7 @@ pub struct Reading<'a> {
 impl Reading<'_> {
     /// max - min of the runs, with at least two of them.
     pub fn range(&self) -> Option<f64> {
-        super::Stats::of(self.samples)
+        crate::stats::Stats::of(self.samples)
             .filter(|s| s.count >= 2)
             .map(|s| s.max - s.min)
     }
@@ -948,9 +948,7 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn validate(doc: &str) {
-        let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
-        let schema: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+        let schema = crate::testutil::schema("report");
         let validator = jsonschema::validator_for(&schema).unwrap();
         let instance: serde_json::Value = serde_json::from_str(doc).unwrap();
         let errors: Vec<String> = validator
@@ -991,17 +989,8 @@ pub(crate) mod tests {
     /// The schema names every figure of the list, and nothing else.
     #[test]
     fn schema_knows_the_list_of_figures() {
-        let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
-        let schema: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-        let names = |v: &serde_json::Value| -> Vec<String> {
-            v["enum"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|k| k.as_str().unwrap().to_string())
-                .collect()
-        };
+        let schema = crate::testutil::schema("report");
+        let names = crate::testutil::enum_names;
         let of = |group: Group, f: fn(Figure) -> &'static str| -> Vec<String> {
             Figure::ALL
                 .into_iter()
@@ -1032,9 +1021,7 @@ pub(crate) mod tests {
         ))
         .unwrap();
         doc["figures"]["fsyncs_per_second"]["unit"] = "MB/s".into();
-        let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
-        let schema: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+        let schema = crate::testutil::schema("report");
         assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
     }
 }

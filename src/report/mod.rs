@@ -25,6 +25,7 @@ use crate::model::regex::RegexFigure;
 use crate::model::storage::Storage;
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
+use crate::stats::Stats;
 pub use storages::table as storages_table;
 
 /// The result of one line.
@@ -226,47 +227,8 @@ pub struct Devices<T> {
 
 impl<T: Sample> Sample for Devices<T> {
     fn value(&self) -> f64 {
-        if self.each.is_empty() {
-            return 0.0;
-        }
-        self.each.iter().map(Sample::value).sum::<f64>() / self.each.len() as f64
-    }
-}
-
-/// Median, extremes and count of a figure's samples.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stats {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub count: usize,
-}
-
-impl Stats {
-    pub fn of(values: &[f64]) -> Option<Stats> {
-        if values.is_empty() {
-            return None;
-        }
-        let (min, max) = values
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(*v), hi.max(*v))
-            });
-        Some(Stats {
-            median: crate::figure::Runs::Median.of(values)?,
-            min,
-            max,
-            count: values.len(),
-        })
-    }
-
-    /// (max - min) / median: how far the runs lie apart, relative to the figure.
-    pub fn spread(&self) -> f64 {
-        if self.median == 0.0 {
-            0.0
-        } else {
-            (self.max - self.min) / self.median.abs()
-        }
+        let values: Vec<f64> = self.each.iter().map(Sample::value).collect();
+        crate::stats::mean(&values).unwrap_or(0.0)
     }
 }
 
@@ -451,8 +413,7 @@ pub struct Extended {
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    if n == 0 { 0.0 } else { sum / n as f64 }
+    crate::stats::mean(&values.collect::<Vec<_>>()).unwrap_or(0.0)
 }
 
 impl Extended {
@@ -545,16 +506,5 @@ mod tests {
                 "{f:?} {op:?}"
             );
         }
-    }
-
-    #[test]
-    fn stats_of_odd_and_even_sample_counts() {
-        let s = Stats::of(&[3.0, 1.0, 2.0]).unwrap();
-        assert_eq!((s.median, s.min, s.max, s.count), (2.0, 1.0, 3.0, 3));
-        assert_eq!(s.spread(), 1.0);
-        let s = Stats::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
-        assert_eq!(s.median, 2.5);
-        assert!(Stats::of(&[]).is_none());
-        assert_eq!(Stats::of(&[0.0]).unwrap().spread(), 0.0);
     }
 }

@@ -3,6 +3,9 @@
 //! and file tests. One table, read by the run (the jobs) and by the
 //! cluster's timeout estimate (the windows and writes).
 
+use std::collections::BTreeSet;
+use std::time::Duration;
+
 use crate::choice::Choice;
 
 /// The tests `--tests` can choose.
@@ -121,6 +124,97 @@ pub const SYNC_FILE_BYTES: u64 = 64 << 20;
 /// `--sync-jobs`: scaling stops at the first step that no later step beats
 /// by this much (ten per cent).
 pub const SYNC_MIN_GAIN: f64 = 0.10;
+
+/// What the options ask to run, before the defaults apply.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    /// `--tests`; empty: the default tests.
+    pub tests: &'a [Test],
+    /// `-x`.
+    pub extended: bool,
+    /// `--sync-jobs`, `--cpu-threads` and `--sustained` given.
+    pub sync_jobs: bool,
+    pub cpu_threads: bool,
+    pub sustained: bool,
+}
+
+impl Asked<'_> {
+    /// The tests to run: `--tests`, else `default`; `-x` adds the extended
+    /// tests, and `--sync-jobs`, `--cpu-threads` and `--sustained` their own.
+    pub fn select(&self, default: &[Test]) -> BTreeSet<Test> {
+        let mut tests: BTreeSet<Test> = if self.tests.is_empty() {
+            default.iter().copied().collect()
+        } else {
+            self.tests.iter().copied().collect()
+        };
+        if self.extended {
+            tests.extend(Test::EXTENDED);
+        }
+        for (given, test) in [
+            (self.sync_jobs, Test::Syncwrite),
+            (self.cpu_threads, Test::CpuBench),
+            (self.sustained, Test::Sustained),
+        ] {
+            if given {
+                tests.insert(test);
+            }
+        }
+        tests
+    }
+}
+
+/// The disk speed the worst case assumes for the files the tests write.
+pub const SLOW_DISK_BYTES_PER_S: f64 = 10.0 * 1024.0 * 1024.0;
+
+/// A run's size, for the longest it may take: the tests and the options
+/// that make them longer.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub tests: BTreeSet<Test>,
+    /// `--duration`, in seconds.
+    pub duration: f64,
+    pub runs: u32,
+    /// `--dns-timeout`, in seconds.
+    pub dns_timeout: f64,
+    /// `--write-size` (or its default) in bytes.
+    pub write_size: u64,
+    /// `--sync-jobs`: how many counts of jobs.
+    pub sync_steps: usize,
+    /// `--sustained`, in seconds.
+    pub sustained: Option<f64>,
+    /// `--cpu-threads` given.
+    pub cpu_threads: bool,
+}
+
+impl Workload {
+    /// The longest a run may take: 60 s plus three times its windows (and
+    /// DNS timeouts), plus its files written at [`SLOW_DISK_BYTES_PER_S`].
+    pub fn worst_case(&self) -> Duration {
+        let (duration, runs) = (self.duration, f64::from(self.runs));
+        let mut windowed = 0.0;
+        let mut written = 0.0;
+        for test in &self.tests {
+            let cost = test.cost();
+            windowed += f64::from(cost.windows_per_run) * runs * duration
+                + f64::from(cost.windows) * duration
+                + f64::from(cost.dns_lines_per_run) * runs * (duration + self.dns_timeout);
+            written += f64::from(cost.writes) * self.write_size as f64;
+        }
+        // Each --sync-jobs step is one more window.
+        if self.tests.contains(&Test::Syncwrite) {
+            windowed += self.sync_steps as f64 * duration;
+        }
+        if self.tests.contains(&Test::Sustained) {
+            windowed += self.sustained.unwrap_or(SUSTAINED_SECS);
+        }
+        // --cpu-threads runs the CPU figures a second time.
+        if self.cpu_threads {
+            windowed += f64::from(Test::CpuBench.cost().windows) * duration;
+        }
+        let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
+        Duration::from_secs_f64(secs.ceil())
+    }
+}
 
 /// What one test costs: windows of `--duration`, DNS lines (a window plus
 /// one `--dns-timeout` each) and multiples of `--write-size` written.
@@ -324,5 +418,35 @@ mod tests {
                 assert!(cost.jobs.is_empty() && cost.writes == 0 && cost.windows == 0);
             }
         }
+    }
+
+    #[test]
+    fn the_default_applies_only_without_tests_and_the_options_add_theirs() {
+        let none = Asked::default();
+        assert_eq!(
+            none.select(&Test::PVEPERF),
+            Test::PVEPERF.into_iter().collect()
+        );
+        let x = Asked {
+            tests: &[Test::Fsync],
+            extended: true,
+            sustained: true,
+            ..Asked::default()
+        };
+        let mut want: BTreeSet<Test> = Test::EXTENDED.into_iter().collect();
+        want.extend([Test::Fsync, Test::Sustained]);
+        assert_eq!(x.select(&Test::PVEPERF), want);
+        let jobs = Asked {
+            tests: &[Test::Cpu],
+            sync_jobs: true,
+            cpu_threads: true,
+            ..Asked::default()
+        };
+        assert_eq!(
+            jobs.select(&[Test::Read]),
+            [Test::Cpu, Test::Syncwrite, Test::CpuBench]
+                .into_iter()
+                .collect()
+        );
     }
 }

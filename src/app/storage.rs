@@ -219,33 +219,19 @@ pub fn storages(args: &StoragesArgs) -> Ended {
 /// The tests a storage run makes unless `--tests` says: pveperf's disk
 /// lines (and -x's), and on a volume its writes too.
 fn storage_tests(args: &ProbeArgs, volume: bool) -> BTreeSet<Test> {
-    let m = &args.measure;
-    let mut tests: BTreeSet<Test> = if m.tests.is_empty() {
-        [Test::Read, Test::Seek, Test::Fsync].into_iter().collect()
-    } else {
-        m.tests.iter().copied().collect()
-    };
-    if m.extended {
-        tests.extend(Test::EXTENDED);
-    }
-    if volume && m.tests.is_empty() {
-        tests.extend([
-            Test::Seqwrite,
-            Test::Randread,
-            Test::Randwrite,
-            Test::Syncwrite,
-        ]);
-    }
-    if !m.sync_jobs.is_empty() {
-        tests.insert(Test::Syncwrite);
-    }
-    if m.cpu_threads.is_some() {
-        tests.insert(Test::CpuBench);
-    }
-    if m.sustained.is_some() {
-        tests.insert(Test::Sustained);
-    }
-    tests
+    let disk = [Test::Read, Test::Seek, Test::Fsync];
+    let with_writes = [
+        Test::Read,
+        Test::Seek,
+        Test::Fsync,
+        Test::Seqwrite,
+        Test::Randread,
+        Test::Randwrite,
+        Test::Syncwrite,
+    ];
+    args.measure
+        .asked()
+        .select(if volume { &with_writes } else { &disk })
 }
 
 /// Whether `path` is a mount point (a mountinfo entry mounted there).

@@ -147,9 +147,6 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
     Ok(secs)
 }
 
-/// The disk speed the timeout assumes for SEQ WRITE's and MIXED's files.
-const SLOW_DISK_BYTES_PER_S: f64 = 10.0 * 1024.0 * 1024.0;
-
 impl ClusterArgs {
     /// The probe options every node gets, as pveprobe's arguments: only
     /// those given here, as typed.
@@ -157,45 +154,30 @@ impl ClusterArgs {
         self.forward.argv()
     }
 
-    /// The longest a node may take: `--timeout`, or 60 s plus three times
-    /// the requested windows (and DNS timeouts), plus the extended tests'
-    /// files written at 10 MiB/s.
+    /// The longest a node may take: `--timeout`, or the worst case of
+    /// what it is asked to run ([`crate::plan::Workload::worst_case`]).
     pub fn node_timeout(&self) -> Duration {
         if let Some(secs) = self.timeout {
             return Duration::from_secs_f64(secs);
         }
         // The values parsed here carry the defaults, which are the nodes'.
         let m = &self.forward.measure;
-        let duration = m.duration;
-        let runs = f64::from(m.runs);
         let default_size = if m.storage.is_some() {
             super::measure::VOLUME_SIZE
         } else {
             super::measure::WRITE_SIZE
         };
-        let write_size = m.write_size.unwrap_or(default_size) as f64;
-        let mut windowed = 0.0;
-        let mut written = 0.0;
-        for test in m.selected_tests() {
-            let cost = test.cost();
-            windowed += f64::from(cost.windows_per_run) * runs * duration
-                + f64::from(cost.windows) * duration
-                + f64::from(cost.dns_lines_per_run) * runs * (duration + m.dns_timeout);
-            written += f64::from(cost.writes) * write_size;
+        crate::plan::Workload {
+            tests: m.selected_tests(),
+            duration: m.duration,
+            runs: m.runs,
+            dns_timeout: m.dns_timeout,
+            write_size: m.write_size.unwrap_or(default_size),
+            sync_steps: m.sync_jobs.len(),
+            sustained: m.sustained,
+            cpu_threads: m.cpu_threads.is_some(),
         }
-        // Each --sync-jobs step is one more window.
-        if m.selected_tests().contains(&crate::plan::Test::Syncwrite) {
-            windowed += m.sync_jobs.len() as f64 * duration;
-        }
-        if m.selected_tests().contains(&crate::plan::Test::Sustained) {
-            windowed += m.sustained.unwrap_or(crate::plan::SUSTAINED_SECS);
-        }
-        // --cpu-threads runs the CPU figures a second time.
-        if m.cpu_threads.is_some() {
-            windowed += f64::from(crate::plan::Test::CpuBench.cost().windows) * duration;
-        }
-        let secs = 60.0 + 3.0 * windowed + written / SLOW_DISK_BYTES_PER_S;
-        Duration::from_secs_f64(secs.ceil())
+        .worst_case()
     }
 }
 

@@ -169,24 +169,18 @@ impl MeasureArgs {
     /// The tests to run: `--tests` (pveperf's six when not given), and the
     /// extended ones with `-x`.
     pub fn selected_tests(&self) -> BTreeSet<Test> {
-        let mut tests: BTreeSet<Test> = if self.tests.is_empty() {
-            Test::PVEPERF.into_iter().collect()
-        } else {
-            self.tests.iter().copied().collect()
-        };
-        if self.extended {
-            tests.extend(Test::EXTENDED);
+        self.asked().select(&Test::PVEPERF)
+    }
+
+    /// What the options ask to run, for [`crate::plan::Asked::select`].
+    pub fn asked(&self) -> crate::plan::Asked<'_> {
+        crate::plan::Asked {
+            tests: &self.tests,
+            extended: self.extended,
+            sync_jobs: !self.sync_jobs.is_empty(),
+            cpu_threads: self.cpu_threads.is_some(),
+            sustained: self.sustained.is_some(),
         }
-        if !self.sync_jobs.is_empty() {
-            tests.insert(Test::Syncwrite);
-        }
-        if self.cpu_threads.is_some() {
-            tests.insert(Test::CpuBench);
-        }
-        if self.sustained.is_some() {
-            tests.insert(Test::Sustained);
-        }
-        tests
     }
 }
 

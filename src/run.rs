@@ -867,6 +867,15 @@ mod tests {
             }
         }
 
+        /// The calls in order, without the cache drops.
+        fn order(&self) -> Vec<&str> {
+            self.calls
+                .iter()
+                .map(String::as_str)
+                .filter(|c| *c != "drop_caches")
+                .collect()
+        }
+
         /// Logs the call and gives its failure, if it is the one to fail.
         fn call(&mut self, what: &'static str) -> Result<(), ProbeError> {
             self.calls.push(what.to_string());
@@ -1209,12 +1218,7 @@ mod tests {
         cfg.sync_jobs = vec![1, 2];
         let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
         let (report, _) = schedule(&cfg, &mut mock);
-        let order: Vec<&str> = mock
-            .calls
-            .iter()
-            .map(String::as_str)
-            .filter(|c| *c != "drop_caches")
-            .collect();
+        let order = mock.order();
         // No filesystem, no free-space checks, no files: the device only,
         // written in full before anything reads it.
         assert_eq!(
@@ -1309,12 +1313,7 @@ mod tests {
         assert!(!report.any_failed(), "{report:?}");
         // pveperf drops the page cache before each disk test (reads, seeks,
         // fsyncs, each run) and the device jobs; the note is given once.
-        let order: Vec<&str> = mock
-            .calls
-            .iter()
-            .map(String::as_str)
-            .filter(|c| *c != "drop_caches")
-            .collect();
+        let order = mock.order();
         assert_eq!(
             order,
             [

@@ -35,6 +35,33 @@ pub fn data(zero: bool) -> Vec<u8> {
     pool
 }
 
+/// Writes `size` bytes in pieces of at most `chunk` taken in turn from
+/// `pool` (from its start again when the rest is too short), each with its
+/// offset; checks for a signal every 16 MiB. Gives the bytes written.
+pub fn write_through(
+    size: u64,
+    chunk: usize,
+    pool: &[u8],
+    interrupt: &Interrupt,
+    mut write: impl FnMut(&[u8], u64) -> Result<(), ProbeError>,
+) -> Result<u64, ProbeError> {
+    let mut written = 0u64;
+    let mut at = 0usize;
+    while written < size {
+        let n = (size - written).min(chunk as u64) as usize;
+        if at + n > pool.len() {
+            at = 0;
+        }
+        write(&pool[at..at + n], written)?;
+        at += n;
+        written += n as u64;
+        if written.is_multiple_of(16 << 20) {
+            interrupt.check()?;
+        }
+    }
+    Ok(written)
+}
+
 /// One run: writes `size` bytes to `name` in `scratch`, then fdatasync.
 pub fn run(
     scratch: &mut ScratchDir,
@@ -45,21 +72,10 @@ pub fn run(
 ) -> Result<SeqWriteFigure, ProbeError> {
     let mut file = scratch.create_file(name)?;
     let start = Instant::now();
-    let mut written = 0u64;
-    let mut at = 0usize;
-    while written < size {
-        let n = (size - written).min(CHUNK as u64) as usize;
-        if at + n > pool.len() {
-            at = 0;
-        }
-        file.write_all(&pool[at..at + n])
-            .context(|| format!("write to {}/{name}", scratch.path().display()))?;
-        at += n;
-        written += n as u64;
-        if written.is_multiple_of(16 << 20) {
-            interrupt.check()?;
-        }
-    }
+    let written = write_through(size, CHUNK, pool, interrupt, |piece, _| {
+        file.write_all(piece)
+            .context(|| format!("write to {}/{name}", scratch.path().display()))
+    })?;
     file.sync_data()
         .context(|| format!("fdatasync {}/{name}", scratch.path().display()))?;
     Ok(SeqWriteFigure {

@@ -51,23 +51,13 @@ pub fn prefill(
     let zeros = zero_data.then(|| AlignedBuf::new(PREFILL_CHUNK));
     let data = zeros.as_ref().unwrap_or(pool).as_slice();
     let start = Instant::now();
-    let mut written = 0u64;
-    let mut at = 0usize;
-    while written < size {
-        // The last piece: a whole number of 4 KiB blocks (volumes are).
-        let n = (size - written).min(PREFILL_CHUNK as u64) as usize;
-        if at + n > data.len() {
-            at = 0;
-        }
-        device
-            .write_all_at(&data[at..at + n], written)
-            .context(|| format!("write to {}", name.display()))?;
-        at += n;
-        written += n as u64;
-        if written.is_multiple_of(16 << 20) {
-            interrupt.check()?;
-        }
-    }
+    // The last piece: a whole number of 4 KiB blocks (volumes are).
+    let written =
+        super::seqwrite::write_through(size, PREFILL_CHUNK, data, interrupt, |piece, at| {
+            device
+                .write_all_at(piece, at)
+                .context(|| format!("write to {}", name.display()))
+        })?;
     device
         .sync_data()
         .context(|| format!("fdatasync {}", name.display()))?;

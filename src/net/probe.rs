@@ -434,20 +434,8 @@ fn stream(
             Ok((bytes, nanos as f64 / 1e9))
         }
         Direction::Download => {
-            let mut bytes = 0u64;
-            let mut first: Option<Instant> = None;
-            loop {
-                match conn.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        first.get_or_insert_with(Instant::now);
-                        bytes += n as u64;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok((bytes, first.map_or(0.0, |f| f.elapsed().as_secs_f64())))
+            let (bytes, took) = wire::drain(&mut conn, &mut buf, || true)?.unwrap_or_default();
+            Ok((bytes, took.as_secs_f64()))
         }
     }
 }

@@ -142,6 +142,25 @@ pub struct PairResult {
 }
 
 impl PairResult {
+    /// A pair of a link with its status and nothing measured yet.
+    pub fn new(link: &str, kind: LinkKind, a: End, b: End, status: PairStatus) -> Self {
+        PairResult {
+            link: link.to_string(),
+            kind,
+            a,
+            b,
+            status,
+            detail: None,
+            latency: None,
+            path_mtu: None,
+            throughput: Vec::new(),
+            throughput_skipped: None,
+            responder: None,
+            seconds: 0.0,
+            hints: Vec::new(),
+        }
+    }
+
     /// `corosync0 pve1-pve2`: the figures' instance.
     pub fn instance(&self) -> String {
         format!("{} {}-{}", self.link, self.a.node, self.b.node)
@@ -467,18 +486,8 @@ pub(crate) mod tests {
     /// The schema names the network's figures, and a report passes it.
     #[test]
     fn the_schema_knows_the_figures_and_takes_a_report() {
-        let path =
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/net.schema.json");
-        let schema: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let names = |v: &serde_json::Value| -> Vec<String> {
-            v["enum"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|k| k.as_str().unwrap().to_string())
-                .collect()
-        };
+        let schema = crate::testutil::schema("net");
+        let names = crate::testutil::enum_names;
         let f = &schema["$defs"]["netfigure"]["properties"];
         let keys: Vec<String> = Figure::NETWORK
             .iter()

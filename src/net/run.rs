@@ -175,21 +175,7 @@ impl Runner<'_> {
     /// One link between two nodes: the responder on `b`, the measurement from `a`.
     pub fn pair(&self, link: &LinkDef, a: End, b: End, throughput: bool) -> PairResult {
         let start = Instant::now();
-        let mut result = PairResult {
-            link: link.name.clone(),
-            kind: link.kind,
-            a,
-            b,
-            status: PairStatus::Ok,
-            detail: None,
-            latency: None,
-            path_mtu: None,
-            throughput: Vec::new(),
-            throughput_skipped: None,
-            responder: None,
-            seconds: 0.0,
-            hints: Vec::new(),
-        };
+        let mut result = PairResult::new(&link.name, link.kind, a, b, PairStatus::Ok);
         let (Some(addr_a), Some(addr_b)) = (result.a.address, result.b.address) else {
             return result;
         };
@@ -539,21 +525,13 @@ pub fn measure(
             .find(|(x, _)| !net_nodes[*x].status.answered())
             .map(|(x, e)| format!("{} {}", e.node, net_nodes[x].status.word()));
         let throughput = runner.opts.net_throughput && link.kind != LinkKind::Corosync;
-        let mut r = PairResult {
-            link: link.name.clone(),
-            kind: link.kind,
-            a: a.clone(),
-            b: b.clone(),
-            status: PairStatus::NotOnLink,
-            detail: None,
-            latency: None,
-            path_mtu: None,
-            throughput: Vec::new(),
-            throughput_skipped: None,
-            responder: None,
-            seconds: 0.0,
-            hints: Vec::new(),
-        };
+        let mut r = PairResult::new(
+            &link.name,
+            link.kind,
+            a.clone(),
+            b.clone(),
+            PairStatus::NotOnLink,
+        );
         if let Some(why) = down {
             r.status = PairStatus::NodeDown;
             r.detail = Some(why);

@@ -358,23 +358,11 @@ fn stream(mut conn: TcpStream, stop: &AtomicBool, deadline: Instant) -> std::io:
     let mut buf = vec![0u8; 128 << 10];
     match direction {
         Direction::Upload => {
-            let mut bytes = 0u64;
-            let mut first: Option<Instant> = None;
-            loop {
-                if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
-                    return Ok(());
-                }
-                match conn.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        first.get_or_insert_with(Instant::now);
-                        bytes += n as u64;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            let nanos = first.map_or(0, |f| f.elapsed().as_nanos() as u64);
+            let going = || !stop.load(Ordering::Relaxed) && Instant::now() < deadline;
+            let Some((bytes, took)) = wire::drain(&mut conn, &mut buf, going)? else {
+                return Ok(());
+            };
+            let nanos = took.as_nanos() as u64;
             let mut reply = [0u8; wire::UPLOAD_REPLY];
             reply[..8].copy_from_slice(&bytes.to_be_bytes());
             reply[8..].copy_from_slice(&nanos.to_be_bytes());

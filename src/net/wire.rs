@@ -154,6 +154,36 @@ pub fn udp_overhead(ip: IpAddr) -> usize {
     }
 }
 
+/// Reads a stream to its end: the bytes, and the time from the first
+/// byte to the last read. `None` when `going` said stop first (asked
+/// before each read).
+pub fn drain(
+    conn: &mut impl std::io::Read,
+    buf: &mut [u8],
+    going: impl Fn() -> bool,
+) -> std::io::Result<Option<(u64, std::time::Duration)>> {
+    let mut bytes = 0u64;
+    let mut first: Option<std::time::Instant> = None;
+    loop {
+        if !going() {
+            return Ok(None);
+        }
+        match conn.read(buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                first.get_or_insert_with(std::time::Instant::now);
+                bytes += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some((
+        bytes,
+        first.map_or_else(Default::default, |f| f.elapsed()),
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,5 +264,19 @@ mod tests {
             assert!(!echo_reply_in_place(&mut other));
             assert_eq!(other, before, "left alone");
         }
+    }
+
+    #[test]
+    fn drain_reads_to_the_end_or_stops_when_told() {
+        let mut buf = [0u8; 2];
+        let (bytes, _) = drain(&mut &b"hello"[..], &mut buf, || true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(bytes, 5);
+        assert_eq!(
+            drain(&mut &b""[..], &mut buf, || true).unwrap(),
+            Some((0, std::time::Duration::ZERO))
+        );
+        assert_eq!(drain(&mut &b"hello"[..], &mut buf, || false).unwrap(), None);
     }
 }

@@ -39,6 +39,7 @@ pub mod run;
 pub mod scratch;
 pub mod stats;
 pub mod storage;
+pub mod table;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod window;

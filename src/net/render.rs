@@ -100,37 +100,10 @@ pub fn text(report: &NetReport) -> String {
     .iter()
     .map(|h| h.to_string())
     .collect();
-    let rows: Vec<Vec<String>> = report.pairs.iter().map(|p| cells(p, s.streams)).collect();
-    let mut widths: Vec<usize> = head.iter().map(String::len).collect();
-    for r in rows.iter().filter(|r| r.len() == head.len()) {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    for r in rows.iter().filter(|r| r.len() <= 2) {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |row: &[String]| -> String {
-        let mut l = String::new();
-        for (i, c) in row.iter().enumerate() {
-            if i + 1 == row.len() {
-                l.push_str(c);
-            } else {
-                let _ = write!(l, "{:<w$}  ", c, w = widths[i]);
-            }
-        }
-        l.trim_end().to_string() + "\n"
-    };
-    out.push_str(&line(&head));
-    for (r, p) in rows.iter().zip(&report.pairs) {
-        let mut r = r.clone();
-        if r.len() < head.len() && p.status.measured() {
-            r.resize(head.len(), String::new());
-        }
-        out.push_str(&line(&r));
-    }
+    let rows: Vec<Vec<String>> = std::iter::once(head)
+        .chain(report.pairs.iter().map(|p| cells(p, s.streams)))
+        .collect();
+    out.push_str(&crate::table::render(&rows, |_| crate::table::Align::Left));
     out.push_str(
         "(ms: round trips of UDP datagrams; MTU a/b: both ends' interfaces; PATH MTU: largest IP packet that crossed with DF set, a->b/b->a; TCP: Mbit/s a->b/b->a)\n",
     );

@@ -3,6 +3,7 @@
 
 use super::json::JsonReport;
 use crate::figure;
+use crate::table::Align;
 
 /// The table, with a header of two lines (figure, unit).
 pub fn table(docs: &[JsonReport]) -> String {
@@ -31,27 +32,16 @@ pub fn table(docs: &[JsonReport]) -> String {
         }));
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, w))| {
-                if c == 0 {
-                    format!("{cell:<w$}")
-                } else {
-                    format!("{cell:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(super::text::printable(cells.join("  ").trim_end()).as_str());
-        out.push('\n');
+    let align = |c| match c {
+        0 => Align::Left,
+        _ => Align::Right,
+    };
+    // Control characters (a path may hold any) shown escaped, so a cell
+    // stays on its line.
+    for cell in rows.iter_mut().flatten() {
+        *cell = super::text::printable(cell);
     }
-    out
+    crate::table::render(&rows, align)
 }
 
 #[cfg(test)]

@@ -851,4 +851,22 @@ mod tests {
             assert!(row.contains("worse"), "{row}");
         }
     }
+
+    /// compare's text (with and without bars) and CSV of the fixture
+    /// results, and of two results with extended figures, pinned.
+    #[test]
+    fn outputs_of_fixed_results_are_pinned() {
+        let t = table(&fixtures());
+        crate::testutil::assert_snapshot("compare.txt", &render_text(&t));
+        crate::testutil::assert_snapshot("compare-bars.txt", &render_text_with(&t, true));
+        crate::testutil::assert_snapshot("compare.csv", &render_csv(&t));
+        let mut b = with_x(200.0, 10_000.0, (7000.0, 1500.0));
+        b.extended[1].engine = Some("psync".into());
+        let x = table(&[
+            input("a", with_x(400.0, 80_000.0, (7000.0, 3000.0))),
+            input("b", b),
+        ]);
+        crate::testutil::assert_snapshot("compare-x.txt", &render_text(&x));
+        crate::testutil::assert_snapshot("compare-x.csv", &render_csv(&x));
+    }
 }

@@ -17,3 +17,24 @@ pub fn enum_names(property: &Value) -> Vec<String> {
         .map(|k| k.as_str().unwrap().to_string())
         .collect()
 }
+
+/// Compares `text` with its pinned snapshot, `fixtures/snapshots/<name>.snap`
+/// (insta). A changed output fails and leaves `<name>.snap.new` beside it
+/// for `cargo insta review` (or `INSTA_UPDATE=always` accepts it); under
+/// `CI` insta writes nothing, so a changed output can only fail there.
+pub fn assert_snapshot(name: &str, text: &str) {
+    snapshot_in(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/snapshots"),
+        name,
+        text,
+    );
+}
+
+/// [`assert_snapshot`] with the snapshot in `dir`.
+pub fn snapshot_in(dir: &str, name: &str, text: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, text));
+}

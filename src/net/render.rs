@@ -370,4 +370,14 @@ mod tests {
         assert_eq!(&rows[1][7], "", "no figures of a pair not measured");
         assert_eq!(&rows[2][16], "941.4");
     }
+
+    /// The matrix, its CSV and its JSON document of a fixed report, pinned.
+    #[test]
+    fn outputs_of_a_fixed_report_are_pinned() {
+        let mut r = report();
+        r.figures = crate::net::report::figures(&r.pairs);
+        crate::testutil::assert_snapshot("net.txt", &text(&r));
+        crate::testutil::assert_snapshot("net.csv", &csv(&r));
+        crate::testutil::assert_snapshot("net.json", &crate::output::json(&r, true));
+    }
 }

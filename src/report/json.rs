@@ -727,7 +727,6 @@ impl JsonReport {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::path::PathBuf;
     use std::time::Duration;
 
     use super::*;
@@ -924,28 +923,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn snapshot(name: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/snapshots")
-            .join(name)
-    }
-
-    /// Compares with a pinned file; `UPDATE_SNAPSHOTS=1` rewrites it, except
-    /// under CI, where a changed output must fail rather than be accepted.
-    pub(crate) fn assert_snapshot(name: &str, actual: &str) {
-        let path = snapshot(name);
-        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() && !ci {
-            std::fs::write(&path, actual).unwrap();
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        assert_eq!(
-            actual,
-            expected,
-            "{} differs (UPDATE_SNAPSHOTS=1 to accept)",
-            path.display()
-        );
-    }
+    pub(crate) use crate::testutil::assert_snapshot;
 
     pub(crate) fn validate(doc: &str) {
         let schema = crate::testutil::schema("report");

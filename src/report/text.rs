@@ -693,4 +693,102 @@ DNS INT:           15.00 ms (proxmox.example)
             "SEQ READ DIRECT: not measured: no"
         );
     }
+
+    /// The text, with `-v`'s details, of the known-numbers report, pinned.
+    #[test]
+    fn text_of_known_numbers_is_pinned() {
+        use crate::output::Render;
+        let report = crate::report::json::tests::known_report();
+        let mut doc = crate::report::Document::new(&report);
+        doc.verbose = true;
+        crate::testutil::assert_snapshot("report.txt", &doc.text());
+        let diagnostics: Vec<String> = Figure::ALL
+            .iter()
+            .filter_map(|f| diagnostic(&report, *f))
+            .collect();
+        crate::testutil::assert_snapshot("report.stderr", &diagnostics.join("\n"));
+    }
+
+    /// A report of the device lines: two named leaf disks (one read to its
+    /// end), seek latencies, the random writes, a psync fallback, a dead
+    /// DNS server, on a scratch volume; all its outputs pinned.
+    #[test]
+    fn outputs_of_a_device_report_are_pinned() {
+        use crate::output::{Format, Render};
+        let mut r = crate::report::json::tests::known_report();
+        let read = |dev: &str, mib: u64, end: bool| ReadFigure {
+            device: dev.into(),
+            bytes: mib << 20,
+            elapsed: Duration::from_secs(1),
+            reached_end: end,
+        };
+        r.buffered_reads = Some(Outcome::Measured(vec![
+            Devices {
+                each: vec![read("/dev/sda3", 500, false), read("/dev/sdb3", 300, true)],
+                named: true,
+            },
+            Devices {
+                each: vec![read("/dev/sda3", 520, false), read("/dev/sdb3", 310, false)],
+                named: true,
+            },
+        ]));
+        let mut latency = Latency::default();
+        for us in [4000u64, 8000, 9000] {
+            latency.record(Duration::from_micros(us));
+        }
+        let seek = |dev: &str, reads: u64| SeekFigure {
+            device: dev.into(),
+            block_size: 4096,
+            device_bytes: 1 << 40,
+            reads,
+            elapsed: Duration::from_secs(3),
+            latency: Some(latency.clone()),
+        };
+        r.seek = Some(Outcome::Measured(vec![Devices {
+            each: vec![seek("/dev/sda3", 400), seek("/dev/sdb3", 380)],
+            named: true,
+        }]));
+        let mut dead = dns(None, 90);
+        dead.servers.push(crate::model::dns::ServerStats {
+            sent: 11,
+            ..crate::model::dns::ServerStats::new("127.0.0.2:53".parse().unwrap())
+        });
+        r.dns_ext = Some(Outcome::Measured(vec![dead]));
+        r.dns_int = Some(Outcome::Measured(vec![dns(Some("dead.example"), 0)]));
+        let mut fallback = stats(9000, 0);
+        fallback.engine = Engine::Psync;
+        fallback.fallback = Some("io_uring refused: Operation not permitted".into());
+        let x = &mut r.extended;
+        x.seq_read = Some(Outcome::Measured(Devices {
+            each: vec![fallback, stats(7000, 0)],
+            named: true,
+        }));
+        let mut writes = stats(100, 4000);
+        writes.write_latency = latency.clone();
+        x.rand_write_qd1 = Some(Outcome::Measured(Devices {
+            each: vec![writes],
+            named: false,
+        }));
+        x.rand_write_qd32 = Some(Outcome::Failed("the volume is read-only".into()));
+        x.sustained = Some(Outcome::Skipped("not asked".into()));
+        if let Some(Outcome::Measured(fs)) = &mut r.filesystem {
+            fs.fstype = crate::model::filesystem::VOLUME.into();
+        }
+        r.storage = Some(Storage {
+            read_devices: vec!["/dev/sda3".into(), "/dev/sdb3".into()],
+            ..Default::default()
+        });
+        let mut doc = crate::report::Document::new(&r);
+        doc.verbose = true;
+        crate::testutil::assert_snapshot("devices.txt", &doc.text());
+        crate::testutil::assert_snapshot("devices.json", &crate::output::json(&doc, true));
+        crate::testutil::assert_snapshot("devices.csv", &doc.csv());
+        crate::testutil::assert_snapshot("devices.prom", &doc.metrics(Format::Prometheus));
+        crate::testutil::assert_snapshot("devices.influx", &doc.metrics(Format::Influx));
+        let diagnostics: Vec<String> = Figure::ALL
+            .iter()
+            .filter_map(|f| diagnostic(&r, *f))
+            .collect();
+        crate::testutil::assert_snapshot("devices.stderr", &diagnostics.join("\n"));
+    }
 }

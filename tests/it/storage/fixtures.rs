@@ -2,7 +2,7 @@
 //! `root/` is the host's /proc and /sys (captured, or reconstructed after the
 //! kernel's sysfs layout; see fixtures/README.md), `path` the PATH to resolve,
 //! `zfs/` the captured `zpool status -P -L` and `zfs get` output, and
-//! `expected.txt` the pinned `-v` storage section (UPDATE_SNAPSHOTS=1 rewrites it).
+//! `expected.snap` the pinned `-v` storage section (an insta snapshot).
 
 use std::path::{Path, PathBuf};
 
@@ -54,17 +54,13 @@ fn every_fixture_host_resolves_to_its_pinned_stack() {
     for dir in &hosts {
         let (path, storage) = resolve(dir);
         let text = storage_section(&path, &storage);
-        let expected_path = dir.join("expected.txt");
-        // Never under CI: there a changed section must fail, not be accepted.
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() && !in_ci() {
-            std::fs::write(&expected_path, &text).unwrap();
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if text != expected {
-            failures.push(format!(
-                "{}:\n--- expected\n{expected}--- got\n{text}",
-                dir.display()
-            ));
+        let name = dir.file_name().unwrap().to_string_lossy();
+        let settings = snapshot_settings(dir);
+        let matched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            settings.bind(|| insta::assert_snapshot!("expected", &text));
+        }));
+        if matched.is_err() {
+            failures.push(name.to_string());
         }
         assert!(
             !storage.disks.is_empty() || storage.zfs.is_some(),
@@ -72,7 +68,11 @@ fn every_fixture_host_resolves_to_its_pinned_stack() {
             dir.display()
         );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "storage sections differ from their snapshots: {}",
+        failures.join(", ")
+    );
 }
 
 fn host(name: &str) -> Storage {
@@ -502,7 +502,11 @@ fn no_write_cache_hint_for_an_nvme_without_volatile_cache() {
     );
 }
 
-/// True under CI (`CI` set, and not to `false`): snapshots are only read there.
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+/// insta's settings for a fixture host's snapshot, `<host>/expected.snap`.
+fn snapshot_settings(dir: &Path) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings
 }

@@ -518,8 +518,9 @@ pub fn regressions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::json::XFigure;
+    use crate::project::io::{IoFacts, SeqWriteFacts};
     use crate::report::json::tests::per_key;
+    use crate::report::json::{Facts, XFigure};
 
     fn fixture() -> JsonReport {
         let path =
@@ -533,9 +534,12 @@ mod tests {
         let io = |key: &str, read: f64, write: Option<f64>| XFigure {
             key: key.into(),
             value: read,
-            read_iops: Some(read),
-            write_iops: write,
-            engine: Some("io_uring".into()),
+            facts: Facts::Io(IoFacts {
+                engine: "io_uring".into(),
+                read_iops: read,
+                write_iops: write,
+                ..IoFacts::default()
+            }),
             ..XFigure::default()
         };
         doc.extended = vec![
@@ -543,13 +547,27 @@ mod tests {
                 key: "seq_write".into(),
                 value: seq_write,
                 samples: vec![seq_write; 3],
-                data: Some("incompressible".into()),
+                facts: zeros(false),
                 ..XFigure::default()
             },
             io("rand_read_4k_qd32", qd32, None),
             io("mixed_70_30_4k_qd16", mixed.0, Some(mixed.1)),
         ];
         doc
+    }
+
+    /// SEQ WRITE's facts: zeros or incompressible data.
+    fn zeros(zeros: bool) -> Facts {
+        let data = if zeros { "zeros" } else { "incompressible" };
+        Facts::SeqWrite(SeqWriteFacts { data: data.into() })
+    }
+
+    /// An I/O figure run on psync.
+    fn psync(f: &mut XFigure) {
+        let Facts::Io(io) = &mut f.facts else {
+            panic!("{} is no I/O figure", f.key)
+        };
+        io.engine = "psync".into();
     }
 
     fn input(name: &str, doc: JsonReport) -> Input {
@@ -611,8 +629,8 @@ mod tests {
         let a = with_x(400.0, 80_000.0, (7000.0, 3000.0));
         // Another I/O engine for QD32, zeros for SEQ WRITE, the rust regex engine.
         let mut b = with_x(100.0, 10_000.0, (7000.0, 3000.0));
-        b.extended[0].data = Some("zeros".into());
-        b.extended[1].engine = Some("psync".into());
+        b.extended[0].facts = zeros(true);
+        psync(&mut b.extended[1]);
         b.settings.regex_engine = "rust".into();
         let regex = figure::Figure::RegexPerSecond;
         let mut fig = b.figures.get(regex).unwrap().clone();
@@ -861,7 +879,7 @@ mod tests {
         crate::testutil::assert_snapshot("compare-bars.txt", &render_text_with(&t, true));
         crate::testutil::assert_snapshot("compare.csv", &render_csv(&t));
         let mut b = with_x(200.0, 10_000.0, (7000.0, 1500.0));
-        b.extended[1].engine = Some("psync".into());
+        psync(&mut b.extended[1]);
         let x = table(&[
             input("a", with_x(400.0, 80_000.0, (7000.0, 3000.0))),
             input("b", b),

@@ -283,6 +283,34 @@ pub struct Spec {
     /// own); 0 rounds to a whole number. pveperf's lines keep pveperf's
     /// formats.
     pub decimals: usize,
+    /// The facts its JSON entry carries beside its value (see
+    /// `project::Facts`): how a result read back knows them.
+    pub facts: Kind,
+    /// A figure measured by the same test as the one named, which says
+    /// on stderr why neither was measured (SYNC WRITE 4K PEAK's JOBS).
+    pub problem_told_by: Option<Figure>,
+}
+
+/// Which facts a figure's JSON entry carries (one `project::Facts` each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Its value and runs alone (CPU BOGOMIPS, HD SIZE).
+    None,
+    Regex,
+    /// BUFFERED READS and AVERAGE SEEK TIME: the devices read.
+    Device,
+    Fsync,
+    Dns,
+    SeqWrite,
+    /// An I/O test: SEQ READ DIRECT, the random reads and writes, MIXED.
+    Io,
+    /// SYNC WRITE 4K and each count of jobs.
+    Sync,
+    Peak,
+    Cpu,
+    Sustained,
+    /// A network figure: its round-trip latency or the way back.
+    Net,
 }
 
 impl Spec {
@@ -814,6 +842,8 @@ const fn spec(
         per: None,
         runs: Runs::Median,
         decimals: 2,
+        facts: Kind::None,
+        problem_told_by: None,
     }
 }
 
@@ -830,6 +860,7 @@ const fn net(
     Spec {
         per: Some("link"),
         decimals,
+        facts: Kind::Net,
         ..spec(key, label, unit, Network, values, &[])
     }
 }
@@ -844,6 +875,7 @@ figures! {
         &[],
     ),
     RegexPerSecond => Spec {
+        facts: Kind::Regex,
         decimals: 0,
         ..spec(
             "regex_per_second",
@@ -855,15 +887,16 @@ figures! {
         )
     },
     HdSize => spec("hd_size", "HD SIZE", "GiB", Pveperf, &HD_SIZE, &[]),
-    BufferedReads => spec(
+    BufferedReads => Spec { facts: Kind::Device, ..spec(
         "buffered_reads",
         "BUFFERED READS",
         "MiB/s",
         Pveperf,
         &READS,
         &[Method::Window],
-    ),
+    ) },
     AverageSeekTime => Spec {
+        facts: Kind::Device,
         decimals: 3,
         ..spec(
             "average_seek_time",
@@ -874,15 +907,16 @@ figures! {
             &[],
         )
     },
-    FsyncsPerSecond => spec(
+    FsyncsPerSecond => Spec { facts: Kind::Fsync, ..spec(
         "fsyncs_per_second",
         "FSYNCS/SECOND",
         "1/s",
         Pveperf,
         &FSYNCS,
         &[Method::FsyncOrder],
-    ),
+    ) },
     DnsExt => Spec {
+        facts: Kind::Dns,
         decimals: 3,
         ..spec(
             "dns_ext",
@@ -894,6 +928,7 @@ figures! {
         )
     },
     DnsInt => Spec {
+        facts: Kind::Dns,
         decimals: 3,
         ..spec(
             "dns_int",
@@ -905,6 +940,7 @@ figures! {
         )
     },
     SeqWrite => Spec {
+        facts: Kind::SeqWrite,
         runs: Runs::Mean,
         ..spec(
             "seq_write",
@@ -915,15 +951,16 @@ figures! {
             &[Method::Data],
         )
     },
-    SeqReadDirect => spec(
+    SeqReadDirect => Spec { facts: Kind::Io, ..spec(
         "seq_read_direct",
         "SEQ READ DIRECT",
         "MiB/s",
         Extended,
         &SEQ_READ,
         IO_TEST,
-    ),
+    ) },
     RandRead4kQd1 => Spec {
+        facts: Kind::Io,
         decimals: 0,
         ..spec(
             "rand_read_4k_qd1",
@@ -935,6 +972,7 @@ figures! {
         )
     },
     RandRead4kQd32 => Spec {
+        facts: Kind::Io,
         decimals: 0,
         ..spec(
             "rand_read_4k_qd32",
@@ -946,6 +984,7 @@ figures! {
         )
     },
     RandWrite4kQd1 => Spec {
+        facts: Kind::Io,
         decimals: 0,
         ..spec(
             "rand_write_4k_qd1",
@@ -957,6 +996,7 @@ figures! {
         )
     },
     RandWrite4kQd32 => Spec {
+        facts: Kind::Io,
         decimals: 0,
         ..spec(
             "rand_write_4k_qd32",
@@ -968,6 +1008,7 @@ figures! {
         )
     },
     Mixed => Spec {
+        facts: Kind::Io,
         decimals: 0,
         ..spec(
             "mixed_70_30_4k_qd16",
@@ -979,6 +1020,7 @@ figures! {
         )
     },
     SyncWrite4k => Spec {
+        facts: Kind::Sync,
         decimals: 0,
         ..spec(
             "sync_write_4k",
@@ -990,6 +1032,7 @@ figures! {
         )
     },
     SyncWriteJobs => Spec {
+        facts: Kind::Sync,
         per: Some("jobs"),
         decimals: 0,
         ..spec(
@@ -1002,6 +1045,7 @@ figures! {
         )
     },
     SyncWritePeak => Spec {
+        facts: Kind::Peak, problem_told_by: Some(F::SyncWriteJobs),
         decimals: 0,
         ..spec(
             "sync_write_4k_peak",
@@ -1012,40 +1056,40 @@ figures! {
             &[Method::SyncMode],
         )
     },
-    SustainedWrite => spec(
+    SustainedWrite => Spec { facts: Kind::Sustained, ..spec(
         "sustained_write",
         "SUSTAINED WRITE",
         "MiB/s",
         Extended,
         &SUSTAINED,
         &[Method::Sustained],
-    ),
-    Sha256 => spec("sha256", "SHA256", "MB/s", Extended, &SHA256, CPU_TEST),
-    ZstdCompress => spec(
+    ) },
+    Sha256 => Spec { facts: Kind::Cpu, ..spec("sha256", "SHA256", "MB/s", Extended, &SHA256, CPU_TEST) },
+    ZstdCompress => Spec { facts: Kind::Cpu, ..spec(
         "zstd_compress",
         "ZSTD COMPRESS",
         "MB/s",
         Extended,
         &COMPRESS,
         CPU_TEST,
-    ),
-    ZstdDecompress => spec(
+    ) },
+    ZstdDecompress => Spec { facts: Kind::Cpu, ..spec(
         "zstd_decompress",
         "ZSTD DECOMPRESS",
         "MB/s",
         Extended,
         &DECOMPRESS,
         CPU_TEST,
-    ),
-    Aes256Gcm => spec(
+    ) },
+    Aes256Gcm => Spec { facts: Kind::Cpu, ..spec(
         "aes_256_gcm",
         "AES-256-GCM",
         "MB/s",
         Extended,
         &AES,
         CPU_TEST,
-    ),
-    Verify => spec("verify", "VERIFY", "MB/s", Extended, &VERIFY, CPU_TEST),
+    ) },
+    Verify => Spec { facts: Kind::Cpu, ..spec("verify", "VERIFY", "MB/s", Extended, &VERIFY, CPU_TEST) },
     NetRtt => net("net_rtt", "NET RTT", "ms", &NET_RTT, 3),
     NetJitter => net("net_jitter", "NET JITTER", "ms", &NET_JITTER, 3),
     NetLoss => net("net_loss", "NET LOSS", "%", &NET_LOSS, 1),

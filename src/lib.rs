@@ -33,6 +33,7 @@ pub mod plan;
 pub mod plot;
 pub mod probe;
 pub mod progress;
+pub mod project;
 pub mod pve;
 pub mod report;
 pub mod run;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::choice::Choice;
+use crate::figure::Figure;
 
 /// The tests `--tests` can choose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -302,30 +303,63 @@ impl Test {
         }
     }
 
-    /// The lines it measures, as `--help` lists them.
-    pub const fn lines(self) -> &'static str {
+    /// The figures it measures (`--sync-jobs` adds SYNC WRITE 4K's
+    /// scaling, JOBS and PEAK).
+    pub const fn figures(self) -> &'static [Figure] {
+        use Figure as F;
         match self {
-            Test::Cpu => "CPU BOGOMIPS",
-            Test::Regex => "REGEX/SECOND",
-            Test::Read => "BUFFERED READS",
-            Test::Seek => "AVERAGE SEEK TIME",
-            Test::Fsync => "FSYNCS/SECOND",
-            Test::Dns => "DNS EXT and DNS INT",
-            Test::Seqwrite => "SEQ WRITE (extended)",
-            Test::Seqread => "SEQ READ DIRECT (extended)",
-            Test::Randread => "RANDOM READ 4K QD1 and QD32 (extended)",
-            Test::Mixed => "MIXED 70/30 4K QD16 (extended)",
-            Test::Syncwrite => "SYNC WRITE 4K (extended; --sync-jobs adds its scaling)",
+            Test::Cpu => &[F::CpuBogomips],
+            Test::Regex => &[F::RegexPerSecond],
+            Test::Read => &[F::BufferedReads],
+            Test::Seek => &[F::AverageSeekTime],
+            Test::Fsync => &[F::FsyncsPerSecond],
+            Test::Dns => &[F::DnsExt, F::DnsInt],
+            Test::Seqwrite => &[F::SeqWrite],
+            Test::Seqread => &[F::SeqReadDirect],
+            Test::Randread => &[F::RandRead4kQd1, F::RandRead4kQd32],
+            Test::Mixed => &[F::Mixed],
+            Test::Syncwrite => &[F::SyncWrite4k],
+            Test::CpuBench => &Figure::CPU_BENCH,
+            Test::Randwrite => &[F::RandWrite4kQd1, F::RandWrite4kQd32],
+            Test::Sustained => &[F::SustainedWrite],
+        }
+    }
+
+    /// What `--help` adds after its figures' labels.
+    const fn note(self) -> &'static str {
+        match self {
+            Test::Cpu | Test::Regex | Test::Read | Test::Seek | Test::Fsync | Test::Dns => "",
+            Test::Seqwrite | Test::Seqread | Test::Randread | Test::Mixed => " (extended)",
+            Test::Syncwrite => " (extended; --sync-jobs adds its scaling)",
             Test::CpuBench => {
-                "SHA256, ZSTD COMPRESS, ZSTD DECOMPRESS, AES-256-GCM, VERIFY (extended; as proxmox-backup-client benchmark; --cpu-threads adds all-thread figures)"
+                " (extended; as proxmox-backup-client benchmark; --cpu-threads adds all-thread figures)"
             }
             Test::Randwrite => {
-                "RANDOM WRITE 4K QD1 and QD32 (a --storage scratch volume's device, or a file of --write-size in PATH; not in -x)"
+                " (a --storage scratch volume's device, or a file of --write-size in PATH; not in -x)"
             }
             Test::Sustained => {
-                "SUSTAINED WRITE (--sustained SECS, default 60: a long sequential write; not in -x)"
+                " (--sustained SECS, default 60: a long sequential write; not in -x)"
             }
         }
+    }
+
+    /// The lines it measures, as `--help` lists them: its figures' labels.
+    pub fn lines(self) -> &'static str {
+        static LINES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+            Test::ALL
+                .iter()
+                .map(|t| {
+                    let labels: Vec<&str> = t.figures().iter().map(|f| f.label()).collect();
+                    let list = match labels.as_slice() {
+                        [one, two] => format!("{one} and {two}"),
+                        all => all.join(", "),
+                    };
+                    list + t.note()
+                })
+                .collect()
+        });
+        let index = Test::ALL.iter().position(|t| *t == self).unwrap_or(0);
+        &LINES[index]
     }
 
     /// What one test costs (see [`Cost`]).
@@ -393,6 +427,32 @@ impl Choice for Test {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each figure of a probe run belongs to one test (HD SIZE to none:
+    /// every run has it; SYNC WRITE 4K's scaling comes with --sync-jobs).
+    #[test]
+    fn each_figure_is_measured_by_one_test() {
+        use crate::figure::Group;
+        for f in Figure::ALL {
+            let by: Vec<Test> = Test::ALL
+                .into_iter()
+                .filter(|t| t.figures().contains(&f))
+                .collect();
+            let expected = usize::from(
+                f.group() != Group::Network
+                    && !matches!(
+                        f,
+                        Figure::HdSize | Figure::SyncWriteJobs | Figure::SyncWritePeak
+                    ),
+            );
+            assert_eq!(by.len(), expected, "{f:?}: {by:?}");
+        }
+        assert_eq!(Test::Dns.lines(), "DNS EXT and DNS INT");
+        assert_eq!(
+            Test::Randread.lines(),
+            "RANDOM READ 4K QD1 and RANDOM READ 4K QD32 (extended)"
+        );
+    }
 
     #[test]
     fn all_is_pveperfs_then_the_extended_each_once() {

@@ -274,7 +274,9 @@ impl Runner<'_> {
         }
 
         if self.wants(Test::Cpu) {
-            self.report.cpu_bogomips = Some(outcome(self.measure.bogomips())?);
+            self.report.cpu_bogomips = Some(outcome(
+                self.measure.bogomips().map(crate::model::host::Bogomips),
+            )?);
             self.emit(Figure::CpuBogomips);
         }
         if self.wants(Test::Regex) {
@@ -774,6 +776,11 @@ pub fn run_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A figure's value as every output reads it.
+    fn value(report: &Report, figure: Figure) -> Option<f64> {
+        report.projection(figure)?.value()
+    }
     use crate::probe::filesystem::FsInfo;
 
     fn fs(source: &str, fstype: &str) -> Outcome<FsInfo> {
@@ -1236,17 +1243,20 @@ mod tests {
         );
         assert_eq!(
             report.problem(Figure::FsyncsPerSecond),
-            Some((false, NO_FILESYSTEM))
+            Some((false, NO_FILESYSTEM.into()))
         );
-        assert_eq!(report.problem(Figure::Mixed), Some((false, NO_FILESYSTEM)));
+        assert_eq!(
+            report.problem(Figure::Mixed),
+            Some((false, NO_FILESYSTEM.into()))
+        );
         assert!(
             report
                 .problem(Figure::SyncWritePeak)
                 .is_some_and(|(f, _)| !f)
         );
-        assert_eq!(report.extended.value(Figure::RandWrite4kQd32), Some(3200.0));
-        assert_eq!(report.extended.value(Figure::RandWrite4kQd1), Some(100.0));
-        let seq = report.extended.value(Figure::SeqWrite).unwrap();
+        assert_eq!(value(&report, Figure::RandWrite4kQd32), Some(3200.0));
+        assert_eq!(value(&report, Figure::RandWrite4kQd1), Some(100.0));
+        let seq = value(&report, Figure::SeqWrite).unwrap();
         assert_eq!(seq, 512.0, "the prefill is SEQ WRITE: 4 GiB in 8 s");
         assert!(!report.any_failed(), "{report:?}");
 
@@ -1283,7 +1293,7 @@ mod tests {
         let sha = report.extended.cpu(Figure::Sha256).unwrap();
         assert_eq!(sha.thread_count(), Some(3));
         assert_eq!(sha.window, Duration::from_millis(10) / 3);
-        assert_eq!(report.extended.value(Figure::Verify), Some(sha.mb_per_s()));
+        assert_eq!(value(&report, Figure::Verify), Some(sha.mb_per_s()));
 
         // A failure is each CPU figure's, and the run's.
         let mut mock = Mock::new(fs("/dev/sda1", "ext4"));
@@ -1292,7 +1302,11 @@ mod tests {
         }));
         let (report, _) = schedule(&config(&[Test::CpuBench]), &mut mock);
         for f in Figure::CPU_BENCH {
-            assert_eq!(report.problem(f), Some((true, "no AES-256-GCM")), "{f:?}");
+            assert_eq!(
+                report.problem(f),
+                Some((true, "no AES-256-GCM".into())),
+                "{f:?}"
+            );
         }
         assert!(report.any_failed());
     }
@@ -1360,7 +1374,12 @@ mod tests {
         assert_eq!(report.notes.len(), 1, "{:?}", report.notes);
         assert!(report.notes[0].starts_with("page cache not dropped (not root)"));
         // The job parameters come from the plan's table.
-        let qd32 = report.extended.devices(Figure::RandRead4kQd32).unwrap();
+        let qd32 = report
+            .extended
+            .rand_read_qd32
+            .as_ref()
+            .and_then(Outcome::measured)
+            .unwrap();
         assert_eq!(qd32.each[0].depth, JobParams::RAND_READ_4K_QD32.depth);
         let runs = report
             .extended
@@ -1396,7 +1415,7 @@ mod tests {
         let (report, _) = schedule(&three, &mut mock);
         assert_eq!(
             report.problem(Figure::FsyncsPerSecond),
-            Some((true, "run 2 of 3: disk gone"))
+            Some((true, "run 2 of 3: disk gone".into()))
         );
         assert_eq!(mock.count("fsync"), 2, "no third run after a failure");
         assert!(report.any_failed());
@@ -1414,7 +1433,7 @@ mod tests {
         let (report, _) = schedule(&config(&[Test::Fsync, Test::Syncwrite]), &mut mock);
         assert_eq!(
             report.problem(Figure::FsyncsPerSecond),
-            Some((true, "/var/lib/vz is on a read-only filesystem"))
+            Some((true, "/var/lib/vz is on a read-only filesystem".into()))
         );
         assert!(report.problem(Figure::SyncWrite4k).unwrap().0);
         assert_eq!(mock.count("fsync") + mock.count("sync_write"), 0);
@@ -1485,7 +1504,7 @@ mod tests {
         ] {
             assert_eq!(
                 report.problem(f),
-                Some((false, "tmpfs (tmpfs) is not a block device")),
+                Some((false, "tmpfs (tmpfs) is not a block device".into())),
                 "{f:?}"
             );
             assert!(announced.contains(&f));
@@ -1528,7 +1547,7 @@ mod tests {
         assert!(report.dns(Figure::DnsExt).is_some());
         assert_eq!(
             report.problem(Figure::DnsInt),
-            Some((false, "no search domain in /etc/resolv.conf"))
+            Some((false, "no search domain in /etc/resolv.conf".into()))
         );
         assert_eq!(mock.count("dns_int"), 0);
         // No resolv.conf: both lines fail, nothing is asked.

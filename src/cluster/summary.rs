@@ -155,8 +155,10 @@ pub(crate) mod tests {
     use super::*;
     use crate::figure::Aggregate::{Max, Sum};
     use crate::figure::Figure;
+    use crate::project::io::IoFacts;
+    use crate::project::sync::SyncFacts;
     use crate::report::json::tests::per_key;
-    use crate::report::json::{JsonFigure, XFigure};
+    use crate::report::json::{Facts, JsonFigure, XFigure};
 
     /// The fixture result with FSYNCS/SECOND, AVERAGE SEEK TIME and the
     /// extended figures set to known numbers.
@@ -189,7 +191,10 @@ pub(crate) mod tests {
                 label: "RANDOM READ 4K QD32".into(),
                 unit: "IOPS".into(),
                 value: qd32_iops,
-                read_iops: Some(qd32_iops),
+                facts: Facts::Io(IoFacts {
+                    read_iops: qd32_iops,
+                    ..IoFacts::default()
+                }),
                 ..XFigure::default()
             },
             XFigure {
@@ -197,8 +202,11 @@ pub(crate) mod tests {
                 label: "MIXED 70/30 4K QD16".into(),
                 unit: "IOPS".into(),
                 value: 700.0,
-                read_iops: Some(700.0),
-                write_iops: Some(300.0),
+                facts: Facts::Io(IoFacts {
+                    read_iops: 700.0,
+                    write_iops: Some(300.0),
+                    ..IoFacts::default()
+                }),
                 ..XFigure::default()
             },
             XFigure {
@@ -206,14 +214,17 @@ pub(crate) mod tests {
                 label: "SYNC WRITE 4K".into(),
                 unit: "IOPS".into(),
                 value: 1000.0,
-                latency: Some(crate::latency::LatencySummary {
-                    count: 3000,
-                    mean_us: p99_ms * 500.0,
-                    p50_us: p99_ms * 400.0,
-                    p90_us: p99_ms * 800.0,
-                    p99_us: p99_ms * 1000.0,
-                    p99_9_us: Some(p99_ms * 1500.0),
-                    max_us: p99_ms * 2000.0,
+                facts: Facts::Sync(SyncFacts {
+                    latency: Some(crate::latency::LatencySummary {
+                        count: 3000,
+                        mean_us: p99_ms * 500.0,
+                        p50_us: p99_ms * 400.0,
+                        p90_us: p99_ms * 800.0,
+                        p99_us: p99_ms * 1000.0,
+                        p99_9_us: Some(p99_ms * 1500.0),
+                        max_us: p99_ms * 2000.0,
+                    }),
+                    ..SyncFacts::default()
                 }),
                 ..XFigure::default()
             },

@@ -22,3 +22,7 @@ pub struct HostInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_governor: Option<String>,
 }
+
+/// CPU BOGOMIPS: the sum of `/proc/cpuinfo`'s `bogomips` over the CPUs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bogomips(pub f64);

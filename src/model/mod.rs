@@ -25,6 +25,16 @@ pub mod sync;
 
 use std::time::Duration;
 
+/// One run of a device test over one or more devices (a ZFS pool's data
+/// disks are read in turn); the run's figure is the mean over the devices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Devices<T> {
+    pub each: Vec<T>,
+    /// True when the devices are not the filesystem's source itself, so the
+    /// line names them: `BUFFERED READS:    512.34 MB/sec (sda, sdb)`.
+    pub named: bool,
+}
+
 /// pveperf's window, to which REGEX/SECOND is scaled.
 pub const PVEPERF_WINDOW: Duration = Duration::from_secs(3);
 

@@ -4,28 +4,32 @@
 use std::fmt::Write as _;
 
 use super::report::{NetReport, PairResult};
+use crate::figure::{Figure, Value};
 use crate::model::net::Way;
-
-fn ms(v: f64) -> String {
-    format!("{v:.3}")
-}
+use crate::project::{Context, Project};
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
-fn mbit(p: &PairResult, one: bool) -> String {
-    match (p.tcp(Way::Forward, one), p.tcp(Way::Back, one)) {
-        (None, None) => "-".into(),
-        (f, b) => format!(
-            "{}/{}",
-            f.map_or("-".into(), |t| format!("{:.0}", t.mbit_per_s)),
-            b.map_or("-".into(), |t| format!("{:.0}", t.mbit_per_s))
-        ),
-    }
+/// A pair's readings of the network's values, in the list's order: what
+/// its projection gives for each, or `None`.
+fn readings(p: &PairResult) -> Vec<(&'static Value, Option<f64>)> {
+    let context = Context::default();
+    Figure::NETWORK
+        .iter()
+        .flat_map(|f| {
+            let entry = p.project(*f, &context).entries.into_iter().next();
+            f.spec()
+                .values
+                .iter()
+                .map(move |v| (v, entry.as_ref().and_then(|e| e.reading(v.field))))
+        })
+        .collect()
 }
 
-/// One row's cells.
+/// One row's cells: the round trips' values one to a column, each figure
+/// measured each way as `a->b/b->a`, with the list's decimals.
 fn cells(p: &PairResult, streams: u32) -> Vec<String> {
     let mut row = vec![p.link.clone(), format!("{}-{}", p.a.node, p.b.node)];
     if !p.status.measured() {
@@ -39,24 +43,34 @@ fn cells(p: &PairResult, streams: u32) -> Vec<String> {
         ));
         return row;
     }
-    match &p.latency {
-        Some(l) => row.extend([
-            ms(l.p50_ms),
-            ms(l.p99_ms),
-            ms(l.max_ms),
-            ms(l.jitter_ms),
-            format!("{:.1}", l.loss_percent()),
-        ]),
-        None => row.extend(std::iter::repeat_n("-".to_string(), 5)),
+    let read = readings(p);
+    let cell = |key: &str| {
+        read.iter()
+            .find(|(v, _)| v.key == key)
+            .and_then(|(v, x)| x.map(|x| v.format(x)))
+    };
+    for key in [
+        "net_rtt",
+        "net_rtt_p99",
+        "net_rtt_max",
+        "net_jitter",
+        "net_loss",
+    ] {
+        row.push(cell(key).unwrap_or_else(|| "-".into()));
     }
     row.push(format!("{}/{}", opt(p.a.mtu), opt(p.b.mtu)));
-    row.push(match &p.path_mtu {
-        Some(m) => format!("{}/{}", opt(m.forward), opt(m.back)),
-        None => "-".into(),
-    });
-    row.push(mbit(p, true));
+    let each_way = |figure: Figure| {
+        let forward = figure.spec().values[0].key;
+        let back = figure.spec().values[1].key;
+        cell(forward).map_or_else(
+            || "-".to_string(),
+            |f| format!("{f}/{}", cell(back).unwrap_or_else(|| "-".into())),
+        )
+    };
+    row.push(each_way(Figure::NetPathMtu));
+    row.push(each_way(Figure::NetTcp));
     row.push(if streams > 1 {
-        mbit(p, false)
+        each_way(Figure::NetTcpStreams)
     } else {
         "-".into()
     });
@@ -199,8 +213,9 @@ pub fn text(report: &NetReport) -> String {
     out
 }
 
-/// The CSV header.
-pub const CSV_HEADER: [&str; 22] = [
+/// The CSV columns before the figures' and after them; the figures'
+/// are the network values' columns of the list, in its order.
+pub const CSV_BEFORE: [&str; 9] = [
     "link",
     "kind",
     "a",
@@ -208,35 +223,30 @@ pub const CSV_HEADER: [&str; 22] = [
     "a_address",
     "b_address",
     "status",
-    "rtt_p50_ms",
-    "rtt_p99_ms",
-    "rtt_max_ms",
-    "jitter_ms",
-    "loss_percent",
     "a_mtu",
     "b_mtu",
-    "path_mtu_forward",
-    "path_mtu_back",
-    "tcp_1_forward_mbit_per_s",
-    "tcp_1_back_mbit_per_s",
-    "tcp_n_forward_mbit_per_s",
-    "tcp_n_back_mbit_per_s",
-    "tcp_n_streams",
-    "hints",
 ];
+pub const CSV_AFTER: [&str; 2] = ["tcp_n_streams", "hints"];
+
+/// The CSV header.
+pub fn csv_header() -> Vec<&'static str> {
+    let figures = Figure::NETWORK
+        .iter()
+        .flat_map(|f| f.spec().values.iter().map(|v| v.column));
+    CSV_BEFORE
+        .into_iter()
+        .chain(figures)
+        .chain(CSV_AFTER)
+        .collect()
+}
 
 /// One row per link and pair.
 pub fn csv(report: &NetReport) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(CSV_HEADER);
-    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let _ = w.write_record(csv_header());
     let int = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     for p in &report.pairs {
-        let measured = p.status.measured();
-        let l = p.latency.as_ref().filter(|_| measured);
-        let m = p.path_mtu.as_ref().filter(|_| measured);
-        let t = |way, one| p.tcp(way, one).map(|t| t.mbit_per_s);
-        let record = vec![
+        let mut record = vec![
             p.link.clone(),
             p.kind.word().into(),
             p.a.node.clone(),
@@ -244,24 +254,20 @@ pub fn csv(report: &NetReport) -> String {
             p.a.address.map(|a| a.to_string()).unwrap_or_default(),
             p.b.address.map(|a| a.to_string()).unwrap_or_default(),
             p.status.word().into(),
-            num(l.map(|l| l.p50_ms)),
-            num(l.map(|l| l.p99_ms)),
-            num(l.map(|l| l.max_ms)),
-            num(l.map(|l| l.jitter_ms)),
-            num(l.map(|l| l.loss_percent())),
             int(p.a.mtu),
             int(p.b.mtu),
-            int(m.and_then(|m| m.forward)),
-            int(m.and_then(|m| m.back)),
-            num(t(Way::Forward, true)),
-            num(t(Way::Back, true)),
-            num(t(Way::Forward, false)),
-            num(t(Way::Back, false)),
+        ];
+        record.extend(
+            readings(p)
+                .into_iter()
+                .map(|(_, x)| x.map(|x| x.to_string()).unwrap_or_default()),
+        );
+        record.push(
             p.tcp(Way::Forward, false)
                 .map(|t| t.streams.to_string())
                 .unwrap_or_default(),
-            p.hints.join("; "),
-        ];
+        );
+        record.push(p.hints.join("; "));
         let _ = w.write_record(record);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -357,18 +363,49 @@ mod tests {
     fn csv_is_a_row_per_link_and_pair() {
         let text = csv(&report());
         let mut r = ::csv::Reader::from_reader(text.as_bytes());
-        assert_eq!(r.headers().unwrap().len(), CSV_HEADER.len());
-        let rows: Vec<Vec<String>> = r
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+        assert_eq!(header, csv_header());
+        // The figures' columns are the list's.
+        for v in Figure::NETWORK.iter().flat_map(|f| f.spec().values) {
+            assert!(header.iter().any(|h| h == v.column), "{}", v.column);
+        }
+        let rows: Vec<std::collections::BTreeMap<String, String>> = r
             .records()
-            .map(|r| r.unwrap().iter().map(str::to_string).collect())
+            .map(|r| {
+                header
+                    .iter()
+                    .cloned()
+                    .zip(r.unwrap().iter().map(str::to_string))
+                    .collect()
+            })
             .collect();
         assert_eq!(rows.len(), 3);
-        assert_eq!(&rows[0][0..4], ["corosync0", "corosync", "pve1", "pve2"]);
-        assert_eq!(&rows[0][12..16], ["1500", "1400", "1500", "1500"]);
-        assert!(rows[0][21].contains("MTU mismatch"));
-        assert_eq!(&rows[1][6], "not on link");
-        assert_eq!(&rows[1][7], "", "no figures of a pair not measured");
-        assert_eq!(&rows[2][16], "941.4");
+        let cells = |row: usize, columns: &[&str]| -> Vec<String> {
+            columns.iter().map(|c| rows[row][*c].clone()).collect()
+        };
+        assert_eq!(
+            cells(0, &["link", "kind", "a", "b"]),
+            ["corosync0", "corosync", "pve1", "pve2"]
+        );
+        assert_eq!(
+            cells(
+                0,
+                &[
+                    "a_mtu",
+                    "b_mtu",
+                    "net_path_mtu_bytes",
+                    "net_path_mtu_back_bytes"
+                ]
+            ),
+            ["1500", "1400", "1500", "1500"]
+        );
+        assert!(rows[0]["hints"].contains("MTU mismatch"));
+        assert_eq!(rows[1]["status"], "not on link");
+        assert_eq!(
+            rows[1]["net_rtt_p50_ms"], "",
+            "no figures of a pair not measured"
+        );
+        assert_eq!(rows[2]["net_tcp_mbit_per_s"], "941.4");
     }
 
     /// The matrix, its CSV and its JSON document of a fixed report, pinned.

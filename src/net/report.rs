@@ -14,7 +14,9 @@ use crate::figure::Figure;
 use crate::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
 use crate::parse::knet::KnetStats;
-use crate::report::json::{JsonReport, XFigure};
+use crate::project::net::NetFacts;
+use crate::project::{Context, Entry, Project, Projection};
+use crate::report::json::{Facts, JsonReport, XFigure};
 
 /// The network document's version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -301,67 +303,77 @@ impl NetReport {
     }
 }
 
+/// A pair's network figures, each an entry for its link and pair
+/// (`instance` = `LINK A-B`): none where the pair was not measured.
+impl Project for PairResult {
+    fn project(&self, figure: Figure, _: &Context) -> Projection {
+        if !self.status.measured() {
+            return Projection::default();
+        }
+        let net = |latency, back| Facts::Net(NetFacts { latency, back });
+        let entry = match figure {
+            Figure::NetRtt => self.latency.as_ref().filter(|l| l.received > 0).map(|l| {
+                let summary = LatencySummary {
+                    count: u64::from(l.received),
+                    mean_us: l.mean_ms * 1000.0,
+                    p50_us: l.p50_ms * 1000.0,
+                    p90_us: l.p90_ms * 1000.0,
+                    p99_us: l.p99_ms * 1000.0,
+                    p99_9_us: None,
+                    max_us: l.max_ms * 1000.0,
+                };
+                Entry::once(l.p50_ms, net(Some(summary), None))
+            }),
+            Figure::NetJitter => self
+                .latency
+                .as_ref()
+                .filter(|l| l.received > 1)
+                .map(|l| Entry::once(l.jitter_ms, net(None, None))),
+            Figure::NetLoss => self
+                .latency
+                .as_ref()
+                .filter(|l| l.sent > 0)
+                .map(|l| Entry::once(l.loss_percent(), net(None, None))),
+            Figure::NetPathMtu => self.path_mtu.as_ref().and_then(|m| {
+                let back = m.back.map(f64::from);
+                Some(Entry::once(f64::from(m.forward?), net(None, back)))
+            }),
+            Figure::NetTcp | Figure::NetTcpStreams => {
+                let one = figure == Figure::NetTcp;
+                self.tcp(Way::Forward, one).map(|f| {
+                    let back = self.tcp(Way::Back, one).map(|b| b.mbit_per_s);
+                    Entry::once(f.mbit_per_s, net(None, back))
+                })
+            }
+            _ => None,
+        };
+        Projection {
+            entries: entry
+                .into_iter()
+                .map(|e| Entry {
+                    instance: Some(self.instance()),
+                    ..e
+                })
+                .collect(),
+            ..Projection::default()
+        }
+    }
+}
+
 /// The figures of the pairs that were measured, as every result carries
 /// them (`key`, `instance` = `LINK A-B`, `value`, `back`): what `compare`
 /// ranks.
 pub fn figures(pairs: &[PairResult]) -> Vec<XFigure> {
-    let mut out = Vec::new();
-    let entry = |figure: Figure, p: &PairResult, value: f64| XFigure {
-        key: figure.key().into(),
-        instance: Some(p.instance()),
-        label: figure.label().into(),
-        unit: figure.unit().into(),
-        value,
-        ..XFigure::default()
-    };
-    for figure in Figure::NETWORK {
-        for p in pairs.iter().filter(|p| p.status.measured()) {
-            let fig = match figure {
-                Figure::NetRtt => p
-                    .latency
-                    .as_ref()
-                    .filter(|l| l.received > 0)
-                    .map(|l| XFigure {
-                        latency: Some(LatencySummary {
-                            count: u64::from(l.received),
-                            mean_us: l.mean_ms * 1000.0,
-                            p50_us: l.p50_ms * 1000.0,
-                            p90_us: l.p90_ms * 1000.0,
-                            p99_us: l.p99_ms * 1000.0,
-                            p99_9_us: None,
-                            max_us: l.max_ms * 1000.0,
-                        }),
-                        ..entry(figure, p, l.p50_ms)
-                    }),
-                Figure::NetJitter => p
-                    .latency
-                    .as_ref()
-                    .filter(|l| l.received > 1)
-                    .map(|l| entry(figure, p, l.jitter_ms)),
-                Figure::NetLoss => p
-                    .latency
-                    .as_ref()
-                    .filter(|l| l.sent > 0)
-                    .map(|l| entry(figure, p, l.loss_percent())),
-                Figure::NetPathMtu => p.path_mtu.as_ref().and_then(|m| {
-                    Some(XFigure {
-                        back: m.back.map(f64::from),
-                        ..entry(figure, p, f64::from(m.forward?))
-                    })
-                }),
-                Figure::NetTcp | Figure::NetTcpStreams => {
-                    let one = figure == Figure::NetTcp;
-                    p.tcp(Way::Forward, one).map(|f| XFigure {
-                        back: p.tcp(Way::Back, one).map(|b| b.mbit_per_s),
-                        ..entry(figure, p, f.mbit_per_s)
-                    })
-                }
-                _ => None,
-            };
-            out.extend(fig);
-        }
-    }
-    out
+    let context = Context::default();
+    Figure::NETWORK
+        .into_iter()
+        .flat_map(|figure| {
+            pairs
+                .iter()
+                .flat_map(move |p| p.project(figure, &context).entries)
+                .map(move |e| XFigure::of(figure, e))
+        })
+        .collect()
 }
 
 impl NetReport {
@@ -398,6 +410,7 @@ impl NetReport {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::figure::Field;
     use crate::model::net::Rtt;
 
     pub(crate) fn end(node: &str, dev: &str, mtu: u32) -> End {
@@ -651,7 +664,7 @@ pub(crate) mod tests {
             ],
             "no figure of a pair not measured, no N-stream figure without its run"
         );
-        assert_eq!(figs[4].back, Some(930.0));
-        assert_eq!(figs[0].latency.unwrap().p99_us, 100.0);
+        assert_eq!(figs[4].facts.number(Field::Back), Some(930.0));
+        assert_eq!(figs[0].facts.number(Field::P99Ms), Some(0.1));
     }
 }

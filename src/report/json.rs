@@ -6,15 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
-use super::{Devices, Figure, Outcome, Report, Sample, Settings};
+use super::{Figure, Outcome, Report, Settings};
 use crate::figure::{Field, Group, Method, Value};
-use crate::latency::{LatencySummary, merged};
-use crate::model::cpubench::CpuOpFigure;
-use crate::model::dns::{DnsFigure, servers_over};
 use crate::model::host::HostInfo;
-use crate::model::io::IoStats;
 use crate::model::storage::Storage;
-use crate::model::sync::{Reference, SyncWriteFigure, Verdict};
+use crate::project::Entry;
+pub use crate::project::Facts;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -93,20 +90,34 @@ impl<'de> Deserialize<'de> for Figures {
     /// Keys of no pveperf figure are passed over, as serde passes over
     /// unknown fields elsewhere in the document.
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let all = BTreeMap::<String, JsonFigure>::deserialize(deserializer)?;
-        Ok(Figures(
-            all.into_iter()
-                .filter_map(|(key, fig)| {
-                    Figure::from_key(&key)
-                        .filter(|f| f.group() == Group::Pveperf)
-                        .map(|f| (f, fig))
-                })
-                .collect(),
-        ))
+        let all = BTreeMap::<String, RawFigure>::deserialize(deserializer)?;
+        let mut figures = BTreeMap::new();
+        for (key, mut raw) in all {
+            let Some(figure) = Figure::from_key(&key).filter(|f| f.group() == Group::Pveperf)
+            else {
+                continue;
+            };
+            let facts = raw.facts(Some(figure))?;
+            figures.insert(
+                figure,
+                JsonFigure {
+                    label: raw.label,
+                    unit: raw.unit,
+                    value: raw.value,
+                    samples: raw.samples,
+                    min: raw.min,
+                    max: raw.max,
+                    spread: raw.spread,
+                    facts,
+                },
+            );
+        }
+        Ok(Figures(figures))
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// A pveperf line's entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct JsonFigure {
     /// The pveperf label.
     pub label: String,
@@ -119,34 +130,30 @@ pub struct JsonFigure {
     pub max: f64,
     /// (max - min) / value.
     pub spread: f64,
-    /// Per-operation latency over all runs (seek and fsync lines).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<LatencySummary>,
-    /// The regex engine (REGEX/SECOND).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
-    /// The block device read (BUFFERED READS, AVERAGE SEEK TIME).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
-    /// Each device's figure (median over runs) when several were read in turn.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_device: Option<Vec<PerDevice>>,
-    /// Bytes per read (AVERAGE SEEK TIME: the logical block size).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_size: Option<u32>,
-    /// The search domain queried (DNS INT).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-    /// Query counts over all runs (DNS lines).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queries: Option<DnsCounts>,
-    /// Each name server asked, in order, over all runs (DNS lines).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub servers: Option<Vec<DnsServer>>,
+    /// What the figure's kind records beside it (the engine, the devices
+    /// read, the latency, the name servers).
+    #[serde(flatten)]
+    pub facts: Facts,
 }
 
-/// An extended figure.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+impl JsonFigure {
+    fn of(figure: Figure, entry: Entry) -> Option<JsonFigure> {
+        let stats = crate::stats::Stats::of(&entry.samples)?;
+        Some(JsonFigure {
+            label: figure.label().to_string(),
+            unit: figure.unit().to_string(),
+            value: entry.value,
+            min: stats.min,
+            max: stats.max,
+            spread: stats.spread(),
+            samples: entry.samples,
+            facts: entry.facts,
+        })
+    }
+}
+
+/// An extended (or network) figure's entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct XFigure {
     pub key: String,
     /// The key of a figure measured once per key (see `figure::Spec::per`).
@@ -159,277 +166,69 @@ pub struct XFigure {
     /// SEQ WRITE: MiB/s of each of its runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
-    /// `incompressible` or `zeros` (SEQ WRITE).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    /// `io_uring` or `psync`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
-    /// Why io_uring did not run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine_fallback: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_size: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue_depth: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_iops: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_iops: Option<f64>,
-    /// Per read (SYNC WRITE 4K: per write and its sync).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<LatencySummary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_latency: Option<LatencySummary>,
-    /// CPU time of the probe per operation, in microseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_us_per_op: Option<f64>,
-    /// MIXED: whether its file was opened with O_DIRECT.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direct: Option<bool>,
-    /// SYNC WRITE 4K: `fdatasync` or `dsync`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sync_mode: Option<String>,
-    /// SYNC WRITE 4K: how many jobs wrote at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jobs: Option<u32>,
-    /// SYNC WRITE 4K: each job's file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_bytes: Option<u64>,
-    /// SYNC WRITE 4K: whether the flushes can have reached a disk.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<Verdict>,
-    /// SYNC WRITE 4K: against its device class's band.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reference: Option<Reference>,
-    /// SYNC WRITE 4K PEAK: the count of jobs at the peak.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_jobs: Option<u32>,
-    /// SYNC WRITE 4K PEAK: the last count of jobs that still gained.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stops_scaling_at: Option<u32>,
-    /// A CPU figure: the seconds its loop ran for (PBS's, scaled with `--duration`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_s: Option<f64>,
-    /// A CPU figure against PBS's reference machine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pbs_reference: Option<PbsReference>,
-    /// A CPU figure on `--cpu-threads` threads at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<CpuThreads>,
-    /// SUSTAINED WRITE: MiB/s of each second.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series_mib_per_s: Vec<f64>,
-    /// SUSTAINED WRITE: the mean of its first and last ten seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_10s_mib_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_10s_mib_per_s: Option<f64>,
-    /// SUSTAINED WRITE: its slowest second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slowest_second: Option<SlowestSecond>,
-    /// A network figure measured each way: the way back (from the
-    /// responder to the measuring node).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub back: Option<f64>,
+    /// What the figure's kind records beside it.
+    #[serde(flatten)]
+    pub facts: Facts,
 }
 
-/// SUSTAINED WRITE's slowest second: which (from 0), and its MiB/s.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SlowestSecond {
-    pub second: usize,
-    pub mib_per_s: f64,
-}
-
-/// A CPU figure as `proxmox-backup-client benchmark` rates it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PbsReference {
-    /// The machine PBS compares with.
-    pub machine: String,
-    /// Its figure, in MB/s (10^6 bytes).
-    pub mb_per_s: f64,
-    /// This figure as a percentage of it (PBS prints it rounded).
-    pub percent: f64,
-}
-
-/// A CPU figure on several threads at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpuThreads {
-    pub count: u32,
-    /// All threads together, in MB/s.
-    pub mb_per_s: f64,
-    pub per_thread_mb_per_s: f64,
-    /// `mb_per_s` over `count` times the one-thread figure.
-    pub scaling: f64,
-    /// Each thread's MB/s.
-    pub each_mb_per_s: Vec<f64>,
-}
-
-/// PBS's reference machine for its CPU figures.
-pub const PBS_REFERENCE_MACHINE: &str = "AMD Ryzen 7 2700X (proxmox-backup-client benchmark, 2020)";
-
-/// A CPU figure's facts.
-fn cpu_fields(fig: &mut XFigure, f: &CpuOpFigure) {
-    fig.window_s = Some(f.window.as_secs_f64());
-    fig.pbs_reference = Some(PbsReference {
-        machine: PBS_REFERENCE_MACHINE.into(),
-        mb_per_s: f.op.reference_bytes_per_s() / crate::model::cpubench::MB,
-        percent: f.percent(),
-    });
-    fig.threads = f.thread_count().map(|count| CpuThreads {
-        count,
-        mb_per_s: f.threads_mb_per_s().unwrap_or(0.0),
-        per_thread_mb_per_s: f.per_thread_mb_per_s().unwrap_or(0.0),
-        scaling: f.scaling().unwrap_or(0.0),
-        each_mb_per_s: f.threads.iter().map(|t| t.mb_per_s()).collect(),
-    });
-}
-
-/// SYNC WRITE 4K's facts of one count of jobs.
-fn sync_fields(fig: &mut XFigure, f: &SyncWriteFigure) {
-    fig.sync_mode = Some(f.mode.name().into());
-    fig.jobs = Some(f.jobs);
-    fig.file_bytes = Some(f.file_bytes);
-    fig.block_size = Some(crate::plan::SYNC_BLOCK);
-    fig.queue_depth = Some(1);
-    fig.write_iops = Some(f.iops());
-    fig.latency = f.latency.summary();
-    fig.cpu_us_per_op = Some(f.cpu_us_per_write());
-}
-
-/// The JSON entries of an extended figure: one, or one per key for a
-/// figure measured once per key; none when it has no figure.
-fn x_figures(report: &Report, line: Figure) -> Vec<XFigure> {
-    let entry = || XFigure {
-        key: line.key().into(),
-        label: line.label().into(),
-        unit: line.unit().into(),
-        ..XFigure::default()
-    };
-    if line == Figure::SyncWriteJobs {
-        let steps = report.extended.scaling().map_or(&[][..], |s| &s.steps);
-        return steps
-            .iter()
-            .map(|step| {
-                let mut fig = XFigure {
-                    instance: Some(format!("jobs={}", step.jobs)),
-                    value: step.iops(),
-                    ..entry()
-                };
-                sync_fields(&mut fig, step);
-                fig
-            })
-            .collect();
-    }
-    x_figure(report, line).into_iter().collect()
-}
-
-fn x_figure(report: &Report, line: Figure) -> Option<XFigure> {
-    let x = &report.extended;
-    let mut fig = XFigure {
-        key: line.key().into(),
-        label: line.label().into(),
-        unit: line.unit().into(),
-        value: x.value(line)?,
-        ..XFigure::default()
-    };
-    let io = |fig: &mut XFigure, each: &[&IoStats]| {
-        let first = each.first()?;
-        fig.engine = Some(first.engine.name().into());
-        fig.engine_fallback = first.fallback.clone();
-        fig.block_size = Some(first.block);
-        fig.queue_depth = Some(first.depth);
-        let n = each.len() as f64;
-        fig.read_iops = Some(each.iter().map(|s| s.read_iops()).sum::<f64>() / n);
-        let writes: f64 = each.iter().map(|s| s.write_iops()).sum::<f64>() / n;
-        fig.write_iops = (writes > 0.0).then_some(writes);
-        fig.latency = merged(each.iter().map(|s| Some(&s.read_latency))).and_then(|l| l.summary());
-        fig.write_latency =
-            merged(each.iter().map(|s| Some(&s.write_latency))).and_then(|l| l.summary());
-        fig.cpu_us_per_op = Some(each.iter().map(|s| s.cpu_us_per_op()).sum::<f64>() / n);
-        Some(())
-    };
-    match line {
-        Figure::SeqWrite => {
-            let runs = x.seq_write.as_ref()?.measured()?;
-            fig.samples = runs.iter().map(|r| r.mib_per_sec()).collect();
-            fig.data = Some(
-                if runs.iter().any(|r| r.zero_data) {
-                    "zeros"
-                } else {
-                    "incompressible"
-                }
-                .into(),
-            );
-        }
-        Figure::Mixed => {
-            let m = x.mixed.as_ref()?.measured()?;
-            io(&mut fig, &[&m.stats])?;
-            fig.direct = Some(m.direct);
-        }
-        Figure::SyncWrite4k => {
-            let r = x.sync_write.as_ref()?.measured()?;
-            sync_fields(&mut fig, &r.figure);
-            fig.verdict = Some(r.verdict.clone());
-            fig.reference = r.reference.clone();
-        }
-        _ if Figure::CPU_BENCH.contains(&line) => cpu_fields(&mut fig, x.cpu(line)?),
-        Figure::SustainedWrite => {
-            let s = x.sustained.as_ref()?.measured()?;
-            fig.window_s = Some(s.window.as_secs_f64());
-            fig.file_bytes = Some(s.file_bytes);
-            fig.direct = Some(s.direct);
-            fig.block_size = Some(crate::extended::sustained::CHUNK);
-            fig.data = Some("incompressible".into());
-            fig.series_mib_per_s = s.series();
-            fig.first_10s_mib_per_s = s.first();
-            fig.last_10s_mib_per_s = s.last();
-            fig.slowest_second = s
-                .slowest()
-                .map(|(second, mib_per_s)| SlowestSecond { second, mib_per_s });
-        }
-        Figure::SyncWritePeak => {
-            let scaling = x.scaling()?;
-            let peak = scaling.peak()?;
-            fig.sync_mode = Some(peak.mode.name().into());
-            fig.peak_jobs = Some(peak.jobs);
-            fig.stops_scaling_at = scaling.stops_at(crate::plan::SYNC_MIN_GAIN);
-        }
-        // A device test's I/O details; a figure without any keeps its value.
-        _ => {
-            if let Some(d) = x.devices(line) {
-                io(&mut fig, &d.each.iter().collect::<Vec<_>>())?;
-            }
+impl XFigure {
+    pub fn of(figure: Figure, entry: Entry) -> XFigure {
+        XFigure {
+            key: figure.key().into(),
+            instance: entry.instance,
+            label: figure.label().into(),
+            unit: figure.unit().into(),
+            value: entry.value,
+            samples: entry.samples,
+            facts: entry.facts,
         }
     }
-    Some(fig)
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PerDevice {
-    pub device: String,
-    pub value: f64,
+/// An entry as read back: its fields, and the rest for its facts.
+#[derive(Deserialize)]
+struct RawFigure {
+    #[serde(default)]
+    key: String,
+    #[serde(default)]
+    instance: Option<String>,
+    label: String,
+    unit: String,
+    value: f64,
+    #[serde(default)]
+    samples: Vec<f64>,
+    #[serde(default)]
+    min: f64,
+    #[serde(default)]
+    max: f64,
+    #[serde(default)]
+    spread: f64,
+    #[serde(flatten)]
+    rest: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct DnsCounts {
-    pub sent: u32,
-    pub answered: u32,
-    pub timed_out: u32,
-    pub refused: u32,
+impl RawFigure {
+    /// The facts of `figure`'s kind (none for a figure this version does not know).
+    fn facts<E: serde::de::Error>(&mut self, figure: Option<Figure>) -> Result<Facts, E> {
+        let kind = figure.map_or(crate::figure::Kind::None, |f| f.spec().facts);
+        Facts::read(kind, std::mem::take(&mut self.rest)).map_err(E::custom)
+    }
 }
 
-/// What one name server did over all runs of a DNS line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DnsServer {
-    pub address: String,
-    pub sent: u32,
-    pub answered: u32,
-    pub timed_out: u32,
-    pub refused: u32,
-    /// Mean ms from query to this server's answer; absent when it answered none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_answer_ms: Option<f64>,
+impl<'de> Deserialize<'de> for XFigure {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut raw = RawFigure::deserialize(deserializer)?;
+        let facts = raw.facts(Figure::from_key(&raw.key))?;
+        Ok(XFigure {
+            key: raw.key,
+            instance: raw.instance,
+            label: raw.label,
+            unit: raw.unit,
+            value: raw.value,
+            samples: raw.samples,
+            facts,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -442,127 +241,28 @@ pub struct NotMeasured {
     pub reason: String,
 }
 
-fn figure(report: &Report, line: Figure) -> Option<JsonFigure> {
-    let samples = report.samples(line)?;
-    let stats = crate::stats::Stats::of(&samples)?;
-    let mut fig = JsonFigure {
-        label: line.label().to_string(),
-        unit: line.unit().to_string(),
-        value: stats.median,
-        samples,
-        min: stats.min,
-        max: stats.max,
-        spread: stats.spread(),
-        ..JsonFigure::default()
-    };
-    fn measured<T>(o: &Option<Outcome<Vec<T>>>) -> Option<&[T]> {
-        o.as_ref().and_then(Outcome::measured).map(Vec::as_slice)
-    }
-    match line {
-        Figure::RegexPerSecond => {
-            fig.engine = measured(&report.regex)?
-                .first()
-                .map(|r| r.engine.name().to_string())
-        }
-        Figure::BufferedReads => {
-            let runs = measured(&report.buffered_reads)?;
-            (fig.device, fig.per_device) = devices(runs, |r| &r.device);
-        }
-        Figure::AverageSeekTime => {
-            let runs = measured(&report.seek)?;
-            (fig.device, fig.per_device) = devices(runs, |s| &s.device);
-            fig.block_size = runs
-                .first()
-                .and_then(|r| r.each.first())
-                .map(|s| s.block_size);
-            let all = runs.iter().flat_map(|r| &r.each);
-            fig.latency = merged(all.map(|s| s.latency.as_ref())).and_then(|l| l.summary());
-        }
-        Figure::FsyncsPerSecond => {
-            let runs = measured(&report.fsync)?;
-            fig.latency = merged(runs.iter().map(|r| r.latency.as_ref())).and_then(|l| l.summary());
-        }
-        Figure::DnsExt | Figure::DnsInt => {
-            let runs = report.dns(line)?;
-            fig.domain = runs.first().and_then(|r| r.domain.clone());
-            let sum = |f: fn(&DnsFigure) -> u32| runs.iter().map(f).sum();
-            fig.queries = Some(DnsCounts {
-                sent: sum(|r| r.queries),
-                answered: sum(|r| r.answered),
-                timed_out: sum(|r| r.timed_out),
-                refused: sum(|r| r.refused),
-            });
-            fig.servers = Some(dns_servers(runs));
-        }
-        _ => {}
-    }
-    Some(fig)
-}
-
-/// Each server's counts over all runs.
-fn dns_servers(runs: &[DnsFigure]) -> Vec<DnsServer> {
-    servers_over(runs)
-        .iter()
-        .map(|s| DnsServer {
-            address: s.addr.ip().to_string(),
-            sent: s.sent,
-            answered: s.answered,
-            timed_out: s.timed_out(),
-            refused: s.refused,
-            mean_answer_ms: s.mean_answer_ms(),
-        })
-        .collect()
-}
-
-/// The devices' names joined, and with several devices each one's median.
-fn devices<T: Sample>(
-    runs: &[Devices<T>],
-    path: fn(&T) -> &std::path::PathBuf,
-) -> (Option<String>, Option<Vec<PerDevice>>) {
-    let Some(first) = runs.first() else {
-        return (None, None);
-    };
-    let names: Vec<String> = first
-        .each
-        .iter()
-        .map(|d| path(d).display().to_string())
-        .collect();
-    let per_device = (names.len() > 1).then(|| {
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let values: Vec<f64> = runs
-                    .iter()
-                    .filter_map(|r| r.each.get(i))
-                    .map(Sample::value)
-                    .collect();
-                PerDevice {
-                    device: name.clone(),
-                    value: crate::stats::Stats::of(&values).map_or(0.0, |s| s.median),
-                }
-            })
-            .collect()
-    });
-    (Some(names.join(", ")), per_device)
-}
-
 impl JsonReport {
     pub fn from_report(report: &Report) -> Self {
         let mut figures = Figures::default();
         let mut not_measured = Vec::new();
+        let mut extended = Vec::new();
         for line in Figure::ALL {
+            let entries = report
+                .projection(line)
+                .map(|p| p.entries)
+                .unwrap_or_default();
             if line.group() == Group::Pveperf {
-                figures.set(line, figure(report, line));
+                figures.set(
+                    line,
+                    entries
+                        .into_iter()
+                        .next()
+                        .and_then(|e| JsonFigure::of(line, e)),
+                );
+            } else {
+                extended.extend(entries.into_iter().map(|e| XFigure::of(line, e)));
             }
-            let reason = match report.problem(line) {
-                Some((failed, why)) => Some((failed, why.to_string())),
-                None if report.dns_dead(line) => {
-                    Some((true, "no name server answered".to_string()))
-                }
-                None => None,
-            };
-            if let Some((failed, reason)) = reason {
+            if let Some((failed, reason)) = report.problem(line) {
                 not_measured.push(NotMeasured {
                     key: line.key().to_string(),
                     label: line.label().to_string(),
@@ -595,9 +295,7 @@ impl JsonReport {
                 }),
             figures,
             storage: report.storage.clone(),
-            extended: Figure::extended()
-                .flat_map(|l| x_figures(report, l))
-                .collect(),
+            extended,
             not_measured,
             notes: report.notes.clone(),
             interrupted_by_signal: report.interrupted_by,
@@ -632,51 +330,52 @@ impl JsonReport {
     /// The readings of a value (one per key for a figure measured per key);
     /// none where the result lacks it. Non-finite numbers are left out.
     pub fn readings(&self, v: &Value) -> Vec<Reading<'_>> {
-        let spec = v.figure.spec();
-        let mut out = Vec::new();
-        match spec.group {
-            Group::Pveperf => {
-                if let (Some(f), Field::Value) = (self.figures.get(v.figure), v.field) {
-                    out.push(Reading {
-                        instance: None,
-                        value: f.value,
-                        samples: &f.samples,
-                    });
-                }
-            }
-            Group::Extended | Group::Network => {
-                for f in self.extended.iter().filter(|f| f.key == spec.key) {
-                    let (value, samples) = match v.field {
-                        Field::Value => (Some(f.value), f.samples.as_slice()),
-                        Field::WriteIops => (f.write_iops, &[][..]),
-                        Field::P99Ms => (f.latency.map(|l| l.p99_us / 1000.0), &[][..]),
-                        Field::ReferencePercent => {
-                            (f.reference.as_ref().map(|r| r.percent), &[][..])
-                        }
-                        Field::PeakJobs => (f.peak_jobs.map(f64::from), &[][..]),
-                        Field::StopsAt => (f.stops_scaling_at.map(f64::from), &[][..]),
-                        Field::PbsPercent => (f.pbs_reference.as_ref().map(|r| r.percent), &[][..]),
-                        Field::ThreadsMbPerS => (f.threads.as_ref().map(|t| t.mb_per_s), &[][..]),
-                        Field::ThreadScaling => (f.threads.as_ref().map(|t| t.scaling), &[][..]),
-                        Field::First10s => (f.first_10s_mib_per_s, &[][..]),
-                        Field::Last10s => (f.last_10s_mib_per_s, &[][..]),
-                        Field::SlowestSecond => (f.slowest_second.map(|s| s.mib_per_s), &[][..]),
-                        Field::MaxMs => (f.latency.map(|l| l.max_us / 1000.0), &[][..]),
-                        Field::Back => (f.back, &[][..]),
-                        Field::Domain | Field::Verdict => (None, &[][..]),
-                    };
-                    if let Some(value) = value {
-                        out.push(Reading {
-                            instance: f.instance.as_deref(),
-                            value,
-                            samples,
-                        });
-                    }
-                }
-            }
-        }
+        let mut out: Vec<Reading> = self
+            .entries(v.figure)
+            .filter_map(|(instance, value, samples, facts)| {
+                let (value, samples) = match v.field {
+                    Field::Value => (value, samples),
+                    field => (facts.number(field)?, &[][..]),
+                };
+                Some(Reading {
+                    instance,
+                    value,
+                    samples,
+                })
+            })
+            .collect();
         out.retain(|r| r.value.is_finite());
         out
+    }
+
+    /// A figure's entries: `(instance, value, samples, facts)`.
+    fn entries(&self, figure: Figure) -> impl Iterator<Item = (Option<&str>, f64, &[f64], &Facts)> {
+        let pveperf = self
+            .figures
+            .get(figure)
+            .filter(|_| figure.group() == Group::Pveperf)
+            .map(|f| (None, f.value, f.samples.as_slice(), &f.facts));
+        let key = figure.key();
+        let others = self
+            .extended
+            .iter()
+            .filter(move |f| figure.group() != Group::Pveperf && f.key == key)
+            .map(|f| {
+                (
+                    f.instance.as_deref(),
+                    f.value,
+                    f.samples.as_slice(),
+                    &f.facts,
+                )
+            });
+        pveperf.into_iter().chain(others)
+    }
+
+    /// The facts of a figure measured once (not per key).
+    fn facts(&self, figure: Figure) -> Option<&Facts> {
+        self.entries(figure)
+            .find(|(instance, ..)| instance.is_none())
+            .map(|(.., facts)| facts)
     }
 
     /// The reading of a value measured once (not per key).
@@ -686,41 +385,27 @@ impl JsonReport {
 
     /// A value as a CSV cell: the number, or the text of a text value.
     pub fn cell(&self, v: &Value) -> String {
-        match v.field {
-            Field::Domain => self
-                .figures
-                .get(v.figure)
-                .and_then(|f| f.domain.clone())
-                .unwrap_or_default(),
-            Field::Verdict => self
-                .extended
-                .iter()
-                .find(|f| f.key == v.figure.key())
-                .and_then(|f| f.verdict.as_ref())
-                .map(|v| v.kind.words().to_string())
-                .unwrap_or_default(),
-            _ => self
+        if v.is_number() {
+            return self
                 .reading(v)
                 .map(|r| r.value.to_string())
-                .unwrap_or_default(),
+                .unwrap_or_default();
         }
+        self.facts(v.figure)
+            .and_then(|f| f.text(v.field))
+            .unwrap_or_default()
     }
 
     /// How this result measured a figure in respect of `method`; `None`
     /// where it does not say (the figure is missing).
     pub fn method(&self, figure: Figure, method: Method) -> Option<String> {
         let s = &self.settings;
-        let x = || self.extended.iter().find(|f| f.key == figure.key());
         match method {
             Method::RegexEngine => Some(s.regex_engine.clone()),
             Method::FsyncOrder => Some(s.fsync_order.clone()),
             Method::DnsSchedule => Some(s.dns_schedule.clone()),
             Method::Window => Some(format!("{} s", s.duration_s)),
-            Method::Data => x()?.data.clone(),
-            Method::IoEngine => x()?.engine.clone(),
-            Method::SyncMode => x()?.sync_mode.clone(),
-            Method::CpuThreads => x()?.threads.as_ref().map(|t| t.count.to_string()),
-            Method::Sustained => x()?.window_s.map(|s| format!("{s} s")),
+            _ => self.facts(figure)?.method(method),
         }
     }
 }
@@ -822,7 +507,7 @@ pub(crate) mod tests {
                 file_bytes: 1 << 30,
             }));
             use crate::model::sync::{
-                SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
+                SyncMode, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind,
             };
             let sync = |jobs: u32, writes: u64| {
                 let mut latency = Latency::default();

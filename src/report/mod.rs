@@ -13,19 +13,20 @@ pub mod verbose;
 use std::path::PathBuf;
 
 pub use crate::figure::Figure;
+pub use crate::model::Devices;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
-use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure};
+use crate::model::cpubench::{CpuBench, CpuOpFigure};
 use crate::model::dns::{DnsFigure, Schedule};
 use crate::model::filesystem::FsInfo;
 use crate::model::fsync::{FsyncFigure, Order};
-use crate::model::host::HostInfo;
+use crate::model::host::{Bogomips, HostInfo};
 use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
 use crate::model::pve::PveTarget;
 use crate::model::regex::RegexFigure;
 use crate::model::storage::Storage;
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
-use crate::stats::Stats;
+use crate::project::{Context, Project, Projection};
 pub use storages::table as storages_table;
 
 /// The result of one line.
@@ -49,15 +50,6 @@ impl<T> Outcome<T> {
 
     pub fn is_failed(&self) -> bool {
         matches!(self, Outcome::Failed(_))
-    }
-
-    /// Why a requested line has no figure, and whether that is a failure.
-    pub fn problem_of(outcome: &Option<Outcome<T>>) -> Option<(bool, &str)> {
-        match outcome {
-            Some(Outcome::Failed(why)) => Some((true, why)),
-            Some(Outcome::Skipped(why)) => Some((false, why)),
-            _ => None,
-        }
     }
 }
 
@@ -174,70 +166,12 @@ pub struct Waited {
     pub holder: String,
 }
 
-/// One measurement of a timed test, reduced to the number its line prints.
-pub trait Sample {
-    fn value(&self) -> f64;
-}
-
-impl Sample for RegexFigure {
-    fn value(&self) -> f64 {
-        self.per_pveperf_window() as f64
-    }
-}
-
-impl Sample for ReadFigure {
-    fn value(&self) -> f64 {
-        self.mib_per_sec()
-    }
-}
-
-impl Sample for SeekFigure {
-    fn value(&self) -> f64 {
-        self.mean_ms()
-    }
-}
-
-impl Sample for FsyncFigure {
-    fn value(&self) -> f64 {
-        self.per_sec()
-    }
-}
-
-impl Sample for SeqWriteFigure {
-    fn value(&self) -> f64 {
-        self.mib_per_sec()
-    }
-}
-
-impl Sample for DnsFigure {
-    fn value(&self) -> f64 {
-        self.mean_ms()
-    }
-}
-
-/// One run of a device test over one or more devices (a ZFS pool's data
-/// disks are read in turn); the sample is the mean over the devices.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Devices<T> {
-    pub each: Vec<T>,
-    /// True when the devices are not the filesystem's source itself, so the
-    /// line names them: `BUFFERED READS:    512.34 MB/sec (sda, sdb)`.
-    pub named: bool,
-}
-
-impl<T: Sample> Sample for Devices<T> {
-    fn value(&self) -> f64 {
-        let values: Vec<f64> = self.each.iter().map(Sample::value).collect();
-        crate::stats::mean(&values).unwrap_or(0.0)
-    }
-}
-
 /// Everything one run measured. `None` marks a line that was not requested
 /// (or not reached before an interrupt). Timed tests hold one sample per run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     pub path: PathBuf,
-    pub cpu_bogomips: Option<Outcome<f64>>,
+    pub cpu_bogomips: Option<Outcome<Bogomips>>,
     pub regex: Option<Outcome<Vec<RegexFigure>>>,
     pub filesystem: Option<Outcome<FsInfo>>,
     pub buffered_reads: Option<Outcome<Vec<Devices<ReadFigure>>>>,
@@ -275,18 +209,82 @@ impl Report {
         }
     }
 
-    /// The reason a figure is missing, with whether that is a failure.
-    pub fn problem(&self, figure: Figure) -> Option<(bool, &str)> {
+    /// What was measured for a figure, as its model type shows it: the
+    /// one place that knows which field of the report holds which figure.
+    /// `None`: not requested (or not reached before an interrupt).
+    pub fn outcome(&self, figure: Figure) -> Option<Outcome<&dyn Project>> {
+        fn view<T: Project>(o: &Option<Outcome<T>>) -> Option<Outcome<&dyn Project>> {
+            Some(match o.as_ref()? {
+                Outcome::Measured(m) => Outcome::Measured(m as &dyn Project),
+                Outcome::Skipped(why) => Outcome::Skipped(why.clone()),
+                Outcome::Failed(why) => Outcome::Failed(why.clone()),
+            })
+        }
+        let x = &self.extended;
         match figure {
-            Figure::CpuBogomips => Outcome::problem_of(&self.cpu_bogomips),
-            Figure::RegexPerSecond => Outcome::problem_of(&self.regex),
-            Figure::HdSize => Outcome::problem_of(&self.filesystem),
-            Figure::BufferedReads => Outcome::problem_of(&self.buffered_reads),
-            Figure::AverageSeekTime => Outcome::problem_of(&self.seek),
-            Figure::FsyncsPerSecond => Outcome::problem_of(&self.fsync),
-            Figure::DnsExt => Outcome::problem_of(&self.dns_ext),
-            Figure::DnsInt => Outcome::problem_of(&self.dns_int),
-            x => self.extended.problem(x),
+            Figure::CpuBogomips => view(&self.cpu_bogomips),
+            Figure::RegexPerSecond => view(&self.regex),
+            Figure::HdSize => view(&self.filesystem),
+            Figure::BufferedReads => view(&self.buffered_reads),
+            Figure::AverageSeekTime => view(&self.seek),
+            Figure::FsyncsPerSecond => view(&self.fsync),
+            Figure::DnsExt => view(&self.dns_ext),
+            Figure::DnsInt => view(&self.dns_int),
+            Figure::SeqWrite => view(&x.seq_write),
+            Figure::SeqReadDirect => view(&x.seq_read),
+            Figure::RandRead4kQd1 => view(&x.rand_read_qd1),
+            Figure::RandRead4kQd32 => view(&x.rand_read_qd32),
+            Figure::RandWrite4kQd1 => view(&x.rand_write_qd1),
+            Figure::RandWrite4kQd32 => view(&x.rand_write_qd32),
+            Figure::Mixed => view(&x.mixed),
+            Figure::SyncWrite4k => view(&x.sync_write),
+            Figure::SyncWriteJobs | Figure::SyncWritePeak => view(&x.sync_scaling),
+            Figure::Sha256
+            | Figure::ZstdCompress
+            | Figure::ZstdDecompress
+            | Figure::Aes256Gcm
+            | Figure::Verify => view(&x.cpu_bench),
+            Figure::SustainedWrite => view(&x.sustained),
+            // A probe run measures no link: the network's figures are the
+            // network report's (net::report).
+            Figure::NetRtt
+            | Figure::NetJitter
+            | Figure::NetLoss
+            | Figure::NetPathMtu
+            | Figure::NetTcp
+            | Figure::NetTcpStreams => None,
+        }
+    }
+
+    /// What the run knows of the projections: the scratch volume, the
+    /// devices read in place of the source.
+    fn context(&self) -> Context<'_> {
+        Context {
+            on_volume: self.on_volume(),
+            read_devices: self
+                .storage
+                .as_ref()
+                .map_or(&[][..], |s| s.read_devices.as_slice()),
+        }
+    }
+
+    /// A measured figure's projection; `None` when it was not measured.
+    pub fn projection(&self, figure: Figure) -> Option<Projection> {
+        match self.outcome(figure)? {
+            Outcome::Measured(m) => Some(m.project(figure, &self.context())),
+            _ => None,
+        }
+    }
+
+    /// The reason a figure is missing, with whether that is a failure.
+    pub fn problem(&self, figure: Figure) -> Option<(bool, String)> {
+        match self.outcome(figure)? {
+            Outcome::Failed(why) => Some((true, why)),
+            Outcome::Skipped(why) => Some((false, why)),
+            Outcome::Measured(m) => m
+                .project(figure, &self.context())
+                .failed
+                .map(|why| (true, why)),
         }
     }
 
@@ -305,56 +303,7 @@ impl Report {
 
     /// True when no run of a DNS line got any answer: it has no figure.
     pub fn dns_dead(&self, line: Figure) -> bool {
-        self.dns(line)
-            .is_some_and(|runs| runs.iter().all(DnsFigure::no_answer))
-    }
-
-    /// The samples of a figure, one per run (one for CPU BOGOMIPS, HD SIZE
-    /// and the extended figures but SEQ WRITE); `None` when it has none.
-    pub fn samples(&self, line: Figure) -> Option<Vec<f64>> {
-        fn of<T: Sample>(o: &Option<Outcome<Vec<T>>>) -> Option<Vec<f64>> {
-            let runs = o.as_ref()?.measured()?;
-            (!runs.is_empty()).then(|| runs.iter().map(Sample::value).collect())
-        }
-        match line {
-            Figure::CpuBogomips => self.cpu_bogomips.as_ref()?.measured().map(|v| vec![*v]),
-            Figure::RegexPerSecond => of(&self.regex),
-            Figure::HdSize => self
-                .filesystem
-                .as_ref()?
-                .measured()
-                .map(|f| vec![f.size_gib()]),
-            Figure::BufferedReads => of(&self.buffered_reads),
-            Figure::AverageSeekTime => of(&self.seek),
-            Figure::FsyncsPerSecond => of(&self.fsync),
-            Figure::DnsExt | Figure::DnsInt if self.dns_dead(line) => None,
-            Figure::DnsExt => of(&self.dns_ext),
-            Figure::DnsInt => of(&self.dns_int),
-            Figure::SeqWrite => of(&self.extended.seq_write),
-            x => self.extended.value(x).map(|v| vec![v]),
-        }
-    }
-
-    /// The devices a device line read (those of its first run) and whether
-    /// the line names them (they are not the source itself).
-    pub fn devices(&self, line: Figure) -> Option<(Vec<&std::path::Path>, bool)> {
-        fn of<T>(
-            o: &Option<Outcome<Vec<Devices<T>>>>,
-            path: fn(&T) -> &std::path::Path,
-        ) -> Option<(Vec<&std::path::Path>, bool)> {
-            let first = o.as_ref()?.measured()?.first()?;
-            Some((first.each.iter().map(path).collect(), first.named))
-        }
-        match line {
-            Figure::BufferedReads => of(&self.buffered_reads, |r| r.device.as_path()),
-            Figure::AverageSeekTime => of(&self.seek, |s| s.device.as_path()),
-            _ => None,
-        }
-    }
-
-    /// The statistics of a line's samples.
-    pub fn stats(&self, line: Figure) -> Option<Stats> {
-        Stats::of(&self.samples(line)?)
+        self.dns(line).is_some_and(crate::project::dns::dead)
     }
 
     /// True when the run measured a `--storage` scratch volume's device.
@@ -380,13 +329,9 @@ impl Report {
 
     /// True when a requested figure that applies could not be measured.
     pub fn any_failed(&self) -> bool {
-        let dns_dead = [Figure::DnsExt, Figure::DnsInt]
-            .into_iter()
-            .any(|l| self.dns_dead(l));
-        dns_dead
-            || Figure::ALL
-                .iter()
-                .any(|f| self.problem(*f).is_some_and(|(failed, _)| failed))
+        Figure::ALL
+            .iter()
+            .any(|f| self.problem(*f).is_some_and(|(failed, _)| failed))
     }
 }
 
@@ -412,90 +357,30 @@ pub struct Extended {
     pub sustained: Option<Outcome<SustainedFigure>>,
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    crate::stats::mean(&values.collect::<Vec<_>>()).unwrap_or(0.0)
-}
-
 impl Extended {
-    /// Why an extended figure is missing, with whether that is a failure.
-    pub fn problem(&self, figure: Figure) -> Option<(bool, &str)> {
-        match figure {
-            Figure::SeqWrite => Outcome::problem_of(&self.seq_write),
-            Figure::Mixed => Outcome::problem_of(&self.mixed),
-            Figure::SyncWrite4k => Outcome::problem_of(&self.sync_write),
-            Figure::SyncWriteJobs | Figure::SyncWritePeak => {
-                Outcome::problem_of(&self.sync_scaling)
-            }
-            _ if Figure::CPU_BENCH.contains(&figure) => Outcome::problem_of(&self.cpu_bench),
-            Figure::SustainedWrite => Outcome::problem_of(&self.sustained),
-            _ => Outcome::problem_of(self.device_outcome(figure)?),
-        }
-    }
-
-    fn device_outcome(&self, figure: Figure) -> Option<&Option<Outcome<Devices<IoStats>>>> {
-        match figure {
-            Figure::SeqReadDirect => Some(&self.seq_read),
-            Figure::RandRead4kQd1 => Some(&self.rand_read_qd1),
-            Figure::RandRead4kQd32 => Some(&self.rand_read_qd32),
-            Figure::RandWrite4kQd1 => Some(&self.rand_write_qd1),
-            Figure::RandWrite4kQd32 => Some(&self.rand_write_qd32),
-            _ => None,
-        }
-    }
-
     /// A CPU figure, where it was measured.
     pub fn cpu(&self, figure: Figure) -> Option<&CpuOpFigure> {
-        let op = CpuOp::ALL[Figure::CPU_BENCH.iter().position(|f| *f == figure)?];
-        self.cpu_bench.as_ref()?.measured()?.get(op)
+        self.cpu_bench
+            .as_ref()?
+            .measured()?
+            .get(crate::project::cpu::op(figure)?)
     }
 
     /// `--sync-jobs`'s steps, where they were measured.
     pub fn scaling(&self) -> Option<&SyncScaling> {
         self.sync_scaling.as_ref()?.measured()
     }
-
-    /// The runs of a device test (the devices read in turn).
-    pub fn devices(&self, figure: Figure) -> Option<&Devices<IoStats>> {
-        self.device_outcome(figure)?
-            .as_ref()
-            .and_then(Outcome::measured)
-    }
-
-    /// The number a figure stands for (MiB/s, read IOPS, p99 ms): for a
-    /// device test the mean over the devices read.
-    pub fn value(&self, figure: Figure) -> Option<f64> {
-        match figure {
-            Figure::SeqWrite => {
-                let runs = self.seq_write.as_ref()?.measured()?;
-                let samples: Vec<f64> = runs.iter().map(Sample::value).collect();
-                figure.spec().runs.of(&samples)
-            }
-            Figure::Mixed => Some(self.mixed.as_ref()?.measured()?.stats.read_iops()),
-            Figure::SyncWrite4k => Some(self.sync_write.as_ref()?.measured()?.figure.iops()),
-            Figure::SyncWritePeak => Some(self.scaling()?.peak()?.iops()),
-            // Measured once per count of jobs: no single value.
-            Figure::SyncWriteJobs => None,
-            _ if Figure::CPU_BENCH.contains(&figure) => Some(self.cpu(figure)?.mb_per_s()),
-            Figure::SustainedWrite => Some(self.sustained.as_ref()?.measured()?.mean()),
-            Figure::RandWrite4kQd1 | Figure::RandWrite4kQd32 => Some(mean(
-                self.devices(figure)?.each.iter().map(IoStats::write_iops),
-            )),
-            Figure::SeqReadDirect => Some(mean(
-                self.devices(figure)?
-                    .each
-                    .iter()
-                    .map(IoStats::read_mib_per_sec),
-            )),
-            _ => Some(mean(
-                self.devices(figure)?.each.iter().map(IoStats::read_iops),
-            )),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::text::tests::{dns, stats};
     use super::*;
+    use crate::latency::Latency;
+    use crate::model::cpubench::CpuOp;
+    use crate::model::io::Engine;
 
     #[test]
     fn cpu_figures_and_pbs_operations_are_in_the_same_order() {
@@ -506,5 +391,103 @@ mod tests {
                 "{f:?} {op:?}"
             );
         }
+    }
+
+    /// The text, with `-v`'s details, of the known-numbers report, pinned.
+    #[test]
+    fn text_of_known_numbers_is_pinned() {
+        use crate::output::Render;
+        let report = crate::report::json::tests::known_report();
+        let mut doc = crate::report::Document::new(&report);
+        doc.verbose = true;
+        crate::testutil::assert_snapshot("report.txt", &doc.text());
+        let diagnostics: Vec<String> = Figure::ALL
+            .iter()
+            .filter_map(|f| text::diagnostic(&report, *f))
+            .collect();
+        crate::testutil::assert_snapshot("report.stderr", &diagnostics.join("\n"));
+    }
+
+    /// A report of the device lines: two named leaf disks (one read to its
+    /// end), seek latencies, the random writes, a psync fallback, a dead
+    /// DNS server, on a scratch volume; all its outputs pinned.
+    #[test]
+    fn outputs_of_a_device_report_are_pinned() {
+        use crate::output::{Format, Render};
+        let mut r = crate::report::json::tests::known_report();
+        let read = |dev: &str, mib: u64, end: bool| ReadFigure {
+            device: dev.into(),
+            bytes: mib << 20,
+            elapsed: Duration::from_secs(1),
+            reached_end: end,
+        };
+        r.buffered_reads = Some(Outcome::Measured(vec![
+            Devices {
+                each: vec![read("/dev/sda3", 500, false), read("/dev/sdb3", 300, true)],
+                named: true,
+            },
+            Devices {
+                each: vec![read("/dev/sda3", 520, false), read("/dev/sdb3", 310, false)],
+                named: true,
+            },
+        ]));
+        let mut latency = Latency::default();
+        for us in [4000u64, 8000, 9000] {
+            latency.record(Duration::from_micros(us));
+        }
+        let seek = |dev: &str, reads: u64| SeekFigure {
+            device: dev.into(),
+            block_size: 4096,
+            device_bytes: 1 << 40,
+            reads,
+            elapsed: Duration::from_secs(3),
+            latency: Some(latency.clone()),
+        };
+        r.seek = Some(Outcome::Measured(vec![Devices {
+            each: vec![seek("/dev/sda3", 400), seek("/dev/sdb3", 380)],
+            named: true,
+        }]));
+        let mut dead = dns(None, 90);
+        dead.servers.push(crate::model::dns::ServerStats {
+            sent: 11,
+            ..crate::model::dns::ServerStats::new("127.0.0.2:53".parse().unwrap())
+        });
+        r.dns_ext = Some(Outcome::Measured(vec![dead]));
+        r.dns_int = Some(Outcome::Measured(vec![dns(Some("dead.example"), 0)]));
+        let mut fallback = stats(9000, 0);
+        fallback.engine = Engine::Psync;
+        fallback.fallback = Some("io_uring refused: Operation not permitted".into());
+        let x = &mut r.extended;
+        x.seq_read = Some(Outcome::Measured(Devices {
+            each: vec![fallback, stats(7000, 0)],
+            named: true,
+        }));
+        let mut writes = stats(100, 4000);
+        writes.write_latency = latency.clone();
+        x.rand_write_qd1 = Some(Outcome::Measured(Devices {
+            each: vec![writes],
+            named: false,
+        }));
+        x.rand_write_qd32 = Some(Outcome::Failed("the volume is read-only".into()));
+        x.sustained = Some(Outcome::Skipped("not asked".into()));
+        if let Some(Outcome::Measured(fs)) = &mut r.filesystem {
+            fs.fstype = crate::model::filesystem::VOLUME.into();
+        }
+        r.storage = Some(Storage {
+            read_devices: vec!["/dev/sda3".into(), "/dev/sdb3".into()],
+            ..Default::default()
+        });
+        let mut doc = crate::report::Document::new(&r);
+        doc.verbose = true;
+        crate::testutil::assert_snapshot("devices.txt", &doc.text());
+        crate::testutil::assert_snapshot("devices.json", &crate::output::json(&doc, true));
+        crate::testutil::assert_snapshot("devices.csv", &doc.csv());
+        crate::testutil::assert_snapshot("devices.prom", &doc.metrics(Format::Prometheus));
+        crate::testutil::assert_snapshot("devices.influx", &doc.metrics(Format::Influx));
+        let diagnostics: Vec<String> = Figure::ALL
+            .iter()
+            .filter_map(|f| text::diagnostic(&r, *f))
+            .collect();
+        crate::testutil::assert_snapshot("devices.stderr", &diagnostics.join("\n"));
     }
 }

@@ -218,7 +218,10 @@ mod tests {
             .get(crate::figure::Figure::DnsInt)
             .cloned()
             .unwrap();
-        fig.domain = Some(r#"odd "domain" \ here"#.into());
+        let crate::report::json::Facts::Dns(dns) = &mut fig.facts else {
+            panic!("DNS INT has DNS facts")
+        };
+        dns.domain = Some(r#"odd "domain" \ here"#.into());
         doc.figures.set(crate::figure::Figure::DnsInt, Some(fig));
         let text = render(&[Measured::of(&doc)]);
         let lines = parse(&text);

@@ -79,7 +79,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::figure::{self, Field, Group};
     use crate::report::json::tests::known_report;
-    use crate::report::json::{JsonFigure, SlowestSecond, XFigure};
+    use crate::report::json::{Facts, JsonFigure, XFigure};
 
     /// The known report with a number (or a text) for every value of the
     /// list: what it lacks is added. A value it cannot fill fails here; a
@@ -107,6 +107,20 @@ pub(crate) mod tests {
                 );
                 continue;
             }
+            // Every number a kind of facts may hold, at `n`: each kind
+            // takes the ones it has.
+            let numbers = serde_json::json!({
+                "write_iops": n,
+                "first_10s_mib_per_s": n,
+                "last_10s_mib_per_s": n,
+                "slowest_second": { "second": 7, "mib_per_s": n },
+            });
+            let facts = || {
+                let serde_json::Value::Object(map) = numbers.clone() else {
+                    unreachable!()
+                };
+                Facts::read(spec.facts, map).unwrap()
+            };
             if !doc.extended.iter().any(|f| f.key == spec.key) {
                 doc.extended.push(XFigure {
                     key: spec.key.into(),
@@ -114,21 +128,13 @@ pub(crate) mod tests {
                     label: spec.label.into(),
                     unit: spec.unit.into(),
                     value: n,
-                    ..XFigure::default()
+                    samples: Vec::new(),
+                    facts: facts(),
                 });
             }
             for f in doc.extended.iter_mut().filter(|f| f.key == spec.key) {
-                match v.field {
-                    Field::WriteIops => f.write_iops = Some(n),
-                    Field::First10s => f.first_10s_mib_per_s = Some(n),
-                    Field::Last10s => f.last_10s_mib_per_s = Some(n),
-                    Field::SlowestSecond => {
-                        f.slowest_second = Some(SlowestSecond {
-                            second: 7,
-                            mib_per_s: n,
-                        })
-                    }
-                    _ => {}
+                if f.facts.number(v.field).is_none() && v.field != Field::Value {
+                    f.facts = facts();
                 }
             }
         }

@@ -457,15 +457,21 @@ mod tests {
             value_of(&text, "pveprobe_sha256_bytes_per_second"),
             x("sha256").value * 1e6
         );
-        let class = x("sync_write_4k").reference.as_ref().unwrap().percent;
+        let class = x("sync_write_4k")
+            .facts
+            .number(crate::figure::Field::ReferencePercent)
+            .unwrap();
         assert_eq!(
             value_of(&text, "pveprobe_sync_write_4k_class_ratio"),
             class / 100.0
         );
-        let p99 = x("sync_write_4k").latency.unwrap().p99_us;
+        let p99_ms = x("sync_write_4k")
+            .facts
+            .number(crate::figure::Field::P99Ms)
+            .unwrap();
         assert_eq!(
             value_of(&text, "pveprobe_sync_write_4k_p99_seconds"),
-            p99 / 1000.0 / 1000.0
+            p99_ms / 1000.0
         );
         // Exact as printed: 0.45 ms is 0.00045 s, not 0.00045000000000000004.
         let mut doc = known();

@@ -206,6 +206,9 @@ pub struct Row {
     /// Which way is better (from the list of figures), for `--plot`.
     #[serde(skip)]
     pub better: Option<Better>,
+    /// The value of the list it shows: its decimals.
+    #[serde(skip)]
+    pub value: &'static Value,
     pub cells: Vec<Cell>,
 }
 
@@ -288,6 +291,7 @@ pub fn table(inputs: &[Input]) -> Table {
                 label,
                 unit: v.unit(),
                 better: v.better,
+                value: v,
                 cells,
             }
         })
@@ -295,15 +299,6 @@ pub fn table(inputs: &[Input]) -> Table {
     Table {
         columns: inputs.iter().map(|i| i.name.clone()).collect(),
         rows,
-    }
-}
-
-fn number(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.abs() >= 1000.0 => format!("{v:.0}"),
-        Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
-        Some(v) => format!("{v:.4}"),
-        None => "-".to_string(),
     }
 }
 
@@ -319,30 +314,28 @@ pub const BAR_CELLS: usize = 8;
 /// terminal) each value is followed by a bar of [`BAR_CELLS`] cells
 /// relative to the largest value of its row.
 pub fn render_text_with(table: &Table, bars: bool) -> String {
-    let bar_w = if bars { BAR_CELLS + 1 } else { 0 };
+    use crate::table::Align::{Left, Right};
     let mut out = String::new();
     for (i, name) in table.columns.iter().enumerate() {
         let _ = writeln!(out, "[{}] {name}", i + 1);
     }
-    // pveperf's labels fit in 18; the extended ones widen the column.
-    let w = table
-        .rows
-        .iter()
-        .map(|r| r.label.len())
-        .chain([18])
-        .max()
-        .unwrap_or(18);
-    let mut header = format!("{:<w$} {:<14}", "figure", "unit");
+    let mut align = vec![Left, Left];
+    let mut header = vec!["figure".to_string(), "unit".to_string()];
     for i in 0..table.columns.len() {
-        let _ = write!(header, " {:>12}{:bar_w$}", format!("[{}]", i + 1), "");
+        header.push(format!("[{}]", i + 1));
+        align.push(Right);
+        if bars {
+            header.push(String::new());
+            align.push(Left);
+        }
         if i > 0 {
-            let _ = write!(header, " {:>7} {:<7}", "ratio", "");
+            header.extend(["ratio".to_string(), String::new()]);
+            align.extend([Right, Left]);
         }
     }
-    out.push_str(header.trim_end());
-    out.push('\n');
+    let mut rows = vec![header];
     for row in &table.rows {
-        let mut line = format!("{:<w$} {:<14}", row.label, row.unit);
+        let mut cells = vec![row.label.clone(), row.unit.to_string()];
         let largest = row
             .cells
             .iter()
@@ -350,26 +343,29 @@ pub fn render_text_with(table: &Table, bars: bool) -> String {
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
         for (i, cell) in row.cells.iter().enumerate() {
-            let _ = write!(line, " {:>12}", number(cell.value));
+            cells.push(
+                cell.value
+                    .map_or_else(|| "-".into(), |v| row.value.format(v)),
+            );
             if bars {
-                let bar = plot::inline_bar(cell.value.unwrap_or(0.0), largest, BAR_CELLS);
-                let _ = write!(line, " {bar}");
+                cells.push(plot::inline_bar(
+                    cell.value.unwrap_or(0.0),
+                    largest,
+                    BAR_CELLS,
+                ));
             }
             if i > 0 {
-                let ratio = cell
-                    .ratio
-                    .map(|r| format!("{r:.3}"))
-                    .unwrap_or_else(|| "-".into());
-                let _ = write!(
-                    line,
-                    " {ratio:>7} {:<7}",
-                    cell.verdict.map(Verdict::word).unwrap_or("")
+                cells.push(
+                    cell.ratio
+                        .map(|r| format!("{r:.3}"))
+                        .unwrap_or_else(|| "-".into()),
                 );
+                cells.push(cell.verdict.map(Verdict::word).unwrap_or("").to_string());
             }
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        rows.push(cells);
     }
+    out.push_str(&crate::table::render(&rows, |c| align[c]));
     for row in &table.rows {
         for (i, cell) in row.cells.iter().enumerate() {
             if let Some(u) = &cell.unlike {
@@ -421,7 +417,9 @@ pub fn panels(table: &Table) -> Vec<plot::Panel> {
                 .map(|(i, (cell, name))| plot::Bar {
                     name: format!("[{}] {name}", i + 1),
                     value: cell.value,
-                    text: number(cell.value),
+                    text: cell
+                        .value
+                        .map_or_else(|| "-".into(), |v| row.value.format(v)),
                     runs: cell.runs,
                     outlier: cell.verdict == Some(Verdict::Worse),
                 })
@@ -607,7 +605,11 @@ mod tests {
                 && pos("seq_write") < pos("mixed_70_30_4k_qd16")
         );
         let text = render_text(&t);
-        assert!(text.contains("MIXED 70/30 4K QD16 (write) IOPS"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("MIXED 70/30 4K QD16 (write)  IOPS")),
+            "{text}"
+        );
 
         let worse: Vec<String> = regressions(&before, &after, 20.0)
             .into_iter()
@@ -740,10 +742,15 @@ mod tests {
         assert_eq!(
             each(fsyncs),
             [
-                (Some(3050.0), "3050".into(), Some((3000.0, 3100.0)), false),
-                (Some(1010.0), "1010".into(), Some((1000.0, 1020.0)), true),
+                (
+                    Some(3050.0),
+                    "3050.00".into(),
+                    Some((3000.0, 3100.0)),
+                    false
+                ),
+                (Some(1010.0), "1010.00".into(), Some((1000.0, 1020.0)), true),
                 // One run: no whisker.
-                (Some(1010.0), "1010".into(), None, true),
+                (Some(1010.0), "1010.00".into(), None, true),
             ]
         );
         // Less is better for the seek time; pve2's 505 MiB/s against 510 is
@@ -801,14 +808,14 @@ mod tests {
         // 3050 is the row's largest: a full bar; 1010 is 21 of its 64 eighths.
         let fsyncs = line(&bars, "FSYNCS/SECOND");
         assert!(
-            fsyncs.contains("3050 ████████         1010 ██▋      "),
+            fsyncs.contains("3050.00  ████████    1010.00  ██▋       0.331  worse"),
             "{fsyncs}"
         );
-        assert!(fsyncs.ends_with("0.331 worse"), "{fsyncs}");
+        assert!(fsyncs.ends_with("0.331  worse"), "{fsyncs}");
         // Columns stay aligned: [2]'s value ends where its heading does.
         let header = line(&bars, "figure");
         let end = |l: &str, what: &str| l[..l.find(what).unwrap() + what.len()].chars().count();
-        assert_eq!(end(&header, "[2]"), end(&fsyncs, "1010"));
+        assert_eq!(end(&header, "[2]"), end(&fsyncs, "1010.00"));
         assert!(blocks(&bars) > 0);
     }
 

@@ -11,17 +11,9 @@ use crate::compare::{self, CompareError, Input};
 use crate::plot::{self, PlotError};
 use crate::report::csv as single;
 
-/// Decimals for a column of figures: none when the largest is 1000 or
-/// more, four when it is below 1, else two.
-fn decimals(values: impl IntoIterator<Item = f64>) -> usize {
-    let largest = values.into_iter().map(f64::abs).fold(0.0, f64::max);
-    if largest >= 1000.0 {
-        0
-    } else if largest >= 1.0 || largest == 0.0 {
-        2
-    } else {
-        4
-    }
+/// A column's number with the list's decimals for its value.
+fn number(fig: &FigureSummary, v: f64) -> String {
+    summary::column(&fig.key).map_or_else(|| format!("{v:.2}"), |c| c.format(v))
 }
 
 /// A node's value of a column and, where it kept two or more runs, their
@@ -39,14 +31,6 @@ fn value(node: &NodeReport, fig: &FigureSummary) -> Option<f64> {
     reading(node, fig).map(|(v, _)| v)
 }
 
-/// A row of the text table: name, status, and the cells (text, outlier,
-/// the value for an inline bar) or, for a node that did not answer, why.
-type Row = (
-    String,
-    String,
-    Result<Vec<(String, bool, Option<f64>)>, String>,
-);
-
 /// Cells of an inline bar in the text table (see [`text_with`]).
 pub const BAR_CELLS: usize = 4;
 
@@ -59,7 +43,7 @@ pub fn text(r: &ClusterReport) -> String {
 /// terminal) each node's value is followed by a bar of [`BAR_CELLS`]
 /// cells relative to the largest value of its column.
 pub fn text_with(r: &ClusterReport, bars: bool) -> String {
-    let bar_w = if bars { BAR_CELLS + 1 } else { 0 };
+    use crate::table::Align::{Left, Right};
     let mut out = String::new();
     let cluster = r
         .cluster
@@ -78,91 +62,29 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
         r.nodes.len()
     );
 
-    // Cells: the node rows, then median, spread and the aggregate.
+    // A value's cell ends in its mark: `!` for an outlier, else a space,
+    // so the digits stay in line.
     let figs = &r.figures;
-    let heads: Vec<(String, &str)> = figs
-        .iter()
-        .map(|f| {
-            let (short, unit) = summary::column(&f.key)
-                .map_or((f.label.as_str(), f.unit.as_str()), |c| {
-                    (c.short, c.short_unit)
-                });
-            match &f.instance {
-                Some(key) => (format!("{short} {key}"), unit),
-                None => (short.to_string(), unit),
-            }
-        })
-        .collect();
-    // Each column's numbers with one number of decimals.
-    let places: Vec<usize> = figs
-        .iter()
-        .map(|f| {
-            let nodes = r.nodes.iter().filter_map(|n| value(n, f));
-            decimals(nodes.chain([f.median]).chain(f.aggregate_value))
-        })
-        .collect();
-    let mut rows: Vec<Row> = Vec::new();
-    for n in &r.nodes {
-        let cells = if n.status.answered() {
-            Ok(figs
-                .iter()
-                .zip(&places)
-                .map(|(f, p)| match value(n, f) {
-                    Some(v) => (format!("{v:.p$}"), n.outliers.contains(&f.key), Some(v)),
-                    None => ("-".to_string(), false, None),
-                })
-                .collect())
-        } else {
-            Err(n.detail.clone().unwrap_or_default())
-        };
-        rows.push((n.name.clone(), n.status.word().to_string(), cells));
-    }
-    if !figs.is_empty() {
-        let summary_row = |label: &str, cell: &dyn Fn(&FigureSummary, usize) -> String| {
-            (
-                label.to_string(),
-                String::new(),
-                Ok(figs
-                    .iter()
-                    .zip(&places)
-                    .map(|(f, p)| (cell(f, *p), false, None))
-                    .collect()),
-            )
-        };
-        rows.push(summary_row("median", &|f, p| format!("{:.p$}", f.median)));
-        rows.push(summary_row("spread", &|f, _| {
-            format!("{:.0}%", f.spread * 100.0)
-        }));
-        if r.parallel {
-            rows.push(summary_row(
-                "at once",
-                &|f, p| match (f.aggregate, f.aggregate_value) {
-                    (Some(Aggregate::Sum), Some(v)) => format!("sum {v:.p$}"),
-                    (Some(Aggregate::Max), Some(v)) => format!("max {v:.p$}"),
-                    _ => "-".into(),
-                },
-            ));
+    let mut align = vec![Left, Left];
+    let mut head = vec!["NODE".to_string(), "STATUS".to_string()];
+    let mut units = vec![String::new(), String::new()];
+    for f in figs {
+        let (short, unit) = summary::column(&f.key)
+            .map_or((f.label.as_str(), f.unit.as_str()), |c| {
+                (c.short, c.short_unit)
+            });
+        head.push(match &f.instance {
+            Some(key) => format!("{short} {key} "),
+            None => format!("{short} "),
+        });
+        units.push(format!("{unit} "));
+        align.push(Right);
+        if bars {
+            head.push(String::new());
+            units.push(String::new());
+            align.push(Left);
         }
     }
-
-    let name_w = rows.iter().map(|r| r.0.len()).chain([4]).max().unwrap_or(4);
-    let status_w = rows.iter().map(|r| r.1.len()).chain([6]).max().unwrap_or(6);
-    let widths: Vec<usize> = heads
-        .iter()
-        .enumerate()
-        .map(|(i, (short, unit))| {
-            rows.iter()
-                .filter_map(|r| r.2.as_ref().ok())
-                .map(|cells| cells[i].0.len())
-                .chain([short.len(), unit.len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut push_line = |line: String| {
-        out.push_str(line.trim_end());
-        out.push('\n');
-    };
     // The largest value of each column, the scale of its inline bars.
     let largest: Vec<f64> = figs
         .iter()
@@ -174,43 +96,66 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
                 .fold(0.0, f64::max)
         })
         .collect();
-    let mut head = format!("{:<name_w$}  {:<status_w$}", "NODE", "STATUS");
-    let mut units = format!("{:<name_w$}  {:<status_w$}", "", "");
-    for ((short, unit), w) in heads.iter().zip(&widths) {
-        let _ = write!(head, "  {short:>w$} {:bar_w$}", "");
-        let _ = write!(units, "  {unit:>w$} {:bar_w$}", "");
-    }
-    push_line(head);
-    push_line(units);
-    for (name, status, cells) in &rows {
-        let mut line = format!("{name:<name_w$}  {status:<status_w$}");
-        match cells {
-            Ok(cells) => {
-                for (((text, outlier, v), w), max) in cells.iter().zip(&widths).zip(&largest) {
-                    let mark = if *outlier { '!' } else { ' ' };
-                    let _ = write!(line, "  {text:>w$}{mark}");
-                    if bars {
-                        let bar = v.map_or_else(
-                            || " ".repeat(BAR_CELLS),
-                            |v| plot::inline_bar(v, *max, BAR_CELLS),
-                        );
-                        let _ = write!(line, " {bar}");
-                    }
-                }
-            }
-            Err(detail) => {
-                let _ = write!(line, "  {detail}");
+    let mut rows = vec![head, units];
+    for n in &r.nodes {
+        let mut row = vec![n.name.clone(), n.status.word().to_string()];
+        if !n.status.answered() {
+            row.push(n.detail.clone().unwrap_or_default());
+            rows.push(row);
+            continue;
+        }
+        for (f, max) in figs.iter().zip(&largest) {
+            let v = value(n, f);
+            let mark = if v.is_some() && n.outliers.contains(&f.key) {
+                '!'
+            } else {
+                ' '
+            };
+            row.push(format!(
+                "{}{mark}",
+                v.map_or_else(|| "-".into(), |v| number(f, v))
+            ));
+            if bars {
+                row.push(v.map_or_else(
+                    || " ".repeat(BAR_CELLS),
+                    |v| plot::inline_bar(v, *max, BAR_CELLS),
+                ));
             }
         }
-        push_line(line);
+        rows.push(row);
     }
+    if !figs.is_empty() {
+        let mut summary_row = |label: &str, cell: &dyn Fn(&FigureSummary) -> String| {
+            let mut row = vec![label.to_string(), String::new()];
+            for f in figs {
+                row.push(format!("{} ", cell(f)));
+                if bars {
+                    row.push(String::new());
+                }
+            }
+            rows.push(row);
+        };
+        summary_row("median", &|f| number(f, f.median));
+        summary_row("spread", &|f| format!("{:.0}%", f.spread * 100.0));
+        if r.parallel {
+            summary_row("at once", &|f| match (f.aggregate, f.aggregate_value) {
+                (Some(Aggregate::Sum), Some(v)) => format!("sum {}", number(f, v)),
+                (Some(Aggregate::Max), Some(v)) => format!("max {}", number(f, v)),
+                _ => "-".into(),
+            });
+        }
+    }
+    out.push_str(&crate::table::render(&rows, |c| align[c]));
 
     let mut notes = Vec::new();
-    for (f, p) in figs.iter().zip(&places) {
+    for f in figs {
         for o in &f.outliers {
             notes.push(format!(
-                "! {}: {} {:.p$} is worse than the other nodes' median ({:.p$}) by more than a third",
-                o.node, f.label, o.value, o.others_median
+                "! {}: {} {} is worse than the other nodes' median ({}) by more than a third",
+                o.node,
+                f.label,
+                number(f, o.value),
+                number(f, o.others_median)
             ));
         }
     }
@@ -270,9 +215,6 @@ pub fn panels(r: &ClusterReport) -> Vec<plot::Panel> {
         .iter()
         .map(|f| {
             let column = summary::column(&f.key);
-            // The decimals of the text table's column.
-            let nodes = answered.iter().filter_map(|n| value(n, f));
-            let places = decimals(nodes.chain([f.median]).chain(f.aggregate_value));
             let title = match &f.instance {
                 Some(key) => format!("{} [{key}]", f.label),
                 None => f.label.clone(),
@@ -288,7 +230,7 @@ pub fn panels(r: &ClusterReport) -> Vec<plot::Panel> {
                         plot::Bar {
                             name: n.name.clone(),
                             value,
-                            text: value.map_or_else(|| "-".into(), |v| format!("{v:.places$}")),
+                            text: value.map_or_else(|| "-".into(), |v| number(f, v)),
                             runs: runs.flatten(),
                             outlier: f.outliers.iter().any(|o| o.node == n.name),
                         }
@@ -500,11 +442,11 @@ mod tests {
             "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, one node at a time"
         ));
         let row = |name: &str| lines.iter().find(|l| l.starts_with(name)).copied().unwrap();
-        assert!(row("pve3").contains(" 600!"), "{}", row("pve3"));
+        assert!(row("pve3").contains(" 600.00!"), "{}", row("pve3"));
         assert!(!row("pve1").contains('!'));
         assert!(row("pve4").contains("no pveprobe  bash: line 1: pveprobe: command not found"));
         assert!(text.contains(
-            "! pve3: FSYNCS/SECOND 600 is worse than the other nodes' median (1850) by more than a third"
+            "! pve3: FSYNCS/SECOND 600.00 is worse than the other nodes' median (1850.00) by more than a third"
         ));
         assert!(!text.contains("at once"));
         assert!(text.ends_with("3 of 4 nodes answered; not: pve4 no pveprobe\n"));
@@ -527,8 +469,8 @@ mod tests {
         assert_eq!(bars.lines().count(), plain.lines().count());
         let row = |name: &str| bars.lines().find(|l| l.starts_with(name)).unwrap();
         // FSYNCS: 1900 is the column's largest; 600 is 10 of its 32 eighths.
-        assert!(row("pve2").contains(" 1900  ████"), "{}", row("pve2"));
-        assert!(row("pve3").contains(" 600! █▎  "), "{}", row("pve3"));
+        assert!(row("pve2").contains(" 1900.00   ████"), "{}", row("pve2"));
+        assert!(row("pve3").contains(" 600.00!  █▎  "), "{}", row("pve3"));
         // Summary rows and a node that did not answer get none.
         for name in ["median", "spread", "pve4"] {
             assert_eq!(blocks(row(name)), 0, "{}", row(name));
@@ -536,8 +478,8 @@ mod tests {
         // Columns stay aligned: FSYNCS's value ends where its heading does.
         let head = row("NODE");
         let end = |l: &str, what: &str| l[..l.find(what).unwrap() + what.len()].chars().count();
-        assert_eq!(end(head, "FSYNCS"), end(row("pve2"), "1900"));
-        assert_eq!(end(head, "FSYNCS"), end(row("median"), "1800"));
+        assert_eq!(end(head, "FSYNCS"), end(row("pve2"), "1900.00"));
+        assert_eq!(end(head, "FSYNCS"), end(row("median"), "1800.00"));
     }
 
     #[test]
@@ -559,9 +501,9 @@ mod tests {
         assert_eq!(
             bars,
             [
-                ("pve1", Some(1800.0), "1800", false),
-                ("pve2", Some(1900.0), "1900", false),
-                ("pve3", Some(600.0), "600", true),
+                ("pve1", Some(1800.0), "1800.00", false),
+                ("pve2", Some(1900.0), "1900.00", false),
+                ("pve3", Some(600.0), "600.00", true),
             ],
             "pve4 did not answer: no bar"
         );
@@ -580,7 +522,7 @@ mod tests {
             (seek.unit.as_str(), seek.better),
             ("ms", Some(Better::Lower))
         );
-        assert_eq!(seek.bars[0].text, "0.1000", "the table's decimals");
+        assert_eq!(seek.bars[0].text, "0.100", "the list's decimals");
         assert_eq!(panel("HD SIZE").better, None);
 
         let svg = plot_svg(&r).unwrap();
@@ -598,7 +540,7 @@ mod tests {
             (heights[2] - heights[1] * 600.0 / 1900.0).abs() <= 1.0,
             "{heights:?}"
         );
-        assert!(fs.iter().any(|s| s.text == "600 !"));
+        assert!(fs.iter().any(|s| s.text == "600.00 !"));
     }
 
     /// The nodes of the picture in docs/: the fixture results of pve1,
@@ -670,7 +612,7 @@ mod tests {
             .filter(|s| s.text.ends_with(" !"))
             .map(|s| s.text.as_str())
             .collect();
-        assert_eq!(marked, ["1010 !", "1010 !"]);
+        assert_eq!(marked, ["1010.00 !", "1010.00 !"]);
     }
 
     /// Writes docs/plot-cluster.svg and .png from [`fixture_cluster`].
@@ -720,9 +662,9 @@ mod tests {
         assert!(text.contains("SHA256"), "{text}");
         assert!(text.contains("MB/s xN"), "{text}");
         let row = |name: &str| text.lines().find(|l| l.starts_with(name)).unwrap();
-        assert!(row("pve3").contains(" 900!"), "{}", row("pve3"));
+        assert!(row("pve3").contains(" 900.00!"), "{}", row("pve3"));
         assert!(
-            text.contains("! pve3: SHA256 900 is worse than the other nodes' median"),
+            text.contains("! pve3: SHA256 900.00 is worse than the other nodes' median"),
             "{text}"
         );
         // CPU figures do not add up over nodes.
@@ -739,7 +681,7 @@ mod tests {
         let text = text(&known(true));
         let at_once = text.lines().find(|l| l.starts_with("at once")).unwrap();
         assert!(at_once.contains("sum 4300"), "{at_once}");
-        assert!(at_once.contains("max 0.1200"), "{at_once}");
+        assert!(at_once.contains("max 0.120 "), "{at_once}");
         assert!(at_once.contains("max 3.00"), "FSYNC p99: {at_once}");
     }
 

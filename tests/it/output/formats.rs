@@ -224,7 +224,9 @@ fn compare_marks_ratios_and_noise() {
     // FSYNCS: 3050 -> 1010, ratio 0.331, worse for both later files.
     assert_eq!(
         &words("FSYNCS/SECOND")[2..],
-        ["3050", "1010", "0.331", "worse", "1010", "0.331", "worse"]
+        [
+            "3050.00", "1010.00", "0.331", "worse", "1010.00", "0.331", "worse"
+        ]
     );
     // BUFFERED READS 510 -> 505: within both files' ranges = noise; pve3 has one sample: no noise judgement.
     assert_eq!(
@@ -236,7 +238,7 @@ fn compare_marks_ratios_and_noise() {
     assert_eq!(
         &words("AVERAGE SEEK TIME")[4..],
         [
-            "0.2100", "0.4100", "1.952", "worse", "0.4100", "1.952", "worse"
+            "0.210", "0.410", "1.952", "worse", "0.410", "1.952", "worse"
         ]
     );
     assert!(!text.contains("DNS INT"));

@@ -196,8 +196,8 @@ fn compare_plot_has_a_panel_per_figure_bars_whiskers_and_marked_outliers() {
     let texts: Vec<&str> = fsyncs.iter().map(|s| s.text.as_str()).collect();
     for t in [
         "1/s · ↑ higher is better",
-        "3050",
-        "1010 !",
+        "3050.00",
+        "1010.00 !",
         "[1] pve1",
         "(pve3-single-run.json)",
     ] {
@@ -455,7 +455,7 @@ fn on_a_terminal_the_text_tables_have_inline_bars_and_nothing_else_does() {
         .lines()
         .find(|l| l.starts_with("FSYNCS/SECOND"))
         .unwrap();
-    assert!(fsyncs.contains("3050 ████████"), "{fsyncs}");
+    assert!(fsyncs.contains("3050.00  ████████"), "{fsyncs}");
     let mut csv = vec![os("compare"), os("--output-format"), os("csv")];
     csv.extend(files.iter().cloned());
     let text = run(&csv);

@@ -254,10 +254,11 @@ fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> E
 
 /// `pveprobe [OPTIONS] [PATH]`, or `--storage ID|all`.
 pub fn probe(args: &ProbeArgs) -> Ended {
-    if let Some(which) = &args.measure.storage {
-        return storage::probe(args, which);
-    }
+    // The run's configuration, made once from the options.
     let config = args.config();
+    if let Some(which) = &args.measure.storage {
+        return storage::probe(args, storage::Plan::new(args, config), which);
+    }
     check_path(&config.path).map_err(Stop::bad_input)?;
     // --plot draws SUSTAINED WRITE's seconds; its FILE is opened before
     // the run, so one that cannot be written costs no measurement.

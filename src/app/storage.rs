@@ -216,22 +216,47 @@ pub fn storages(args: &StoragesArgs) -> Ended {
     }
 }
 
-/// The tests a storage run makes unless `--tests` says: pveperf's disk
-/// lines (and -x's), and on a volume its writes too.
-fn storage_tests(args: &ProbeArgs, volume: bool) -> BTreeSet<Test> {
-    let disk = [Test::Read, Test::Seek, Test::Fsync];
-    let with_writes = [
-        Test::Read,
-        Test::Seek,
-        Test::Fsync,
-        Test::Seqwrite,
-        Test::Randread,
-        Test::Randwrite,
-        Test::Syncwrite,
-    ];
-    args.measure
-        .asked()
-        .select(if volume { &with_writes } else { &disk })
+/// How each storage is measured, made once from the options: the run's
+/// configuration, and the tests a storage run makes unless `--tests`
+/// says (pveperf's disk lines, and -x's; on a volume its writes too).
+pub(super) struct Plan {
+    config: crate::run::Config,
+    on_path: BTreeSet<Test>,
+    on_volume: BTreeSet<Test>,
+}
+
+impl Plan {
+    pub(super) fn new(args: &ProbeArgs, config: crate::run::Config) -> Plan {
+        let disk = [Test::Read, Test::Seek, Test::Fsync];
+        let with_writes = [
+            Test::Read,
+            Test::Seek,
+            Test::Fsync,
+            Test::Seqwrite,
+            Test::Randread,
+            Test::Randwrite,
+            Test::Syncwrite,
+        ];
+        let asked = args.measure.asked();
+        Plan {
+            config,
+            on_path: asked.select(&disk),
+            on_volume: asked.select(&with_writes),
+        }
+    }
+
+    /// The configuration of a run on `path` (a volume's device when `volume`).
+    fn config(&self, path: PathBuf, volume: bool) -> crate::run::Config {
+        let mut config = self.config.clone();
+        config.path = path.clone();
+        if volume {
+            config.volume = Some(path);
+            config.tests = self.on_volume.clone();
+        } else {
+            config.tests = self.on_path.clone();
+        }
+        config
+    }
 }
 
 /// Whether `path` is a mount point (a mountinfo entry mounted there).
@@ -260,6 +285,7 @@ fn announce(args: &ProbeArgs, target: &PveTarget) {
 /// `Err`: nothing was measured, with why.
 fn measure_storage(
     args: &ProbeArgs,
+    plan: &Plan,
     pve: &Pve,
     s: &PveStorage,
     prep: &Prepared,
@@ -293,9 +319,7 @@ fn measure_storage(
                     m.display()
                 ));
             }
-            let mut config = args.config();
-            config.path = path.clone();
-            config.tests = storage_tests(args, false);
+            let config = plan.config(path.clone(), false);
             let t = target(How::Path, Some(path.display().to_string()));
             announce(args, &t);
             let mut report = measure(args, &config, &prep.interrupt);
@@ -340,10 +364,7 @@ fn measure_storage(
                     r
                 }
                 Ok(device) => {
-                    let mut config = args.config();
-                    config.path = device.clone();
-                    config.volume = Some(device);
-                    config.tests = storage_tests(args, true);
+                    let config = plan.config(device, true);
                     announce(args, &t);
                     measure(args, &config, &prep.interrupt)
                 }
@@ -365,14 +386,14 @@ fn measure_storage(
 }
 
 /// `--storage ID|all`.
-pub(super) fn probe(args: &ProbeArgs, which: &str) -> Ended {
+pub(super) fn probe(args: &ProbeArgs, plan: Plan, which: &str) -> Ended {
     let pve = Pve::load(&args.pve_config).map_err(Stop::bad_input)?;
     if let Err(why) = &pve.status {
         return Err(Stop::bad_input(why));
     }
     let all = pve.storages();
     if which == "all" {
-        return probe_all(args, &pve, &all);
+        return probe_all(args, &plan, &pve, &all);
     }
     let Some(s) = all.iter().find(|s| s.id() == which) else {
         return Err(Stop::bad_input(format!(
@@ -392,7 +413,7 @@ pub(super) fn probe(args: &ProbeArgs, which: &str) -> Ended {
         args,
         &format!("pid {}, --storage {which}", std::process::id()),
     )?;
-    let mut report = measure_storage(args, &pve, s, &prep)
+    let mut report = measure_storage(args, &plan, &pve, s, &prep)
         .map_err(|why| Stop::not_measured(not_measured(why)))?;
     report.waited_for_probe = prep.host_lock.waited.clone();
     finish(args, &report, prep)
@@ -423,7 +444,7 @@ fn on_this_node<'a>(pve: &'a Pve, docs: &'a [JsonReport]) -> Vec<Measured<'a>> {
 }
 
 /// `--storage all`: this node's storages in turn, one table.
-fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Ended {
+fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> Ended {
     let prep = prepare(args, &format!("pid {}, --storage all", std::process::id()))?;
     let mut docs = Vec::new();
     let mut reports = Vec::new();
@@ -448,7 +469,7 @@ fn probe_all(args: &ProbeArgs, pve: &Pve, all: &[PveStorage]) -> Ended {
             });
             continue;
         }
-        match measure_storage(args, pve, s, &prep) {
+        match measure_storage(args, plan, pve, s, &prep) {
             Ok(report) => {
                 interrupted(&report)?;
                 failed |= report.any_failed();

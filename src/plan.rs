@@ -399,10 +399,10 @@ impl Test {
             Test::Syncwrite => Cost { windows: 1, ..FREE },
             // CPU_BENCH_WINDOWS, rounded up.
             Test::CpuBench => Cost { windows: 3, ..FREE },
-            // On a path: its file written first, then both jobs.
+            // Both jobs (on a path, into a preallocated file: nothing
+            // written first).
             Test::Randwrite => Cost {
                 windows: 2,
-                writes: 1,
                 jobs: &[JobParams::RAND_WRITE_4K_QD1, JobParams::RAND_WRITE_4K_QD32],
                 ..FREE
             },

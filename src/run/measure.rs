@@ -156,6 +156,17 @@ pub trait Measure {
     fn left_behind(&self) -> Vec<String>;
 }
 
+/// `bytes` of `file` preallocated (fallocate(2), mode 0), or where the
+/// filesystem does not support that, its size set (a sparse file).
+fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
+    use nix::fcntl::{FallocateFlags, fallocate};
+    match fallocate(file, FallocateFlags::empty(), 0, bytes as libc::off_t) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EOPNOTSUPP) => file.set_len(bytes),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The probes on this host.
 pub struct Real<'a> {
     pub host: &'a Host,
@@ -418,9 +429,20 @@ impl Measure for Real<'_> {
                 run(&file, size, self.interrupt)
             }
             WriteTarget::File { path, bytes } => self.in_scratch(path, |scratch, interrupt| {
-                // Written first: writes over holes would measure allocation.
-                let pool = seqwrite::data(false);
-                seqwrite::run(scratch, "randwrite.dat", bytes, &pool, interrupt)?;
+                // As `fio --rw=randwrite` makes its file by default
+                // (fallocate=native, no layout: fio writes a file first
+                // only for reads or with overwrite=1): preallocated and
+                // not written, so each block's first write lands in an
+                // unwritten extent. Where the filesystem cannot
+                // preallocate, a sparse file (fio's fallback too).
+                let file = scratch.create_file("randwrite.dat")?;
+                preallocate(&file, bytes).map_err(|e| {
+                    ProbeError::io(
+                        format!("preallocating {bytes} bytes for RANDOM WRITE 4K"),
+                        e,
+                    )
+                })?;
+                drop(file);
                 let (file, _direct) = scratch.open_rw("randwrite.dat")?;
                 run(&file, bytes, interrupt)
             }),

@@ -154,11 +154,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/../../fixtures/pve/ceph-conf/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::testutil::fixture("pve/ceph-conf", name)
     }
 
     fn nets(list: &[&str]) -> Vec<Cidr> {
@@ -200,15 +196,7 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!(
-            "{}/../../fixtures/pve/ceph-conf",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
+        let names = crate::testutil::fixture_names("pve/ceph-conf");
         assert_eq!(
             names,
             [

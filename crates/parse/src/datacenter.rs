@@ -135,11 +135,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/../../fixtures/pve/datacenter-cfg/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::testutil::fixture("pve/datacenter-cfg", name)
     }
 
     fn cfg(network: Option<&str>, kind: Option<&str>) -> DatacenterCfg {
@@ -202,15 +198,7 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!(
-            "{}/../../fixtures/pve/datacenter-cfg",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
+        let names = crate::testutil::fixture_names("pve/datacenter-cfg");
         assert_eq!(
             names,
             [

@@ -32,3 +32,31 @@ pub(crate) fn quote(s: &str) -> String {
 pub(crate) fn is_blank(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
 }
+
+/// What the parsers' unit tests share: the fixtures under `fixtures/`.
+#[cfg(test)]
+pub(crate) mod testutil {
+    /// The path of `fixtures/<path>` in the repository.
+    fn path(path: &str) -> String {
+        format!("{}/../../fixtures/{path}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// The text of `fixtures/<dir>/<name>` (bytes that are no UTF-8 as
+    /// U+FFFD: a binary fixture is text a parser must refuse).
+    pub(crate) fn fixture(dir: &str, name: &str) -> String {
+        let path = path(&format!("{dir}/{name}"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// The names of the files in `fixtures/<dir>`, sorted: a test lists
+    /// them to show that every fixture there is one it reads.
+    pub(crate) fn fixture_names(dir: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(path(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+}

@@ -107,11 +107,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/../../fixtures/pve/pvesm-status/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::testutil::fixture("pve/pvesm-status", name)
     }
 
     fn row(id: &str, kind: &str, status: &str, kib: Option<[u64; 3]>) -> StatusRow {
@@ -248,15 +244,7 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!(
-            "{}/../../fixtures/pve/pvesm-status",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
+        let names = crate::testutil::fixture_names("pve/pvesm-status");
         assert_eq!(
             names,
             ["default-install.txt", "inactive-disabled.txt", "zfs.txt"]

@@ -1032,12 +1032,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/../../fixtures/pve/storage-cfg/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        String::from_utf8_lossy(&bytes).into_owned()
+        crate::testutil::fixture("pve/storage-cfg", name)
     }
 
     fn parsed(name: &str) -> StorageCfg {
@@ -1412,15 +1407,7 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!(
-            "{}/../../fixtures/pve/storage-cfg",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
+        let names = crate::testutil::fixture_names("pve/storage-cfg");
         assert_eq!(
             names,
             [

@@ -121,11 +121,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/../../fixtures/pve/vmlist/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::testutil::fixture("pve/vmlist", name)
     }
 
     #[test]
@@ -231,12 +227,7 @@ mod tests {
 
     #[test]
     fn every_fixture_is_tested_here() {
-        let dir = format!("{}/../../fixtures/pve/vmlist", env!("CARGO_MANIFEST_DIR"));
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
+        let names = crate::testutil::fixture_names("pve/vmlist");
         assert_eq!(names, ["cluster.json", "empty.json"]);
     }
 }

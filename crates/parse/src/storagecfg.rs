@@ -358,12 +358,7 @@ fn check_storage_id(id: &str) -> Result<(), String> {
             "storage ID '{id}' cannot be shorter than 2 characters"
         ));
     }
-    let b = id.as_bytes();
-    let ok = b[0].is_ascii_alphabetic()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'));
-    if ok {
+    if is_storage_name(id) {
         Ok(())
     } else {
         Err(format!("storage ID '{id}' contains illegal characters"))
@@ -870,52 +865,75 @@ fn check_format(format: &Format, v: &str) -> Result<(), String> {
             .ok_or_else(|| format!("invalid options '{v}'")),
         Format::DirOverrides => split_list(v).try_for_each(check_dir_override),
         Format::ConfigId => {
-            let b = v.as_bytes();
-            let ok = b.len() >= 2
-                && b[0].is_ascii_alphabetic()
-                && b[1..]
-                    .iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'));
-            ok.then_some(())
+            // `[a-z][a-z0-9_\-]+`i.
+            let rest = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-');
+            shaped(v, 2, u8::is_ascii_alphabetic, rest, rest)
+                .then_some(())
                 .ok_or_else(|| format!("invalid configuration ID '{v}'"))
         }
         Format::VolumeId => v
             .split_once(':')
-            .filter(|(store, name)| is_volume_store(store) && !name.is_empty())
+            .filter(|(store, name)| is_storage_name(store) && !name.is_empty())
             .map(|_| ())
             .ok_or_else(|| format!("unable to parse volume ID '{v}'")),
         Format::Any | Format::Fingerprint | Format::Choice(_) | Format::MaxLen(_) => Ok(()),
     }
 }
 
-fn is_lvm_name(v: &str) -> bool {
+/// Whether `v` has the shape of PVE's name regexes: at least `min` bytes
+/// (and one), its first byte one `first` takes, its last one `last`
+/// takes, every byte one `all` takes.
+fn shaped(
+    v: &str,
+    min: usize,
+    first: fn(&u8) -> bool,
+    last: fn(&u8) -> bool,
+    all: fn(&u8) -> bool,
+) -> bool {
     let b = v.as_bytes();
-    b.len() >= 2
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    b.len() >= min.max(1) && first(&b[0]) && last(&b[b.len() - 1]) && b.iter().all(all)
+}
+
+/// A letter, digit, `-`, `_` or `.`: what names of storages, volumes'
+/// storages and LVM objects are made of.
+fn name_byte(c: &u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')
+}
+
+/// `pve-lvm-name`: `[a-z0-9][a-z0-9\-_.]*[a-z0-9]`i.
+fn is_lvm_name(v: &str) -> bool {
+    shaped(
+        v,
+        2,
+        u8::is_ascii_alphanumeric,
+        u8::is_ascii_alphanumeric,
+        name_byte,
+    )
 }
 
 /// `pve_verify_node_name`: `^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$`.
 fn is_node_name(v: &str) -> bool {
-    let b = v.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-';
+    shaped(
+        v,
+        1,
+        u8::is_ascii_alphanumeric,
+        u8::is_ascii_alphanumeric,
+        inner,
+    )
 }
 
-/// The storage part of `pve-volume-id`: `[a-z][a-z0-9\-_.]*[a-z0-9]`i, up
-/// to the first colon that leaves a name behind (the storage part holds no
-/// colon, so it is the first colon).
-fn is_volume_store(store: &str) -> bool {
-    let b = store.as_bytes();
-    b.len() >= 2
-        && b[0].is_ascii_alphabetic()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+/// A storage ID (`parse_storage_id`), which is also the storage part of
+/// `pve-volume-id` (up to the first colon that leaves a name behind: the
+/// storage part holds no colon): `[a-z][a-z0-9\-_.]*[a-z0-9]`i.
+fn is_storage_name(v: &str) -> bool {
+    shaped(
+        v,
+        2,
+        u8::is_ascii_alphabetic,
+        u8::is_ascii_alphanumeric,
+        name_byte,
+    )
 }
 
 fn is_fingerprint(v: &str) -> bool {

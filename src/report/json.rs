@@ -247,10 +247,12 @@ impl JsonReport {
         let mut not_measured = Vec::new();
         let mut extended = Vec::new();
         for line in Figure::ALL {
-            let entries = report
-                .projection(line)
-                .map(|p| p.entries)
-                .unwrap_or_default();
+            // Projected once: a measured figure's problem is its
+            // projection's (a dead DNS line), another's its outcome's.
+            let (entries, problem) = match report.projection(line) {
+                Some(p) => (p.entries, p.failed.map(|why| (true, why))),
+                None => (Vec::new(), report.problem(line)),
+            };
             if line.group() == Group::Pveperf {
                 figures.set(
                     line,
@@ -262,7 +264,7 @@ impl JsonReport {
             } else {
                 extended.extend(entries.into_iter().map(|e| XFigure::of(line, e)));
             }
-            if let Some((failed, reason)) = report.problem(line) {
+            if let Some((failed, reason)) = problem {
                 not_measured.push(NotMeasured {
                     key: line.key().to_string(),
                     label: line.label().to_string(),

@@ -20,6 +20,9 @@
 //!   the chunk's zstd stream (`decode_all`), SHA256 it, compare the digest
 //!   and the length. Its window, as PBS's, includes building the chunk
 //!   once (digest and compression).
+//! - What a loop made (the compressed buffer, the chunk) stays alive until
+//!   the last loop ends, as in PBS's function: it decides where later
+//!   loops' outputs grow on the heap (see `measure`).
 //!
 //! `--cpu-threads N` runs each loop on N threads at once, started
 //! together, each over the same (read-only) buffer.
@@ -44,62 +47,71 @@ pub fn buffer() -> Vec<u8> {
 }
 
 /// What the loops work on, made before any window starts.
-pub struct Workload {
+struct Workload {
     data: Vec<u8>,
-    /// `encode_all(data, 1)`: what ZSTD DECOMPRESS decodes.
-    compressed: Vec<u8>,
-    /// A compressed chunk's zstd stream (`copy_encode`, as `DataBlob::encode`).
-    chunk: Vec<u8>,
-    digest: [u8; 32],
     key: [u8; 32],
 }
 
+/// What one loop works on besides the buffer, made inside its window as
+/// PBS makes it (PBS's clock starts before it compresses what it
+/// decompresses and before it builds the chunk it verifies).
+enum Input {
+    Buffer,
+    /// `encode_all(data, 1)`: what ZSTD DECOMPRESS decodes.
+    Compressed(Vec<u8>),
+    /// A compressed chunk's zstd stream (`copy_encode`, as
+    /// `DataBlob::encode`) and the buffer's digest.
+    Chunk(Vec<u8>, [u8; 32]),
+}
+
 impl Workload {
-    pub fn new() -> Result<Self, ProbeError> {
-        let data = buffer();
-        let compressed = compress(&data)?;
-        let (chunk, digest) = Workload::chunk(&data)?;
-        Ok(Workload {
-            data,
-            compressed,
-            chunk,
-            digest,
+    fn new() -> Self {
+        Workload {
+            data: buffer(),
             key: [0x5a; 32],
+        }
+    }
+
+    /// What `op`'s loop works on, made as PBS makes it.
+    fn input(&self, op: CpuOp) -> Result<Input, ProbeError> {
+        Ok(match op {
+            CpuOp::Decompress => Input::Compressed(compress(&self.data)?),
+            CpuOp::Verify => {
+                let digest = openssl::sha::sha256(&self.data);
+                let mut chunk = Vec::with_capacity(self.data.len());
+                zstd::stream::copy_encode(&self.data[..], &mut chunk, 1)
+                    .map_err(|e| ProbeError::io("zstd: compressing the chunk", e))?;
+                Input::Chunk(chunk, digest)
+            }
+            _ => Input::Buffer,
         })
     }
 
-    /// A compressed chunk of `data` as `DataChunkBuilder` builds it: its
-    /// zstd stream (`copy_encode`, as `DataBlob::encode`) and its digest.
-    fn chunk(data: &[u8]) -> Result<(Vec<u8>, [u8; 32]), ProbeError> {
-        let digest = openssl::sha::sha256(data);
-        let mut chunk = Vec::with_capacity(data.len());
-        zstd::stream::copy_encode(data, &mut chunk, 1)
-            .map_err(|e| ProbeError::io("zstd: compressing the chunk", e))?;
-        Ok((chunk, digest))
-    }
-
-    /// One call of `op`: the bytes it counts.
-    fn call(&self, op: CpuOp) -> Result<usize, ProbeError> {
-        match op {
-            CpuOp::Sha256 => {
+    /// One call of `op` on `input`: the bytes it counts.
+    fn call(&self, op: CpuOp, input: &Input) -> Result<usize, ProbeError> {
+        match (op, input) {
+            (CpuOp::Sha256, _) => {
                 std::hint::black_box(openssl::sha::sha256(&self.data));
             }
-            CpuOp::Compress => {
+            (CpuOp::Compress, _) => {
                 std::hint::black_box(compress(&self.data)?);
             }
-            CpuOp::Decompress => return Ok(decompress(&self.compressed)?.len()),
-            CpuOp::Aes256Gcm => {
+            (CpuOp::Decompress, Input::Compressed(c)) => return Ok(decompress(c)?.len()),
+            (CpuOp::Aes256Gcm, _) => {
                 std::hint::black_box(encrypt(&self.key, &self.data)?);
             }
-            CpuOp::Verify => self.verify()?,
+            (CpuOp::Verify, Input::Chunk(chunk, digest)) => self.verify(chunk, digest)?,
+            (CpuOp::Decompress | CpuOp::Verify, _) => {
+                unreachable!("{op:?}'s input is made by Workload::input")
+            }
         }
         Ok(self.data.len())
     }
 
     /// `verify_unencrypted`: decompress, check digest and length.
-    fn verify(&self) -> Result<(), ProbeError> {
-        let data = decompress(&self.chunk)?;
-        if openssl::sha::sha256(&data) != self.digest {
+    fn verify(&self, chunk: &[u8], digest: &[u8; 32]) -> Result<(), ProbeError> {
+        let data = decompress(chunk)?;
+        if &openssl::sha::sha256(&data) != digest {
             return Err(ProbeError::Unavailable(
                 "VERIFY: the chunk's digest differs after decompression".into(),
             ));
@@ -114,38 +126,27 @@ impl Workload {
         Ok(())
     }
 
-    /// PBS's loop: calls until one ends past `window`.
+    /// PBS's loop: calls until one ends past `window`, the clock started
+    /// before the loop's input is made. The input is returned, not
+    /// dropped: see `measure`.
     fn run(
         &self,
         op: CpuOp,
         window: Duration,
         interrupt: &Interrupt,
-    ) -> Result<Throughput, ProbeError> {
+    ) -> Result<(Throughput, Input), ProbeError> {
         let start = Instant::now();
+        let input = self.input(op)?;
         let mut bytes = 0u64;
-        match op {
-            // PBS starts the clock before compressing what it decompresses,
-            CpuOp::Decompress => {
-                std::hint::black_box(compress(&self.data)?);
-            }
-            // and before building the chunk it verifies (its digest, its
-            // compressed stream).
-            CpuOp::Verify => {
-                std::hint::black_box(Workload::chunk(&self.data)?);
-            }
-            _ => {}
-        }
         loop {
-            bytes += self.call(op)? as u64;
+            bytes += self.call(op, &input)? as u64;
             interrupt.check()?;
             if start.elapsed() > window {
                 break;
             }
         }
-        Ok(Throughput {
-            bytes,
-            elapsed: start.elapsed(),
-        })
+        let elapsed = start.elapsed();
+        Ok((Throughput { bytes, elapsed }, input))
     }
 
     /// `threads` loops at once, started together.
@@ -162,7 +163,7 @@ impl Workload {
                 .map(|_| {
                     scope.spawn(|| {
                         start.wait();
-                        self.run(op, window, interrupt)
+                        self.run(op, window, interrupt).map(|(t, _)| t)
                     })
                 })
                 .collect();
@@ -266,14 +267,22 @@ pub fn measure(
     interrupt: &Interrupt,
 ) -> Result<CpuBench, ProbeError> {
     keep_heap();
-    let work = Workload::new()?;
+    let work = Workload::new();
     let mut bench = CpuBench::default();
+    // PBS's `test_crypt_speed` keeps what it made (the compressed buffer,
+    // the chunk) until it returns, and the figures depend on it: where
+    // they sit on the heap decides whether a later loop's growing output
+    // (AES-256-GCM's Vec, doubling to 2 MiB) is copied on its last growth
+    // or grows in place, a 1 MiB memcpy per call. Dropped at the end.
+    let mut kept = Vec::new();
     for op in CpuOp::ALL {
         let window = scaled_window(op, duration);
+        let (single, input) = work.run(op, window, interrupt)?;
+        kept.push(input);
         bench.ops.push(CpuOpFigure {
             op,
             window,
-            single: work.run(op, window, interrupt)?,
+            single,
             threads: Vec::new(),
         });
     }
@@ -333,25 +342,35 @@ mod tests {
 
     #[test]
     fn each_call_does_its_work_and_verify_checks() {
-        let work = Workload::new().unwrap();
+        let work = Workload::new();
         // About 1.5:1. PBS keeps a chunk compressed only when that is
         // shorter, so its VERIFY decompresses.
-        assert!(work.chunk.len() < work.data.len(), "the buffer compresses");
-        assert_eq!(decompress(&work.compressed).unwrap(), work.data);
+        let Input::Chunk(chunk, digest) = work.input(CpuOp::Verify).unwrap() else {
+            panic!("VERIFY works on a chunk");
+        };
+        assert!(chunk.len() < work.data.len(), "the buffer compresses");
+        let Input::Compressed(compressed) = work.input(CpuOp::Decompress).unwrap() else {
+            panic!("ZSTD DECOMPRESS works on the compressed buffer");
+        };
+        assert_eq!(decompress(&compressed).unwrap(), work.data);
         for op in CpuOp::ALL {
-            assert_eq!(work.call(op).unwrap(), BUFFER_BYTES, "{op:?}");
+            let input = work.input(op).unwrap();
+            assert_eq!(work.call(op, &input).unwrap(), BUFFER_BYTES, "{op:?}");
         }
-        let mut broken = Workload::new().unwrap();
-        broken.digest[0] ^= 1;
-        assert!(broken.call(CpuOp::Verify).is_err());
+        let mut wrong = digest;
+        wrong[0] ^= 1;
+        assert!(
+            work.call(CpuOp::Verify, &Input::Chunk(chunk, wrong))
+                .is_err()
+        );
     }
 
     #[test]
     fn a_loop_ends_after_its_window_and_threads_each_report() {
-        let work = Workload::new().unwrap();
+        let work = Workload::new();
         let interrupt = Interrupt::default();
         let window = Duration::from_millis(20);
-        let t = work.run(CpuOp::Sha256, window, &interrupt).unwrap();
+        let (t, _) = work.run(CpuOp::Sha256, window, &interrupt).unwrap();
         assert!(t.elapsed > window && t.bytes >= BUFFER_BYTES as u64);
         assert_eq!(t.bytes % BUFFER_BYTES as u64, 0);
         let each = work

@@ -769,6 +769,7 @@ pub fn run_with(
     if let Err(Stopped(sig)) = runner.run() {
         runner.report.interrupted_by = Some(sig);
     }
+    runner.report.add_measured_hints();
     runner.report.left_behind = runner.measure.left_behind();
     runner.report
 }

@@ -52,6 +52,51 @@ pub struct Disk {
     pub controller_vendor: Option<String>,
     /// `/sys/module/<driver>/version`, where the kernel exposes one.
     pub module_version: Option<String>,
+    /// The links between the disk and the CPU, nearest first (its SATA
+    /// link, SAS phy or USB port, then its controller's PCIe link).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<Link>,
+}
+
+impl Disk {
+    /// The link that carries the least: what no read of this disk passes.
+    pub fn narrowest(&self) -> Option<&Link> {
+        self.links
+            .iter()
+            .min_by(|a, b| a.ceiling_mb_s.total_cmp(&b.ceiling_mb_s))
+    }
+}
+
+/// A link on a disk's path, at the rate it runs and the rate both its
+/// ends can do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    /// `SATA`, `SAS`, `PCIe` or `USB`.
+    pub kind: String,
+    /// Its sysfs name: `ata1`, `phy-1:0`, `0000:3d:00.0`, `2-1`.
+    pub at: String,
+    /// `3.0 Gb/s`, `8.0 GT/s x2`.
+    pub current: String,
+    /// The most payload it carries at that rate, in MB/s (10^6 bytes),
+    /// after line encoding (`pveprobe_parse::link`).
+    pub ceiling_mb_s: f64,
+    /// What both ends can do, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capable: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capable_mb_s: Option<f64>,
+    /// Whose limits `capable` is: `the port`, `the disk and the port`,
+    /// `the device and its slot`, `the HBA's phy`, `the disk and the controller`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capable_by: Option<String>,
+}
+
+impl Link {
+    /// Runs below what both ends can do.
+    pub fn degraded(&self) -> bool {
+        self.capable_mb_s
+            .is_some_and(|c| c > self.ceiling_mb_s * 1.01)
+    }
 }
 
 pub use pveprobe_parse::zfs::Vdev;
@@ -83,5 +128,60 @@ pub struct Storage {
     pub read_devices: Vec<PathBuf>,
     /// What could not be learned, and why.
     pub problems: Vec<String>,
-    pub hints: Vec<String>,
+    pub hints: Vec<Hint>,
+}
+
+/// A plain-language hint: what in the storage stack explains a figure or
+/// puts the data at risk, with a stable code a fleet can filter on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "HintForm")]
+pub struct Hint {
+    /// `write-cache-off`, `link-below-capability`, `pending-sectors`, ...
+    /// (the list: docs/hints.md).
+    pub code: String,
+    /// The disk, pool or dataset it is about.
+    pub about: String,
+    /// The sentence, beginning with `about`.
+    pub text: String,
+}
+
+impl Hint {
+    pub fn new(code: &str, about: &str, text: impl Into<String>) -> Self {
+        Hint {
+            code: code.into(),
+            about: about.into(),
+            text: format!("{about}: {}", text.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for Hint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Results written before hints had codes held the sentence alone.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum HintForm {
+    Coded {
+        code: String,
+        about: String,
+        text: String,
+    },
+    Sentence(String),
+}
+
+impl From<HintForm> for Hint {
+    fn from(form: HintForm) -> Self {
+        match form {
+            HintForm::Coded { code, about, text } => Hint { code, about, text },
+            HintForm::Sentence(text) => Hint {
+                code: String::new(),
+                about: text.split(": ").next().unwrap_or_default().to_string(),
+                text,
+            },
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::interface::{InterfaceShare, share};
 use super::runs;
 use super::{Context, Facet, Facts, Project, Projection, Sample, Seen, short_name};
 use crate::figure::Figure;
@@ -41,6 +42,9 @@ pub struct DeviceFacts {
     /// Bytes per read (AVERAGE SEEK TIME: the logical block size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_size: Option<u32>,
+    /// BUFFERED READS against its disk's narrowest link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<InterfaceShare>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +74,9 @@ impl Facet for DeviceFacts {
         }
         if let Some(l) = &self.latency {
             out.push_str(&format!("      latency: {}\n", super::latency_ms(l)));
+        }
+        if let Some(i) = &self.interface {
+            out.push_str(&i.detail());
         }
         let v = seen.value;
         let guidance = if self.block_size.is_some() {
@@ -167,8 +174,13 @@ fn project<T: Read>(
 }
 
 impl Project for Vec<Devices<ReadFigure>> {
-    fn project(&self, figure: Figure, _: &Context) -> Projection {
+    fn project(&self, figure: Figure, context: &Context) -> Projection {
         let mut p = project(self, figure, device_facts(self), "MB/sec");
+        for entry in &mut p.entries {
+            if let Facts::Device(f) = &mut entry.facts {
+                f.interface = share(context.storage, entry.value);
+            }
+        }
         if p.line.is_some() {
             p.diagnostic = self
                 .iter()

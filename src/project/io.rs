@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Entry, Facet, Facts, Project, Projection, Sample, ms, short_name};
+use super::interface::{InterfaceShare, share};
+use super::{Context, Entry, Facet, Facts, Project, Projection, Sample, Seen, ms, short_name};
 use crate::figure::{Field, Figure, Method};
 use crate::latency::{LatencySummary, merged};
 use crate::model::Devices;
@@ -92,6 +93,9 @@ pub struct IoFacts {
     /// MIXED: whether its file was opened with O_DIRECT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub direct: Option<bool>,
+    /// SEQ READ DIRECT against its disk's narrowest link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<InterfaceShare>,
 }
 
 impl Facet for IoFacts {
@@ -106,6 +110,13 @@ impl Facet for IoFacts {
 
     fn method(&self, method: Method) -> Option<String> {
         (method == Method::IoEngine).then(|| self.engine.clone())
+    }
+
+    fn details(&self, _: &Seen) -> String {
+        self.interface
+            .as_ref()
+            .map(InterfaceShare::detail)
+            .unwrap_or_default()
     }
 }
 
@@ -128,6 +139,7 @@ impl IoFacts {
                 .and_then(|l| l.summary()),
             cpu_us_per_op: mean(IoStats::cpu_us_per_op),
             direct: None,
+            interface: None,
         })
     }
 }
@@ -158,7 +170,7 @@ fn mean(each: &[IoStats], f: fn(&IoStats) -> f64) -> f64 {
 impl Project for Devices<IoStats> {
     fn project(&self, figure: Figure, context: &Context) -> Projection {
         let each: Vec<&IoStats> = self.each.iter().collect();
-        let (Some(first), Some(facts)) = (self.each.first(), IoFacts::of(&each)) else {
+        let (Some(first), Some(mut facts)) = (self.each.first(), IoFacts::of(&each)) else {
             return Projection::default();
         };
         let writes = matches!(figure, Figure::RandWrite4kQd1 | Figure::RandWrite4kQd32);
@@ -169,6 +181,9 @@ impl Project for Devices<IoStats> {
         } else {
             mean(&self.each, IoStats::read_iops)
         };
+        if figure == Figure::SeqReadDirect {
+            facts.interface = share(context.storage, value);
+        }
         let names = if self.named {
             let names: Vec<String> = context.read_devices.iter().map(|d| short_name(d)).collect();
             format!(" on {}", names.join(", "))

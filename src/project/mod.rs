@@ -13,6 +13,7 @@
 pub mod cpu;
 pub mod device;
 pub mod dns;
+pub mod interface;
 pub mod io;
 pub mod net;
 pub mod pveperf;
@@ -34,6 +35,8 @@ pub struct Context<'a> {
     /// The devices the read tests read when the source is not one (a ZFS
     /// pool's leaf disks).
     pub read_devices: &'a [PathBuf],
+    /// What stands behind PATH, where resolved.
+    pub storage: Option<&'a crate::model::storage::Storage>,
 }
 
 /// One JSON entry of a figure: a figure measured once per key has one

@@ -23,9 +23,10 @@ use crate::model::host::{Bogomips, HostInfo};
 use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
 use crate::model::pve::PveTarget;
 use crate::model::regex::RegexFigure;
-use crate::model::storage::Storage;
+use crate::model::storage::{Hint, Storage};
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
+use crate::project::Facts;
 use crate::project::{Context, Project, Projection};
 pub use storages::table as storages_table;
 
@@ -265,6 +266,42 @@ impl Report {
                 .storage
                 .as_ref()
                 .map_or(&[][..], |s| s.read_devices.as_slice()),
+            storage: self.storage.as_ref(),
+        }
+    }
+
+    /// Adds the hints only measured figures give: a read that reached its
+    /// interface's ceiling (`interface-bound`).
+    pub fn add_measured_hints(&mut self) {
+        let mut found = Vec::new();
+        for figure in [Figure::BufferedReads, Figure::SeqReadDirect] {
+            let Some(p) = self.projection(figure) else {
+                continue;
+            };
+            for entry in &p.entries {
+                let share = match &entry.facts {
+                    Facts::Device(f) => f.interface.as_ref(),
+                    Facts::Io(f) => f.interface.as_ref(),
+                    _ => None,
+                };
+                if let Some(s) = share.filter(|s| s.bound()) {
+                    found.push(Hint::new(
+                        "interface-bound",
+                        &s.disk,
+                        format!(
+                            "{} reached {:.0}% of what its {} carries ({:.0} MB/s): the interface, not the \
+                             disk, set the figure; the disk may be faster on a faster link",
+                            figure.label(),
+                            s.share * 100.0,
+                            s.link,
+                            s.ceiling_mb_s
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(storage) = &mut self.storage {
+            storage.hints.extend(found);
         }
     }
 
@@ -391,6 +428,65 @@ mod tests {
                 "{f:?} {op:?}"
             );
         }
+    }
+
+    /// BUFFERED READS at 94% of its one disk's SATA 3.0 Gb/s link: its
+    /// facts and `-v` say so, and the run's hints gain `interface-bound`;
+    /// on a 6.0 Gb/s link the same figure is 47% and gets no hint.
+    #[test]
+    fn a_read_at_its_links_ceiling_is_interface_bound() {
+        use crate::model::storage::{Disk, Link};
+        let with_link = |gbps: f64| {
+            let mut r = super::text::tests::full_report();
+            let disk = Disk {
+                name: "sda".into(),
+                links: vec![Link {
+                    kind: "SATA".into(),
+                    at: "ata1".into(),
+                    current: format!("{gbps:.1} Gb/s"),
+                    ceiling_mb_s: gbps * 100.0,
+                    capable: None,
+                    capable_mb_s: None,
+                    capable_by: None,
+                }],
+                ..Disk::default()
+            };
+            r.storage = Some(Storage {
+                disks: vec![disk],
+                ..Storage::default()
+            });
+            r.buffered_reads = Some(Outcome::Measured(vec![crate::model::Devices {
+                each: vec![crate::model::blockdev::ReadFigure {
+                    device: "/dev/sda".into(),
+                    bytes: 3 * (270 << 20),
+                    elapsed: Duration::from_secs(3),
+                    reached_end: false,
+                }],
+                named: false,
+            }]));
+            r.add_measured_hints();
+            r
+        };
+        let slow = with_link(3.0);
+        let p = slow.projection(Figure::BufferedReads).unwrap();
+        let Facts::Device(f) = &p.entries[0].facts else {
+            panic!("BUFFERED READS has device facts");
+        };
+        let share = f.interface.as_ref().unwrap();
+        assert!((share.share - 0.944).abs() < 0.001, "{share:?}");
+        let hints = &slow.storage.as_ref().unwrap().hints;
+        assert_eq!(hints.len(), 1, "{hints:?}");
+        assert_eq!(hints[0].code, "interface-bound");
+        assert!(
+            hints[0]
+                .text
+                .starts_with("sda: BUFFERED READS reached 94% of what its SATA 3.0 Gb/s link")
+        );
+        let json = serde_json::to_value(&slow.storage).unwrap();
+        assert_eq!(json["hints"][0]["code"], "interface-bound");
+        assert_eq!(json["hints"][0]["about"], "sda");
+        let fast = with_link(6.0);
+        assert!(fast.storage.as_ref().unwrap().hints.is_empty());
     }
 
     /// The text, with `-v`'s details, of the known-numbers report, pinned.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::Figure;
 use super::json::{Facts, JsonReport};
-use crate::model::storage::{Disk, Storage};
+use crate::model::storage::{Disk, Link, Storage};
 use crate::project::Seen;
 use crate::project::cpu::CpuFacts;
 
@@ -151,6 +151,18 @@ pub fn disk_line(d: &Disk) -> String {
     format!("{}: {}", d.name, parts.join(", "))
 }
 
+/// `link: SATA 3.0 Gb/s at ata1 (the port can do 6.0 Gb/s), at most 300 MB/s`.
+pub fn link_line(l: &Link) -> String {
+    let capable = match (&l.capable, &l.capable_by) {
+        (Some(c), Some(by)) if l.degraded() => format!(" ({by} can do {c})"),
+        _ => String::new(),
+    };
+    format!(
+        "link: {} {} at {}{capable}, at most {:.0} MB/s",
+        l.kind, l.current, l.at, l.ceiling_mb_s
+    )
+}
+
 /// The storage section of `-v`: filesystem and layers, one line per leaf
 /// disk, the ZFS pool, and the hints.
 pub fn storage_section(path: &str, s: &Storage) -> String {
@@ -212,6 +224,9 @@ pub fn storage_section(path: &str, s: &Storage) -> String {
     }
     for d in &s.disks {
         put(&mut out, format!("  {}", disk_line(d)));
+        for l in &d.links {
+            put(&mut out, format!("    {}", link_line(l)));
+        }
     }
     for p in &s.problems {
         put(&mut out, format!("  unknown: {p}"));

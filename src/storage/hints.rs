@@ -1,6 +1,6 @@
 //! Plain-language hints: what in the storage stack explains a figure.
 
-use super::Storage;
+use super::{Hint, Storage};
 
 /// PCI vendor id of VMware's virtual hardware.
 const VMWARE_VENDOR: &str = "0x15ad";
@@ -30,16 +30,45 @@ fn cache_hint_applies(transport: Option<&str>) -> bool {
     matches!(transport, Some("SATA" | "SAS" | "SCSI" | "USB"))
 }
 
-pub fn hints(storage: &Storage) -> Vec<String> {
+/// What usually holds a link below its ends' rate.
+fn link_causes(kind: &str) -> &'static str {
+    match kind {
+        "SATA" => "a cable, a backplane or the port's setting",
+        "SAS" => "a cable, a backplane or expander, or a disk that cannot go faster",
+        "PCIe" => {
+            "a slot wired for fewer lanes, a riser, lanes shared with another slot, or power saving (ASPM)"
+        }
+        _ => "a USB 2 cable, hub or port on the way",
+    }
+}
+
+pub fn hints(storage: &Storage) -> Vec<Hint> {
     let mut hints = Vec::new();
     for d in &storage.disks {
+        let name = d.name.as_str();
+        for l in d.links.iter().filter(|l| l.degraded()) {
+            hints.push(Hint::new(
+                "link-below-capability",
+                name,
+                format!(
+                    "{} link at {}, {} can do {}: {}; reads cannot pass about {:.0} MB/s",
+                    l.kind,
+                    l.current,
+                    l.capable_by.as_deref().unwrap_or("both ends"),
+                    l.capable.as_deref().unwrap_or_default(),
+                    link_causes(&l.kind),
+                    l.ceiling_mb_s
+                ),
+            ));
+        }
         if d.write_cache.as_deref() == Some("write through")
             && cache_hint_applies(d.transport.as_deref())
         {
-            hints.push(format!(
-                "{}: write cache is off (write through): every fsync waits for the medium; a controller cache with \
+            hints.push(Hint::new(
+                "write-cache-off",
+                name,
+                "write cache is off (write through): every fsync waits for the medium; a controller cache with \
                  battery (BBWC) or enabling the disk's cache (with power-loss protection) raises FSYNCS/SECOND",
-                d.name
             ));
         }
         // Virtual disks (loop, virtio) report "rotational" whatever backs them,
@@ -50,24 +79,30 @@ pub fn hints(storage: &Storage) -> Vec<String> {
                 Some("virtual" | "virtio" | "RAID volume")
             )
         {
-            hints.push(format!(
-                "{}: rotational disk (HDD): expect seeks of several ms and fsyncs in the tens to hundreds per second",
-                d.name
+            hints.push(Hint::new(
+                "rotational",
+                name,
+                "rotational disk (HDD): expect seeks of several ms and fsyncs in the tens to hundreds per second",
             ));
         }
         match d.controller_driver.as_deref() {
-            Some("hpvsa") => hints.push(format!(
-                "{}: behind HP's hpvsa driver, known to be slow; switch the controller to AHCI or use hpsa/smartpqi",
-                d.name
+            Some("hpvsa") => hints.push(Hint::new(
+                "slow-driver",
+                name,
+                "behind HP's hpvsa driver, known to be slow; switch the controller to AHCI or use hpsa/smartpqi",
             )),
-            Some("ata_piix") => hints.push(format!(
-                "{}: behind ata_piix (legacy IDE mode): set the controller to AHCI in the firmware",
-                d.name
+            Some("ata_piix") => hints.push(Hint::new(
+                "ide-mode",
+                name,
+                "behind ata_piix (legacy IDE mode): set the controller to AHCI in the firmware",
             )),
-            Some("ahci") if d.controller_vendor.as_deref() == Some(VMWARE_VENDOR) => hints.push(format!(
-                "{}: an emulated SATA (AHCI) controller under VMware: PVSCSI (vmw_pvscsi) is several times faster",
-                d.name
-            )),
+            Some("ahci") if d.controller_vendor.as_deref() == Some(VMWARE_VENDOR) => {
+                hints.push(Hint::new(
+                    "emulated-controller",
+                    name,
+                    "an emulated SATA (AHCI) controller under VMware: PVSCSI (vmw_pvscsi) is several times faster",
+                ))
+            }
             _ => {}
         }
         if storage.zfs.is_some()
@@ -76,22 +111,31 @@ pub fn hints(storage: &Storage) -> Vec<String> {
                 .as_deref()
                 .is_some_and(|m| CONSUMER_SSDS.iter().any(|c| m.starts_with(c)))
         {
-            hints.push(format!(
-                "{}: a consumer SSD ({}) under ZFS: without power-loss protection its sync writes are slow \
-                 and it wears fast; datacenter SSDs do far better",
-                d.name,
-                d.model.as_deref().unwrap_or_default()
+            hints.push(Hint::new(
+                "consumer-ssd",
+                name,
+                format!(
+                    "a consumer SSD ({}) under ZFS: without power-loss protection its sync writes are slow \
+                     and it wears fast; datacenter SSDs do far better",
+                    d.model.as_deref().unwrap_or_default()
+                ),
             ));
         }
     }
     if let Some(zfs) = &storage.zfs {
+        let dataset = zfs.dataset.as_str();
         match zfs.properties.get("sync").map(String::as_str) {
-            Some("disabled") => hints.push(format!(
-                "{}: sync=disabled makes fsync a no-op: FSYNCS/SECOND is meaningless here, and a power loss can lose \
+            Some("disabled") => hints.push(Hint::new(
+                "sync-disabled",
+                dataset,
+                "sync=disabled makes fsync a no-op: FSYNCS/SECOND is meaningless here, and a power loss can lose \
                  seconds of acknowledged writes",
-                zfs.dataset
             )),
-            Some("always") => hints.push(format!("{}: sync=always: every write is synchronous", zfs.dataset)),
+            Some("always") => hints.push(Hint::new(
+                "sync-always",
+                dataset,
+                "sync=always: every write is synchronous",
+            )),
             _ => {}
         }
         if let Some(c) = zfs
@@ -99,10 +143,13 @@ pub fn hints(storage: &Storage) -> Vec<String> {
             .get("compression")
             .filter(|c| !matches!(c.as_str(), "off" | "-"))
         {
-            hints.push(format!(
-                "{}: compression={c}: the fsync test's repeated 'A' compresses to almost nothing, flattering \
-                 FSYNCS/SECOND against uncompressed storage",
-                zfs.dataset
+            hints.push(Hint::new(
+                "compression",
+                dataset,
+                format!(
+                    "compression={c}: the fsync test's repeated 'A' compresses to almost nothing, flattering \
+                     FSYNCS/SECOND against uncompressed storage"
+                ),
             ));
         }
         if let Some(p) = zfs
@@ -110,9 +157,10 @@ pub fn hints(storage: &Storage) -> Vec<String> {
             .get("primarycache")
             .filter(|p| p.as_str() != "all")
         {
-            hints.push(format!(
-                "{}: primarycache={p}: reads of data are not cached in the ARC",
-                zfs.dataset
+            hints.push(Hint::new(
+                "primarycache",
+                dataset,
+                format!("primarycache={p}: reads of data are not cached in the ARC"),
             ));
         }
     }
@@ -150,10 +198,10 @@ mod tests {
         s.disks = vec![a, b, loop0];
         let h = hints(&s);
         assert_eq!(h.len(), 4, "{h:#?}");
-        assert!(h[0].starts_with("sda: write cache is off"));
-        assert!(h[1].starts_with("sda: rotational disk"));
-        assert!(h[2].contains("under VMware: PVSCSI"));
-        assert!(h[3].starts_with("sdb: behind HP's hpvsa driver"));
+        assert!(h[0].text.starts_with("sda: write cache is off"));
+        assert!(h[1].text.starts_with("sda: rotational disk"));
+        assert!(h[2].text.contains("under VMware: PVSCSI"));
+        assert!(h[3].text.starts_with("sdb: behind HP's hpvsa driver"));
     }
 
     #[test]
@@ -177,8 +225,14 @@ mod tests {
         });
         let h = hints(&s);
         assert_eq!(h.len(), 3, "{h:#?}");
-        assert!(h[0].contains("consumer SSD (Samsung SSD 870 ) under ZFS"));
-        assert!(h[1].starts_with("rpool/data: sync=disabled makes fsync a no-op"));
-        assert!(h[2].starts_with("rpool/data: compression=lz4"));
+        assert!(
+            h[0].text
+                .contains("consumer SSD (Samsung SSD 870 ) under ZFS")
+        );
+        assert!(
+            h[1].text
+                .starts_with("rpool/data: sync=disabled makes fsync a no-op")
+        );
+        assert!(h[2].text.starts_with("rpool/data: compression=lz4"));
     }
 }

@@ -3,6 +3,7 @@
 //! dataset's properties; and the plain-language hints that explain figures.
 
 pub mod hints;
+pub mod links;
 pub mod sysfs;
 pub mod zfs;
 
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 
 use crate::host::Host;
 use crate::model::filesystem::FsInfo;
-pub use crate::model::storage::{Disk, Layer, Storage, ZfsInfo};
+pub use crate::model::storage::{Disk, Hint, Layer, Storage, ZfsInfo};
 
 /// Where ZFS facts come from: the `zpool` and `zfs` commands, or their
 /// captured output in a fixture tree.

@@ -212,6 +212,7 @@ pub fn disk(host: &Host, name: &str) -> Disk {
             host.read_bytes(format!("{base}/device/vpd_pg80"))
                 .and_then(|p| vpd_serial(&p))
         });
+    let links = super::links::links(host, device_path.as_deref().map(Path::new), pci.as_deref());
     Disk {
         name: name.to_string(),
         model: value("device/model"),
@@ -241,6 +242,7 @@ pub fn disk(host: &Host, name: &str) -> Disk {
         controller_vendor: pci.as_ref().and_then(|p| host.read_value(p.join("vendor"))),
         controller_driver,
         module_version,
+        links,
     }
 }
 

@@ -126,8 +126,8 @@ fn disk_names(s: &Storage) -> Vec<&str> {
 fn hints_about<'a>(s: &'a Storage, what: &str) -> Vec<&'a str> {
     s.hints
         .iter()
-        .filter(|h| h.contains(what))
-        .map(String::as_str)
+        .filter(|h| h.text.contains(what))
+        .map(|h| h.text.as_str())
         .collect()
 }
 
@@ -417,7 +417,9 @@ fn luks_on_lvm_on_a_write_through_sata_ssd() {
     assert_eq!(d.transport.as_deref(), Some("SATA"));
     assert_eq!(s.hints.len(), 1, "{:#?}", s.hints);
     assert!(
-        s.hints[0].starts_with("sda: write cache is off (write through)"),
+        s.hints[0]
+            .text
+            .starts_with("sda: write cache is off (write through)"),
         "{}",
         s.hints[0]
     );
@@ -483,7 +485,9 @@ fn consumer_ssd_hint_for_a_samsung_870_evo_under_zfs() {
     });
     let hints = pveprobe::storage::hints::hints(&s);
     assert!(
-        hints.iter().any(|h| h.starts_with("sda: a consumer SSD")),
+        hints
+            .iter()
+            .any(|h| h.text.starts_with("sda: a consumer SSD")),
         "{hints:#?}"
     );
 }

@@ -132,6 +132,25 @@ OUTPUT
   `pveprobe cluster PATH` runs the probe on every node of a Proxmox VE cluster
   through ssh and prints one row per node (see pveprobe cluster --help).
 
+WHY A FIGURE IS WHAT IT IS (-v, and JSON always)
+  Below the figures, -v names the storage stack under PATH and, per leaf
+  disk, what is read (never written) on the same run:
+  - its links from sysfs: the SATA link (ata_link sata_spd against the
+    port's hw_sata_spd_limit), the SAS phy (negotiated_linkrate against
+    maximum_linkrate_hw), the USB port (speed, version), the controller's
+    PCIe link (current_link_speed/width against the device's and its slot's
+    max_link_speed/width), each with the most payload it carries;
+    BUFFERED READS and SEQ READ DIRECT say what share of it they reached;
+  - its health, from `smartctl --json=c --nocheck=standby --xall DEVICE`
+    (smartmontools; a sleeping disk is not woken, nothing is written, no
+    self-test is started; behind a RAID controller the disks smartctl
+    --scan-open finds); without smartctl one line says so;
+  - its temperature and thermal counters (hwmon, smartctl) before the first
+    timed test and after the last.
+  Hints name a cause, each with a stable code in JSON (docs/hints.md):
+  link-below-capability, interface-bound, throttled, pending-sectors,
+  reallocated-sectors, crc-errors, worn, spare-low, critical-warning, ...
+
 EXIT STATUS
   0    every requested line that applies was measured
   1    a line could not be measured (reason on stderr)
@@ -238,7 +257,7 @@ pub struct ProbeArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
 
-    /// After the pveperf lines, show runs, latency percentiles and pve-docs guidance
+    /// After the pveperf lines, show runs, latency percentiles, pve-docs guidance, the storage stack, its links, health and heat, and hints
     #[arg(short, long)]
     pub verbose: bool,
 

@@ -584,6 +584,7 @@ impl Runner<'_> {
         };
         SyncResult {
             reference: crate::flushes::reference(storage, self.config.plp, iops),
+            published: crate::flushes::published::of(storage, iops),
             figure,
             verdict,
         }
@@ -769,7 +770,12 @@ pub fn run_with(
     if let Err(Stopped(sig)) = runner.run() {
         runner.report.interrupted_by = Some(sig);
     }
-    runner.report.add_measured_hints();
+    if let Some(storage) = runner.report.storage.as_mut() {
+        runner.measure.after_tests(storage);
+    }
+    for note in runner.report.add_measured_hints() {
+        runner.note(note);
+    }
     runner.report.left_behind = runner.measure.left_behind();
     runner.report
 }
@@ -808,6 +814,7 @@ mod tests {
                 layout: None,
                 vdevs: vec![],
                 properties: Default::default(),
+                ashift: None,
             }),
             read_devices: vec!["/dev/sda3".into(), "/dev/sdb3".into()],
             ..Storage::default()

@@ -177,6 +177,11 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
             notes.push(format!("{}: {d}", n.name));
         }
     }
+    // Each node's hints (what explains its figures), under its name.
+    for (node, doc) in r.results() {
+        let hints = doc.storage.iter().flat_map(|s| &s.hints);
+        notes.extend(hints.map(|h| format!("{node} hint [{}]: {}", h.code, h.text)));
+    }
     if r.parallel && figs.iter().any(|f| f.aggregate.is_some()) {
         notes.push(format!(
             "at once: what the {} nodes that answered got together (sum of throughput and IOPS) and the worst latency",
@@ -431,6 +436,31 @@ mod tests {
                 ),
             ],
         )
+    }
+
+    /// A node's hints are listed under the table with its name and code.
+    #[test]
+    fn each_nodes_hints_are_listed_under_the_table() {
+        use crate::model::storage::{Hint, Storage};
+        let mut r = known(false);
+        let pve3 = r.nodes.iter_mut().find(|n| n.name == "pve3").unwrap();
+        pve3.result.as_mut().unwrap().storage = Some(Storage {
+            hints: vec![Hint::new(
+                "link-below-capability",
+                "sda",
+                "SATA link at 3.0 Gb/s, the disk and the port can do 6.0 Gb/s",
+            )],
+            ..Storage::default()
+        });
+        let text = text(&r);
+        let hints: Vec<&str> = text.lines().filter(|l| l.contains(" hint [")).collect();
+        assert_eq!(
+            hints,
+            [
+                "pve3 hint [link-below-capability]: sda: SATA link at 3.0 Gb/s, the disk and the port can do 6.0 Gb/s"
+            ]
+        );
+        assert!(!text.contains("pve1 hint"));
     }
 
     #[test]

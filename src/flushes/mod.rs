@@ -285,6 +285,7 @@ pub fn reference(storage: Option<&Storage>, plp: Option<bool>, iops: f64) -> Opt
 }
 
 pub mod bands;
+pub mod published;
 
 #[cfg(test)]
 mod tests {
@@ -424,6 +425,7 @@ mod tests {
             }))
             .collect(),
             properties: BTreeMap::from([("sync".to_string(), sync.to_string())]),
+            ashift: None,
         };
         let hdds = vec![
             disk("sda", true, Some(7200), "SATA"),

@@ -19,6 +19,13 @@ pub struct Layer {
     pub detail: Option<String>,
     /// The devices this layer is built on.
     pub below: Vec<String>,
+    /// A partition's first byte on its disk (`start`, in 512-byte sectors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_bytes: Option<u64>,
+    /// The largest discard the layer passes down (`queue/discard_max_bytes`;
+    /// 0: none). Partitions share their disk's queue and have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_max_bytes: Option<u64>,
 }
 
 /// A leaf disk and what stands behind it.
@@ -40,6 +47,9 @@ pub struct Disk {
     pub scheduler: Option<String>,
     /// `write back` or `write through`, from `queue/write_cache`.
     pub write_cache: Option<String>,
+    /// The largest discard the disk takes (`queue/discard_max_bytes`; 0: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_max_bytes: Option<u64>,
     /// SATA, SAS, NVMe, virtio, USB, RAID volume, SCSI, virtual.
     pub transport: Option<String>,
     /// The disk's own driver (`sd`, `virtio_blk`).
@@ -56,6 +66,16 @@ pub struct Disk {
     /// link, SAS phy or USB port, then its controller's PCIe link).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<Link>,
+    /// What smartctl reports, read before the first timed test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
+    /// A RAID volume's physical disks, where smartctl reaches them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub behind: Vec<Health>,
+    /// Its temperature and thermal counters before the first timed test
+    /// and after the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heat: Option<Heat>,
 }
 
 impl Disk {
@@ -64,6 +84,117 @@ impl Disk {
         self.links
             .iter()
             .min_by(|a, b| a.ceiling_mb_s.total_cmp(&b.ceiling_mb_s))
+    }
+}
+
+/// A disk's health as `smartctl --json` reports it (the counters that
+/// explain slow reads or a risk; `pveprobe_parse::smart`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Health {
+    /// How it was read: `smartctl /dev/sda`, `smartctl -d megaraid,1 /dev/bus/0`.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// SMART's overall assessment: false is FAILED.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_on_hours: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reallocated_sectors: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_sectors: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_uncorrectable: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crc_errors: Option<u64>,
+    /// Percent of rated endurance used (NVMe's percentage used, ATA's
+    /// device statistics or the vendor's wear attribute).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wear_used_pct: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wear_source: Option<String>,
+    /// The SATA link as the disk reports it: now, and its own maximum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_current: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_max: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_warning: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_spare_pct: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_spare_threshold_pct: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_errors: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsafe_shutdowns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_written_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grown_defects: Option<u64>,
+    /// SCSI: uncorrected read and write errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncorrected_errors: Option<u64>,
+    /// Its thermal counters at the time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thermal: Option<Thermal>,
+}
+
+/// A disk's temperature and thermal counters at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Thermal {
+    /// `hwmon` or `smartctl`.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
+    /// NVMe: minutes above the warning and the critical temperature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning_minutes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_minutes: Option<u64>,
+    /// NVMe thermal management: transitions to the light and heavy
+    /// throttle states, and seconds spent in them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle_transitions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle_seconds: Option<u64>,
+}
+
+/// A disk's heat before the first timed test and after the last.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Heat {
+    pub before: Thermal,
+    pub after: Thermal,
+}
+
+impl Heat {
+    /// What moved that means the disk slowed itself: `warning
+    /// temperature time +2 min`, `thermal throttling +3`.
+    pub fn throttling(&self) -> Vec<String> {
+        let up = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if b > a => Some(b - a),
+            _ => None,
+        };
+        let b = &self.before;
+        let a = &self.after;
+        let mut moved = Vec::new();
+        if let Some(d) = up(b.warning_minutes, a.warning_minutes) {
+            moved.push(format!("warning temperature time +{d} min"));
+        }
+        if let Some(d) = up(b.critical_minutes, a.critical_minutes) {
+            moved.push(format!("critical temperature time +{d} min"));
+        }
+        if let Some(d) = up(b.throttle_transitions, a.throttle_transitions) {
+            moved.push(format!("thermal throttling +{d}"));
+        }
+        moved
     }
 }
 
@@ -112,6 +243,10 @@ pub struct ZfsInfo {
     pub vdevs: Vec<Vdev>,
     /// `sync`, `compression`, `recordsize`, `primarycache`.
     pub properties: BTreeMap<String, String>,
+    /// The pool's `ashift` property (`zpool get ashift`): 2^ashift-byte
+    /// blocks; 0 (or none) when ZFS chose it from the disks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ashift: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -158,6 +158,8 @@ pub struct SyncResult {
     pub verdict: Verdict,
     /// Against the device class's band, where the class is known.
     pub reference: Option<Reference>,
+    /// What others published for the leaf disks' models.
+    pub published: Vec<crate::flushes::published::Published>,
 }
 
 /// A sync figure against its device class's band of single-job figures.

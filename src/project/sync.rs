@@ -36,6 +36,9 @@ pub struct SyncFacts {
     /// SYNC WRITE 4K: against its device class's band.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// SYNC WRITE 4K: what others published for the disks' models.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::flushes::published::Published>,
 }
 
 impl SyncFacts {
@@ -51,6 +54,7 @@ impl SyncFacts {
             file_bytes: f.file_bytes,
             verdict: None,
             reference: None,
+            published: Vec::new(),
         }
     }
 }
@@ -113,6 +117,12 @@ impl Facet for SyncFacts {
                     .into(),
             ),
         }
+        for p in &self.published {
+            detail(format!(
+                "published: {} ({}) made {:.0} IOPS in {}: {}; this run is {:.0}% of it",
+                p.model, p.disk, p.iops, p.source, p.test, p.percent
+            ));
+        }
         out
     }
 }
@@ -123,6 +133,7 @@ impl Project for SyncResult {
         let facts = SyncFacts {
             verdict: Some(self.verdict.clone()),
             reference: self.reference.clone(),
+            published: self.published.clone(),
             ..SyncFacts::of(f)
         };
         let line = f.latency.summary().map(|l| {

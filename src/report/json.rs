@@ -532,6 +532,7 @@ pub(crate) mod tests {
                     kind: VerdictKind::Plausible,
                     reason: "sda solid state: no bound on commits a second".into(),
                 },
+                published: Vec::new(),
                 reference: crate::flushes::reference(
                     Some(&crate::model::storage::Storage {
                         disks: vec![crate::model::storage::Disk {

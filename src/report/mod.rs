@@ -270,9 +270,11 @@ impl Report {
         }
     }
 
-    /// Adds the hints only measured figures give: a read that reached its
-    /// interface's ceiling (`interface-bound`).
-    pub fn add_measured_hints(&mut self) {
+    /// Adds the hints only a measured run gives: a read that reached its
+    /// interface's ceiling (`interface-bound`), a disk that throttled
+    /// between the first timed test and the last (`throttled`, whose
+    /// sentences are returned: the run notes them too).
+    pub fn add_measured_hints(&mut self) -> Vec<String> {
         let mut found = Vec::new();
         for figure in [Figure::BufferedReads, Figure::SeqReadDirect] {
             let Some(p) = self.projection(figure) else {
@@ -300,9 +302,37 @@ impl Report {
                 }
             }
         }
+        let throttled: Vec<Hint> = self
+            .storage
+            .iter()
+            .flat_map(|s| &s.disks)
+            .filter_map(|d| {
+                let heat = d.heat.as_ref()?;
+                let moved = heat.throttling();
+                if moved.is_empty() {
+                    return None;
+                }
+                let temps = match (heat.before.temperature_c, heat.after.temperature_c) {
+                    (Some(a), Some(b)) => format!(", {a:.0} -> {b:.0} °C"),
+                    _ => String::new(),
+                };
+                Some(Hint::new(
+                    "throttled",
+                    &d.name,
+                    format!(
+                        "throttled during the run ({}{temps}): the figures measured on it are below the disk's \
+                         cool speed; cool it (airflow, a heatsink) and measure again",
+                        moved.join(", ")
+                    ),
+                ))
+            })
+            .collect();
+        let notes = throttled.iter().map(|h| h.text.clone()).collect();
+        found.extend(throttled);
         if let Some(storage) = &mut self.storage {
             storage.hints.extend(found);
         }
+        notes
     }
 
     /// A measured figure's projection; `None` when it was not measured.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::Figure;
 use super::json::{Facts, JsonReport};
-use crate::model::storage::{Disk, Link, Storage};
+use crate::model::storage::{Disk, Health, Heat, Link, Storage};
 use crate::project::Seen;
 use crate::project::cpu::CpuFacts;
 
@@ -163,6 +163,64 @@ pub fn link_line(l: &Link) -> String {
     )
 }
 
+/// `SMART passed, 13113 h on, 22 °C, 3% worn, ...` (smartctl's words).
+pub fn health_line(h: &Health) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = &h.model
+        && !h.source.starts_with("smartctl /dev/")
+    {
+        parts.push(m.clone());
+    }
+    parts.extend(
+        h.passed
+            .map(|p| format!("SMART {}", if p { "passed" } else { "FAILED" })),
+    );
+    parts.extend(h.power_on_hours.map(|n| format!("{n} h powered on")));
+    parts.extend(h.temperature_c.map(|t| format!("{t} °C")));
+    parts.extend(h.wear_used_pct.map(|w| format!("{w}% of endurance used")));
+    let counts = [
+        (h.reallocated_sectors, "reallocated sectors"),
+        (h.pending_sectors, "pending sectors"),
+        (h.offline_uncorrectable, "offline uncorrectable"),
+        (h.crc_errors, "CRC errors"),
+        (h.media_errors, "media errors"),
+        (h.unsafe_shutdowns, "unsafe shutdowns"),
+        (h.grown_defects, "grown defects"),
+        (h.uncorrected_errors, "uncorrected errors"),
+    ];
+    for (n, what) in counts {
+        parts.extend(n.map(|n| format!("{n} {what}")));
+    }
+    if let (Some(s), Some(t)) = (h.available_spare_pct, h.available_spare_threshold_pct) {
+        parts.push(format!("spare {s}% (threshold {t}%)"));
+    }
+    parts.extend(
+        h.critical_warning
+            .filter(|&c| c != 0)
+            .map(|c| format!("critical warning {c:#04x}")),
+    );
+    parts.extend(
+        h.data_written_bytes
+            .map(|b| format!("{:.1} TB written", b as f64 / 1e12)),
+    );
+    format!("{} ({})", parts.join(", "), h.source)
+}
+
+/// `38 -> 51 °C; warning temperature time +2 min` (hwmon, smartctl).
+pub fn heat_line(h: &Heat) -> String {
+    let t = |t: Option<f64>| t.map_or("?".to_string(), |c| format!("{c:.0}"));
+    let mut line = format!(
+        "{} -> {} °C over the run",
+        t(h.before.temperature_c),
+        t(h.after.temperature_c)
+    );
+    let moved = h.throttling();
+    if !moved.is_empty() {
+        line.push_str(&format!("; {}", moved.join(", ")));
+    }
+    format!("{line} ({})", h.before.source)
+}
+
 /// The storage section of `-v`: filesystem and layers, one line per leaf
 /// disk, the ZFS pool, and the hints.
 pub fn storage_section(path: &str, s: &Storage) -> String {
@@ -226,6 +284,15 @@ pub fn storage_section(path: &str, s: &Storage) -> String {
         put(&mut out, format!("  {}", disk_line(d)));
         for l in &d.links {
             put(&mut out, format!("    {}", link_line(l)));
+        }
+        if let Some(h) = &d.health {
+            put(&mut out, format!("    health: {}", health_line(h)));
+        }
+        for h in &d.behind {
+            put(&mut out, format!("    behind it: {}", health_line(h)));
+        }
+        if let Some(h) = &d.heat {
+            put(&mut out, format!("    heat: {}", heat_line(h)));
         }
     }
     for p in &s.problems {

@@ -58,6 +58,9 @@ pub struct DnsQuery<'a> {
 pub trait Measure {
     fn filesystem(&mut self, path: &Path) -> Result<FsInfo, ProbeError>;
     fn storage(&mut self, fs: &FsInfo) -> Storage;
+    /// After the last timed test: what changed in the storage meanwhile
+    /// (the disks' heat).
+    fn after_tests(&mut self, _storage: &mut Storage) {}
     fn host_info(&mut self) -> HostInfo;
     /// Drops the page cache, as pveperf does before each disk test.
     fn drop_caches(&mut self) -> std::io::Result<()>;
@@ -211,7 +214,14 @@ impl Measure for Real<'_> {
     }
 
     fn storage(&mut self, fs: &FsInfo) -> Storage {
-        storage::storage(self.host, fs)
+        let mut s = storage::storage(self.host, fs);
+        storage::smart::read_storage(self.host, &mut s, Some(self.interrupt));
+        s.hints = storage::hints::hints(&s);
+        s
+    }
+
+    fn after_tests(&mut self, s: &mut Storage) {
+        storage::smart::read_heat_after(self.host, s, Some(self.interrupt));
     }
 
     fn host_info(&mut self) -> HostInfo {

@@ -1,6 +1,7 @@
 //! Plain-language hints: what in the storage stack explains a figure.
 
 use super::{Hint, Storage};
+use crate::model::storage::Health;
 
 /// PCI vendor id of VMware's virtual hardware.
 const VMWARE_VENDOR: &str = "0x15ad";
@@ -42,10 +43,257 @@ fn link_causes(kind: &str) -> &'static str {
     }
 }
 
+/// Wear at or above this share of rated endurance is worth a hint.
+const WORN_PCT: u64 = 90;
+
+/// NVMe critical warning bits (NVMe Base Specification, SMART / Health
+/// Information log, byte 0).
+const CRITICAL_BITS: [&str; 6] = [
+    "available spare below its threshold",
+    "temperature beyond a threshold",
+    "reliability degraded by media or internal errors",
+    "media placed in read-only mode",
+    "volatile memory backup failed",
+    "persistent memory region read-only",
+];
+
+/// The disk a layer stands on, following `below` down to a leaf.
+fn leaves_below<'a>(
+    storage: &'a Storage,
+    name: &str,
+    out: &mut Vec<&'a crate::model::storage::Disk>,
+) {
+    if let Some(d) = storage.disks.iter().find(|d| d.name == name) {
+        if !out.iter().any(|o| o.name == d.name) {
+            out.push(d);
+        }
+        return;
+    }
+    if let Some(l) = storage.layers.iter().find(|l| l.name == name) {
+        for b in &l.below {
+            leaves_below(storage, b, out);
+        }
+    }
+}
+
+/// Layouts that cost on every write: ZFS's ashift below the disks'
+/// physical sectors, a partition off the sector (or an SSD's 4 KiB)
+/// boundary, a layer that drops discards above an SSD that takes them.
+fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
+    if let Some(zfs) = &storage.zfs
+        && let Some(ashift) = zfs.ashift.filter(|&a| a > 0)
+    {
+        let block = 1u64 << ashift;
+        let bigger: Vec<&crate::model::storage::Disk> = storage
+            .disks
+            .iter()
+            .filter(|d| d.physical_block_size.is_some_and(|p| u64::from(p) > block))
+            .collect();
+        if let Some(sector) = bigger.iter().filter_map(|d| d.physical_block_size).max() {
+            let names: Vec<&str> = bigger.iter().map(|d| d.name.as_str()).collect();
+            let want = 63 - u64::from(sector).leading_zeros();
+            hints.push(Hint::new(
+                "ashift-below-sector",
+                &zfs.pool,
+                format!(
+                    "ashift {ashift} ({block}-byte blocks) on disks with {sector}-byte physical sectors ({}): \
+                     every write smaller than {sector} bytes is a read-modify-write inside the disk; ashift is \
+                     fixed when a vdev is made: recreate the pool (or replace its vdevs) with -o ashift={want}",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    for l in storage.layers.iter().filter(|l| l.kind == "partition") {
+        let (Some(start), Some(disk)) = (
+            l.start_bytes,
+            l.below
+                .first()
+                .and_then(|b| storage.disks.iter().find(|d| &d.name == b)),
+        ) else {
+            continue;
+        };
+        let physical = u64::from(disk.physical_block_size.unwrap_or(512));
+        // SSDs write flash pages of 4 KiB or more whatever sector size
+        // they report.
+        let boundary = if disk.rotational == Some(false) {
+            physical.max(4096)
+        } else {
+            physical
+        };
+        if start % boundary != 0 {
+            hints.push(Hint::new(
+                "misaligned",
+                &l.name,
+                format!(
+                    "starts at byte {start}, not on a {boundary}-byte boundary of {}: each {boundary}-byte write \
+                     straddles two of the disk's blocks (read-modify-write); recreate it starting on a 1 MiB \
+                     boundary (sector 2048), as fdisk and the PVE installer do",
+                    disk.name
+                ),
+            ));
+        }
+    }
+    for l in storage
+        .layers
+        .iter()
+        .filter(|l| l.discard_max_bytes == Some(0))
+    {
+        let mut leaves = Vec::new();
+        for b in &l.below {
+            leaves_below(storage, b, &mut leaves);
+        }
+        let ssds: Vec<&str> = leaves
+            .iter()
+            .filter(|d| d.rotational == Some(false) && d.discard_max_bytes.is_some_and(|m| m > 0))
+            .map(|d| d.name.as_str())
+            .collect();
+        if ssds.is_empty() {
+            continue;
+        }
+        let fix = match l.kind.as_str() {
+            "luks" => {
+                "open it with discards allowed (crypttab option discard, cryptsetup --allow-discards)"
+            }
+            "lvm" => "check the LV's segment type (a thin pool with discards=ignore drops them)",
+            "md" => "check the md level (some RAID levels pass no discard)",
+            _ => "let the layer pass discards down",
+        };
+        let what = l
+            .detail
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        hints.push(Hint::new(
+            "discard-not-passed",
+            &l.name,
+            format!(
+                "{}{what} passes no discard down to the SSD{} {}: blocks freed above are never trimmed, and the \
+                 SSD's writes slow as it fills; {fix}",
+                l.kind,
+                if ssds.len() > 1 { "s" } else { "" },
+                ssds.join(", ")
+            ),
+        ));
+    }
+}
+
+/// What the disk's health (smartctl) says explains a figure or a risk.
+fn health_hints(about: &str, h: &Health, hints: &mut Vec<Hint>) {
+    let mut add = |code: &str, text: String| hints.push(Hint::new(code, about, text));
+    if h.passed == Some(false) {
+        add(
+            "smart-failed",
+            "SMART's overall assessment is FAILED: the disk expects to fail; replace it".into(),
+        );
+    }
+    if let Some(n) = h.pending_sectors.filter(|&n| n > 0) {
+        add(
+            "pending-sectors",
+            format!(
+                "{n} sectors pending reallocation: reads of them are retried for seconds each, so reads are slow, \
+                 and the disk is failing; back up and replace it"
+            ),
+        );
+    }
+    if let Some(n) = h.offline_uncorrectable.filter(|&n| n > 0) {
+        add(
+            "uncorrectable-sectors",
+            format!(
+                "{n} sectors the disk could not read in its offline scan: data on them is lost; replace it"
+            ),
+        );
+    }
+    if let Some(n) = h.reallocated_sectors.filter(|&n| n > 0) {
+        add(
+            "reallocated-sectors",
+            format!(
+                "{n} sectors reallocated to spares: reads there seek to the spare area; a count that grows means \
+                 the disk is failing"
+            ),
+        );
+    }
+    if let Some(n) = h.crc_errors.filter(|&n| n > 0) {
+        add(
+            "crc-errors",
+            format!(
+                "{n} interface CRC errors: data was corrupted between the disk and the controller and sent again; \
+                 reseat or replace the cable or backplane slot (the count never resets: watch whether it grows)"
+            ),
+        );
+    }
+    if let Some(w) = h.wear_used_pct.filter(|&w| w >= WORN_PCT) {
+        add(
+            "worn",
+            format!(
+                "{w}% of its rated endurance used ({}): plan its replacement; worn flash writes slower and fails",
+                h.wear_source.as_deref().unwrap_or("SMART")
+            ),
+        );
+    }
+    if let (Some(spare), Some(threshold)) = (h.available_spare_pct, h.available_spare_threshold_pct)
+        && spare < threshold
+    {
+        add(
+            "spare-low",
+            format!(
+                "available spare {spare}% is below its threshold {threshold}%: replace the drive"
+            ),
+        );
+    }
+    if let Some(bits) = h.critical_warning.filter(|&b| b != 0) {
+        let named: Vec<&str> = CRITICAL_BITS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1 << i) != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        add(
+            "critical-warning",
+            format!(
+                "NVMe critical warning {bits:#04x} ({}): the drive reports a fault",
+                named.join(", ")
+            ),
+        );
+    }
+    if let Some(n) = h.media_errors.filter(|&n| n > 0) {
+        add(
+            "media-errors",
+            format!("{n} media errors (unrecovered data): the drive lost data; replace it"),
+        );
+    }
+    if let Some(n) = h.grown_defects.filter(|&n| n > 0) {
+        add(
+            "grown-defects",
+            format!(
+                "{n} grown defects (sectors remapped since it left the factory): a growing list means it is failing"
+            ),
+        );
+    }
+    if let Some(n) = h.uncorrected_errors.filter(|&n| n > 0) {
+        add(
+            "uncorrected-errors",
+            format!("{n} uncorrected read or write errors in its error counter log: replace it"),
+        );
+    }
+}
+
 pub fn hints(storage: &Storage) -> Vec<Hint> {
     let mut hints = Vec::new();
     for d in &storage.disks {
         let name = d.name.as_str();
+        if let Some(h) = &d.health {
+            health_hints(name, h, &mut hints);
+        }
+        for h in &d.behind {
+            let slot = h
+                .source
+                .split(" -d ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next());
+            let about = format!("{name} ({})", slot.unwrap_or("a physical disk"));
+            health_hints(&about, h, &mut hints);
+        }
         for l in d.links.iter().filter(|l| l.degraded()) {
             hints.push(Hint::new(
                 "link-below-capability",
@@ -122,6 +370,7 @@ pub fn hints(storage: &Storage) -> Vec<Hint> {
             ));
         }
     }
+    layout_hints(storage, &mut hints);
     if let Some(zfs) = &storage.zfs {
         let dataset = zfs.dataset.as_str();
         match zfs.properties.get("sync").map(String::as_str) {
@@ -222,6 +471,7 @@ mod tests {
             layout: None,
             vdevs: vec![],
             properties: props,
+            ashift: None,
         });
         let h = hints(&s);
         assert_eq!(h.len(), 3, "{h:#?}");

@@ -26,7 +26,7 @@ fn name_of(p: &Path) -> String {
 }
 
 /// The nearest ancestor of `device` (itself included) whose name passes.
-fn ancestor<'a>(device: &'a Path, pass: impl Fn(&str) -> bool) -> Option<&'a Path> {
+fn ancestor(device: &Path, pass: impl Fn(&str) -> bool) -> Option<&Path> {
     device.ancestors().find(|a| pass(&name_of(a)))
 }
 

@@ -4,6 +4,7 @@
 
 pub mod hints;
 pub mod links;
+pub mod smart;
 pub mod sysfs;
 pub mod zfs;
 
@@ -19,6 +20,10 @@ pub use crate::model::storage::{Disk, Hint, Layer, Storage, ZfsInfo};
 pub trait ZfsTools {
     fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError>;
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError>;
+    /// The pool's `ashift` property; `None` when it cannot be read.
+    fn pool_ashift(&self, _pool: &str) -> Option<u32> {
+        None
+    }
 }
 
 /// The real commands, found on PATH.
@@ -30,6 +35,9 @@ impl ZfsTools for Commands {
     }
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError> {
         zfs::dataset_properties(dataset)
+    }
+    fn pool_ashift(&self, pool: &str) -> Option<u32> {
+        zfs::pool_ashift(pool)
     }
 }
 
@@ -48,6 +56,11 @@ impl ZfsTools for Captured {
         let text = std::fs::read_to_string(self.0.join(format!("zfs-get-{name}.txt")))
             .map_err(|_| zfs::ZfsError::Missing("zfs"))?;
         Ok(zfs::parse_properties(&text))
+    }
+    fn pool_ashift(&self, pool: &str) -> Option<u32> {
+        let text =
+            std::fs::read_to_string(self.0.join(format!("zpool-get-ashift-{pool}.txt"))).ok()?;
+        pveprobe_parse::zfs::parse_ashift(&text)
     }
 }
 
@@ -77,6 +90,8 @@ pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn ZfsTools) -> Storag
                         kind: "btrfs".into(),
                         detail: Some(format!("{} devices", members.len())),
                         below: members.clone(),
+                        start_bytes: None,
+                        discard_max_bytes: None,
                     });
                     tops = members;
                 }
@@ -105,6 +120,7 @@ fn zfs_storage(host: &Host, storage: &mut Storage, tools: &dyn ZfsTools) {
         layout: None,
         vdevs: vec![],
         properties: BTreeMap::new(),
+        ashift: tools.pool_ashift(&pool),
     };
     match tools.pool_status(&pool) {
         Ok(status) => {

@@ -97,6 +97,11 @@ fn walk(host: &Host, name: &str, stack: &mut Stack, seen: &mut BTreeSet<String>)
             kind: "partition".into(),
             detail: host.read_value(format!("{base}/partition")),
             below: parent.iter().cloned().collect(),
+            start_bytes: host
+                .read_value(format!("{base}/start"))
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(|sectors| sectors * 512),
+            discard_max_bytes: None,
         });
         if let Some(parent) = parent {
             walk(host, &parent, stack, seen);
@@ -131,6 +136,10 @@ fn walk(host: &Host, name: &str, stack: &mut Stack, seen: &mut BTreeSet<String>)
         kind,
         detail,
         below: slaves.clone(),
+        start_bytes: None,
+        discard_max_bytes: host
+            .read_value(format!("{base}/queue/discard_max_bytes"))
+            .and_then(|v| v.parse().ok()),
     });
     for slave in &slaves {
         walk(host, slave, stack, seen);
@@ -233,6 +242,7 @@ pub fn disk(host: &Host, name: &str) -> Disk {
             .ok()
             .and_then(|s| active_scheduler(&s)),
         write_cache: value("queue/write_cache"),
+        discard_max_bytes: number("queue/discard_max_bytes"),
         transport: transport(&own_path, name, controller_driver.as_deref()),
         driver,
         controller_pci: pci
@@ -243,6 +253,7 @@ pub fn disk(host: &Host, name: &str) -> Disk {
         controller_driver,
         module_version,
         links,
+        ..Disk::default()
     }
 }
 

@@ -58,6 +58,12 @@ pub fn pool_status(pool: &str) -> Result<PoolStatus, ZfsError> {
     )?)?)
 }
 
+/// The pool's `ashift` property (`zpool get -Hp -o value ashift POOL`).
+pub fn pool_ashift(pool: &str) -> Option<u32> {
+    let text = run_tool("zpool", &["get", "-Hp", "-o", "value", "ashift", pool]).ok()?;
+    pveprobe_parse::zfs::parse_ashift(&text)
+}
+
 pub fn dataset_properties(dataset: &str) -> Result<BTreeMap<String, String>, ZfsError> {
     let list = PROPERTIES.join(",");
     Ok(parse_properties(&run_tool(

@@ -170,8 +170,25 @@ pub fn parse_properties(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// `zpool get -Hp -o value ashift POOL`: a block size exponent, 9 to 16,
+/// or 0 (ZFS chose per vdev from the disks); anything else is `None`.
+pub fn parse_ashift(text: &str) -> Option<u32> {
+    let n: u32 = text.trim().parse().ok()?;
+    (n == 0 || (9..=16).contains(&n)).then_some(n)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ashift_as_zpool_get_prints_it() {
+        assert_eq!(parse_ashift("12\n"), Some(12));
+        assert_eq!(parse_ashift("9"), Some(9));
+        assert_eq!(parse_ashift("0\n"), Some(0));
+        assert_eq!(parse_ashift("8"), None);
+        assert_eq!(parse_ashift("-"), None);
+        assert_eq!(parse_ashift("ashift 12"), None);
+    }
+
     use super::*;
 
     const MIRROR_WITH_EXTRAS: &str = "  pool: rpool

@@ -15,6 +15,7 @@ pub mod faultfs;
 pub mod netlinks;
 pub mod netns;
 pub mod pve;
+pub mod smartctl;
 pub mod zfs;
 
 pub fn is_root() -> bool {

@@ -109,7 +109,22 @@ fn layer(name: &str, kind: &str, detail: &str, below: &[&str]) -> Layer {
         kind: kind.into(),
         detail: Some(detail.into()),
         below: below.iter().map(|b| b.to_string()).collect(),
+        start_bytes: None,
+        discard_max_bytes: None,
     }
+}
+
+/// The layers' names, kinds and order, without what sysfs says of their
+/// queues and starts (tested on their own).
+fn shapes(layers: &[Layer]) -> Vec<Layer> {
+    layers
+        .iter()
+        .map(|l| Layer {
+            start_bytes: None,
+            discard_max_bytes: None,
+            ..l.clone()
+        })
+        .collect()
 }
 
 fn disk<'a>(s: &'a Storage, name: &str) -> &'a Disk {
@@ -131,13 +146,45 @@ fn hints_about<'a>(s: &'a Storage, what: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// dm-crypt opened without allow_discards drops the discards of the LVM
+/// and the SSD below it; the partition's start is read and on a 1 MiB
+/// boundary where the installer put it.
+#[test]
+fn luks_without_discards_above_an_ssd() {
+    let s = host("luks-lvm");
+    let crypt = s.layers.iter().find(|l| l.name == "dm-2").unwrap();
+    assert_eq!(crypt.discard_max_bytes, Some(0));
+    assert_eq!(disk(&s, "sda").discard_max_bytes, Some(2_147_450_880));
+    let h: Vec<&pveprobe::storage::Hint> = s
+        .hints
+        .iter()
+        .filter(|h| h.code == "discard-not-passed")
+        .collect();
+    assert_eq!(h.len(), 1, "{:#?}", s.hints);
+    assert_eq!(h[0].about, "dm-2");
+    assert!(
+        h[0].text
+            .starts_with("dm-2: luks (cryptdata) passes no discard down to the SSD sda:"),
+        "{}",
+        h[0].text
+    );
+    let lvm = host("lvm-sata-ahci");
+    let sda3 = lvm.layers.iter().find(|l| l.name == "sda3").unwrap();
+    assert_eq!(sda3.start_bytes, Some(2_099_200 * 512));
+    assert!(
+        !lvm.hints.iter().any(|h| h.code == "misaligned"),
+        "{:#?}",
+        lvm.hints
+    );
+}
+
 #[test]
 fn lvm_on_a_sata_ssd_behind_ahci() {
     let s = host("lvm-sata-ahci");
     assert_eq!(s.source, "/dev/mapper/pve-root");
     assert_eq!(s.device.as_deref(), Some("dm-1"));
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("dm-1", "lvm", "pve-root", &["sda3"]),
             layer("sda3", "partition", "3", &["sda"]),
@@ -171,7 +218,7 @@ fn md_raid1_of_two_sata_hdds() {
     assert_eq!(s.source, "/dev/md0");
     assert_eq!(s.device.as_deref(), Some("md0"));
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("md0", "md", "raid1, 2 devices", &["sda2", "sdb2"]),
             layer("sda2", "partition", "2", &["sda"]),
@@ -199,7 +246,7 @@ fn lvm_on_an_nvme_partition() {
     let s = host("nvme");
     assert_eq!(s.device.as_deref(), Some("dm-1"));
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("dm-1", "lvm", "pve-root", &["nvme0n1p3"]),
             layer("nvme0n1p3", "partition", "3", &["nvme0n1"]),
@@ -228,7 +275,7 @@ fn perc_virtual_drive_behind_megaraid_sas() {
     let s = host("hwraid-megaraid");
     assert_eq!(s.device.as_deref(), Some("dm-1"));
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("dm-1", "lvm", "pve-root", &["sda3"]),
             layer("sda3", "partition", "3", &["sda"]),
@@ -260,7 +307,10 @@ fn smart_array_logical_volume_behind_smartpqi() {
     assert_eq!(s.source, "/dev/sda1");
     assert_eq!(s.fstype, "ext4");
     assert_eq!(s.device.as_deref(), Some("sda1"));
-    assert_eq!(s.layers, [layer("sda1", "partition", "1", &["sda"])]);
+    assert_eq!(
+        shapes(&s.layers),
+        [layer("sda1", "partition", "1", &["sda"])]
+    );
     assert_eq!(disk_names(&s), ["sda"]);
     let d = disk(&s, "sda");
     assert_eq!(d.vendor.as_deref(), Some("HPE"));
@@ -297,7 +347,7 @@ fn zfs_mirror_of_consumer_ssd_partitions() {
         [PathBuf::from("/dev/sda3"), PathBuf::from("/dev/sdb3")]
     );
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("sda3", "partition", "3", &["sda"]),
             layer("sdb3", "partition", "3", &["sdb"]),
@@ -349,7 +399,7 @@ fn zfs_raidz2_on_sas_hba_with_optane_log_and_cache() {
     );
     assert_eq!(s.layers.len(), 8);
     assert_eq!(
-        s.layers[7],
+        shapes(&s.layers)[7],
         layer("nvme0n1p2", "partition", "2", &["nvme0n1"])
     );
     for d in &s.disks[..6] {
@@ -404,7 +454,7 @@ fn luks_on_lvm_on_a_write_through_sata_ssd() {
     assert_eq!(s.source, "/dev/mapper/cryptdata");
     assert_eq!(s.device.as_deref(), Some("dm-2"));
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("dm-2", "luks", "cryptdata", &["dm-1"]),
             layer("dm-1", "lvm", "vg0-data", &["sda2"]),
@@ -415,7 +465,8 @@ fn luks_on_lvm_on_a_write_through_sata_ssd() {
     let d = disk(&s, "sda");
     assert_eq!(d.write_cache.as_deref(), Some("write through"));
     assert_eq!(d.transport.as_deref(), Some("SATA"));
-    assert_eq!(s.hints.len(), 1, "{:#?}", s.hints);
+    // And discard-not-passed (luks_without_discards_above_an_ssd).
+    assert_eq!(s.hints.len(), 2, "{:#?}", s.hints);
     assert!(
         s.hints[0]
             .text
@@ -430,7 +481,7 @@ fn pve_in_a_vm_on_virtio_blk() {
     let s = host("virtio-guest-lvm");
     assert_eq!(s.device.as_deref(), Some("dm-1"));
     assert_eq!(
-        s.layers,
+        shapes(&s.layers),
         [
             layer("dm-1", "lvm", "pve-root", &["vda3"]),
             layer("vda3", "partition", "3", &["vda"]),
@@ -482,6 +533,7 @@ fn consumer_ssd_hint_for_a_samsung_870_evo_under_zfs() {
         layout: None,
         vdevs: vec![],
         properties: Default::default(),
+        ashift: None,
     });
     let hints = pveprobe::storage::hints::hints(&s);
     assert!(

@@ -1,2 +1,3 @@
 mod fixtures;
+mod health;
 mod stack;

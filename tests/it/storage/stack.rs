@@ -355,3 +355,147 @@ fn zfs_dataset_extended_device_tests_read_the_leaf_disks() {
         assert!(line.ends_with(&on), "{line}");
     }
 }
+
+/// A pool made with ashift 9 over a 4Kn disk (a loop device with 4096-byte
+/// sectors) and a 512-byte one: the hint names the 4Kn disk and the
+/// ashift to use; with ashift 12 there is none. The fake `zpool` answers
+/// `get ashift` as OpenZFS prints it (`-Hp -o value`).
+#[test]
+fn zfs_ashift_below_a_4kn_disks_sector() {
+    if !root_or_skip("zfs_ashift_below_a_4kn_disks_sector") {
+        return;
+    }
+    let a = LoopDevice::new(64, LoopOptions::default());
+    let b = LoopDevice::new(
+        64,
+        LoopOptions {
+            sector_size: Some(4096),
+            partitions: false,
+        },
+    );
+    let with_ashift = |ashift: u32| {
+        let status = zpool_status(&a.dev, &b.dev);
+        let script = status.replacen(
+            "#!/bin/sh\n",
+            &format!(
+                "#!/bin/sh\n[ \"$*\" = \"get -Hp -o value ashift testpool\" ] && {{ echo {ashift}; exit 0; }}\n"
+            ),
+            1,
+        );
+        let rig = ZfsRig::new(&script);
+        let out = rig.probe(&[
+            "--tests",
+            "regex",
+            "--duration",
+            "0.1",
+            "--output-format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        crate::common::validate_schema(&doc);
+        doc["storage"].clone()
+    };
+    let nine = with_ashift(9);
+    assert_eq!(nine["zfs"]["ashift"], 9);
+    let hints: Vec<&serde_json::Value> = nine["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["code"] == "ashift-below-sector")
+        .collect();
+    assert_eq!(hints.len(), 1, "{nine:#}");
+    assert_eq!(hints[0]["about"], "testpool");
+    let text = hints[0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "testpool: ashift 9 (512-byte blocks) on disks with 4096-byte physical sectors ({}):",
+            name(&b.dev)
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("with -o ashift=12"), "{text}");
+    let twelve = with_ashift(12);
+    assert!(
+        !twelve["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["code"] == "ashift-below-sector"),
+        "{twelve:#}"
+    );
+}
+
+/// A partition at sector 63 (an old DOS layout) on a loop device marked
+/// non-rotational: 32,256 bytes is off the SSD's 4 KiB boundary, so the
+/// hint says misaligned; the default layout (sector 2048) gets none. The
+/// disk's discard limit is what the kernel reports.
+#[test]
+fn a_partition_at_sector_63_on_an_ssd_is_misaligned() {
+    if !root_or_skip("a_partition_at_sector_63_on_an_ssd_is_misaligned") {
+        return;
+    }
+    for (start, misaligned) in [(63u64, true), (2048, false)] {
+        let dir = workdir();
+        let image = dir.path().join("disk.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let mut sfdisk = std::process::Command::new("sfdisk")
+            .args(["--quiet", image.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("sfdisk (scripts/install-test-deps)");
+        std::io::Write::write_all(
+            sfdisk.stdin.as_mut().unwrap(),
+            format!("label: dos\nstart={start}, type=83\n").as_bytes(),
+        )
+        .unwrap();
+        drop(sfdisk.stdin.take());
+        assert!(sfdisk.wait().unwrap().success());
+        let disk = PathBuf::from(sh(
+            "losetup",
+            &["--find", "--show", "-P", image.to_str().unwrap()],
+        ));
+        let _detach = Detach(disk.clone());
+        // Our own loop device: say it is an SSD, as the kernel lets root.
+        std::fs::write(format!("/sys/block/{}/queue/rotational", name(&disk)), "0").unwrap();
+        let part = PathBuf::from(format!("{}p1", disk.display()));
+        if !part.exists() {
+            sh("partx", &["-a", disk.to_str().unwrap()]);
+        }
+        for _ in 0..100 {
+            if part.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        mkfs("ext4", part.to_str().unwrap(), &[]);
+        let mount = Mount::new(part.to_str().unwrap(), "rw");
+        let storage = json_storage(mount.path());
+        assert_eq!(storage["layers"][0]["start_bytes"], start * 512);
+        let kernel: u64 = std::fs::read_to_string(format!(
+            "/sys/block/{}/queue/discard_max_bytes",
+            name(&disk)
+        ))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+        assert_eq!(storage["disks"][0]["discard_max_bytes"], kernel);
+        let codes: Vec<&str> = storage["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            codes.contains(&"misaligned"),
+            misaligned,
+            "start {start}: {storage:#}"
+        );
+        drop(mount);
+    }
+}

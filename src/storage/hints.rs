@@ -43,6 +43,9 @@ fn link_causes(kind: &str) -> &'static str {
     }
 }
 
+/// PVE's default zvol block size since 8.1 (`blocksize` in storage.cfg).
+const ZVOL_BLOCK_DEFAULT: u32 = 16 * 1024;
+
 /// Wear at or above this share of rated endurance is worth a hint.
 const WORN_PCT: u64 = 90;
 
@@ -103,6 +106,29 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
                 ),
             ));
         }
+    }
+    // A zvol's physical block size is its volblocksize (OpenZFS sets the
+    // queue's physical block size and optimal I/O size to it).
+    for d in storage.disks.iter().filter(|d| {
+        d.name
+            .strip_prefix("zd")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }) {
+        let Some(block) = d.physical_block_size.filter(|&b| b > ZVOL_BLOCK_DEFAULT) else {
+            continue;
+        };
+        hints.push(Hint::new(
+            "volblocksize-large",
+            &d.name,
+            format!(
+                "a zvol with volblocksize {}K: each 4 KiB write of a guest rewrites a whole {}K block (read, \
+                 modify, write: {}x the data), which RANDOM WRITE 4K and SYNC WRITE 4K show; PVE's default is \
+                 16k (the storage's blocksize option applies to new disks)",
+                block / 1024,
+                block / 1024,
+                block / 4096
+            ),
+        ));
     }
     for l in storage.layers.iter().filter(|l| l.kind == "partition") {
         let (Some(start), Some(disk)) = (

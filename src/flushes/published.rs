@@ -23,9 +23,8 @@
 //! ran, else sysfs's (which cuts SATA models to 16 characters), by a part
 //! that names one model family only.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::storage::{Disk, Storage};
+pub use crate::model::sync::Published;
 
 const PROXMOX_2018: &str = "Proxmox VE Ceph Benchmark 2018/02, 4K sync write table";
 const PROXMOX_TEST: &str =
@@ -125,19 +124,6 @@ const ROWS: &[(&str, &str, f64, &str, &str)] = &[
     ("SSDPE2MW", "Intel 750", 64_235.0, DISKBENCH, DISKBENCH_TEST),
     ("SSDPEDMW", "Intel 750", 64_235.0, DISKBENCH, DISKBENCH_TEST),
 ];
-
-/// A disk's model as published, and this run's share of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Published {
-    pub disk: String,
-    /// The model as the source names it.
-    pub model: String,
-    pub iops: f64,
-    pub source: String,
-    pub test: String,
-    /// This run's IOPS over the published, in percent.
-    pub percent: f64,
-}
 
 /// The disk's full model: smartctl's, else sysfs's.
 fn model(d: &Disk) -> Option<&str> {

@@ -159,7 +159,21 @@ pub struct SyncResult {
     /// Against the device class's band, where the class is known.
     pub reference: Option<Reference>,
     /// What others published for the leaf disks' models.
-    pub published: Vec<crate::flushes::published::Published>,
+    pub published: Vec<Published>,
+}
+
+/// A one-job 4 KiB synced write result published for a leaf disk's model
+/// (`flushes::published`), and this run's share of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Published {
+    pub disk: String,
+    /// The model as the source names it.
+    pub model: String,
+    pub iops: f64,
+    pub source: String,
+    pub test: String,
+    /// This run's IOPS over the published, in percent.
+    pub percent: f64,
 }
 
 /// A sync figure against its device class's band of single-job figures.

@@ -38,7 +38,7 @@ pub struct SyncFacts {
     pub reference: Option<Reference>,
     /// SYNC WRITE 4K: what others published for the disks' models.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub published: Vec<crate::flushes::published::Published>,
+    pub published: Vec<crate::model::sync::Published>,
 }
 
 impl SyncFacts {

@@ -16,7 +16,10 @@
 //!   5.16.1.3): critical warning bits, percentage used, available spare and
 //!   its threshold, media errors, unsafe shutdowns, data units written
 //!   (1000 512-byte units each), warning and critical temperature time
-//!   (minutes), thermal management transition counts and times.
+//!   (minutes). The thermal management transition counts and times are in
+//!   the same log, but smartctl up to 7.4 prints them as text only
+//!   (`print_smart_log`); they are read under `thermal_temp{1,2}_
+//!   transition_count` and `_total_time` if a version adds them to JSON.
 //! - SCSI/SAS: the grown defect list and the uncorrected read and write
 //!   errors of the error counter log.
 

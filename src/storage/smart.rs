@@ -356,7 +356,11 @@ pub fn hwmon_celsius(host: &Host, name: &str) -> Option<f64> {
 /// where the kernel has a sensor (else smartctl's).
 fn thermal_now(host: &Host, disk: &Disk) -> Option<Thermal> {
     let from_smart = disk.health.as_ref().and_then(|h| h.thermal.clone());
-    let hwmon = hwmon_celsius(host, &disk.name);
+    merge_thermal(from_smart, hwmon_celsius(host, &disk.name))
+}
+
+/// smartctl's counters with hwmon's temperature, where each is known.
+fn merge_thermal(from_smart: Option<Thermal>, hwmon: Option<f64>) -> Option<Thermal> {
     match (from_smart, hwmon) {
         (Some(mut t), Some(c)) => {
             t.temperature_c = Some(c);
@@ -385,20 +389,7 @@ pub fn read_heat_after(host: &Host, storage: &mut Storage, interrupt: Option<&In
                 } else {
                     None
                 };
-                let after = match (now, hwmon_celsius(host, &disk.name)) {
-                    (Some(mut t), Some(c)) => {
-                        t.temperature_c = Some(c);
-                        t.source = "hwmon, smartctl".into();
-                        Some(t)
-                    }
-                    (Some(t), None) => Some(t),
-                    (None, Some(c)) => Some(Thermal {
-                        source: "hwmon".into(),
-                        temperature_c: Some(c),
-                        ..Thermal::default()
-                    }),
-                    (None, None) => None,
-                };
+                let after = merge_thermal(now, hwmon_celsius(host, &disk.name));
                 if let (Some(heat), Some(after)) = (disk.heat.as_mut(), after) {
                     heat.after = after;
                 }

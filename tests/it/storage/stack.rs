@@ -28,32 +28,30 @@ fn name(dev: &Path) -> String {
     dev.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-#[test]
-fn a_partition_resolves_to_its_disk() {
-    if !root_or_skip("a_partition_resolves_to_its_disk") {
-        return;
-    }
+/// A 64 MiB image file of our own partitioned by `sfdisk` with `script`
+/// (never a device), mapped with `losetup -P`: the directory, the disk,
+/// its first partition, and the guard that detaches it.
+fn partitioned(script: &[u8]) -> (tempfile::TempDir, PathBuf, PathBuf, Detach) {
     let dir = workdir();
     let image = dir.path().join("disk.img");
     std::fs::File::create(&image)
         .unwrap()
         .set_len(64 << 20)
         .unwrap();
-    // Partition our own image file (never a device), then map it with -P.
     let mut sfdisk = std::process::Command::new("sfdisk")
         .args(["--quiet", image.to_str().unwrap()])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("sfdisk (scripts/install-test-deps)");
-    std::io::Write::write_all(sfdisk.stdin.as_mut().unwrap(), b"label: gpt\n,,L\n").unwrap();
+    std::io::Write::write_all(sfdisk.stdin.as_mut().unwrap(), script).unwrap();
     drop(sfdisk.stdin.take());
     assert!(sfdisk.wait().unwrap().success());
     let disk = PathBuf::from(sh(
         "losetup",
         &["--find", "--show", "-P", image.to_str().unwrap()],
     ));
-    let _detach = Detach(disk.clone());
+    let detach = Detach(disk.clone());
     let part = PathBuf::from(format!("{}p1", disk.display()));
     // Some kernels do not scan at attach time; ask for the partition table.
     if !part.exists() {
@@ -65,6 +63,15 @@ fn a_partition_resolves_to_its_disk() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    (dir, disk, part, detach)
+}
+
+#[test]
+fn a_partition_resolves_to_its_disk() {
+    if !root_or_skip("a_partition_resolves_to_its_disk") {
+        return;
+    }
+    let (_dir, disk, part, _detach) = partitioned(b"label: gpt\n,,L\n");
     mkfs("ext4", part.to_str().unwrap(), &[]);
     let mount = Mount::new(part.to_str().unwrap(), "rw");
     let storage = json_storage(mount.path());
@@ -436,42 +443,10 @@ fn a_partition_at_sector_63_on_an_ssd_is_misaligned() {
         return;
     }
     for (start, misaligned) in [(63u64, true), (2048, false)] {
-        let dir = workdir();
-        let image = dir.path().join("disk.img");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(64 << 20)
-            .unwrap();
-        let mut sfdisk = std::process::Command::new("sfdisk")
-            .args(["--quiet", image.to_str().unwrap()])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("sfdisk (scripts/install-test-deps)");
-        std::io::Write::write_all(
-            sfdisk.stdin.as_mut().unwrap(),
-            format!("label: dos\nstart={start}, type=83\n").as_bytes(),
-        )
-        .unwrap();
-        drop(sfdisk.stdin.take());
-        assert!(sfdisk.wait().unwrap().success());
-        let disk = PathBuf::from(sh(
-            "losetup",
-            &["--find", "--show", "-P", image.to_str().unwrap()],
-        ));
-        let _detach = Detach(disk.clone());
+        let script = format!("label: dos\nstart={start}, type=83\n");
+        let (_dir, disk, part, _detach) = partitioned(script.as_bytes());
         // Our own loop device: say it is an SSD, as the kernel lets root.
         std::fs::write(format!("/sys/block/{}/queue/rotational", name(&disk)), "0").unwrap();
-        let part = PathBuf::from(format!("{}p1", disk.display()));
-        if !part.exists() {
-            sh("partx", &["-a", disk.to_str().unwrap()]);
-        }
-        for _ in 0..100 {
-            if part.exists() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
         mkfs("ext4", part.to_str().unwrap(), &[]);
         let mount = Mount::new(part.to_str().unwrap(), "rw");
         let storage = json_storage(mount.path());

@@ -145,6 +145,18 @@ fn btrfs_raid1_resolves_to_both_devices() {
     drop(mount);
 }
 
+/// Two 64 MiB loop devices: 512-byte sectors, and 4096-byte (4Kn).
+fn a_512_and_a_4kn_disk() -> (LoopDevice, LoopDevice) {
+    let four_k = LoopOptions {
+        sector_size: Some(4096),
+        partitions: false,
+    };
+    (
+        LoopDevice::new(64, LoopOptions::default()),
+        LoopDevice::new(64, four_k),
+    )
+}
+
 fn zpool_status(a: &Path, b: &Path) -> String {
     format!(
         "#!/bin/sh\n[ \"$1 $2 $3 $4\" = \"status -P -L testpool\" ] || exit 9\ncat <<'EOF'\n  pool: testpool\n state: ONLINE\nconfig:\n\n\tNAME            STATE     READ WRITE CKSUM\n\ttestpool        ONLINE       0     0     0\n\t  mirror-0      ONLINE       0     0     0\n\t    {}  ONLINE       0     0     0\n\t    {}  ONLINE       0     0     0\n\nerrors: No known data errors\nEOF\n",
@@ -158,14 +170,7 @@ fn zfs_dataset_reads_its_pools_leaf_disks() {
     if !root_or_skip("zfs_dataset_reads_its_pools_leaf_disks") {
         return;
     }
-    let a = LoopDevice::new(64, LoopOptions::default());
-    let b = LoopDevice::new(
-        64,
-        LoopOptions {
-            sector_size: Some(4096),
-            partitions: false,
-        },
-    );
+    let (a, b) = a_512_and_a_4kn_disk();
     let rig = ZfsRig::new(&zpool_status(&a.dev, &b.dev));
     let out = rig.probe(&["--tests", "read,seek", "--duration", "0.4", "-v"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -372,14 +377,7 @@ fn zfs_ashift_below_a_4kn_disks_sector() {
     if !root_or_skip("zfs_ashift_below_a_4kn_disks_sector") {
         return;
     }
-    let a = LoopDevice::new(64, LoopOptions::default());
-    let b = LoopDevice::new(
-        64,
-        LoopOptions {
-            sector_size: Some(4096),
-            partitions: false,
-        },
-    );
+    let (a, b) = a_512_and_a_4kn_disk();
     let with_ashift = |ashift: u32| {
         let status = zpool_status(&a.dev, &b.dev);
         let script = status.replacen(

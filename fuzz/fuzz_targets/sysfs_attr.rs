@@ -1,9 +1,9 @@
 //! sysfs attribute values: a queue's scheduler list, a SCSI VPD page 0x80
-//! and the link rates (SATA, SAS, PCIe, USB).
+//! the link rates (SATA, SAS, PCIe, USB), and `dmsetup table` lines.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe_parse::{link, sysfs};
+use pveprobe_parse::{dmtable, link, sysfs};
 
 fuzz_target!(|data: &[u8]| {
     if let Some(serial) = sysfs::vpd_serial(data) {
@@ -27,5 +27,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(ceiling.is_finite() || rate.is_infinite(), "{rate} {ceiling}");
             assert!(ceiling >= 0.0);
         }
+    }
+    if let Some(pool) = dmtable::thin_pool(&text) {
+        assert!(pool.chunk_bytes >= 65536 && pool.chunk_bytes % 65536 == 0);
     }
 });

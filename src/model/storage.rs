@@ -26,6 +26,20 @@ pub struct Layer {
     /// 0: none). Partitions share their disk's queue and have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard_max_bytes: Option<u64>,
+    /// An LVM thin pool's table (`dmsetup table`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thin_pool: Option<ThinPool>,
+}
+
+/// An LVM thin pool as device-mapper runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinPool {
+    /// Its data block size (LVM's chunk size), in bytes.
+    pub chunk_bytes: u64,
+    /// A chunk is zeroed before its first write (LVM's `--zero y`).
+    pub zeroing: bool,
+    /// `passed down`, `not passed down` or `ignored`.
+    pub discards: String,
 }
 
 /// A leaf disk and what stands behind it.

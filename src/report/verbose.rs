@@ -249,10 +249,23 @@ pub fn storage_section(path: &str, s: &Storage) -> String {
         put(
             &mut out,
             format!(
-                "    {}: {}{detail} on {}",
+                "    {}: {}{detail} on {}{}",
                 layer.name,
                 layer.kind,
-                layer.below.join(", ")
+                layer.below.join(", "),
+                layer
+                    .thin_pool
+                    .as_ref()
+                    .map_or_else(String::new, |p| format!(
+                        " (thin pool: {} KiB chunks, {}, discards {})",
+                        p.chunk_bytes / 1024,
+                        if p.zeroing {
+                            "new chunks zeroed"
+                        } else {
+                            "no zeroing"
+                        },
+                        p.discards
+                    ))
             ),
         );
     }

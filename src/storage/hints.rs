@@ -43,6 +43,26 @@ fn link_causes(kind: &str) -> &'static str {
     }
 }
 
+/// LVM's `VG/LV` from a device-mapper name (`pve-data-tpool` ->
+/// `pve/data`): LVM doubles the dashes inside names and joins VG and LV
+/// with one; a pool's hidden device ends in `-tpool`.
+fn lvm_name(dm: &str) -> String {
+    let dm = dm.strip_suffix("-tpool").unwrap_or(dm);
+    let bytes = dm.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'-' {
+            if bytes.get(i + 1) == Some(&b'-') {
+                i += 2;
+                continue;
+            }
+            return format!("{}/{}", &dm[..i], &dm[i + 1..]).replace("--", "-");
+        }
+        i += 1;
+    }
+    dm.to_string()
+}
+
 /// PVE's default zvol block size since 8.1 (`blocksize` in storage.cfg).
 const ZVOL_BLOCK_DEFAULT: u32 = 16 * 1024;
 
@@ -129,6 +149,39 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
                 block / 4096
             ),
         ));
+    }
+    for l in storage.layers.iter() {
+        let Some(pool) = l.thin_pool.as_ref().filter(|p| p.zeroing) else {
+            continue;
+        };
+        let chunk_k = pool.chunk_bytes / 1024;
+        let name = lvm_name(l.detail.as_deref().unwrap_or(&l.name));
+        hints.push(Hint::new(
+            "thin-zeroing",
+            &name,
+            format!(
+                "thin pool with {chunk_k} KiB chunks, zeroed before their first write: a guest's first 4 KiB \
+                 write into a chunk writes all {chunk_k} KiB ({}x), so new thin volumes are slow until written \
+                 once (pveprobe's scratch volume is written in full before it is measured); `lvchange --zero n \
+                 {name}` turns it off for new chunks",
+                pool.chunk_bytes / 4096
+            ),
+        ));
+        if pool.discards != "passed down" {
+            hints.push(Hint::new(
+                "discard-not-passed",
+                &name,
+                format!(
+                    "thin pool with discards {}: blocks the guests free are {}; `lvchange --discards passdown {name}`",
+                    pool.discards,
+                    if pool.discards == "ignored" {
+                        "never returned to the pool nor trimmed on the disks"
+                    } else {
+                        "returned to the pool but never trimmed on the disks"
+                    }
+                ),
+            ));
+        }
     }
     for l in storage.layers.iter().filter(|l| l.kind == "partition") {
         let (Some(start), Some(disk)) = (
@@ -452,6 +505,14 @@ mod tests {
             name: name.into(),
             ..Disk::default()
         }
+    }
+
+    #[test]
+    fn lvm_names_from_device_mapper_names() {
+        assert_eq!(lvm_name("pve-data-tpool"), "pve/data");
+        assert_eq!(lvm_name("pve-vm--100--disk--0"), "pve/vm-100-disk-0");
+        assert_eq!(lvm_name("my--vg-thin--pool-tpool"), "my-vg/thin-pool");
+        assert_eq!(lvm_name("plain"), "plain");
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod hints;
 pub mod links;
 pub mod smart;
 pub mod sysfs;
+pub mod thin;
 pub mod zfs;
 
 use std::collections::BTreeMap;
@@ -15,13 +16,20 @@ use crate::host::Host;
 use crate::model::filesystem::FsInfo;
 pub use crate::model::storage::{Disk, Hint, Layer, Storage, ZfsInfo};
 
-/// Where ZFS facts come from: the `zpool` and `zfs` commands, or their
-/// captured output in a fixture tree.
-pub trait ZfsTools {
+/// Where the facts sysfs lacks come from: `zpool` and `zfs` (a pool's
+/// layout and ashift, a dataset's properties) and `dmsetup table` (a thin
+/// pool's chunk size and zeroing), or their captured output in a fixture
+/// tree.
+pub trait StackTools {
     fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError>;
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError>;
     /// The pool's `ashift` property; `None` when it cannot be read.
     fn pool_ashift(&self, _pool: &str) -> Option<u32> {
+        None
+    }
+    /// `dmsetup table NAME` of a device-mapper device; `None` when it
+    /// cannot be read.
+    fn dm_table(&self, _name: &str) -> Option<String> {
         None
     }
 }
@@ -29,7 +37,7 @@ pub trait ZfsTools {
 /// The real commands, found on PATH.
 pub struct Commands;
 
-impl ZfsTools for Commands {
+impl StackTools for Commands {
     fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
         zfs::pool_status(pool)
     }
@@ -39,13 +47,16 @@ impl ZfsTools for Commands {
     fn pool_ashift(&self, pool: &str) -> Option<u32> {
         zfs::pool_ashift(pool)
     }
+    fn dm_table(&self, name: &str) -> Option<String> {
+        thin::dm_table(name)
+    }
 }
 
 /// Captured output in a fixture directory: `zpool-status-<pool>.txt` and
 /// `zfs-get-<dataset with / as _>.txt`; a missing file means no zpool.
 pub struct Captured(pub PathBuf);
 
-impl ZfsTools for Captured {
+impl StackTools for Captured {
     fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
         let text = std::fs::read_to_string(self.0.join(format!("zpool-status-{pool}.txt")))
             .map_err(|_| zfs::ZfsError::Missing("zpool"))?;
@@ -62,6 +73,9 @@ impl ZfsTools for Captured {
             std::fs::read_to_string(self.0.join(format!("zpool-get-ashift-{pool}.txt"))).ok()?;
         pveprobe_parse::zfs::parse_ashift(&text)
     }
+    fn dm_table(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.0.join(format!("dmsetup-table-{name}.txt"))).ok()
+    }
 }
 
 /// Resolves the mount's source down to its leaf disks.
@@ -70,7 +84,7 @@ pub fn storage(host: &Host, mount: &FsInfo) -> Storage {
 }
 
 /// [`storage`] with ZFS facts from `tools`.
-pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn ZfsTools) -> Storage {
+pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn StackTools) -> Storage {
     let mut storage = Storage {
         source: mount.source.clone(),
         fstype: mount.fstype.clone(),
@@ -91,6 +105,7 @@ pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn ZfsTools) -> Storag
                         detail: Some(format!("{} devices", members.len())),
                         below: members.clone(),
                         start_bytes: None,
+                        thin_pool: None,
                         discard_max_bytes: None,
                     });
                     tops = members;
@@ -99,6 +114,7 @@ pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn ZfsTools) -> Storag
             let stack = sysfs::resolve(host, &tops);
             storage.layers.extend(stack.layers);
             storage.disks = stack.disks;
+            thin::read_pools(host, &mut storage.layers, tools);
         } else {
             storage
                 .problems
@@ -110,7 +126,7 @@ pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn ZfsTools) -> Storag
     storage
 }
 
-fn zfs_storage(host: &Host, storage: &mut Storage, tools: &dyn ZfsTools) {
+fn zfs_storage(host: &Host, storage: &mut Storage, tools: &dyn StackTools) {
     let dataset = storage.source.clone();
     let pool = dataset.split('/').next().unwrap_or(&dataset).to_string();
     let mut info = ZfsInfo {

@@ -97,6 +97,7 @@ fn walk(host: &Host, name: &str, stack: &mut Stack, seen: &mut BTreeSet<String>)
             kind: "partition".into(),
             detail: host.read_value(format!("{base}/partition")),
             below: parent.iter().cloned().collect(),
+            thin_pool: None,
             start_bytes: host
                 .read_value(format!("{base}/start"))
                 .and_then(|v| v.parse::<u64>().ok())
@@ -137,6 +138,7 @@ fn walk(host: &Host, name: &str, stack: &mut Stack, seen: &mut BTreeSet<String>)
         detail,
         below: slaves.clone(),
         start_bytes: None,
+        thin_pool: None,
         discard_max_bytes: host
             .read_value(format!("{base}/queue/discard_max_bytes"))
             .and_then(|v| v.parse().ok()),

@@ -7,6 +7,7 @@ pub mod cidr;
 pub mod corosync;
 pub mod cpuinfo;
 pub mod datacenter;
+pub mod dmtable;
 pub mod dns;
 pub mod hostfacts;
 pub mod knet;

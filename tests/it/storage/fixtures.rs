@@ -110,6 +110,7 @@ fn layer(name: &str, kind: &str, detail: &str, below: &[&str]) -> Layer {
         detail: Some(detail.into()),
         below: below.iter().map(|b| b.to_string()).collect(),
         start_bytes: None,
+        thin_pool: None,
         discard_max_bytes: None,
     }
 }
@@ -121,6 +122,7 @@ fn shapes(layers: &[Layer]) -> Vec<Layer> {
         .iter()
         .map(|l| Layer {
             start_bytes: None,
+            thin_pool: None,
             discard_max_bytes: None,
             ..l.clone()
         })

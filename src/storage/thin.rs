@@ -1,0 +1,66 @@
+//! LVM thin pools: their chunk size and whether new chunks are zeroed,
+//! from `dmsetup table` (device-mapper's tables are not in sysfs). Run
+//! through the child helper without a shell, the device-mapper name from
+//! sysfs (`dm/name`) as one checked argument; `dmsetup table` only reads.
+
+use std::process::Command;
+
+use super::StackTools;
+use crate::host::Host;
+use crate::model::storage::{Layer, ThinPool};
+
+/// `dmsetup table NAME`.
+pub fn dm_table(name: &str) -> Option<String> {
+    let plain = !name.is_empty()
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'+' | b'.'));
+    if !plain {
+        return None;
+    }
+    let mut cmd = Command::new("dmsetup");
+    cmd.args(["table", name]).env("LC_ALL", "C");
+    let done = crate::child::run(&mut cmd, super::zfs::TOOL_TIMEOUT, None).ok()?;
+    (done.success() && !done.timed_out).then(|| String::from_utf8_lossy(&done.stdout).into_owned())
+}
+
+/// Fills in each thin pool layer's table (LVM names a pool's hidden
+/// device `VG-POOL-tpool`).
+pub fn read_pools(_host: &Host, layers: &mut [Layer], tools: &dyn StackTools) {
+    for layer in layers.iter_mut().filter(|l| l.kind == "lvm") {
+        let Some(name) = layer.detail.clone().filter(|d| d.ends_with("-tpool")) else {
+            continue;
+        };
+        let Some(table) = tools.dm_table(&name) else {
+            continue;
+        };
+        if let Some(p) = pveprobe_parse::dmtable::thin_pool(&table) {
+            layer.thin_pool = Some(ThinPool {
+                chunk_bytes: p.chunk_bytes,
+                zeroing: p.zeroing,
+                discards: if p.ignore_discard {
+                    "ignored"
+                } else if p.no_discard_passdown {
+                    "not passed down"
+                } else {
+                    "passed down"
+                }
+                .into(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only plain device-mapper names reach dmsetup's command line.
+    #[test]
+    fn odd_names_are_not_asked_for() {
+        for name in ["", "-x", "--help", "a b", "pve/data", "a;b", "a\nb"] {
+            assert_eq!(dm_table(name), None, "{name:?}");
+        }
+    }
+}

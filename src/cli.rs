@@ -338,6 +338,7 @@ impl ProbeArgs {
             sustained_bytes: m.write_size.unwrap_or(crate::plan::SUSTAINED_BYTES),
             volume: None,
             leaf_reads: true,
+            disk_health: true,
             host: self
                 .sysroot
                 .as_ref()

@@ -94,6 +94,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     config.path = path;
     // pveperf prints no BUFFERED READS or SEEK TIME line for a ZFS dataset.
     config.leaf_reads = false;
+    // Nor does it read the disks' health: nothing here would show it.
+    config.disk_health = false;
     config.runs = 1;
     config.tests = Test::PVEPERF.into_iter().collect();
     config.window = PVEPERF_WINDOW;

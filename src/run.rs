@@ -62,6 +62,9 @@ pub struct Config {
     /// When the source is no block device (ZFS), read its pool's data disks
     /// instead (pveperf omits the lines; its own mode turns this off).
     pub leaf_reads: bool,
+    /// Read the leaf disks' health and heat (smartctl, hwmon) around the
+    /// timed tests; off as pveperf, which shows neither.
+    pub disk_health: bool,
     pub host: Host,
 }
 
@@ -745,7 +748,9 @@ fn not_addresses(invalid: &[String]) -> String {
 /// soon as it is known, so text can be printed as pveperf prints it, line
 /// by line.
 pub fn run(config: &Config, interrupt: &Interrupt, sink: &mut dyn FnMut(&Report, Event)) -> Report {
-    run_with(config, &mut Real::new(&config.host, interrupt), sink)
+    let mut real = Real::new(&config.host, interrupt);
+    real.disk_health = config.disk_health;
+    run_with(config, &mut real, sink)
 }
 
 /// Runs every requested test through `measure`.
@@ -1202,6 +1207,7 @@ mod tests {
             sustained_bytes: 1 << 20,
             volume: None,
             leaf_reads: true,
+            disk_health: false,
             host: Host::real(),
         }
     }

@@ -174,6 +174,8 @@ fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
 pub struct Real<'a> {
     pub host: &'a Host,
     pub interrupt: &'a Interrupt,
+    /// Read the leaf disks' health and heat (`Config::disk_health`).
+    pub disk_health: bool,
     left_behind: Vec<String>,
 }
 
@@ -182,6 +184,7 @@ impl<'a> Real<'a> {
         Real {
             host,
             interrupt,
+            disk_health: true,
             left_behind: Vec::new(),
         }
     }
@@ -215,13 +218,17 @@ impl Measure for Real<'_> {
 
     fn storage(&mut self, fs: &FsInfo) -> Storage {
         let mut s = storage::storage(self.host, fs);
-        storage::smart::read_storage(self.host, &mut s, Some(self.interrupt));
-        s.hints = storage::hints::hints(&s);
+        if self.disk_health {
+            storage::smart::read_storage(self.host, &mut s, Some(self.interrupt));
+            s.hints = storage::hints::hints(&s);
+        }
         s
     }
 
     fn after_tests(&mut self, s: &mut Storage) {
-        storage::smart::read_heat_after(self.host, s, Some(self.interrupt));
+        if self.disk_health {
+            storage::smart::read_heat_after(self.host, s, Some(self.interrupt));
+        }
     }
 
     fn host_info(&mut self) -> HostInfo {

@@ -35,7 +35,7 @@ pub fn thin_pool(table: &str) -> Option<ThinPool> {
     let features = if count == 0 {
         &[][..]
     } else {
-        words.get(8..8 + count)?
+        words.get(8..8usize.checked_add(count)?)?
     };
     Some(ThinPool {
         chunk_bytes: sectors * 512,
@@ -71,5 +71,12 @@ mod tests {
         assert_eq!(thin_pool("0 100 thin-pool 252:2 252:3 100 0 0"), None);
         assert_eq!(thin_pool("0 100 thin-pool 252:2 252:3 128 0 3 a"), None);
         assert_eq!(thin_pool(""), None);
+        // Found by the fuzzer: a feature count near usize::MAX.
+        assert_eq!(
+            thin_pool(
+                "0 6 thin-pool 25:2 25 128 +0000000000 +000000000000000018446744073709551615"
+            ),
+            None
+        );
     }
 }

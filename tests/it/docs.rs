@@ -133,3 +133,45 @@ fn the_readme_is_a_front_door() {
         assert!(readme.contains(command), "the README names {command}");
     }
 }
+
+/// Every hint code the probe can give (`Hint::new("code", ...)` and the
+/// health hints' `add("code", ...)` in `src/`) has its row in
+/// docs/hints.md, and the table lists no code the probe never gives: a
+/// fleet filters on these codes.
+#[test]
+fn every_hint_code_is_in_docs_hints_md() {
+    let mut given = BTreeSet::new();
+    let mut stack = vec![root().join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for start in ["Hint::new(", "add("] {
+                for (i, _) in text.match_indices(start) {
+                    let rest = text[i + start.len()..].trim_start();
+                    let Some(rest) = rest.strip_prefix('"') else {
+                        continue;
+                    };
+                    let code: String = rest.chars().take_while(|&c| c != '"').collect();
+                    if !code.is_empty() && code.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                    {
+                        given.insert(code);
+                    }
+                }
+            }
+        }
+    }
+    let doc = std::fs::read_to_string(root().join("docs/hints.md")).unwrap();
+    let listed: BTreeSet<String> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect();
+    assert!(given.len() >= 29, "the scan found only {given:?}");
+    assert_eq!(given, listed, "codes in src/ against docs/hints.md's table");
+}

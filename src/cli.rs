@@ -127,8 +127,8 @@ OUTPUT
   to the first, the -x figures included; a difference within the runs'
   spread is marked \"noise\", a figure measured another way (regex engine,
   fsync order, DNS schedule, window, data pattern, I/O engine, sync mode,
-  CPU threads, sustained seconds) \"unlike\" and not ranked, also by
-  --baseline.
+  CPU threads, sustained seconds, blocks written into) \"unlike\" and not
+  ranked, also by --baseline.
   `pveprobe cluster PATH` runs the probe on every node of a Proxmox VE cluster
   through ssh and prints one row per node (see pveprobe cluster --help).
 

@@ -695,6 +695,48 @@ mod tests {
         );
     }
 
+    /// RANDOM WRITE into a preallocated file (fio's way, since pveprobe
+    /// preallocates) against a result that wrote over a laid-out file (no
+    /// `write_blocks`: results from before): not ranked; two new results
+    /// are.
+    #[test]
+    fn random_writes_into_unwritten_and_written_blocks_are_unlike() {
+        let with_write = |iops: f64, blocks: Option<&str>| {
+            let mut doc = fixture();
+            doc.extended = vec![XFigure {
+                key: "rand_write_4k_qd1".into(),
+                value: iops,
+                facts: Facts::Io(IoFacts {
+                    engine: "io_uring".into(),
+                    write_iops: Some(iops),
+                    write_blocks: blocks.map(str::to_string),
+                    ..IoFacts::default()
+                }),
+                ..XFigure::default()
+            }];
+            doc
+        };
+        let old = with_write(6932.0, None);
+        let new = with_write(12_330.0, Some("unwritten"));
+        let t = table(&[input("old", old.clone()), input("new", new.clone())]);
+        let cell = row(&t, "rand_write_4k_qd1").cells[1].clone();
+        assert_eq!(cell.verdict, Some(Verdict::Unlike));
+        assert_eq!(
+            cell.unlike,
+            Some(Unlike {
+                what: "blocks written into",
+                first: "written".into(),
+                this: "unwritten".into()
+            })
+        );
+        let newer = with_write(6000.0, Some("unwritten"));
+        let t = table(&[input("new", new), input("newer", newer)]);
+        assert_eq!(
+            row(&t, "rand_write_4k_qd1").cells[1].verdict,
+            Some(Verdict::Worse)
+        );
+    }
+
     /// pve1, pve2 and pve3 of fixtures/results, as `compare` reads them.
     fn fixtures() -> Vec<Input> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");

@@ -138,6 +138,10 @@ pub enum Method {
     /// The figure's `window_s`: `--sustained`'s seconds (a longer write
     /// runs further past the caches).
     Sustained,
+    /// The figure's `write_blocks`: RANDOM WRITE into blocks not written
+    /// before (a preallocated file, as fio's) or written before (a scratch
+    /// volume after its prefill; a file before pveprobe preallocated it).
+    WriteBlocks,
 }
 
 impl Method {
@@ -162,6 +166,7 @@ impl Method {
             Method::SyncMode => "sync mode",
             Method::CpuThreads => "CPU threads",
             Method::Sustained => "sustained seconds",
+            Method::WriteBlocks => "blocks written into",
         }
     }
 }
@@ -823,6 +828,7 @@ const CPU_TEST: &[Method] = &[Method::Window, Method::CpuThreads];
 
 /// The settings that change an I/O test's figure.
 const IO_TEST: &[Method] = &[Method::Window, Method::IoEngine];
+const RANDOM_WRITE: &[Method] = &[Method::Window, Method::IoEngine, Method::WriteBlocks];
 
 const fn spec(
     key: &'static str,
@@ -992,7 +998,7 @@ figures! {
             "IOPS",
             Extended,
             &WQD1,
-            IO_TEST,
+            RANDOM_WRITE,
         )
     },
     RandWrite4kQd32 => Spec {
@@ -1004,7 +1010,7 @@ figures! {
             "IOPS",
             Extended,
             &WQD32,
-            IO_TEST,
+            RANDOM_WRITE,
         )
     },
     Mixed => Spec {

@@ -96,6 +96,11 @@ pub struct IoFacts {
     /// SEQ READ DIRECT against its disk's narrowest link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<InterfaceShare>,
+    /// RANDOM WRITE: `unwritten` (a preallocated file in PATH, as fio's
+    /// default file) or `written` (a scratch volume after its prefill).
+    /// Results without it wrote over a file laid out first: `written`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_blocks: Option<String>,
 }
 
 impl Facet for IoFacts {
@@ -109,7 +114,15 @@ impl Facet for IoFacts {
     }
 
     fn method(&self, method: Method) -> Option<String> {
-        (method == Method::IoEngine).then(|| self.engine.clone())
+        match method {
+            Method::IoEngine => Some(self.engine.clone()),
+            Method::WriteBlocks => Some(
+                self.write_blocks
+                    .clone()
+                    .unwrap_or_else(|| "written".into()),
+            ),
+            _ => None,
+        }
     }
 
     fn details(&self, _: &Seen) -> String {
@@ -140,6 +153,7 @@ impl IoFacts {
             cpu_us_per_op: mean(IoStats::cpu_us_per_op),
             direct: None,
             interface: None,
+            write_blocks: None,
         })
     }
 }
@@ -183,6 +197,14 @@ impl Project for Devices<IoStats> {
         };
         if figure == Figure::SeqReadDirect {
             facts.interface = share(context.storage, value);
+        }
+        if writes {
+            let blocks = if context.on_volume {
+                "written"
+            } else {
+                "unwritten"
+            };
+            facts.write_blocks = Some(blocks.into());
         }
         let names = if self.named {
             let names: Vec<String> = context.read_devices.iter().map(|d| short_name(d)).collect();

@@ -80,21 +80,26 @@ const CRITICAL_BITS: [&str; 6] = [
     "persistent memory region read-only",
 ];
 
-/// The disk a layer stands on, following `below` down to a leaf.
+/// The disks a layer stands on, following `below` down to the leaves.
+/// `seen` keeps a tree that names a layer below itself (a hostile or
+/// broken sysfs) from looping.
 fn leaves_below<'a>(
     storage: &'a Storage,
     name: &str,
+    seen: &mut Vec<String>,
     out: &mut Vec<&'a crate::model::storage::Disk>,
 ) {
+    if seen.iter().any(|s| s == name) {
+        return;
+    }
+    seen.push(name.to_string());
     if let Some(d) = storage.disks.iter().find(|d| d.name == name) {
-        if !out.iter().any(|o| o.name == d.name) {
-            out.push(d);
-        }
+        out.push(d);
         return;
     }
     if let Some(l) = storage.layers.iter().find(|l| l.name == name) {
         for b in &l.below {
-            leaves_below(storage, b, out);
+            leaves_below(storage, b, seen, out);
         }
     }
 }
@@ -218,9 +223,9 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
         .iter()
         .filter(|l| l.discard_max_bytes == Some(0))
     {
-        let mut leaves = Vec::new();
+        let (mut seen, mut leaves) = (vec![l.name.clone()], Vec::new());
         for b in &l.below {
-            leaves_below(storage, b, &mut leaves);
+            leaves_below(storage, b, &mut seen, &mut leaves);
         }
         let ssds: Vec<&str> = leaves
             .iter()
@@ -505,6 +510,31 @@ mod tests {
             name: name.into(),
             ..Disk::default()
         }
+    }
+
+    /// A layer that names itself (or a loop of layers) below it, as a
+    /// broken sysfs could: the discard check ends.
+    #[test]
+    fn a_layer_loop_ends() {
+        use crate::model::storage::Layer;
+        let layer = |name: &str, below: &str| Layer {
+            name: name.into(),
+            kind: "lvm".into(),
+            detail: None,
+            below: vec![below.into()],
+            start_bytes: None,
+            thin_pool: None,
+            discard_max_bytes: Some(0),
+        };
+        let s = Storage {
+            layers: vec![
+                layer("dm-0", "dm-1"),
+                layer("dm-1", "dm-0"),
+                layer("dm-2", "dm-2"),
+            ],
+            ..Storage::default()
+        };
+        assert!(hints(&s).is_empty());
     }
 
     #[test]

@@ -158,26 +158,34 @@ pub fn read(device: &str, dtype: Option<&str>, interrupt: Option<&Interrupt>) ->
             };
         }
     };
-    let text = String::from_utf8_lossy(&out);
-    match smart::parse(&text) {
+    reading(source, &String::from_utf8_lossy(&out))
+}
+
+/// What one smartctl answer tells: the health, or why there is none (a
+/// disk asleep, a device smartctl cannot reach, output that is not its
+/// JSON).
+fn reading(source: String, text: &str) -> Reading {
+    let problem = |why: String| Reading {
+        health: None,
+        problem: Some(format!("{source}: {why}")),
+    };
+    match smart::parse(text) {
+        // --nocheck=standby: smartctl left the disk asleep and read nothing.
+        Ok(s) if s.messages.iter().any(|m| m.contains("STANDBY")) => {
+            problem("in standby; not woken to read its health".into())
+        }
         Ok(s) if s.passed.is_none() && s.protocol.is_none() => {
             let why =
                 s.messages.first().cloned().unwrap_or_else(|| {
                     format!("exit status {}", s.exit_status.unwrap_or_default())
                 });
-            Reading {
-                health: None,
-                problem: Some(format!("{source}: {why}")),
-            }
+            problem(why)
         }
         Ok(s) => Reading {
             health: Some(health_of(source, s)),
             problem: None,
         },
-        Err(e) => Reading {
-            health: None,
-            problem: Some(format!("{source}: {e}")),
-        },
+        Err(e) => problem(e.to_string()),
     }
 }
 
@@ -507,6 +515,30 @@ mod tests {
             with(&["smart_status", "passed"], false.into()),
             ["smart-failed"]
         );
+    }
+
+    /// A disk smartctl left asleep (`--nocheck=standby`, exit status 2,
+    /// its message) has no health and says so; so does a device smartctl
+    /// cannot open.
+    #[test]
+    fn a_sleeping_disk_is_said_to_sleep() {
+        let asleep = r#"{"smartctl": {"exit_status": 2, "messages": [{"string": "Device is in STANDBY mode, exit(2)", "severity": "information"}]},
+            "device": {"name": "/dev/sdb", "info_name": "/dev/sdb [SAT]", "type": "sat", "protocol": "ATA"}}"#;
+        let r = reading("smartctl /dev/sdb".into(), asleep);
+        assert!(r.health.is_none());
+        assert_eq!(
+            r.problem.as_deref(),
+            Some("smartctl /dev/sdb: in standby; not woken to read its health")
+        );
+        let missing = r#"{"smartctl": {"exit_status": 2, "messages": [{"string": "/dev/sdz: No such device", "severity": "error"}]}}"#;
+        assert_eq!(
+            reading("smartctl /dev/sdz".into(), missing)
+                .problem
+                .as_deref(),
+            Some("smartctl /dev/sdz: /dev/sdz: No such device")
+        );
+        let ok = reading("smartctl /dev/sdx".into(), &capture("ST3500418AS_12.json"));
+        assert_eq!(ok.health.unwrap().reallocated_sectors, Some(304));
     }
 
     #[test]

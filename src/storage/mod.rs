@@ -114,7 +114,7 @@ pub fn storage_with(host: &Host, mount: &FsInfo, tools: &dyn StackTools) -> Stor
             let stack = sysfs::resolve(host, &tops);
             storage.layers.extend(stack.layers);
             storage.disks = stack.disks;
-            thin::read_pools(host, &mut storage.layers, tools);
+            thin::read_pools(&mut storage.layers, tools);
         } else {
             storage
                 .problems

@@ -3,13 +3,10 @@
 //! through the child helper without a shell, the device-mapper name from
 //! sysfs (`dm/name`) as one checked argument; `dmsetup table` only reads.
 
-use std::process::Command;
-
 use super::StackTools;
-use crate::host::Host;
 use crate::model::storage::{Layer, ThinPool};
 
-/// `dmsetup table NAME`.
+/// `dmsetup table NAME`, through the one runner of storage tools.
 pub fn dm_table(name: &str) -> Option<String> {
     let plain = !name.is_empty()
         && !name.starts_with('-')
@@ -19,15 +16,12 @@ pub fn dm_table(name: &str) -> Option<String> {
     if !plain {
         return None;
     }
-    let mut cmd = Command::new("dmsetup");
-    cmd.args(["table", name]).env("LC_ALL", "C");
-    let done = crate::child::run(&mut cmd, super::zfs::TOOL_TIMEOUT, None).ok()?;
-    (done.success() && !done.timed_out).then(|| String::from_utf8_lossy(&done.stdout).into_owned())
+    super::zfs::run_tool("dmsetup", &["table", name]).ok()
 }
 
 /// Fills in each thin pool layer's table (LVM names a pool's hidden
 /// device `VG-POOL-tpool`).
-pub fn read_pools(_host: &Host, layers: &mut [Layer], tools: &dyn StackTools) {
+pub fn read_pools(layers: &mut [Layer], tools: &dyn StackTools) {
     for layer in layers.iter_mut().filter(|l| l.kind == "lvm") {
         let Some(name) = layer.detail.clone().filter(|d| d.ends_with("-tpool")) else {
             continue;

@@ -27,7 +27,8 @@ pub enum ZfsError {
     Parse(#[from] StatusError),
 }
 
-/// Runs a ZFS tool (found on PATH) with fixed arguments and a timeout.
+/// Runs a storage tool (`zpool`, `zfs`, `dmsetup`; found on PATH) with
+/// fixed arguments and a timeout.
 pub fn run_tool(tool: &'static str, args: &[&str]) -> Result<String, ZfsError> {
     let mut cmd = Command::new(tool);
     cmd.args(args).env("LC_ALL", "C");

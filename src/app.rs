@@ -31,6 +31,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::NetServe(args)) => nodes::net_serve(args),
         Some(Command::NetProbe(args)) => nodes::net_probe(args),
         Some(Command::NetInfo) => nodes::net_info(),
+        Some(Command::Qualify(args)) => crate::qualify::run(args),
         None => probe(&opts.probe),
     }
 }

@@ -12,6 +12,7 @@ use crate::run::Config;
 mod cluster;
 mod measure;
 mod net;
+mod qualify;
 mod reach;
 use crate::choice::Choice;
 pub use crate::output::Format as OutputFormat;
@@ -19,6 +20,7 @@ use crate::output::Format;
 pub use cluster::ClusterArgs;
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
 pub use net::{NetArgs, NetOptions, NetProbeArgs, NetServeArgs};
+pub use qualify::QualifyArgs;
 pub use reach::{ETC_PVE_MEMBERS, ReachArgs};
 
 const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
@@ -208,6 +210,10 @@ pub enum Command {
     /// MTU per cluster link and pair of nodes (TCP throughput with
     /// --net-throughput, never on corosync links)
     Net(Box<NetArgs>),
+    /// Test an empty disk before it goes into Ceph, ZFS or LVM-thin, as
+    /// Proxmox's Ceph benchmark paper does: destroys its data, refuses a
+    /// disk in use (see --help: SAFETY)
+    Qualify(Box<QualifyArgs>),
     /// The responder `net` starts on a node over ssh
     #[command(name = "net-serve", hide = true)]
     NetServe(NetServeArgs),

@@ -104,6 +104,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
             doc: net.as_result(),
         });
     }
+    // A qualify document (`qualify DEVICE`): its disk's figures.
+    if let Ok(head) = serde_json::from_str::<Kind>(text)
+        && head.kind.as_deref() == Some(crate::qualify::report::KIND)
+    {
+        let q: crate::qualify::report::QualifyReport = parse_versioned(
+            path,
+            text,
+            |d: &crate::qualify::report::QualifyReport| d.schema_version,
+            crate::qualify::report::SCHEMA_VERSION,
+        )?;
+        return Ok(Input {
+            name: named(Some(&crate::qualify::report::device_words(&q.device)), path),
+            doc: q.as_result(),
+        });
+    }
     let doc: JsonReport = parse_versioned(
         path,
         text,

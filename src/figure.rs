@@ -57,6 +57,9 @@ pub enum Group {
     /// The cluster network's (`cluster --net`, `net`): per link and pair of
     /// nodes, in the network document; no probe run has them.
     Network,
+    /// `qualify DEVICE`'s: measured on a whole empty device, in the
+    /// qualify document; no probe run has them.
+    Qualify,
 }
 
 /// Which way a value is better, for `compare`, `--baseline` and outliers.
@@ -331,7 +334,7 @@ impl Spec {
 use Aggregate::{Max, Sum};
 use Better::{Higher, Lower};
 use Figure as F;
-use Group::{Extended, Network, Pveperf};
+use Group::{Extended, Network, Pveperf, Qualify};
 
 /// A value that is a figure's `value`.
 const fn main(
@@ -853,6 +856,253 @@ const fn spec(
     }
 }
 
+/// A `qualify` figure's values: its number, and for a latency-bound test
+/// its p99 (and max) in ms.
+const fn disk(
+    figure: Figure,
+    [key, p99, max]: [&'static str; 3],
+    [column, p99_column, max_column]: [&'static str; 3],
+    short: &'static str,
+    unit: &'static str,
+) -> [Value; 3] {
+    [
+        main(figure, key, column, (short, unit), Some(Higher), Some(Sum)),
+        more(
+            figure,
+            (p99, p99_column, " (p99)"),
+            Field::P99Ms,
+            (short, "p99 ms"),
+            Some(Lower),
+            Some(Max),
+        ),
+        more(
+            figure,
+            (max, max_column, " (max)"),
+            Field::MaxMs,
+            (short, "max ms"),
+            Some(Lower),
+            Some(Max),
+        ),
+    ]
+}
+
+const DISK_SYNC_1: [Value; 4] = {
+    let [v, p99, max] = disk(
+        F::DiskSync1,
+        [
+            "disk_sync_write_4k_1job",
+            "disk_sync_write_4k_1job_p99",
+            "disk_sync_write_4k_1job_max",
+        ],
+        [
+            "disk_sync_write_4k_1job_iops",
+            "disk_sync_write_4k_1job_p99_ms",
+            "disk_sync_write_4k_1job_max_ms",
+        ],
+        "DISK SYNC 1J",
+        "IOPS",
+    );
+    [
+        v,
+        p99,
+        max,
+        more(
+            F::DiskSync1,
+            (
+                "disk_sync_write_4k_flushes",
+                "disk_sync_write_4k_flushes",
+                " (flushes)",
+            ),
+            Field::Verdict,
+            ("FLUSHES", ""),
+            None,
+            None,
+        ),
+    ]
+};
+const DISK_SYNC_5: [Value; 3] = disk(
+    F::DiskSync5,
+    [
+        "disk_sync_write_4k_5jobs",
+        "disk_sync_write_4k_5jobs_p99",
+        "disk_sync_write_4k_5jobs_max",
+    ],
+    [
+        "disk_sync_write_4k_5jobs_iops",
+        "disk_sync_write_4k_5jobs_p99_ms",
+        "disk_sync_write_4k_5jobs_max_ms",
+    ],
+    "DISK SYNC 5J",
+    "IOPS",
+);
+const DISK_SYNC_10: [Value; 3] = disk(
+    F::DiskSync10,
+    [
+        "disk_sync_write_4k_10jobs",
+        "disk_sync_write_4k_10jobs_p99",
+        "disk_sync_write_4k_10jobs_max",
+    ],
+    [
+        "disk_sync_write_4k_10jobs_iops",
+        "disk_sync_write_4k_10jobs_p99_ms",
+        "disk_sync_write_4k_10jobs_max_ms",
+    ],
+    "DISK SYNC 10J",
+    "IOPS",
+);
+const DISK_RW1: [Value; 3] = disk(
+    F::DiskRandWrite4kQd1,
+    [
+        "disk_rand_write_4k_qd1",
+        "disk_rand_write_4k_qd1_p99",
+        "disk_rand_write_4k_qd1_max",
+    ],
+    [
+        "disk_rand_write_4k_qd1_iops",
+        "disk_rand_write_4k_qd1_p99_ms",
+        "disk_rand_write_4k_qd1_max_ms",
+    ],
+    "DISK W QD1",
+    "IOPS",
+);
+const DISK_RW32: [Value; 3] = disk(
+    F::DiskRandWrite4kQd32,
+    [
+        "disk_rand_write_4k_qd32",
+        "disk_rand_write_4k_qd32_p99",
+        "disk_rand_write_4k_qd32_max",
+    ],
+    [
+        "disk_rand_write_4k_qd32_iops",
+        "disk_rand_write_4k_qd32_p99_ms",
+        "disk_rand_write_4k_qd32_max_ms",
+    ],
+    "DISK W QD32",
+    "IOPS",
+);
+const DISK_RR1: [Value; 3] = disk(
+    F::DiskRandRead4kQd1,
+    [
+        "disk_rand_read_4k_qd1",
+        "disk_rand_read_4k_qd1_p99",
+        "disk_rand_read_4k_qd1_max",
+    ],
+    [
+        "disk_rand_read_4k_qd1_iops",
+        "disk_rand_read_4k_qd1_p99_ms",
+        "disk_rand_read_4k_qd1_max_ms",
+    ],
+    "DISK R QD1",
+    "IOPS",
+);
+const DISK_RR32: [Value; 3] = disk(
+    F::DiskRandRead4kQd32,
+    [
+        "disk_rand_read_4k_qd32",
+        "disk_rand_read_4k_qd32_p99",
+        "disk_rand_read_4k_qd32_max",
+    ],
+    [
+        "disk_rand_read_4k_qd32_iops",
+        "disk_rand_read_4k_qd32_p99_ms",
+        "disk_rand_read_4k_qd32_max_ms",
+    ],
+    "DISK R QD32",
+    "IOPS",
+);
+const DISK_SR: [Value; 3] = disk(
+    F::DiskSeqRead1mQd8,
+    [
+        "disk_seq_read_1m_qd8",
+        "disk_seq_read_1m_qd8_p99",
+        "disk_seq_read_1m_qd8_max",
+    ],
+    [
+        "disk_seq_read_1m_qd8_mib_per_s",
+        "disk_seq_read_1m_qd8_p99_ms",
+        "disk_seq_read_1m_qd8_max_ms",
+    ],
+    "DISK SEQ R",
+    "MB/s",
+);
+const DISK_SW: [Value; 3] = disk(
+    F::DiskSeqWrite1mQd8,
+    [
+        "disk_seq_write_1m_qd8",
+        "disk_seq_write_1m_qd8_p99",
+        "disk_seq_write_1m_qd8_max",
+    ],
+    [
+        "disk_seq_write_1m_qd8_mib_per_s",
+        "disk_seq_write_1m_qd8_p99_ms",
+        "disk_seq_write_1m_qd8_max_ms",
+    ],
+    "DISK SEQ W",
+    "MB/s",
+);
+const DISK_SUSTAINED: [Value; 4] = [
+    main(
+        F::DiskSustained,
+        "disk_sustained_write",
+        "disk_sustained_write_mib_per_s",
+        ("DISK SUST", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::DiskSustained,
+        (
+            "disk_sustained_write_first_10s",
+            "disk_sustained_write_first_10s_mib_per_s",
+            " (first 10 s)",
+        ),
+        Field::First10s,
+        ("DISK SUST FIRST", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::DiskSustained,
+        (
+            "disk_sustained_write_last_10s",
+            "disk_sustained_write_last_10s_mib_per_s",
+            " (last 10 s)",
+        ),
+        Field::Last10s,
+        ("DISK SUST LAST", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+    more(
+        F::DiskSustained,
+        (
+            "disk_sustained_write_slowest",
+            "disk_sustained_write_slowest_second_mib_per_s",
+            " (slowest second)",
+        ),
+        Field::SlowestSecond,
+        ("DISK SUST MIN", "MB/s"),
+        Some(Higher),
+        Some(Sum),
+    ),
+];
+
+/// A `qualify` figure: measured once on the device (no runs).
+const fn qualify(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    values: &'static [Value],
+    facts: Kind,
+    methods: &'static [Method],
+) -> Spec {
+    Spec {
+        facts,
+        decimals: 0,
+        ..spec(key, label, unit, Qualify, values, methods)
+    }
+}
+
 /// A network figure: per link and pair of nodes, the median of none
 /// (one measurement each), `--net-count` and `--net-rate` shape the
 /// round trips, `--net-seconds` and `--net-streams` the throughput.
@@ -1108,6 +1358,95 @@ figures! {
         &NET_TCP_STREAMS,
         0,
     ),
+    DiskSync1 => qualify(
+        "disk_sync_write_4k_1job",
+        "DISK SYNC WRITE 4K 1 JOB",
+        "IOPS",
+        &DISK_SYNC_1,
+        Kind::Sync,
+        &[Method::SyncMode],
+    ),
+    DiskSync5 => qualify(
+        "disk_sync_write_4k_5jobs",
+        "DISK SYNC WRITE 4K 5 JOBS",
+        "IOPS",
+        &DISK_SYNC_5,
+        Kind::Sync,
+        &[Method::SyncMode],
+    ),
+    DiskSync10 => qualify(
+        "disk_sync_write_4k_10jobs",
+        "DISK SYNC WRITE 4K 10 JOBS",
+        "IOPS",
+        &DISK_SYNC_10,
+        Kind::Sync,
+        &[Method::SyncMode],
+    ),
+    DiskRandWrite4kQd1 => qualify(
+        "disk_rand_write_4k_qd1",
+        "DISK RANDOM WRITE 4K QD1",
+        "IOPS",
+        &DISK_RW1,
+        Kind::Io,
+        IO_TEST,
+    ),
+    DiskRandWrite4kQd32 => qualify(
+        "disk_rand_write_4k_qd32",
+        "DISK RANDOM WRITE 4K QD32",
+        "IOPS",
+        &DISK_RW32,
+        Kind::Io,
+        IO_TEST,
+    ),
+    DiskRandRead4kQd1 => qualify(
+        "disk_rand_read_4k_qd1",
+        "DISK RANDOM READ 4K QD1",
+        "IOPS",
+        &DISK_RR1,
+        Kind::Io,
+        IO_TEST,
+    ),
+    DiskRandRead4kQd32 => qualify(
+        "disk_rand_read_4k_qd32",
+        "DISK RANDOM READ 4K QD32",
+        "IOPS",
+        &DISK_RR32,
+        Kind::Io,
+        IO_TEST,
+    ),
+    DiskSeqRead1mQd8 => Spec {
+        decimals: 2,
+        ..qualify(
+            "disk_seq_read_1m_qd8",
+            "DISK SEQ READ 1M QD8",
+            "MiB/s",
+            &DISK_SR,
+            Kind::Io,
+            IO_TEST,
+        )
+    },
+    DiskSeqWrite1mQd8 => Spec {
+        decimals: 2,
+        ..qualify(
+            "disk_seq_write_1m_qd8",
+            "DISK SEQ WRITE 1M QD8",
+            "MiB/s",
+            &DISK_SW,
+            Kind::Io,
+            IO_TEST,
+        )
+    },
+    DiskSustained => Spec {
+        decimals: 2,
+        ..qualify(
+            "disk_sustained_write",
+            "DISK SUSTAINED WRITE",
+            "MiB/s",
+            &DISK_SUSTAINED,
+            Kind::Sustained,
+            &[Method::Sustained],
+        )
+    },
 }
 
 impl Figure {
@@ -1128,6 +1467,20 @@ impl Figure {
         F::ZstdDecompress,
         F::Aes256Gcm,
         F::Verify,
+    ];
+
+    /// `qualify`'s figures, in print order.
+    pub const QUALIFY: [Figure; 10] = [
+        F::DiskSync1,
+        F::DiskSync5,
+        F::DiskSync10,
+        F::DiskRandWrite4kQd1,
+        F::DiskRandWrite4kQd32,
+        F::DiskRandRead4kQd1,
+        F::DiskRandRead4kQd32,
+        F::DiskSeqRead1mQd8,
+        F::DiskSeqWrite1mQd8,
+        F::DiskSustained,
     ];
 
     /// pveperf's eight lines, in pveperf's order.
@@ -1171,10 +1524,11 @@ impl Figure {
     }
 }
 
-/// Every value of every figure a probe run measures (not the network's),
-/// in print order: the CSV columns, the cluster table, the metrics.
+/// Every value of every figure a probe run measures (not the network's
+/// or `qualify`'s), in print order: the CSV columns, the cluster table,
+/// the metrics.
 pub fn values() -> impl Iterator<Item = &'static Value> {
-    all_values().filter(|v| v.figure.group() != Group::Network)
+    all_values().filter(|v| matches!(v.figure.group(), Group::Pveperf | Group::Extended))
 }
 
 /// Every value of every figure, the network's too: what `compare` ranks.
@@ -1216,7 +1570,12 @@ mod tests {
                 .all(|f| f.group() == Group::Network && f.spec().per == Some("link"))
         );
         assert!(values().all(|v| v.figure.group() != Group::Network));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 6..], &Figure::NETWORK);
+        assert_eq!(
+            &Figure::ALL[Figure::ALL.len() - 16..][..6],
+            &Figure::NETWORK
+        );
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 10..], &Figure::QUALIFY);
+        assert!(values().all(|v| v.figure.group() != Group::Qualify));
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
             Figure::Mixed.spec().values[1].label(),

@@ -35,6 +35,7 @@ pub mod probe;
 pub mod progress;
 pub mod project;
 pub mod pve;
+pub mod qualify;
 pub mod report;
 pub mod run;
 pub mod scratch;

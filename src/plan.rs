@@ -439,7 +439,7 @@ mod tests {
                 .filter(|t| t.figures().contains(&f))
                 .collect();
             let expected = usize::from(
-                f.group() != Group::Network
+                matches!(f.group(), Group::Pveperf | Group::Extended)
                     && !matches!(
                         f,
                         Figure::HdSize | Figure::SyncWriteJobs | Figure::SyncWritePeak

@@ -381,7 +381,7 @@ pub(super) fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// A positive, finite number of seconds, at most one hour.
-fn parse_seconds(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_seconds(text: &str) -> Result<f64, String> {
     let secs: f64 = text
         .trim()
         .parse()

@@ -33,6 +33,21 @@ const DISKBENCH: &str = "ceph-diskbench README (github.com/TheJJ/ceph-diskbench 
 const DISKBENCH_TEST: &str =
     "fio --fdatasync=1 --rw=write --bs=4k --numjobs=1 --iodepth=1 (sequential, fdatasync)";
 
+/// The paper's table in full, fastest first, as `qualify` places a disk
+/// between its rows (the 7,200 rpm disk is named by its class only).
+pub const PAPER: [(&str, f64); 6] = [
+    ("Intel DC P3700", 75_162.0),
+    ("Samsung SM863", 17_485.0),
+    ("Intel DC S3510", 12_518.0),
+    ("Samsung 850 EVO", 339.0),
+    ("Crucial MX100", 254.0),
+    ("Seagate 7,200 rpm HDD", 117.0),
+];
+
+/// Where the paper's table comes from, and its test.
+pub const PAPER_SOURCE: &str = PROXMOX_2018;
+pub const PAPER_TEST: &str = PROXMOX_TEST;
+
 /// (a part of the model name, the model as published, IOPS, source, test).
 const ROWS: &[(&str, &str, f64, &str, &str)] = &[
     (

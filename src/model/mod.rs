@@ -18,6 +18,7 @@ pub mod host;
 pub mod io;
 pub mod net;
 pub mod pve;
+pub mod qualify;
 pub mod regex;
 pub mod storage;
 pub mod sustained;

@@ -135,7 +135,7 @@ impl Facet for IoFacts {
 
 impl IoFacts {
     /// The facts of jobs on one or more devices; `None` without any.
-    fn of(each: &[&IoStats]) -> Option<IoFacts> {
+    pub(crate) fn of(each: &[&IoStats]) -> Option<IoFacts> {
         let first = each.first()?;
         let n = each.len() as f64;
         let mean = |f: fn(&IoStats) -> f64| each.iter().map(|s| f(s)).sum::<f64>() / n;

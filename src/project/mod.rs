@@ -17,6 +17,7 @@ pub mod interface;
 pub mod io;
 pub mod net;
 pub mod pveperf;
+pub mod qualify;
 pub mod sustained;
 pub mod sync;
 

@@ -29,6 +29,9 @@ pub struct SustainedFacts {
     /// Its slowest second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowest_second: Option<SlowestSecond>,
+    /// `qualify`: where the write fell off its cache's cliff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cliff: Option<crate::model::qualify::Cliff>,
 }
 
 /// SUSTAINED WRITE's slowest second: which (from 0), and its MiB/s.
@@ -71,6 +74,7 @@ impl Project for SustainedFigure {
             slowest_second: self
                 .slowest()
                 .map(|(second, mib_per_s)| SlowestSecond { second, mib_per_s }),
+            cliff: None,
         };
         let line = (|| {
             let (second, slowest) = self.slowest()?;

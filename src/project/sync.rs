@@ -42,7 +42,7 @@ pub struct SyncFacts {
 }
 
 impl SyncFacts {
-    fn of(f: &SyncWriteFigure) -> SyncFacts {
+    pub(crate) fn of(f: &SyncWriteFigure) -> SyncFacts {
         SyncFacts {
             block_size: crate::plan::SYNC_BLOCK,
             queue_depth: 1,

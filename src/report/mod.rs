@@ -254,6 +254,17 @@ impl Report {
             | Figure::NetPathMtu
             | Figure::NetTcp
             | Figure::NetTcpStreams => None,
+            // Nor a device written in full: those are `qualify`'s (model::qualify).
+            Figure::DiskSync1
+            | Figure::DiskSync5
+            | Figure::DiskSync10
+            | Figure::DiskRandWrite4kQd1
+            | Figure::DiskRandWrite4kQd32
+            | Figure::DiskRandRead4kQd1
+            | Figure::DiskRandRead4kQd32
+            | Figure::DiskSeqRead1mQd8
+            | Figure::DiskSeqWrite1mQd8
+            | Figure::DiskSustained => None,
         }
     }
 

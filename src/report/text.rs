@@ -12,11 +12,15 @@ pub const VALUE_COLUMN: usize = 19;
 /// Column where the extended lines' values start (their labels are longer).
 pub const X_VALUE_COLUMN: usize = 26;
 
+/// Column where `qualify`'s values start.
+pub const Q_VALUE_COLUMN: usize = 28;
+
 /// The label padded so the value starts in its group's column.
 pub fn label(figure: Figure) -> String {
     let width = match figure.group() {
         Group::Pveperf => VALUE_COLUMN,
         Group::Extended | Group::Network => X_VALUE_COLUMN,
+        Group::Qualify => Q_VALUE_COLUMN,
     };
     format!("{:<width$}", format!("{}:", figure.label()))
 }

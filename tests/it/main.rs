@@ -31,6 +31,8 @@ mod network;
 mod output;
 /// The parsers against fixtures from real hosts.
 mod parsers;
+/// `qualify DEVICE`: refusals of devices in use, its writes, discard, signals.
+mod qualify;
 /// Faults, hostile input and signals: nothing left behind.
 mod safety;
 /// The storage stack behind a figure: loop devices and fixture hosts.

@@ -10,6 +10,7 @@ pub mod datacenter;
 pub mod dmtable;
 pub mod dns;
 pub mod hostfacts;
+pub mod inuse;
 pub mod knet;
 pub mod link;
 pub mod mountinfo;

@@ -168,6 +168,11 @@ impl LoopDevice {
     pub fn path(&self) -> &str {
         self.dev.to_str().unwrap()
     }
+
+    /// The backing file.
+    pub fn backing(&self) -> &Path {
+        self._backing.path()
+    }
 }
 
 impl Drop for LoopDevice {

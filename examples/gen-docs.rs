@@ -464,7 +464,7 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 4] = ["compare", "cluster", "storages", "net"];
+const SUBCOMMAND_PAGES: [&str; 5] = ["compare", "cluster", "storages", "net", "qualify"];
 
 /// (shell, file below completions/).
 const SHELLS: [(Shell, &str); 3] = [
@@ -702,7 +702,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net ..."
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),
@@ -772,6 +772,14 @@ EXAMPLES
                 );
             }
             assert!(!page.contains(".SH VERSION") && !page.contains(".SH EXTRA"));
+        }
+        let qualify = subcommand_page("qualify").unwrap();
+        for section in ["SAFETY", "\"THE TESTS\"", "EXAMPLES"] {
+            assert_eq!(
+                qualify.matches(&format!("\n.SH {section}\n")).count(),
+                1,
+                "qualify: {section}"
+            );
         }
         let cluster = subcommand_page("cluster").unwrap();
         for section in [

@@ -43,7 +43,8 @@ SAFETY
   where. Ctrl-C, SIGTERM and SIGHUP stop the writes at once, discard as
   above, and exit 128+n.
 
-THE TESTS (each O_DIRECT on the device, --seconds each)
+THE TESTS
+  Each runs O_DIRECT on the device for --seconds:
   DISK SYNC WRITE 4K 1 JOB  Proxmox's Ceph benchmark paper (2018/02):
                      fio --ioengine=libaio --filename=/dev/sdX --direct=1
                      --sync=1 --rw=write --bs=4K --numjobs=1 --iodepth=1

@@ -3,7 +3,8 @@
 //! never a path looked up again), O_DIRECT:
 //!
 //! - Proxmox's Ceph benchmark paper's test: 4 KiB sequential writes from
-//!   offset 0 on the device opened O_SYNC, one job at queue depth 1 (fio
+//!   offset 0 on the device opened O_SYNC, one job at queue depth 1,
+//!   submitted asynchronously as fio's libaio does (fio
 //!   `--ioengine=libaio --direct=1 --sync=1 --rw=write --bs=4K
 //!   --numjobs=1 --iodepth=1`); then 5 and 10 jobs, each writing from
 //!   offset 0 as fio's jobs on one file do;
@@ -29,7 +30,7 @@ use crate::model::io::IoStats;
 use crate::model::qualify::{DiskTest, Written};
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncMode, SyncWriteFigure};
-use crate::window::{Interrupt, Window};
+use crate::window::Interrupt;
 
 /// Bytes per write of the paper's test.
 pub const SYNC_BLOCK: usize = 4096;
@@ -121,42 +122,11 @@ impl Held {
     }
 }
 
-/// One job of the paper's test: 4 KiB sequential writes from offset 0,
-/// wrapping at the device's end, until the window ends.
-fn sync_job(
-    file: &File,
-    size: u64,
-    pool: &[u8],
-    window: Duration,
-    start: &Barrier,
-    interrupt: &Interrupt,
-    tally: &Tally,
-) -> Result<(u64, Duration, Latency), ProbeError> {
-    let blocks = (size / SYNC_BLOCK as u64).max(1);
-    let slots = (pool.len() / SYNC_BLOCK) as u64;
-    let mut latency = Latency::default();
-    start.wait();
-    let window = Window::start(window);
-    let mut last = Duration::ZERO;
-    let mut writes = 0u64;
-    loop {
-        let offset = (writes % blocks) * SYNC_BLOCK as u64;
-        let at = (writes % slots) as usize * SYNC_BLOCK;
-        file.write_all_at(&pool[at..at + SYNC_BLOCK], offset)
-            .context(|| format!("write at offset {offset}"))?;
-        writes += 1;
-        tally.sequential(offset + SYNC_BLOCK as u64, SYNC_BLOCK as u64);
-        let now = window.elapsed();
-        latency.record(now - last);
-        last = now;
-        interrupt.check()?;
-        if window.ends_before(now) {
-            return Ok((writes, now, latency));
-        }
-    }
-}
-
-/// The paper's test with `jobs` jobs, started together.
+/// The paper's test with `jobs` jobs, started together: each job 4 KiB
+/// sequential writes from offset 0 (wrapping at the device's end) at queue
+/// depth 1 on the device opened O_DIRECT|O_SYNC, submitted as fio's
+/// libaio submits them (io_uring; an asynchronous write the block layer
+/// makes durable with FUA, where a synchronous pwrite adds a cache flush).
 pub fn sync_writes(
     held: &Held,
     jobs: u32,
@@ -164,18 +134,38 @@ pub fn sync_writes(
     interrupt: &Interrupt,
     tally: &Tally,
 ) -> Result<SyncWriteFigure, ProbeError> {
-    let pool = seqwrite::aligned_data();
     let files = (0..jobs)
         .map(|_| held.reopen(libc::O_DIRECT | libc::O_SYNC))
         .collect::<Result<Vec<_>, _>>()?;
+    let span = held.size / SYNC_BLOCK as u64 * SYNC_BLOCK as u64;
     let start = Barrier::new(files.len());
     let cpu_start = engine::cpu_time();
-    let results: Vec<_> = std::thread::scope(|s| {
+    let results: Vec<Result<IoStats, ProbeError>> = std::thread::scope(|s| {
         let handles: Vec<_> = files
             .iter()
-            .map(|f| {
-                let (start, pool) = (&start, pool.as_slice());
-                s.spawn(move || sync_job(f, held.size, pool, window, start, interrupt, tally))
+            .map(|file| {
+                let start = &start;
+                s.spawn(move || {
+                    let job = Job {
+                        file,
+                        block: SYNC_BLOCK,
+                        span,
+                        depth: 1,
+                        pattern: Pattern {
+                            read_pct: 0,
+                            random_pct: 0,
+                        },
+                        window,
+                    };
+                    start.wait();
+                    let stats = engine::run(&job, EngineChoice::Auto, interrupt);
+                    let written = match &stats {
+                        Ok(s) => s.writes * SYNC_BLOCK as u64,
+                        Err(_) => span,
+                    };
+                    tally.sequential(written.min(span), written);
+                    stats
+                })
             })
             .collect();
         handles
@@ -193,10 +183,10 @@ pub fn sync_writes(
         cpu: engine::cpu_time().saturating_sub(cpu_start),
     };
     for r in results {
-        let (writes, elapsed, latency) = r.map_err(|e| on_device(e, &held.name))?;
-        figure.writes += writes;
-        figure.elapsed = figure.elapsed.max(elapsed);
-        figure.latency.merge(&latency);
+        let stats = r.map_err(|e| on_device(e, &held.name))?;
+        figure.writes += stats.writes;
+        figure.elapsed = figure.elapsed.max(stats.elapsed);
+        figure.latency.merge(&stats.write_latency);
     }
     Ok(figure)
 }

@@ -326,6 +326,11 @@ fn csv_needs_header(args: &QualifyArgs) -> Result<bool, Stop> {
 /// `pveprobe qualify DEVICE`.
 pub fn run(args: &QualifyArgs) -> Ended {
     let header = csv_needs_header(args)?;
+    if args.plot.is_some() && args.sustained == 0.0 {
+        return Err(Stop::bad_input(
+            "--plot draws the sustained write's seconds: --sustained 0 has none",
+        ));
+    }
     let host = args
         .sysroot
         .as_ref()

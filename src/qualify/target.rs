@@ -118,7 +118,7 @@ pub fn resolve(host: &Host, path: &Path) -> Result<Target, TargetError> {
         partitions_of(host, &name)
     };
     let info = sysfs::disk(host, &disk);
-    let udev = udev_properties(host, &disk, host_dev(host, &disk).unwrap_or(dev));
+    let udev = udev_properties(host, host_dev(host, &disk).unwrap_or(dev));
     let serial = info
         .serial
         .clone()
@@ -187,7 +187,7 @@ fn host_dev(host: &Host, name: &str) -> Option<(u32, u32)> {
 
 /// udev's properties of a block device (`E:KEY=VALUE` lines of
 /// `/run/udev/data/bMAJOR:MINOR`); empty where udev keeps none.
-fn udev_properties(host: &Host, _name: &str, dev: (u32, u32)) -> Vec<(String, String)> {
+fn udev_properties(host: &Host, dev: (u32, u32)) -> Vec<(String, String)> {
     host.read(format!("/run/udev/data/b{}:{}", dev.0, dev.1))
         .map(|text| pveprobe_parse::inuse::udev_properties(&text))
         .unwrap_or_default()

@@ -507,6 +507,10 @@ fn the_identity_is_asked_for_and_a_wiped_disk_is_accepted() {
     );
     assert!(text.contains("dry run: nothing was written"));
     assert_eq!(checksum(dev.backing()), before);
+    // --plot without a sustained write is refused before anything.
+    let plot = dir_plot_refused(&dev);
+    assert!(plot.contains("--sustained 0 has none"), "{plot}");
+    assert_eq!(checksum(dev.backing()), before);
     // Not a block device at all.
     let dir = workdir();
     let file = dir.path().join("disk.img");
@@ -526,6 +530,16 @@ fn the_identity_is_asked_for_and_a_wiped_disk_is_accepted() {
     let out = qualify(&dev, &["--no-discard"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_ne!(checksum(dev.backing()), before, "it wrote");
+}
+
+/// stderr of a run with --plot and --sustained 0 (exit 2).
+fn dir_plot_refused(dev: &LoopDevice) -> String {
+    let dir = workdir();
+    let svg = dir.path().join("none.svg");
+    let out = qualify(dev, &["--plot", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!svg.exists(), "no picture file made");
+    stderr(&out)
 }
 
 fn set_non_rotational(dev: &LoopDevice) {
@@ -562,8 +576,14 @@ fn the_tests_write_their_pattern_and_the_discard_punches_it_out() {
         args.extend(["--output-format", "json", "--output", &o, dev.path()]);
         pveprobe().args(&args).output().unwrap()
     };
-    let out = run(&["--no-discard"], &json);
+    let svg = dir.path().join("sustained.svg");
+    let out = run(&["--no-discard", "--plot", svg.to_str().unwrap()], &json);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.contains("<svg") && picture.contains("DISK SUSTAINED WRITE"),
+        "{picture}"
+    );
     // The last test, the sustained write, wrote the pattern's first MiB at offset 0.
     let pattern = pveprobe::extended::seqwrite::aligned_data();
     let mut head = vec![0u8; 1 << 20];

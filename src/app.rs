@@ -282,14 +282,8 @@ pub fn probe(args: &ProbeArgs) -> Ended {
         .as_ref()
         .and_then(|o| o.measured());
     if let (Some(file), Some(s), None) = (plot_file, sustained, report.interrupted_by) {
-        let points: Vec<(f64, f64)> = s
-            .series()
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (i as f64, v))
-            .collect();
         let title = format!("SUSTAINED WRITE on {}", config.path.display());
-        match file.save(crate::plot::series_svg(&title, "MiB/s", &points)) {
+        match file.save(crate::plot::seconds_svg(&title, s.series())) {
             Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
             Err(why) => return also_failed(ended, why),
         }

@@ -488,6 +488,16 @@ pub fn panels_svg(title: &str, outliers: &str, panels: &[Panel]) -> Result<Strin
     Ok(svg)
 }
 
+/// A long write's MiB/s, second by second from 0, as [`series_svg`] draws it.
+pub fn seconds_svg(title: &str, mib_per_s: Vec<f64>) -> Result<String, PlotError> {
+    let points: Vec<(f64, f64)> = mib_per_s
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64, v))
+        .collect();
+    series_svg(title, "MiB/s", &points)
+}
+
 /// A value over time as a line: `points` are (seconds, value), e.g. a
 /// sustained write's MiB/s for each second. `title` goes on top, with a
 /// line under it that gives the count of points and their lowest, median

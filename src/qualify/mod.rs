@@ -447,14 +447,8 @@ pub fn run(args: &QualifyArgs) -> Ended {
     )
     .map_err(Stop::not_measured)?;
     if let (Some(file), Some(s)) = (plot_file, &measured.sustained) {
-        let points: Vec<(f64, f64)> = s
-            .series()
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (i as f64, v))
-            .collect();
         let title = format!("DISK SUSTAINED WRITE on {}", device_words(&report.device));
-        match file.save(crate::plot::series_svg(&title, "MiB/s", &points)) {
+        match file.save(crate::plot::seconds_svg(&title, s.series())) {
             Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
             Err(why) => return Err(Stop::not_measured(why)),
         }

@@ -47,54 +47,6 @@ fn check_path(path: &Path) -> Result<(), PathError> {
     Ok(())
 }
 
-/// Why `--append` cannot add to the file it names (exit status 2).
-#[derive(Debug, thiserror::Error)]
-enum AppendError {
-    #[error("--append works with --output-format csv only")]
-    NotCsv,
-    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
-    Read {
-        path: std::path::PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{} has another header ({columns} columns, starting {first:?}); not appending to it", path.display())]
-    OtherHeader {
-        path: std::path::PathBuf,
-        columns: usize,
-        first: String,
-    },
-}
-
-/// Whether the CSV written to `--output` needs its header; checked before
-/// anything is measured so a wrong file costs no run.
-fn csv_needs_header(args: &ProbeArgs) -> Result<bool, AppendError> {
-    if args.append && args.output_format != OutputFormat::Csv {
-        return Err(AppendError::NotCsv);
-    }
-    let Some(path) = args.output.as_deref().filter(|_| args.append) else {
-        return Ok(true);
-    };
-    let existing = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(AppendError::Read {
-                path: path.into(),
-                source,
-            });
-        }
-    };
-    match csv::existing(&existing) {
-        csv::Existing::Empty => Ok(true),
-        csv::Existing::SameHeader => Ok(false),
-        csv::Existing::OtherHeader(found) => Err(AppendError::OtherHeader {
-            path: path.into(),
-            columns: found.len(),
-            first: found.first().cloned().unwrap_or_default(),
-        }),
-    }
-}
-
 /// What every probe run settles before it measures: the CSV header, the
 /// baseline, the signal flag and the host-wide lock.
 struct Prepared {
@@ -108,7 +60,13 @@ struct Prepared {
 /// handlers and takes the host-wide lock (`me` tells a second probe who
 /// holds it).
 fn prepare(args: &ProbeArgs, me: &str) -> Result<Prepared, Stop> {
-    let header = csv_needs_header(args).map_err(Stop::bad_input)?;
+    let header = csv::needs_header(
+        args.output_format,
+        args.output.as_deref(),
+        args.append,
+        &csv::header(),
+    )
+    .map_err(Stop::bad_input)?;
     let baseline = args
         .baseline
         .as_deref()

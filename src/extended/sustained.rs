@@ -6,6 +6,7 @@
 //! window (SEQ WRITE) ends before an SSD's SLC cache, a RAID controller's
 //! cache or ZFS's dirty data limit runs out; this does not.
 
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
@@ -20,19 +21,21 @@ pub const CHUNK: usize = 1 << 20;
 
 const NAME: &str = "sustained.dat";
 
-/// Writes for `window`, cycling within `file_bytes` (whole MiB).
-pub fn measure(
-    scratch: &mut ScratchDir,
-    file_bytes: u64,
+/// Sequential [`CHUNK`] writes of incompressible data to `file` from
+/// offset 0, cycling within `span`, for `window`: the bytes of each second
+/// (a write counts in the second it completes) and when the first began.
+/// `wrote(end)` hears the end offset of each write; `what` names the file
+/// in an error.
+pub fn write_seconds(
+    file: &File,
+    span: u64,
     window: Duration,
     interrupt: &Interrupt,
-) -> Result<SustainedFigure, ProbeError> {
+    what: &dyn Fn() -> String,
+    mut wrote: impl FnMut(u64),
+) -> Result<(Vec<u64>, Instant), ProbeError> {
     let pool = seqwrite::aligned_data();
     let data = pool.as_slice();
-    // Created empty, then opened O_DIRECT where the filesystem allows it.
-    drop(scratch.create_file(NAME)?);
-    let (file, direct) = scratch.open_rw(NAME)?;
-    let span = (file_bytes / CHUNK as u64).max(1) * CHUNK as u64;
     let seconds = window.as_secs_f64().ceil().max(1.0) as usize;
     let mut bytes_per_second = vec![0u64; seconds];
     let start = Instant::now();
@@ -42,13 +45,30 @@ pub fn measure(
             at = 0;
         }
         file.write_all_at(&data[at..at + CHUNK], offset)
-            .context(|| format!("write to {}/{NAME}", scratch.path().display()))?;
+            .context(|| format!("write to {}", what()))?;
+        wrote(offset + CHUNK as u64);
         let second = (start.elapsed().as_secs() as usize).min(seconds - 1);
         bytes_per_second[second] += CHUNK as u64;
         at += CHUNK;
         offset = (offset + CHUNK as u64) % span;
         interrupt.check()?;
     }
+    Ok((bytes_per_second, start))
+}
+
+/// Writes for `window`, cycling within `file_bytes` (whole MiB).
+pub fn measure(
+    scratch: &mut ScratchDir,
+    file_bytes: u64,
+    window: Duration,
+    interrupt: &Interrupt,
+) -> Result<SustainedFigure, ProbeError> {
+    // Created empty, then opened O_DIRECT where the filesystem allows it.
+    drop(scratch.create_file(NAME)?);
+    let (file, direct) = scratch.open_rw(NAME)?;
+    let span = (file_bytes / CHUNK as u64).max(1) * CHUNK as u64;
+    let where_ = || format!("{}/{NAME}", scratch.path().display());
+    let (bytes_per_second, start) = write_seconds(&file, span, window, interrupt, &where_, |_| {})?;
     file.sync_data()
         .context(|| format!("fdatasync {}/{NAME}", scratch.path().display()))?;
     Ok(SustainedFigure {

@@ -126,11 +126,6 @@ impl DiskTest {
             DiskTest::SeqWrite1mQd8 => (1 << 20, 8, false, false),
         }
     }
-
-    /// Whether it writes.
-    pub fn writes(self) -> bool {
-        !self.shape().2
-    }
 }
 
 /// The counts of jobs of the paper's test: Proxmox's one, then the

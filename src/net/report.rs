@@ -388,21 +388,13 @@ impl NetReport {
                 "network of {}",
                 self.cluster.as_deref().unwrap_or("the nodes")
             ),
-            settings: Default::default(),
             host: crate::model::host::HostInfo {
                 hostname: self.cluster.clone(),
                 ..Default::default()
             },
-            filesystem: None,
-            figures: Default::default(),
-            storage: None,
             extended: self.figures.clone(),
-            not_measured: Vec::new(),
             notes: self.notes.clone(),
-            interrupted_by_signal: None,
-            left_behind: Vec::new(),
-            waited_for_probe: None,
-            pve_storage: None,
+            ..JsonReport::default()
         }
     }
 }

@@ -159,7 +159,7 @@ impl IoFacts {
 }
 
 /// The engine, and that it was not io_uring's choice.
-fn engine_note(s: &IoStats) -> String {
+pub(crate) fn engine_note(s: &IoStats) -> String {
     match &s.fallback {
         Some(_) => format!("{} (io_uring refused)", s.engine.name()),
         None => s.engine.name().to_string(),
@@ -167,7 +167,7 @@ fn engine_note(s: &IoStats) -> String {
 }
 
 /// What stderr says of a job that fell back to psync.
-fn fallback(figure: Figure, s: &IoStats) -> Option<String> {
+pub(crate) fn fallback(figure: Figure, s: &IoStats) -> Option<String> {
     s.fallback
         .as_ref()
         .map(|why| format!("{}: {why}; ran psync instead", figure.label()))

@@ -75,7 +75,7 @@ fn sync_projection(f: &SyncWriteFigure, mut facts: SyncFacts) -> Projection {
     }
 }
 
-fn io_projection(test: DiskTest, s: &IoStats) -> Projection {
+fn io_projection(figure: Figure, test: DiskTest, s: &IoStats) -> Projection {
     let Some(mut facts) = IoFacts::of(&[s]) else {
         return Projection::default();
     };
@@ -102,10 +102,7 @@ fn io_projection(test: DiskTest, s: &IoStats) -> Projection {
     let words = latency
         .map(|l| format!("; {}", latency_words(&l)))
         .unwrap_or_default();
-    let engine = match &s.fallback {
-        Some(_) => format!("{} (io_uring refused)", s.engine.name()),
-        None => s.engine.name().to_string(),
-    };
+    let engine = super::io::engine_note(s);
     let value_text = if sequential {
         format!("{value:.2}")
     } else {
@@ -118,10 +115,7 @@ fn io_projection(test: DiskTest, s: &IoStats) -> Projection {
             block / 1024,
             if sequential { "sequential" } else { "random" },
         )),
-        diagnostic: s
-            .fallback
-            .as_ref()
-            .map(|why| format!("{why}; ran psync instead")),
+        diagnostic: super::io::fallback(figure, s),
         failed: None,
     }
 }
@@ -156,7 +150,7 @@ impl Project for Measured {
                 .io
                 .iter()
                 .find(|(t, _)| *t == test)
-                .map_or_else(Projection::default, |(t, s)| io_projection(*t, s));
+                .map_or_else(Projection::default, |(t, s)| io_projection(figure, *t, s));
         }
         let Some(s) = self
             .sustained

@@ -17,14 +17,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
 use crate::extended::engine::{self, EngineChoice, Job, Pattern};
-use crate::extended::seqwrite;
 use crate::latency::Latency;
 use crate::model::io::IoStats;
 use crate::model::qualify::{DiskTest, Written};
@@ -35,7 +34,7 @@ use crate::window::Interrupt;
 /// Bytes per write of the paper's test.
 pub const SYNC_BLOCK: usize = 4096;
 /// Bytes per write of the sustained write.
-pub const SUSTAINED_CHUNK: usize = 1 << 20;
+pub const SUSTAINED_CHUNK: usize = crate::extended::sustained::CHUNK;
 
 /// What the tests wrote, counted as they write (threads share it).
 #[derive(Debug, Default)]
@@ -251,27 +250,16 @@ pub fn sustained(
     interrupt: &Interrupt,
     tally: &Tally,
 ) -> Result<SustainedFigure, ProbeError> {
-    let pool = seqwrite::aligned_data();
-    let data = pool.as_slice();
     let file = held.reopen(libc::O_DIRECT)?;
     let span = (held.size / SUSTAINED_CHUNK as u64).max(1) * SUSTAINED_CHUNK as u64;
-    let seconds = window.as_secs_f64().ceil().max(1.0) as usize;
-    let mut bytes_per_second = vec![0u64; seconds];
-    let start = Instant::now();
-    let (mut offset, mut at) = (0u64, 0usize);
-    while start.elapsed() < window {
-        if at + SUSTAINED_CHUNK > data.len() {
-            at = 0;
-        }
-        file.write_all_at(&data[at..at + SUSTAINED_CHUNK], offset)
-            .context(|| format!("/dev/{}: write at offset {offset}", held.name))?;
-        tally.sequential(offset + SUSTAINED_CHUNK as u64, SUSTAINED_CHUNK as u64);
-        let second = (start.elapsed().as_secs() as usize).min(seconds - 1);
-        bytes_per_second[second] += SUSTAINED_CHUNK as u64;
-        at += SUSTAINED_CHUNK;
-        offset = (offset + SUSTAINED_CHUNK as u64) % span;
-        interrupt.check()?;
-    }
+    let (bytes_per_second, start) = crate::extended::sustained::write_seconds(
+        &file,
+        span,
+        window,
+        interrupt,
+        &|| format!("/dev/{}", held.name),
+        |end| tally.sequential(end, SUSTAINED_CHUNK as u64),
+    )?;
     file.sync_data()
         .context(|| format!("fdatasync /dev/{}", held.name))?;
     Ok(SustainedFigure {

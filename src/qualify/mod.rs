@@ -183,7 +183,7 @@ fn judged(measured: &Measured, report: &mut QualifyReport) {
             report.lines.push((figure, line));
         }
         if let Some(d) = p.diagnostic {
-            report.notes.push(format!("{}: {d}", figure.label()));
+            report.notes.push(d);
         }
         report.figures.extend(
             p.entries
@@ -206,11 +206,11 @@ fn judged(measured: &Measured, report: &mut QualifyReport) {
 }
 
 /// The flushes' verdict, band and published rows of the one-job figure.
-fn judge_sync(host: &Host, t: &Target, figure: crate::model::sync::SyncWriteFigure) -> SyncResult {
+fn judge_sync(t: &Target, figure: crate::model::sync::SyncWriteFigure) -> SyncResult {
     let storage = Storage {
         source: format!("/dev/{}", t.device.name),
         device: Some(t.device.name.clone()),
-        disks: vec![crate::storage::sysfs::disk(host, &t.disk)],
+        disks: vec![t.info.clone()],
         ..Storage::default()
     };
     let fs = FsInfo {
@@ -235,7 +235,6 @@ fn judge_sync(host: &Host, t: &Target, figure: crate::model::sync::SyncWriteFigu
 /// Runs the tests in order; stops at a signal or an error.
 fn run_tests(
     args: &QualifyArgs,
-    host: &Host,
     t: &Target,
     held: &Held,
     interrupt: &Interrupt,
@@ -252,7 +251,7 @@ fn run_tests(
     for (jobs, figure) in SYNC_JOBS.into_iter().zip(Figure::QUALIFY) {
         say(figure, args.seconds);
         match measure::sync_writes(held, jobs, window, interrupt, tally) {
-            Ok(f) if jobs == 1 => m.sync_one = Some(judge_sync(host, t, f)),
+            Ok(f) if jobs == 1 => m.sync_one = Some(judge_sync(t, f)),
             Ok(f) => m.sync_more.push(f),
             Err(e) => return (m, Some(e)),
         }
@@ -278,7 +277,8 @@ fn run_tests(
     (m, None)
 }
 
-/// Checks `--append`'s file before anything is written to the device.
+/// The formats qualify writes, and whether `--append`'s file needs the
+/// header; checked before anything is written to the device.
 fn csv_needs_header(args: &QualifyArgs) -> Result<bool, Stop> {
     if !matches!(
         args.output_format,
@@ -288,39 +288,13 @@ fn csv_needs_header(args: &QualifyArgs) -> Result<bool, Stop> {
             "qualify writes text, json, json-pretty or csv",
         ));
     }
-    if !args.append {
-        return Ok(true);
-    }
-    if args.output_format != OutputFormat::Csv {
-        return Err(Stop::bad_input(
-            "--append works with --output-format csv only",
-        ));
-    }
-    let Some(path) = &args.output else {
-        return Ok(true);
-    };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
-        Err(e) => {
-            return Err(Stop::bad_input(format!(
-                "cannot read {}: {}",
-                path.display(),
-                crate::error::describe(&e)
-            )));
-        }
-    };
-    let Some(first) = text.lines().next() else {
-        return Ok(true);
-    };
-    if first == QualifyReport::csv_header().join(",") {
-        Ok(false)
-    } else {
-        Err(Stop::bad_input(format!(
-            "{} has another header; not appending to it",
-            path.display()
-        )))
-    }
+    crate::report::csv::needs_header(
+        args.output_format,
+        args.output.as_deref(),
+        args.append,
+        &QualifyReport::csv_header(),
+    )
+    .map_err(Stop::bad_input)
 }
 
 /// `pveprobe qualify DEVICE`.
@@ -386,7 +360,7 @@ pub fn run(args: &QualifyArgs) -> Ended {
     })?;
     let tally = Tally::default();
     let started = jiff::Timestamp::now().round(jiff::Unit::Second).ok();
-    let (measured, failure) = run_tests(args, &host, &t, &held, &interrupt, &tally);
+    let (measured, failure) = run_tests(args, &t, &held, &interrupt, &tally);
     let mut written = tally.written();
     written.afterwards = match discard_plan(args, &t) {
         Err(why) => format!("not discarded: {why}"),

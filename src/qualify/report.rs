@@ -212,16 +212,10 @@ impl QualifyReport {
                 hostname: Some(device_words(&self.device)),
                 ..Default::default()
             },
-            filesystem: None,
-            figures: Default::default(),
-            storage: None,
             extended: self.figures.clone(),
-            not_measured: Vec::new(),
             notes: self.notes.clone(),
             interrupted_by_signal: self.interrupted_by_signal,
-            left_behind: Vec::new(),
-            waited_for_probe: None,
-            pve_storage: None,
+            ..JsonReport::default()
         }
     }
 }

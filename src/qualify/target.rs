@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::host::Host;
 use crate::model::qualify::Device;
-use crate::storage::sysfs;
+use crate::storage::{Disk, sysfs};
 
 /// Why a path cannot be qualified at all.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,8 @@ pub struct Target {
     pub disk: String,
     /// The whole disk's partitions, when the device is a whole disk.
     pub partitions: Vec<String>,
+    /// What sysfs says of the whole disk.
+    pub info: Disk,
 }
 
 impl Target {
@@ -149,15 +151,8 @@ pub fn resolve(host: &Host, path: &Path) -> Result<Target, TargetError> {
         logical_block_size: info.logical_block_size,
         physical_block_size: info.physical_block_size,
         write_cache: info.write_cache.clone(),
-        discard_max_bytes: host
-            .read_value(format!("{base}/queue/discard_max_bytes"))
-            .or_else(|| {
-                host.read_value(format!(
-                    "{}/{disk}/queue/discard_max_bytes",
-                    sysfs::SYS_CLASS_BLOCK
-                ))
-            })
-            .and_then(|v| v.parse().ok()),
+        // A partition has no queue of its own: its disk's.
+        discard_max_bytes: info.discard_max_bytes,
     };
     Ok(Target {
         device,
@@ -165,6 +160,7 @@ pub fn resolve(host: &Host, path: &Path) -> Result<Target, TargetError> {
         dev,
         disk,
         partitions,
+        info,
     })
 }
 

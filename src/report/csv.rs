@@ -108,6 +108,11 @@ pub enum Existing {
 }
 
 pub fn existing(text: &str) -> Existing {
+    existing_under(text, &header())
+}
+
+/// What a file holds, against the header `ours` (another document's CSV).
+pub fn existing_under(text: &str, ours: &[&str]) -> Existing {
     if text.trim().is_empty() {
         return Existing::Empty;
     }
@@ -118,10 +123,65 @@ pub fn existing(text: &str) -> Existing {
         Some(Ok(record)) => record.iter().map(str::to_string).collect(),
         _ => vec![text.lines().next().unwrap_or_default().to_string()],
     };
-    if first == header() {
+    if first == ours {
         Existing::SameHeader
     } else {
         Existing::OtherHeader(first)
+    }
+}
+
+/// Why `--append` cannot add to the file it names (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    #[error("--append works with --output-format csv only")]
+    NotCsv,
+    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} has another header ({columns} columns, starting {first:?}); not appending to it", path.display())]
+    OtherHeader {
+        path: std::path::PathBuf,
+        columns: usize,
+        first: String,
+    },
+}
+
+/// Whether the CSV written to `output` needs the header `ours`: with
+/// `--append`, only when the file is missing or empty; a file under
+/// another header is refused. Checked before anything is measured, so a
+/// wrong file costs no run.
+pub fn needs_header(
+    format: crate::output::Format,
+    output: Option<&std::path::Path>,
+    append: bool,
+    ours: &[&str],
+) -> Result<bool, AppendError> {
+    if append && format != crate::output::Format::Csv {
+        return Err(AppendError::NotCsv);
+    }
+    let Some(path) = output.filter(|_| append) else {
+        return Ok(true);
+    };
+    let text = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(AppendError::Read {
+                path: path.into(),
+                source,
+            });
+        }
+    };
+    match existing_under(&text, ours) {
+        Existing::Empty => Ok(true),
+        Existing::SameHeader => Ok(false),
+        Existing::OtherHeader(found) => Err(AppendError::OtherHeader {
+            path: path.into(),
+            columns: found.len(),
+            first: found.first().cloned().unwrap_or_default(),
+        }),
     }
 }
 

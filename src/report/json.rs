@@ -15,7 +15,7 @@ pub use crate::project::Facts;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JsonReport {
     pub schema_version: u32,
     pub pveprobe_version: String,

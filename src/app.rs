@@ -6,15 +6,15 @@ use std::path::Path;
 
 use crate::cli::{Command, CompareArgs, Opts, OutputFormat, ProbeArgs};
 use crate::compare::{self, Input};
+use crate::error::exit::Exit;
 use crate::error::{Ended, PathError, Stop};
-use crate::exit::Exit;
-use crate::lock;
+use crate::measure::window::Interrupt;
 use crate::output;
-use crate::plot;
-use crate::progress::Progress;
-use crate::report::{Document, csv, text};
-use crate::run::{self, Event};
-use crate::window::Interrupt;
+use crate::output::plot;
+use crate::output::progress::Progress;
+use crate::probe::report::{Document, csv, text};
+use crate::probe::schedule::{self, Event};
+use crate::sys::lock;
 
 mod nodes;
 mod storage;
@@ -116,12 +116,16 @@ fn lines_to_stdout(args: &ProbeArgs) -> bool {
 /// Runs `config`, printing each line as it is measured (text to stdout)
 /// and its diagnostics on stderr, with a progress line on a terminal
 /// (and SUSTAINED WRITE's seconds as a sparkline under its line).
-fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> crate::report::Report {
+fn measure(
+    args: &ProbeArgs,
+    config: &schedule::Config,
+    interrupt: &Interrupt,
+) -> crate::probe::report::Report {
     let is_text = args.output_format == OutputFormat::Text;
     let to_stdout = lines_to_stdout(args);
     let sparkline = to_stdout && std::io::stdout().is_terminal();
     let mut progress = Progress::new(is_text && std::io::stderr().is_terminal());
-    let mut sink = |report: &crate::report::Report, event: Event| match event {
+    let mut sink = |report: &crate::probe::report::Report, event: Event| match event {
         Event::Begin {
             line,
             run,
@@ -134,14 +138,19 @@ fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> cra
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
                 if sparkline
-                    && figure == crate::report::Figure::SustainedWrite
+                    && figure == crate::probe::report::Figure::SustainedWrite
                     && let Some(s) = report
                         .extended
                         .sustained
                         .as_ref()
                         .and_then(|o| o.measured())
                 {
-                    let _ = writeln!(out, "{:26}{}", "", crate::plot::sparkline(&s.series()));
+                    let _ = writeln!(
+                        out,
+                        "{:26}{}",
+                        "",
+                        crate::output::plot::sparkline(&s.series())
+                    );
                 }
                 let _ = out.flush();
             }
@@ -151,11 +160,11 @@ fn measure(args: &ProbeArgs, config: &run::Config, interrupt: &Interrupt) -> cra
         }
         Event::Note(note) => progress.eprintln(&format!("pveprobe: {note}")),
     };
-    run::run(config, interrupt, &mut sink)
+    schedule::run(config, interrupt, &mut sink)
 }
 
 /// The message and status of an interrupted run.
-fn interrupted(report: &crate::report::Report) -> Result<(), Stop> {
+fn interrupted(report: &crate::probe::report::Report) -> Result<(), Stop> {
     let Some(sig) = report.interrupted_by else {
         return Ok(());
     };
@@ -169,7 +178,7 @@ fn interrupted(report: &crate::report::Report) -> Result<(), Stop> {
 }
 
 /// Writes a finished run's result and compares it with the baseline.
-fn finish(args: &ProbeArgs, report: &crate::report::Report, prep: Prepared) -> Ended {
+fn finish(args: &ProbeArgs, report: &crate::probe::report::Report, prep: Prepared) -> Ended {
     interrupted(report)?;
     let document = Document {
         verbose: args.verbose,
@@ -223,12 +232,12 @@ pub fn probe(args: &ProbeArgs) -> Ended {
     // the run, so one that cannot be written costs no measurement.
     let plot_file = match &args.plot {
         None => None,
-        Some(_) if !config.tests.contains(&run::Test::Sustained) => {
+        Some(_) if !config.tests.contains(&schedule::Test::Sustained) => {
             return Err(Stop::bad_input(
                 "--plot draws SUSTAINED WRITE's seconds: add --sustained SECS (compare and cluster draw their tables)",
             ));
         }
-        Some(path) => Some(crate::plot::SvgFile::create(path).map_err(Stop::bad_input)?),
+        Some(path) => Some(crate::output::plot::SvgFile::create(path).map_err(Stop::bad_input)?),
     };
     let prep = prepare(args, &lock::describe_me(&config.path))?;
     let mut report = measure(args, &config, &prep.interrupt);
@@ -241,7 +250,7 @@ pub fn probe(args: &ProbeArgs) -> Ended {
         .and_then(|o| o.measured());
     if let (Some(file), Some(s), None) = (plot_file, sustained, report.interrupted_by) {
         let title = format!("SUSTAINED WRITE on {}", config.path.display());
-        match file.save(crate::plot::seconds_svg(&title, s.series())) {
+        match file.save(crate::output::plot::seconds_svg(&title, s.series())) {
             Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
             Err(why) => return also_failed(ended, why),
         }

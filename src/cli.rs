@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::host::Host;
-use crate::run::Config;
+use crate::probe::schedule::Config;
+use crate::sys::host::Host;
 
 mod cluster;
 mod measure;
 mod net;
 mod qualify;
 mod reach;
-use crate::choice::Choice;
+use crate::model::choice::Choice;
 pub use crate::output::Format as OutputFormat;
 use crate::output::Format;
 pub use cluster::ClusterArgs;
@@ -232,7 +232,7 @@ pub struct StoragesArgs {
     pub output_format: Format,
 
     /// Read storage.cfg and .vmlist from DIR instead of /etc/pve (tests)
-    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]
     pub pve_config: PathBuf,
 }
 
@@ -299,7 +299,7 @@ pub struct ProbeArgs {
     pub sysroot: Option<PathBuf>,
 
     /// Read storage.cfg and .vmlist from DIR instead of /etc/pve (tests)
-    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]
     pub pve_config: PathBuf,
 
     /// With --sustained: also draw its throughput per second as an SVG
@@ -340,8 +340,10 @@ impl ProbeArgs {
             sync_jobs: m.sync_jobs.clone(),
             plp: m.plp,
             cpu_threads: m.cpu_threads.map(measure::CpuThreads::count),
-            sustained: Duration::from_secs_f64(m.sustained.unwrap_or(crate::plan::SUSTAINED_SECS)),
-            sustained_bytes: m.write_size.unwrap_or(crate::plan::SUSTAINED_BYTES),
+            sustained: Duration::from_secs_f64(
+                m.sustained.unwrap_or(crate::probe::plan::SUSTAINED_SECS),
+            ),
+            sustained_bytes: m.write_size.unwrap_or(crate::probe::plan::SUSTAINED_BYTES),
             volume: None,
             leaf_reads: true,
             disk_health: true,
@@ -357,8 +359,8 @@ impl ProbeArgs {
 mod tests {
     use super::measure::parse_size;
     use super::*;
-    use crate::probe::regex::RegexEngine;
-    use crate::run::Test;
+    use crate::probe::pveperf::regex::RegexEngine;
+    use crate::probe::schedule::Test;
     use clap::CommandFactory;
 
     #[test]

@@ -1,52 +1,47 @@
 //! pveprobe: a host probe for Proxmox VE and Debian, a drop-in for pveperf.
 //!
-//! The crate measures (`probe`, `extended`, `storage`, scheduled by `run`),
-//! keeps what it measured as plain data (`model`, the types, gathered into
-//! a `report`) and renders it apart (`report::text`, `report::json`,
-//! `report::csv`, `report::metrics`, through `output`). What each figure
-//! is comes from one list, `figure`. The model
-//! imports none of the modules that measure or render, so data flows one
-//! way: measurements produce model types, the report holds and renders
-//! them. Host files are read through [`host::Host`] so parsers and probes
-//! run against fixtures too.
+//! The top of the crate is the commands, then the layers they stand on.
+//!
+//! Commands, each `cli/X.rs` (clap) -> `app/X.rs` (the only code that sees
+//! clap: it makes a plain request) -> its own folder, which returns a
+//! document that renders itself through [`output::Render`]:
+//!
+//! - [`probe`]: `pveprobe [PATH]`, pveperf's lines and the extended tests
+//!   (its scheduler, test plan, pveperf measurements, extended tests and
+//!   report live together there);
+//! - [`storages`]: PVE storage IDs, `pveprobe storages` and `--storage`;
+//! - [`compare`], [`cluster`], [`net`], [`qualify`].
+//!
+//! Shared layers: [`model`] (the plain data every measurement returns),
+//! [`figure`] (what each figure is), [`projection`] (each model type's
+//! figures, read by every renderer), [`output`] (formats, writing, tables,
+//! pictures, progress), [`blockstack`] (the block devices under a path),
+//! [`pvestorage`] (PVE's storage.cfg and pvesm), [`syncverdict`] (whether
+//! a SYNC WRITE figure can be true of its disk), [`measure`] (timed
+//! windows, statistics and the I/O engine the probe and qualify share),
+//! [`nodes`] (reaching the cluster's nodes), [`sys`] (the host seam, child
+//! processes, the host lock, the private scratch directory) and [`error`].
+//! The model imports none of the modules that measure or render, so data
+//! flows one way. Host files are read through [`sys::host::Host`] so
+//! parsers and probes run against fixtures too.
 
 pub mod app;
-pub mod child;
-pub mod choice;
+pub mod blockstack;
 pub mod cli;
 pub mod cluster;
 pub mod compare;
 pub mod error;
-pub mod exit;
-pub mod extended;
 pub mod figure;
-pub mod flushes;
-pub mod host;
-pub mod iobuf;
-pub mod latency;
-pub mod lock;
+pub mod measure;
 pub mod model;
 pub mod net;
 pub mod nodes;
 pub mod output;
-pub mod plan;
-pub mod plot;
 pub mod probe;
-pub mod progress;
-pub mod project;
-pub mod pve;
+pub mod projection;
+pub mod pvestorage;
 pub mod qualify;
-pub mod report;
-pub mod run;
-pub mod scratch;
-pub mod stats;
-pub mod storage;
-pub mod table;
+pub mod syncverdict;
+pub mod sys;
 #[cfg(test)]
 pub(crate) mod testutil;
-pub mod window;
-
-/// pveperf's window, to which REGEX/SECOND is scaled (defined in `model`).
-pub use model::PVEPERF_WINDOW;
-/// The parsers (the `pveprobe-parse` crate of this workspace).
-pub use pveprobe_parse as parse;

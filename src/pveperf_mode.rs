@@ -19,15 +19,15 @@ use std::process::{Command, ExitCode, Stdio};
 
 use clap::Parser;
 
-use pveprobe::PVEPERF_WINDOW;
 use pveprobe::cli::Opts;
-use pveprobe::exit::Exit;
+use pveprobe::error::exit::Exit;
 use pveprobe::figure::Figure;
-use pveprobe::probe::dns::Schedule;
-use pveprobe::probe::regex::RegexEngine;
-use pveprobe::report::{Report, text};
-use pveprobe::run::{self, Event, Test};
-use pveprobe::window::Interrupt;
+use pveprobe::measure::window::Interrupt;
+use pveprobe::model::PVEPERF_WINDOW;
+use pveprobe::probe::pveperf::dns::Schedule;
+use pveprobe::probe::pveperf::regex::RegexEngine;
+use pveprobe::probe::report::{Report, text};
+use pveprobe::probe::schedule::{self, Event, Test};
 
 /// The name under which the binary behaves as pveperf.
 pub const NAME: &str = "pveperf";
@@ -114,15 +114,15 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     // One probe at a time on this host; pveperf has no words for waiting.
-    let _host_lock = match pveprobe::lock::acquire(
-        pveprobe::lock::path_from_env().as_deref(),
-        &pveprobe::lock::describe_me(&config.path),
-        pveprobe::lock::Busy::WaitQuietly,
+    let _host_lock = match pveprobe::sys::lock::acquire(
+        pveprobe::sys::lock::path_from_env().as_deref(),
+        &pveprobe::sys::lock::describe_me(&config.path),
+        pveprobe::sys::lock::Busy::WaitQuietly,
         &interrupt,
         &mut |_| {},
     ) {
         Ok(held) => held,
-        Err(pveprobe::lock::LockError::Interrupted(sig)) => {
+        Err(pveprobe::sys::lock::LockError::Interrupted(sig)) => {
             return Exit::Signal(sig).into();
         }
         Err(err) => {
@@ -144,7 +144,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Event::Begin { .. } => {}
         Event::Note(note) => eprintln!("{NAME}: {note}"),
     };
-    let report = run::run(&config, &interrupt, &mut sink);
+    let report = schedule::run(&config, &interrupt, &mut sink);
 
     if let Some(sig) = report.interrupted_by {
         let name = nix::sys::signal::Signal::try_from(sig)

@@ -11,17 +11,17 @@ use std::path::{Path, PathBuf};
 
 use super::{Prepared, finish, interrupted, lines_to_stdout, measure, prepare};
 use crate::cli::{OutputFormat, ProbeArgs, StoragesArgs};
+use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::exit::Exit;
 use crate::model::pve::{How, PveTarget};
-use crate::parse::pvesm::StatusRow;
-use crate::parse::storagecfg::{self, StorageCfg};
-use crate::pve::volume::ScratchVolume;
-use crate::pve::{self, Approach, PveStorage, pvesm};
-use crate::report::Report;
-use crate::report::json::JsonReport;
-use crate::report::metrics::{Measured, influx, prometheus};
-use crate::run::Test;
+use crate::probe::report::Report;
+use crate::probe::report::json::JsonReport;
+use crate::probe::report::metrics::{Measured, influx, prometheus};
+use crate::probe::schedule::Test;
+use crate::pvestorage::volume::ScratchVolume;
+use crate::pvestorage::{self, Approach, PveStorage, pvesm};
+use pveprobe_parse::pvesm::StatusRow;
+use pveprobe_parse::storagecfg::{self, StorageCfg};
 
 /// storage.cfg, `pvesm status` and this node's name, read once.
 struct Pve {
@@ -35,14 +35,15 @@ struct Pve {
 impl Pve {
     fn load(dir: &Path) -> Result<Pve, String> {
         let file = dir.join("storage.cfg");
-        let text =
-            crate::host::read_capped(&file, storagecfg::MAX_BYTES as u64 + 1).map_err(|e| {
+        let text = crate::sys::host::read_capped(&file, storagecfg::MAX_BYTES as u64 + 1).map_err(
+            |e| {
                 format!(
                     "cannot read {}: {}",
                     file.display(),
                     crate::error::describe(&e)
                 )
-            })?;
+            },
+        )?;
         let cfg = storagecfg::parse(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         for warning in &cfg.warnings {
             eprintln!("pveprobe: {}: {warning}", file.display());
@@ -51,21 +52,21 @@ impl Pve {
             dir: dir.to_path_buf(),
             cfg,
             status: pvesm::status().map_err(|e| e.to_string()),
-            node: pve::node_name(),
+            node: pvestorage::node_name(),
         })
     }
 
     fn storages(&self) -> Vec<PveStorage> {
         let status = self.status.as_deref().unwrap_or_default();
-        pve::storages(&self.cfg, status, &self.node)
+        pvestorage::storages(&self.cfg, status, &self.node)
     }
 
     /// The VMIDs of the cluster's guests (none where there is no .vmlist).
     fn vmids(&self) -> Result<BTreeSet<u32>, String> {
         let file = self.dir.join(".vmlist");
-        match crate::host::read_capped(&file, crate::parse::vmlist::MAX_BYTES as u64 + 1) {
+        match crate::sys::host::read_capped(&file, pveprobe_parse::vmlist::MAX_BYTES as u64 + 1) {
             Ok(text) => {
-                crate::parse::vmlist::vmids(&text).map_err(|e| format!("{}: {e}", file.display()))
+                pveprobe_parse::vmlist::vmids(&text).map_err(|e| format!("{}: {e}", file.display()))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
             Err(e) => Err(format!(
@@ -199,7 +200,7 @@ pub fn storages(args: &StoragesArgs) -> Ended {
                     l.content.join(","),
                     l.plan
                 );
-                out.push_str(&crate::report::text::printable(&line));
+                out.push_str(&crate::probe::report::text::printable(&line));
                 out.push('\n');
             }
             out
@@ -220,13 +221,13 @@ pub fn storages(args: &StoragesArgs) -> Ended {
 /// configuration, and the tests a storage run makes unless `--tests`
 /// says (pveperf's disk lines, and -x's; on a volume its writes too).
 pub(super) struct Plan {
-    config: crate::run::Config,
+    config: crate::probe::schedule::Config,
     on_path: BTreeSet<Test>,
     on_volume: BTreeSet<Test>,
 }
 
 impl Plan {
-    pub(super) fn new(args: &ProbeArgs, config: crate::run::Config) -> Plan {
+    pub(super) fn new(args: &ProbeArgs, config: crate::probe::schedule::Config) -> Plan {
         let disk = [Test::Read, Test::Seek, Test::Fsync];
         let with_writes = [
             Test::Read,
@@ -246,7 +247,7 @@ impl Plan {
     }
 
     /// The configuration of a run on `path` (a volume's device when `volume`).
-    fn config(&self, path: PathBuf, volume: bool) -> crate::run::Config {
+    fn config(&self, path: PathBuf, volume: bool) -> crate::probe::schedule::Config {
         let mut config = self.config.clone();
         config.path = path.clone();
         if volume {
@@ -264,9 +265,9 @@ fn is_mount_point(path: &Path) -> bool {
     let Ok(real) = std::fs::canonicalize(path) else {
         return false;
     };
-    let text =
-        crate::host::read_capped(Path::new("/proc/self/mountinfo"), 16 << 20).unwrap_or_default();
-    crate::parse::mountinfo::parse(&text)
+    let text = crate::sys::host::read_capped(Path::new("/proc/self/mountinfo"), 16 << 20)
+        .unwrap_or_default();
+    pveprobe_parse::mountinfo::parse(&text)
         .iter()
         .any(|m| m.mount_point == real)
 }
@@ -276,7 +277,7 @@ fn announce(args: &ProbeArgs, target: &PveTarget) {
     if lines_to_stdout(args) {
         let line = format!("{:<19}{}", "STORAGE:", target.describe());
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", crate::report::text::printable(&line));
+        let _ = writeln!(out, "{}", crate::probe::report::text::printable(&line));
         let _ = out.flush();
     }
 }
@@ -328,7 +329,7 @@ fn measure_storage(
         }
         Approach::Volume { activate } => {
             if activate {
-                crate::pve::volume::storage_library()?;
+                crate::pvestorage::volume::storage_library()?;
             }
             let bytes = args.measure.write_size.unwrap_or(crate::cli::VOLUME_SIZE);
             if let Some(avail) = s.available_bytes()
@@ -500,11 +501,11 @@ fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> En
             let mut out = String::new();
             if !lines_to_stdout(args) {
                 for r in &reports {
-                    out.push_str(&crate::report::text::render(r));
+                    out.push_str(&crate::probe::report::text::render(r));
                     out.push('\n');
                 }
             }
-            out.push_str(&crate::report::storages_table(&docs));
+            out.push_str(&crate::probe::report::storages_table(&docs));
             out
         }
         OutputFormat::Json | OutputFormat::JsonPretty => {
@@ -522,7 +523,7 @@ fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> En
         OutputFormat::Csv => {
             let mut out = String::new();
             for (i, d) in docs.iter().enumerate() {
-                out.push_str(&crate::report::csv::render(d, i == 0 && prep.header));
+                out.push_str(&crate::probe::report::csv::render(d, i == 0 && prep.header));
             }
             out
         }

@@ -12,7 +12,7 @@ use super::OutputFormat;
 use super::measure::Forwarded;
 use super::net::NetOptions;
 use super::reach::ReachArgs;
-use crate::choice::Choice;
+use crate::model::choice::Choice;
 
 pub(super) const CLUSTER_AFTER_HELP: &str = "\
 MEMBERS
@@ -155,7 +155,7 @@ impl ClusterArgs {
     }
 
     /// The longest a node may take: `--timeout`, or the worst case of
-    /// what it is asked to run ([`crate::plan::Workload::worst_case`]).
+    /// what it is asked to run ([`crate::probe::plan::Workload::worst_case`]).
     pub fn node_timeout(&self) -> Duration {
         if let Some(secs) = self.timeout {
             return Duration::from_secs_f64(secs);
@@ -167,7 +167,7 @@ impl ClusterArgs {
         } else {
             super::measure::WRITE_SIZE
         };
-        crate::plan::Workload {
+        crate::probe::plan::Workload {
             tests: m.selected_tests(),
             duration: m.duration,
             runs: m.runs,

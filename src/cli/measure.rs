@@ -12,14 +12,14 @@ use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Args, FromArgMatches};
 
-use crate::choice::Choice;
-use crate::extended::engine::EngineChoice;
-use crate::host::ETC_RESOLV_CONF;
+use crate::measure::engine::EngineChoice;
+use crate::model::choice::Choice;
 use crate::model::sync::SyncMode;
-use crate::plan::CPU_THREADS_MAX;
-use crate::probe::dns::Schedule;
-use crate::probe::regex::RegexEngine;
-use crate::run::Test;
+use crate::probe::plan::CPU_THREADS_MAX;
+use crate::probe::pveperf::dns::Schedule;
+use crate::probe::pveperf::regex::RegexEngine;
+use crate::probe::schedule::Test;
+use crate::sys::host::ETC_RESOLV_CONF;
 
 #[derive(Debug, Clone, PartialEq, Args)]
 pub struct MeasureArgs {
@@ -172,9 +172,9 @@ impl MeasureArgs {
         self.asked().select(&Test::PVEPERF)
     }
 
-    /// What the options ask to run, for [`crate::plan::Asked::select`].
-    pub fn asked(&self) -> crate::plan::Asked<'_> {
-        crate::plan::Asked {
+    /// What the options ask to run, for [`crate::probe::plan::Asked::select`].
+    pub fn asked(&self) -> crate::probe::plan::Asked<'_> {
+        crate::probe::plan::Asked {
             tests: &self.tests,
             extended: self.extended,
             sync_jobs: !self.sync_jobs.is_empty(),

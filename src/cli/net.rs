@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::OutputFormat;
 use super::reach::ReachArgs;
-use crate::choice::Choice;
+use crate::model::choice::Choice;
 
 pub(super) const NET_AFTER_HELP: &str = "\
 NETWORK
@@ -112,7 +112,7 @@ pub struct NetOptions {
     pub port: Option<u16>,
 
     /// Read corosync.conf, datacenter.cfg and ceph.conf from DIR instead of /etc/pve (tests)
-    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]
     pub pve_config: PathBuf,
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::measure;
-use crate::choice::Choice;
+use crate::model::choice::Choice;
 use crate::output::Format;
 
 /// Proxmox's paper runs its test for 60 s.
@@ -114,7 +114,7 @@ pub struct QualifyArgs {
     pub sysroot: Option<PathBuf>,
 
     /// Read storage.cfg from DIR instead of /etc/pve (tests)
-    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pve::ETC_PVE)]
+    #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]
     pub pve_config: PathBuf,
 }
 

@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::exit::Exit;
 use crate::nodes::members::{Members, Node};
 use crate::nodes::remote::{self, Outcome, Ssh, Status};
 use crate::nodes::{Reach, load_nodes};
-use crate::report::json::JsonReport;
+use crate::probe::report::json::JsonReport;
 use summary::FigureSummary;
 
 /// The cluster document's version (`kind: "cluster"`); see docs/output.md.
@@ -344,7 +344,7 @@ pub fn run(args: &Request) -> Ended {
     // usage (exit status 2) and costs no run.
     let plot_file = args
         .plot
-        .map(crate::plot::SvgFile::create)
+        .map(crate::output::plot::SvgFile::create)
         .transpose()
         .map_err(Stop::bad_input)?;
     if let Some(dir) = args.save_dir

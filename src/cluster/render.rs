@@ -8,8 +8,8 @@ use std::path::Path;
 use super::summary::{self, Aggregate, FigureSummary};
 use super::{ClusterReport, KIND, NodeReport, SCHEMA_VERSION};
 use crate::compare::{self, CompareError, Input};
-use crate::plot::{self, PlotError};
-use crate::report::csv as single;
+use crate::output::plot::{self, PlotError};
+use crate::probe::report::csv as single;
 
 /// A column's number with the list's decimals for its value.
 fn number(fig: &FigureSummary, v: f64) -> String {
@@ -43,7 +43,7 @@ pub fn text(r: &ClusterReport) -> String {
 /// terminal) each node's value is followed by a bar of [`BAR_CELLS`]
 /// cells relative to the largest value of its column.
 pub fn text_with(r: &ClusterReport, bars: bool) -> String {
-    use crate::table::Align::{Left, Right};
+    use crate::output::table::Align::{Left, Right};
     let mut out = String::new();
     let cluster = r
         .cluster
@@ -145,7 +145,7 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
             });
         }
     }
-    out.push_str(&crate::table::render(&rows, |c| align[c]));
+    out.push_str(&crate::output::table::render(&rows, |c| align[c]));
 
     let mut notes = Vec::new();
     for f in figs {
@@ -344,9 +344,9 @@ impl crate::output::Render for ClusterReport {
         let results: Vec<_> = self
             .results()
             .into_iter()
-            .map(|(node, result)| crate::report::metrics::Measured::on(node, result))
+            .map(|(node, result)| crate::probe::report::metrics::Measured::on(node, result))
             .collect();
-        crate::report::metrics::render(format, &results)
+        crate::probe::report::metrics::render(format, &results)
     }
 }
 
@@ -466,7 +466,7 @@ mod tests {
     #[test]
     fn the_text_table_has_a_row_per_node_and_marks_the_slow_one() {
         let text = text(&known(false));
-        crate::report::json::tests::assert_snapshot("cluster.txt", &text);
+        crate::probe::report::json::tests::assert_snapshot("cluster.txt", &text);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with(
             "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, one node at a time"
@@ -556,10 +556,10 @@ mod tests {
         assert_eq!(panel("HD SIZE").better, None);
 
         let svg = plot_svg(&r).unwrap();
-        let all = crate::plot::tests::shapes(&svg);
+        let all = crate::output::plot::tests::shapes(&svg);
         assert!(all.iter().any(|s| s.text
             == "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, 3 answered; not: pve4 (no pveprobe)"));
-        let fs = crate::plot::tests::panel(&all, "FSYNCS/SECOND");
+        let fs = crate::output::plot::tests::panel(&all, "FSYNCS/SECOND");
         let heights: Vec<f64> = fs
             .iter()
             .filter(|s| s.tag == "rect" && s.fill.starts_with('#'))
@@ -621,7 +621,7 @@ mod tests {
     #[test]
     fn the_picture_in_docs_is_current() {
         let svg = plot_svg(&fixture_cluster()).unwrap();
-        let png = crate::plot::tests::png(&svg).unwrap();
+        let png = crate::output::plot::tests::png(&svg).unwrap();
         crate::testutil::assert_snapshot("plot-cluster.svg", &svg);
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
         let committed = std::fs::read_to_string(docs.join("plot-cluster.svg")).unwrap_or_default();
@@ -635,8 +635,8 @@ mod tests {
         assert_eq!(&committed[1..4], b"PNG");
         assert_eq!(size(&committed), size(&png));
         // Three nodes answered, two are slower on FSYNCS/SECOND.
-        let all = crate::plot::tests::shapes(&svg);
-        let fs = crate::plot::tests::panel(&all, "FSYNCS/SECOND");
+        let all = crate::output::plot::tests::shapes(&svg);
+        let fs = crate::output::plot::tests::panel(&all, "FSYNCS/SECOND");
         let marked: Vec<&str> = fs
             .iter()
             .filter(|s| s.text.ends_with(" !"))
@@ -650,7 +650,7 @@ mod tests {
     #[ignore = "writes docs/; run by hand after the picture changed"]
     fn write_the_picture_in_docs() {
         let svg = plot_svg(&fixture_cluster()).unwrap();
-        let png = crate::plot::tests::png(&svg).unwrap();
+        let png = crate::output::plot::tests::png(&svg).unwrap();
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
         std::fs::write(docs.join("plot-cluster.svg"), &svg).unwrap();
         std::fs::write(docs.join("plot-cluster.png"), &png).unwrap();
@@ -659,8 +659,8 @@ mod tests {
     #[test]
     fn cpu_figures_are_columns_without_a_sum() {
         let node_with = |name: &str, sha: f64| {
-            let mut doc = crate::report::json::JsonReport::from_report(
-                &crate::report::json::tests::known_report(),
+            let mut doc = crate::probe::report::json::JsonReport::from_report(
+                &crate::probe::report::json::tests::known_report(),
             );
             let f = doc.extended.iter_mut().find(|f| f.key == "sha256").unwrap();
             f.value = sha;
@@ -719,7 +719,7 @@ mod tests {
     fn csv_is_one_table_with_the_single_run_columns() {
         let r = known(true);
         let text = csv(&r);
-        crate::report::json::tests::assert_snapshot("cluster.csv", &text);
+        crate::probe::report::json::tests::assert_snapshot("cluster.csv", &text);
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(header[..4], ["node", "status", "detail", "outliers"]);
@@ -750,7 +750,7 @@ mod tests {
         assert_eq!(v["kind"], "cluster");
         assert_eq!(v["nodes"][3]["status"], "no_pveprobe");
         assert_eq!(v["nodes"][2]["outliers"][0], "fsyncs_per_s");
-        assert_eq!(r.exit_status(), crate::exit::Exit::NodeDidNotAnswer);
+        assert_eq!(r.exit_status(), crate::error::exit::Exit::NodeDidNotAnswer);
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("monday.json");
@@ -776,8 +776,8 @@ mod tests {
     /// A cluster run: pve1 and pve2 answered, pve3 did not.
     fn answered_two_of_three() -> ClusterReport {
         use crate::cluster::{KIND, NodeReport, SCHEMA_VERSION};
-        use crate::report::json::JsonReport;
-        use crate::report::json::tests::known_report;
+        use crate::probe::report::json::JsonReport;
+        use crate::probe::report::json::tests::known_report;
         let node = |name: &str, status: Status, hostname: Option<&str>| {
             let result = hostname.map(|h| {
                 let mut doc = JsonReport::from_report(&known_report());
@@ -841,7 +841,7 @@ mod tests {
             .collect();
         assert_eq!(hosts, ["host=pve1", "host=pve2"], "{influx}");
         // Each node's lines are its whole result: the same as its own run's.
-        use crate::report::metrics::{Measured, influx};
+        use crate::probe::report::metrics::{Measured, influx};
         let alone = influx::render(&[Measured::on(
             "pve1",
             report.nodes[0].result.as_ref().unwrap(),

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::figure::Aggregate;
 use crate::figure::{self, Better, Value};
-use crate::report::json::JsonReport;
-use crate::stats::Stats;
-use crate::stats::median;
+use crate::measure::stats::Stats;
+use crate::measure::stats::median;
+use crate::probe::report::json::JsonReport;
 
 /// Every number a node's result can have, in the probe's print order:
 /// the table's columns, from the list of figures.
@@ -155,10 +155,10 @@ pub(crate) mod tests {
     use super::*;
     use crate::figure::Aggregate::{Max, Sum};
     use crate::figure::Figure;
-    use crate::project::io::IoFacts;
-    use crate::project::sync::SyncFacts;
-    use crate::report::json::tests::per_key;
-    use crate::report::json::{Facts, JsonFigure, XFigure};
+    use crate::probe::report::json::tests::per_key;
+    use crate::probe::report::json::{Facts, JsonFigure, XFigure};
+    use crate::projection::io::IoFacts;
+    use crate::projection::sync::SyncFacts;
 
     /// The fixture result with FSYNCS/SECOND, AVERAGE SEEK TIME and the
     /// extended figures set to known numbers.
@@ -215,7 +215,7 @@ pub(crate) mod tests {
                 unit: "IOPS".into(),
                 value: 1000.0,
                 facts: Facts::Sync(SyncFacts {
-                    latency: Some(crate::latency::LatencySummary {
+                    latency: Some(crate::measure::latency::LatencySummary {
                         count: 3000,
                         mean_us: p99_ms * 500.0,
                         p50_us: p99_ms * 400.0,
@@ -337,7 +337,7 @@ pub(crate) mod tests {
 
     #[test]
     fn columns_are_the_single_run_csv_columns() {
-        let header = crate::report::csv::header();
+        let header = crate::probe::report::csv::header();
         // Every number measured once has a CSV column; one measured per key
         // (SYNC WRITE 4K JOBS) has a column per key here and none there.
         for c in columns().filter(|c| c.figure.spec().per.is_none()) {

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::choice::Choice;
+use crate::model::choice::Choice;
 
 /// How a query waits for its answer (see `probe::dns`'s documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

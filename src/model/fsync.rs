@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::latency::Latency;
+use crate::measure::latency::Latency;
 
 /// The order of one iteration's system calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The data model: what the measurements produce and the report holds, as
 //! plain types with their small pure methods (rates, means, sizes, names).
 //!
-//! The model depends on nothing but std, serde, jiff, [`crate::latency`]
-//! (the latency histogram is plain data too), [`crate::choice`] and its own
+//! The model depends on nothing but std, serde, jiff, [`crate::measure::latency`]
+//! (the latency histogram is plain data too), [`crate::model::choice`] and its own
 //! submodules. The measurements (`probe`, `extended`), the storage
 //! discovery (`storage`) and the renderers (`report`) all import it; it
 //! imports none of them, so the report's model has no cycle through the
@@ -10,6 +10,7 @@
 //! here under their old paths.
 
 pub mod blockdev;
+pub mod choice;
 pub mod cpubench;
 pub mod dns;
 pub mod filesystem;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::choice::Choice;
+use crate::model::choice::Choice;
 
 /// Which regex engine ran the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

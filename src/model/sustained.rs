@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::stats::mean;
+use crate::measure::stats::mean;
 
 /// How many seconds the first and last stretches span.
 pub const STRETCH: usize = 10;

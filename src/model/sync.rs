@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::latency::Latency;
+use crate::measure::latency::Latency;
 
 /// How each 4 KiB write is made durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,7 +32,7 @@ impl SyncMode {
     }
 }
 
-impl crate::choice::Choice for SyncMode {
+impl crate::model::choice::Choice for SyncMode {
     const ALL: &'static [Self] = &SyncMode::ALL;
 
     fn name(self) -> &'static str {

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::parse::cidr::Cidr;
+use pveprobe_parse::cidr::Cidr;
 
 /// One interface and its addresses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,10 +9,10 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 
 use super::iface::{self, Iface};
-use crate::parse::cephconf::CephConf;
-use crate::parse::cidr::Cidr;
-use crate::parse::corosync::CorosyncConf;
-use crate::parse::datacenter::DatacenterCfg;
+use pveprobe_parse::cephconf::CephConf;
+use pveprobe_parse::cidr::Cidr;
+use pveprobe_parse::corosync::CorosyncConf;
+use pveprobe_parse::datacenter::DatacenterCfg;
 
 /// What a link carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,7 +120,7 @@ pub fn plan(
             if !valid_name(name) {
                 return Err(LinkError::BadName(w.clone()));
             }
-            let net: Cidr = cidr.parse().map_err(|e: crate::parse::cidr::CidrError| {
+            let net: Cidr = cidr.parse().map_err(|e: pveprobe_parse::cidr::CidrError| {
                 LinkError::BadNetwork(w.clone(), e.to_string())
             })?;
             named.push(network_link(name, LinkKind::Named, net.network()));
@@ -228,7 +228,7 @@ pub fn shares_with(ip: IpAddr, corosync_addrs: &[IpAddr], ifaces: &[Iface]) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{cephconf, corosync, datacenter};
+    use pveprobe_parse::{cephconf, corosync, datacenter};
 
     fn conf() -> CorosyncConf {
         corosync::parse(

@@ -19,9 +19,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::choice::Choice;
+use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::exit::Exit;
+use crate::model::choice::Choice;
 use crate::nodes::Reach;
 use crate::output::Format;
 use report::NetReport;
@@ -147,9 +147,9 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         return Err(NetError::Usage("--remote-command is empty".into()));
     }
     let dir = &opts.pve_config;
-    let corosync = read_config(dir, "corosync.conf", crate::parse::corosync::parse)?;
-    let datacenter = read_config(dir, "datacenter.cfg", crate::parse::datacenter::parse)?;
-    let ceph = read_config(dir, "ceph.conf", crate::parse::cephconf::parse)?;
+    let corosync = read_config(dir, "corosync.conf", pveprobe_parse::corosync::parse)?;
+    let datacenter = read_config(dir, "datacenter.cfg", pveprobe_parse::datacenter::parse)?;
+    let ceph = read_config(dir, "ceph.conf", pveprobe_parse::cephconf::parse)?;
     let link_defs = links::plan(
         corosync.as_ref(),
         datacenter.as_ref(),
@@ -257,7 +257,7 @@ fn dry_run(
     nodes: &[crate::nodes::members::Node],
     link_defs: &[links::LinkDef],
     opts: &Options,
-    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
 ) -> String {
     let mut out = String::new();
     for link in link_defs {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::report::{NetReport, PairResult};
 use crate::figure::{Figure, Value};
 use crate::model::net::Way;
-use crate::project::{Context, Project};
+use crate::projection::{Context, Project};
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
@@ -117,7 +117,9 @@ pub fn text(report: &NetReport) -> String {
     let rows: Vec<Vec<String>> = std::iter::once(head)
         .chain(report.pairs.iter().map(|p| cells(p, s.streams)))
         .collect();
-    out.push_str(&crate::table::render(&rows, |_| crate::table::Align::Left));
+    out.push_str(&crate::output::table::render(&rows, |_| {
+        crate::output::table::Align::Left
+    }));
     out.push_str(
         "(ms: round trips of UDP datagrams; MTU a/b: both ends' interfaces; PATH MTU: largest IP packet that crossed with DF set, a->b/b->a; TCP: Mbit/s a->b/b->a)\n",
     );

@@ -11,12 +11,12 @@ use super::iface::Iface;
 use super::links::{LinkDef, LinkKind};
 use super::serve::ServeStats;
 use crate::figure::Figure;
-use crate::latency::LatencySummary;
+use crate::measure::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
-use crate::parse::knet::KnetStats;
-use crate::project::net::NetFacts;
-use crate::project::{Context, Entry, Project, Projection};
-use crate::report::json::{Facts, JsonReport, XFigure};
+use crate::probe::report::json::{Facts, JsonReport, XFigure};
+use crate::projection::net::NetFacts;
+use crate::projection::{Context, Entry, Project, Projection};
+use pveprobe_parse::knet::KnetStats;
 
 /// The network document's version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -287,8 +287,8 @@ pub struct NetReport {
 impl NetReport {
     /// 0: every pair of every link measured; 1: some not; 4: a node did
     /// not answer.
-    pub fn exit_status(&self) -> crate::exit::Exit {
-        use crate::exit::Exit;
+    pub fn exit_status(&self) -> crate::error::exit::Exit {
+        use crate::error::exit::Exit;
         if self.nodes.iter().any(|n| !n.status.answered()) {
             Exit::NodeDidNotAnswer
         } else if self
@@ -381,7 +381,7 @@ impl NetReport {
     /// the cluster.
     pub fn as_result(&self) -> JsonReport {
         JsonReport {
-            schema_version: crate::report::json::SCHEMA_VERSION,
+            schema_version: crate::probe::report::json::SCHEMA_VERSION,
             pveprobe_version: self.pveprobe_version.clone(),
             timestamp: self.timestamp.clone(),
             path: format!(
@@ -525,7 +525,7 @@ pub(crate) mod tests {
             corosync_nodeid: Some(1),
             interfaces: crate::net::iface::interfaces().unwrap(),
             knet: Some(
-                crate::parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n").unwrap(),
+                pveprobe_parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n").unwrap(),
             ),
         }];
         let doc = serde_json::to_value(&report).unwrap();

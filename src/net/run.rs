@@ -19,7 +19,7 @@ use super::serve::{DONE_PREFIX, Ready, ServeStats};
 use crate::model::net::ProbeResult;
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, Outcome, Ssh, Status, shell_line};
-use crate::parse::knet::KnetStats;
+use pveprobe_parse::knet::KnetStats;
 
 /// What `pveprobe net-info` prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ pub fn facts() -> std::io::Result<NodeFacts> {
 fn knet_stats() -> (Option<KnetStats>, Option<String>) {
     let mut cmd = Command::new("corosync-cmapctl");
     cmd.args(["-m", "stats"]);
-    match crate::child::run(&mut cmd, Duration::from_secs(5), None) {
+    match crate::sys::child::run(&mut cmd, Duration::from_secs(5), None) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
         Err(e) => (
             None,
@@ -64,7 +64,7 @@ fn knet_stats() -> (Option<KnetStats>, Option<String>) {
                 f.first_error_line()
             )),
         ),
-        Ok(f) => match crate::parse::knet::parse(&String::from_utf8_lossy(&f.stdout)) {
+        Ok(f) => match pveprobe_parse::knet::parse(&String::from_utf8_lossy(&f.stdout)) {
             Ok(stats) => (Some(stats), None),
             Err(e) => (None, Some(format!("corosync-cmapctl -m stats: {e}"))),
         },
@@ -427,7 +427,7 @@ impl Responder {
 pub fn end_of(
     link: &LinkDef,
     node: &Node,
-    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
     facts: Option<&NodeFacts>,
 ) -> (End, Option<String>) {
     let ifaces = facts.map(|f| f.interfaces.as_slice());
@@ -452,7 +452,7 @@ pub fn end_of(
 /// The corosync addresses of a node (all its links).
 pub fn corosync_addresses(
     node: &str,
-    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
 ) -> Vec<IpAddr> {
     corosync
         .and_then(|c| c.node(node))
@@ -485,7 +485,7 @@ pub fn measure(
     net_nodes: &[NetNode],
     facts: &[Option<NodeFacts>],
     link_defs: &[LinkDef],
-    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
     parallel: bool,
 ) -> (Vec<PairResult>, Vec<String>) {
     let tell = runner.tell;
@@ -581,7 +581,7 @@ pub fn parallel_throughput_refused(
     nodes: &[Node],
     facts: &[Option<NodeFacts>],
     link_defs: &[LinkDef],
-    corosync: Option<&crate::parse::corosync::CorosyncConf>,
+    corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
 ) -> Option<String> {
     for (node, f) in nodes.iter().zip(facts) {
         let Some(f) = f else { continue };

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::members::Node;
-use crate::report::json::JsonReport;
+use crate::probe::report::json::JsonReport;
 
 /// What `timeout` on the node waits after its SIGTERM before SIGKILL.
 pub const KILL_AFTER_S: u64 = 10;
@@ -146,7 +146,7 @@ pub fn display_argv(argv: &[OsString]) -> String {
 }
 
 /// How a local command ended (ssh's).
-pub use crate::child::Finished;
+pub use crate::sys::child::Finished;
 
 /// Runs `argv` without a shell, stdin from /dev/null, collecting stdout
 /// and stderr; kills it (SIGKILL) when it runs longer than `limit`.
@@ -157,13 +157,15 @@ pub fn run(argv: &[OsString], limit: Duration) -> Finished {
             ..Finished::default()
         };
     };
-    crate::child::run(Command::new(program).args(args), limit, None).unwrap_or_else(|e| Finished {
-        spawn_error: Some(format!(
-            "cannot run {}: {}",
-            program.to_string_lossy(),
-            crate::error::describe(&e)
-        )),
-        ..Finished::default()
+    crate::sys::child::run(Command::new(program).args(args), limit, None).unwrap_or_else(|e| {
+        Finished {
+            spawn_error: Some(format!(
+                "cannot run {}: {}",
+                program.to_string_lossy(),
+                crate::error::describe(&e)
+            )),
+            ..Finished::default()
+        }
     })
 }
 

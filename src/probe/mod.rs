@@ -1,22 +1,11 @@
-//! The measurements. Each returns plain data (the types of `model`, which
-//! the report holds); none of them prints.
+//! The probe, `pveprobe [PATH]`: pveperf's eight lines measured as pveperf
+//! measures them ([`pveperf`]), the extended tests of `-x` ([`extended`]),
+//! which tests run and what each costs ([`plan`]), the scheduler that runs
+//! them in print order ([`schedule`]) and the report that holds and
+//! renders what they measured ([`report`]).
 
-pub mod blockdev;
-pub mod cpu;
-pub mod dns;
-pub mod filesystem;
-pub mod fsync;
-pub mod hostinfo;
-pub mod regex;
-
-use crate::host::{Host, PROC_DROP_CACHES};
-
-/// Drops the page cache, dentries and inodes (`3` into drop_caches), as
-/// pveperf does before each disk test. Fails when not root.
-pub fn drop_caches(host: &Host) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(host.path(PROC_DROP_CACHES))?;
-    file.write_all(b"3\n")
-}
+pub mod extended;
+pub mod plan;
+pub mod pveperf;
+pub mod report;
+pub mod schedule;

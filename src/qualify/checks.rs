@@ -9,13 +9,13 @@
 use std::path::{Path, PathBuf};
 
 use super::target::Target;
-use crate::host::Host;
+use crate::blockstack::sysfs;
+use crate::blockstack::zfs::{ZfsError, run_tool};
 use crate::model::qualify::Finding;
-use crate::parse::inuse::{self, Signature};
-use crate::parse::mountinfo::{self, MountEntry};
-use crate::parse::storagecfg;
-use crate::storage::sysfs;
-use crate::storage::zfs::{ZfsError, run_tool};
+use crate::sys::host::Host;
+use pveprobe_parse::inuse::{self, Signature};
+use pveprobe_parse::mountinfo::{self, MountEntry};
+use pveprobe_parse::storagecfg;
 
 /// The tools the checks ask: libblkid's probe, zpool and LVM.
 pub trait Tools {
@@ -246,7 +246,7 @@ fn pve_storages(
     let file = pve_config.join("storage.cfg");
     c.looked_at
         .push(format!("PVE storages naming it ({})", file.display()));
-    let text = match crate::host::read_capped(&file, storagecfg::MAX_BYTES as u64 + 1) {
+    let text = match crate::sys::host::read_capped(&file, storagecfg::MAX_BYTES as u64 + 1) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {

@@ -23,18 +23,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
-use crate::extended::engine::{self, EngineChoice, Job, Pattern};
-use crate::latency::Latency;
+use crate::measure::engine::{self, EngineChoice, Job, Pattern};
+use crate::measure::latency::Latency;
+use crate::measure::window::Interrupt;
 use crate::model::io::IoStats;
 use crate::model::qualify::{DiskTest, Written};
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncMode, SyncWriteFigure};
-use crate::window::Interrupt;
 
 /// Bytes per write of the paper's test.
 pub const SYNC_BLOCK: usize = 4096;
 /// Bytes per write of the sustained write.
-pub const SUSTAINED_CHUNK: usize = crate::extended::sustained::CHUNK;
+pub const SUSTAINED_CHUNK: usize = crate::probe::extended::sustained::CHUNK;
 
 /// What the tests wrote, counted as they write (threads share it).
 #[derive(Debug, Default)]
@@ -90,7 +90,7 @@ impl Held {
         if (libc::major(rdev), libc::minor(rdev)) != dev {
             return Err(format!("{node} changed while it was checked"));
         }
-        let size = crate::probe::blockdev::device_size(&file, std::path::Path::new(&node))
+        let size = crate::probe::pveperf::blockdev::device_size(&file, std::path::Path::new(&node))
             .map_err(|e| e.to_string())?;
         Ok(Held {
             file,
@@ -252,7 +252,7 @@ pub fn sustained(
 ) -> Result<SustainedFigure, ProbeError> {
     let file = held.reopen(libc::O_DIRECT)?;
     let span = (held.size / SUSTAINED_CHUNK as u64).max(1) * SUSTAINED_CHUNK as u64;
-    let (bytes_per_second, start) = crate::extended::sustained::write_seconds(
+    let (bytes_per_second, start) = crate::probe::extended::sustained::write_seconds(
         &file,
         span,
         window,

@@ -15,16 +15,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
 use crate::cli::{OutputFormat, QualifyArgs};
+use crate::error::exit::Exit;
 use crate::error::{Ended, ProbeError, Stop};
-use crate::exit::Exit;
 use crate::figure::Figure;
-use crate::host::Host;
+use crate::measure::window::Interrupt;
 use crate::model::filesystem::FsInfo;
 use crate::model::qualify::{DiskTest, Measured, SYNC_JOBS};
 use crate::model::storage::Storage;
 use crate::model::sync::SyncResult;
-use crate::project::{Context, Project};
-use crate::window::Interrupt;
+use crate::projection::{Context, Project};
+use crate::sys::host::Host;
 use measure::{Held, Tally};
 use report::{QualifyReport, QualifySettings, device_words, size_words};
 use target::Target;
@@ -188,7 +188,7 @@ fn judged(measured: &Measured, report: &mut QualifyReport) {
         report.figures.extend(
             p.entries
                 .into_iter()
-                .map(|e| crate::report::json::XFigure::of(figure, e)),
+                .map(|e| crate::probe::report::json::XFigure::of(figure, e)),
         );
     }
     report.placement = measured
@@ -225,9 +225,9 @@ fn judge_sync(t: &Target, figure: crate::model::sync::SyncWriteFigure) -> SyncRe
     };
     let iops = figure.iops();
     SyncResult {
-        verdict: crate::flushes::judge(&fs, Some(&storage), iops),
-        reference: crate::flushes::reference(Some(&storage), None, iops),
-        published: crate::flushes::published::of(Some(&storage), iops),
+        verdict: crate::syncverdict::judge(&fs, Some(&storage), iops),
+        reference: crate::syncverdict::reference(Some(&storage), None, iops),
+        published: crate::syncverdict::published::of(Some(&storage), iops),
         figure,
     }
 }
@@ -288,7 +288,7 @@ fn csv_needs_header(args: &QualifyArgs) -> Result<bool, Stop> {
             "qualify writes text, json, json-pretty or csv",
         ));
     }
-    crate::report::csv::needs_header(
+    crate::probe::report::csv::needs_header(
         args.output_format,
         args.output.as_deref(),
         args.append,
@@ -339,20 +339,20 @@ pub fn run(args: &QualifyArgs) -> Ended {
     let plot_file = args
         .plot
         .as_deref()
-        .map(crate::plot::SvgFile::create)
+        .map(crate::output::plot::SvgFile::create)
         .transpose()
         .map_err(Stop::bad_input)?;
     let interrupt = Interrupt::install()
         .map_err(|e| Stop::not_measured(format!("cannot install signal handlers: {e}")))?;
-    let host_lock = crate::lock::acquire(
-        crate::lock::path_from_env().as_deref(),
-        &crate::lock::describe_me(&args.device),
-        crate::lock::Busy::Wait,
+    let host_lock = crate::sys::lock::acquire(
+        crate::sys::lock::path_from_env().as_deref(),
+        &crate::sys::lock::describe_me(&args.device),
+        crate::sys::lock::Busy::Wait,
         &interrupt,
         &mut |s| eprintln!("pveprobe: {s}"),
     )
     .map_err(|e| match e {
-        crate::lock::LockError::Interrupted(sig) => Stop::new(
+        crate::sys::lock::LockError::Interrupted(sig) => Stop::new(
             Exit::Signal(sig),
             "interrupted while waiting; nothing was written",
         ),
@@ -382,7 +382,7 @@ pub fn run(args: &QualifyArgs) -> Ended {
         pveprobe_version: env!("CARGO_PKG_VERSION").into(),
         timestamp: started.map(|t| t.to_string()).unwrap_or_default(),
         hostname: host
-            .read_value(crate::probe::hostinfo::PROC_HOSTNAME)
+            .read_value(crate::probe::pveperf::hostinfo::PROC_HOSTNAME)
             .filter(|h| !h.is_empty()),
         device: t.device.clone(),
         settings: QualifySettings {
@@ -422,7 +422,7 @@ pub fn run(args: &QualifyArgs) -> Ended {
     .map_err(Stop::not_measured)?;
     if let (Some(file), Some(s)) = (plot_file, &measured.sustained) {
         let title = format!("DISK SUSTAINED WRITE on {}", device_words(&report.device));
-        match file.save(crate::plot::seconds_svg(&title, s.series())) {
+        match file.save(crate::output::plot::seconds_svg(&title, s.series())) {
             Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
             Err(why) => return Err(Stop::not_measured(why)),
         }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::verdict::Placement;
 use crate::figure::Figure;
 use crate::model::qualify::{Device, Use, UseVerdict, Written};
-use crate::report::json::{JsonReport, XFigure};
+use crate::probe::report::json::{JsonReport, XFigure};
 
 pub const KIND: &str = "qualify";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -120,7 +120,7 @@ impl QualifyReport {
             }
         );
         for (figure, line) in &self.lines {
-            let _ = writeln!(out, "{}{line}", crate::report::text::label(*figure));
+            let _ = writeln!(out, "{}{line}", crate::probe::report::text::label(*figure));
             if *figure == Figure::DiskSync1
                 && let Some(p) = &self.placement
             {
@@ -200,11 +200,11 @@ impl QualifyReport {
     /// As a result `compare` reads: the disk's figures, named after the disk.
     pub fn as_result(&self) -> JsonReport {
         JsonReport {
-            schema_version: crate::report::json::SCHEMA_VERSION,
+            schema_version: crate::probe::report::json::SCHEMA_VERSION,
             pveprobe_version: self.pveprobe_version.clone(),
             timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
             path: format!("/dev/{}", self.device.name),
-            settings: crate::report::Settings {
+            settings: crate::probe::report::Settings {
                 duration_s: self.settings.seconds,
                 ..Default::default()
             },

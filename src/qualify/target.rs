@@ -5,9 +5,9 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::host::Host;
+use crate::blockstack::{Disk, sysfs};
 use crate::model::qualify::Device;
-use crate::storage::{Disk, sysfs};
+use crate::sys::host::Host;
 
 /// Why a path cannot be qualified at all.
 #[derive(Debug, thiserror::Error)]

@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::figure::Figure;
-use crate::flushes::{Band, bands, published};
 use crate::model::qualify::{Fit, Use, UseVerdict};
+use crate::syncverdict::{Band, bands, published};
 
 /// The one-job figure against the paper's table and the bands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,10 +7,10 @@ use std::fs;
 use std::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::path::{Path, PathBuf};
 
-use pveprobe::host::Host;
-use pveprobe::parse::mountinfo::{self, MountEntry};
-use pveprobe::parse::{cpuinfo, resolv};
-use pveprobe::probe::cpu;
+use pveprobe::probe::pveperf::cpu;
+use pveprobe::sys::host::Host;
+use pveprobe_parse::mountinfo::{self, MountEntry};
+use pveprobe_parse::{cpuinfo, resolv};
 
 use crate::common::{fixture, read_fixture};
 

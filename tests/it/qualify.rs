@@ -585,7 +585,7 @@ fn the_tests_write_their_pattern_and_the_discard_punches_it_out() {
         "{picture}"
     );
     // The last test, the sustained write, wrote the pattern's first MiB at offset 0.
-    let pattern = pveprobe::extended::seqwrite::aligned_data();
+    let pattern = pveprobe::probe::extended::seqwrite::aligned_data();
     let mut head = vec![0u8; 1 << 20];
     File::open(dev.backing())
         .unwrap()

@@ -76,7 +76,8 @@ fn a_point_per_second_and_nothing_left() {
     let line = xml
         .descendants()
         .find(|n| {
-            n.has_tag_name("polyline") && n.attribute("stroke") == Some(pveprobe::plot::LINE_STROKE)
+            n.has_tag_name("polyline")
+                && n.attribute("stroke") == Some(pveprobe::output::plot::LINE_STROKE)
         })
         .expect("the series' line");
     assert_eq!(

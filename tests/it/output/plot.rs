@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::common::{fixture, pveprobe, stderr, stdout, workdir};
-use pveprobe::plot::{BAR_FILL, HATCH_STROKE, OUTLIER_FILL, WHISKER_STROKE};
+use pveprobe::output::plot::{BAR_FILL, HATCH_STROKE, OUTLIER_FILL, WHISKER_STROKE};
 
 /// The three fixture results, in compare's order.
 fn results() -> [PathBuf; 3] {

@@ -6,11 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use pveprobe::host::{Host, PROC_MOUNTINFO};
-use pveprobe::parse::mountinfo;
-use pveprobe::probe::filesystem::FsInfo;
-use pveprobe::report::verbose::storage_section;
-use pveprobe::storage::{Captured, Storage, storage_with};
+use pveprobe::blockstack::{Captured, Storage, storage_with};
+use pveprobe::probe::pveperf::filesystem::FsInfo;
+use pveprobe::probe::report::verbose::storage_section;
+use pveprobe::sys::host::{Host, PROC_MOUNTINFO};
+use pveprobe_parse::mountinfo;
 
 fn hosts() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/storage");
@@ -101,7 +101,7 @@ fn virtio_disk_of_this_development_machine() {
 
 // --- Reconstructed hosts (fixtures/README.md, "Storage hosts") ------------
 
-use pveprobe::storage::{Disk, Layer};
+use pveprobe::blockstack::{Disk, Layer};
 
 fn layer(name: &str, kind: &str, detail: &str, below: &[&str]) -> Layer {
     Layer {
@@ -157,7 +157,7 @@ fn luks_without_discards_above_an_ssd() {
     let crypt = s.layers.iter().find(|l| l.name == "dm-2").unwrap();
     assert_eq!(crypt.discard_max_bytes, Some(0));
     assert_eq!(disk(&s, "sda").discard_max_bytes, Some(2_147_450_880));
-    let h: Vec<&pveprobe::storage::Hint> = s
+    let h: Vec<&pveprobe::blockstack::Hint> = s
         .hints
         .iter()
         .filter(|h| h.code == "discard-not-passed")
@@ -528,7 +528,7 @@ fn a_zfs_host_without_zpool_output_says_zpool_is_not_installed() {
 #[test]
 fn consumer_ssd_hint_for_a_samsung_870_evo_under_zfs() {
     let mut s = host("lvm-sata-ahci");
-    s.zfs = Some(pveprobe::storage::ZfsInfo {
+    s.zfs = Some(pveprobe::blockstack::ZfsInfo {
         dataset: "rpool/ROOT/pve-1".into(),
         pool: "rpool".into(),
         state: None,
@@ -537,7 +537,7 @@ fn consumer_ssd_hint_for_a_samsung_870_evo_under_zfs() {
         properties: Default::default(),
         ashift: None,
     });
-    let hints = pveprobe::storage::hints::hints(&s);
+    let hints = pveprobe::blockstack::hints::hints(&s);
     assert!(
         hints
             .iter()

@@ -1,0 +1,547 @@
+//! Queue-depth I/O for the extended tests: O_DIRECT reads and writes of one
+//! block size at sequential or random aligned offsets, with `depth`
+//! operations in flight, for a window. io_uring where the kernel allows it;
+//! otherwise `depth` threads doing pread/pwrite (fio's psync with numjobs).
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use io_uring::{IoUring, opcode, types};
+use rand::{Rng, RngExt, SeedableRng};
+
+use crate::error::ProbeError;
+use crate::measure::iobuf::{AlignedBuf, fill_random};
+use crate::measure::latency::Latency;
+use crate::measure::window::Interrupt;
+use crate::model::choice::Choice;
+pub use crate::model::io::{Engine, IoStats};
+
+/// Which engine runs the I/O (`--io-engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineChoice {
+    /// io_uring, falling back to psync when the kernel refuses it
+    Auto,
+    /// io_uring only
+    IoUring,
+    /// one thread per outstanding I/O doing pread/pwrite
+    Psync,
+}
+
+impl EngineChoice {
+    pub const ALL: [EngineChoice; 3] = [
+        EngineChoice::Auto,
+        EngineChoice::IoUring,
+        EngineChoice::Psync,
+    ];
+
+    /// The name `--io-engine` takes (and serde writes).
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::IoUring => "io-uring",
+            EngineChoice::Psync => "psync",
+        }
+    }
+}
+
+impl Choice for EngineChoice {
+    const ALL: &'static [Self] = &EngineChoice::ALL;
+
+    fn name(self) -> &'static str {
+        EngineChoice::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "io_uring, falling back to psync when the kernel refuses it",
+            EngineChoice::IoUring => "io_uring only",
+            EngineChoice::Psync => "one thread per outstanding I/O doing pread/pwrite",
+        }
+    }
+}
+
+/// What share of operations are reads and random.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pattern {
+    pub read_pct: u32,
+    pub random_pct: u32,
+}
+
+/// One timed I/O job.
+pub struct Job<'a> {
+    pub file: &'a File,
+    pub block: usize,
+    /// Offsets stay below this (a multiple of `block`).
+    pub span: u64,
+    pub depth: usize,
+    pub pattern: Pattern,
+    pub window: Duration,
+}
+
+impl<'a> Job<'a> {
+    /// The job `params` describe (see `plan`) on `file`, below `span`.
+    pub fn new(
+        file: &'a File,
+        params: crate::probe::plan::JobParams,
+        span: u64,
+        window: Duration,
+    ) -> Self {
+        Job {
+            file,
+            block: params.block,
+            span,
+            depth: params.depth,
+            pattern: Pattern {
+                read_pct: params.read_pct,
+                random_pct: params.random_pct,
+            },
+            window,
+        }
+    }
+}
+
+/// Picks offsets: sequential with a shared cursor, or random aligned.
+struct Offsets<R> {
+    rng: R,
+    pattern: Pattern,
+    block: u64,
+    blocks: u64,
+    cursor: Arc<AtomicU64>,
+}
+
+impl<R: Rng> Offsets<R> {
+    fn next(&mut self) -> (bool, u64) {
+        let read = match self.pattern.read_pct {
+            100.. => true,
+            0 => false,
+            pct => self.rng.random_range(0..100) < pct,
+        };
+        let random = match self.pattern.random_pct {
+            100.. => true,
+            0 => false,
+            pct => self.rng.random_range(0..100) < pct,
+        };
+        let block = if random {
+            self.rng.random_range(0..self.blocks)
+        } else {
+            self.cursor.fetch_add(1, Ordering::Relaxed) % self.blocks
+        };
+        (read, block * self.block)
+    }
+}
+
+/// User plus system CPU time of this process so far.
+pub fn cpu_time() -> Duration {
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF);
+    usage.map_or(Duration::ZERO, |u| {
+        let tv = |t: nix::sys::time::TimeVal| {
+            Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000)
+        };
+        tv(u.user_time()) + tv(u.system_time())
+    })
+}
+
+fn buffers(job: &Job, count: usize) -> Vec<AlignedBuf> {
+    (0..count)
+        .map(|i| {
+            let mut b = AlignedBuf::new(job.block);
+            fill_random(b.as_mut_slice(), 0x9e37_79b9 + i as u64);
+            b
+        })
+        .collect()
+}
+
+fn io_error(what: &str, code: i32) -> ProbeError {
+    ProbeError::io(what.to_string(), std::io::Error::from_raw_os_error(code))
+}
+
+/// Runs `job` with the chosen engine.
+pub fn run(job: &Job, choice: EngineChoice, interrupt: &Interrupt) -> Result<IoStats, ProbeError> {
+    if job.span < job.block as u64 || job.depth == 0 {
+        return Err(ProbeError::Unavailable(
+            "nothing to read: the target is smaller than one block".into(),
+        ));
+    }
+    match choice {
+        EngineChoice::Psync => run_psync(job, interrupt, None),
+        EngineChoice::IoUring => run_uring(job, interrupt).map_err(|e| match e {
+            Setup::Refused(err) => ProbeError::io("io_uring is not available", err),
+            Setup::Failed(e) => e,
+        }),
+        EngineChoice::Auto => match run_uring(job, interrupt) {
+            Ok(stats) => Ok(stats),
+            Err(Setup::Refused(err)) => run_psync(
+                job,
+                interrupt,
+                Some(format!(
+                    "io_uring refused: {}",
+                    crate::error::describe(&err)
+                )),
+            ),
+            Err(Setup::Failed(e)) => Err(e),
+        },
+    }
+}
+
+/// A ring whose submission failed: operations in flight may still write
+/// into the buffers, so both are leaked rather than freed.
+fn abandon(ring: IoUring, bufs: Vec<AlignedBuf>, e: std::io::Error) -> Setup {
+    std::mem::forget(bufs);
+    std::mem::forget(ring);
+    Setup::Failed(ProbeError::io("io_uring submit", e))
+}
+
+enum Setup {
+    /// The kernel would not set up a ring: try another engine.
+    Refused(std::io::Error),
+    Failed(ProbeError),
+}
+
+/// A ring for one thread that both submits and reaps, as fio sets it up:
+/// completions run when we wait for them (DEFER_TASKRUN), not by
+/// interrupting us (COOP_TASKRUN). Kernels before 6.1 refuse those flags;
+/// then a ring without them.
+fn new_ring(entries: u32) -> std::io::Result<IoUring> {
+    IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
+        .or_else(|_| IoUring::new(entries))
+}
+
+fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
+    let mut ring = new_ring(job.depth.next_power_of_two() as u32).map_err(Setup::Refused)?;
+    let fd = types::Fd(job.file.as_raw_fd());
+    let mut bufs = buffers(job, job.depth);
+    let mut offsets = Offsets {
+        rng: rand::rngs::SmallRng::from_rng(&mut rand::rng()),
+        pattern: job.pattern,
+        block: job.block as u64,
+        blocks: job.span / job.block as u64,
+        cursor: Arc::new(AtomicU64::new(0)),
+    };
+    let mut issued = vec![(Instant::now(), true); job.depth];
+    let (mut read_latency, mut write_latency) = (Latency::default(), Latency::default());
+    let (mut reads, mut writes) = (0u64, 0u64);
+    let cpu_start = cpu_time();
+    let start = Instant::now();
+    let mut inflight = 0usize;
+    let mut stop = false;
+    let mut failure = None;
+
+    let mut push = |slot: usize,
+                    ring: &mut IoUring,
+                    bufs: &mut [AlignedBuf],
+                    issued: &mut [(Instant, bool)]| {
+        let (read, offset) = offsets.next();
+        let ptr = bufs[slot].as_mut_ptr();
+        let entry = if read {
+            opcode::Read::new(fd, ptr, job.block as u32)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Write::new(fd, ptr, job.block as u32)
+                .offset(offset)
+                .build()
+        }
+        .user_data(slot as u64);
+        issued[slot] = (Instant::now(), read);
+        // SAFETY: the buffer outlives the operation (it lives until all
+        // completions are reaped below) and the queue has room for `depth`.
+        unsafe { ring.submission().push(&entry) }.is_ok()
+    };
+    for slot in 0..job.depth {
+        if push(slot, &mut ring, &mut bufs, &mut issued) {
+            inflight += 1;
+        }
+    }
+    // Completions of one wake-up, reused so the loop allocates nothing.
+    let mut done: Vec<(usize, i32)> = Vec::with_capacity(job.depth);
+    while inflight > 0 {
+        if let Err(e) = ring.submit_and_wait(1) {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(abandon(ring, bufs, e));
+        }
+        done.clear();
+        done.extend(
+            ring.completion()
+                .map(|c| (c.user_data() as usize, c.result())),
+        );
+        let now = Instant::now();
+        stop = stop || start.elapsed() > job.window || interrupt.signal().is_some();
+        for &(slot, result) in &done {
+            inflight -= 1;
+            let (at, read) = issued[slot];
+            if result < 0 {
+                failure.get_or_insert_with(|| {
+                    io_error(if read { "read failed" } else { "write failed" }, -result)
+                });
+                stop = true;
+            } else if read {
+                reads += 1;
+                read_latency.record(now - at);
+            } else {
+                writes += 1;
+                write_latency.record(now - at);
+            }
+            if !stop && push(slot, &mut ring, &mut bufs, &mut issued) {
+                inflight += 1;
+                // Submitted at once, not with the next wait, as fio does
+                // (iodepth_batch_submit=1): the device gets it a wake-up
+                // earlier. EINTR, EAGAIN, EBUSY leave it queued for the
+                // next submit_and_wait.
+                match ring.submit() {
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.raw_os_error(),
+                            Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                        ) => {}
+                    Err(e) => return Err(abandon(ring, bufs, e)),
+                }
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu_start);
+    if let Some(e) = failure {
+        return Err(Setup::Failed(e));
+    }
+    interrupt.check().map_err(Setup::Failed)?;
+    Ok(IoStats {
+        engine: Engine::IoUring,
+        block: job.block,
+        depth: job.depth,
+        reads,
+        writes,
+        elapsed,
+        read_latency,
+        write_latency,
+        cpu,
+        fallback: None,
+    })
+}
+
+fn run_psync(
+    job: &Job,
+    interrupt: &Interrupt,
+    fallback: Option<String>,
+) -> Result<IoStats, ProbeError> {
+    let stop = AtomicBool::new(false);
+    let cursor = Arc::new(AtomicU64::new(0));
+    let cpu_start = cpu_time();
+    let start = Instant::now();
+    let results: Vec<Result<(u64, u64, Latency, Latency), ProbeError>> =
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..job.depth)
+                .map(|i| {
+                    let (stop, cursor) = (&stop, Arc::clone(&cursor));
+                    scope.spawn(move || {
+                        let mut buf = buffers(job, 1).pop().expect("one buffer");
+                        let mut offsets = Offsets {
+                            rng: rand::rngs::SmallRng::seed_from_u64(
+                                rand::random::<u64>() ^ i as u64,
+                            ),
+                            pattern: job.pattern,
+                            block: job.block as u64,
+                            blocks: job.span / job.block as u64,
+                            cursor,
+                        };
+                        let (mut rl, mut wl) = (Latency::default(), Latency::default());
+                        let (mut reads, mut writes) = (0u64, 0u64);
+                        while !stop.load(Ordering::Relaxed) {
+                            let (read, offset) = offsets.next();
+                            let at = Instant::now();
+                            let result = if read {
+                                nix::sys::uio::pread(
+                                    job.file,
+                                    buf.as_mut_slice(),
+                                    offset as libc::off_t,
+                                )
+                            } else {
+                                nix::sys::uio::pwrite(
+                                    job.file,
+                                    buf.as_slice(),
+                                    offset as libc::off_t,
+                                )
+                            };
+                            match result {
+                                Ok(_) if read => {
+                                    reads += 1;
+                                    rl.record(at.elapsed());
+                                }
+                                Ok(_) => {
+                                    writes += 1;
+                                    wl.record(at.elapsed());
+                                }
+                                Err(nix::errno::Errno::EINTR) => {}
+                                Err(e) => {
+                                    stop.store(true, Ordering::Relaxed);
+                                    return Err(io_error(
+                                        if read { "read failed" } else { "write failed" },
+                                        e as i32,
+                                    ));
+                                }
+                            }
+                        }
+                        Ok((reads, writes, rl, wl))
+                    })
+                })
+                .collect();
+            while !workers.iter().all(|w| w.is_finished()) {
+                if start.elapsed() > job.window || interrupt.signal().is_some() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("an I/O thread panicked"))
+                .collect()
+        });
+    let elapsed = start.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu_start);
+    interrupt.check()?;
+    let mut stats = IoStats {
+        engine: Engine::Psync,
+        block: job.block,
+        depth: job.depth,
+        reads: 0,
+        writes: 0,
+        elapsed,
+        read_latency: Latency::default(),
+        write_latency: Latency::default(),
+        cpu,
+        fallback,
+    };
+    for result in results {
+        let (reads, writes, rl, wl) = result?;
+        stats.reads += reads;
+        stats.writes += writes;
+        stats.read_latency.merge(&rl);
+        stats.write_latency.merge(&wl);
+    }
+    Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch_file(size: u64) -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("f"))
+            .unwrap();
+        file.set_len(size).unwrap();
+        (dir, file)
+    }
+
+    fn job(file: &File, depth: usize, pattern: Pattern) -> Job<'_> {
+        Job {
+            file,
+            block: 4096,
+            span: 1 << 20,
+            depth,
+            pattern,
+            window: Duration::from_millis(50),
+        }
+    }
+
+    #[test]
+    fn both_engines_read_and_write_with_the_asked_mix() {
+        let (_dir, file) = scratch_file(1 << 20);
+        for choice in [EngineChoice::Auto, EngineChoice::Psync] {
+            let s = run(
+                &job(
+                    &file,
+                    4,
+                    Pattern {
+                        read_pct: 70,
+                        random_pct: 80,
+                    },
+                ),
+                choice,
+                &Interrupt::default(),
+            )
+            .unwrap();
+            assert!(s.reads > 0 && s.writes > 0, "{choice:?}: {s:?}");
+            let share = s.reads as f64 / (s.reads + s.writes) as f64;
+            assert!(
+                (0.5..0.9).contains(&share),
+                "{choice:?}: read share {share}"
+            );
+            assert_eq!(s.read_latency.summary().unwrap().count, s.reads);
+            if choice == EngineChoice::Psync {
+                assert_eq!(s.engine, Engine::Psync);
+            }
+        }
+    }
+
+    #[test]
+    fn sequential_offsets_walk_and_wrap() {
+        let mut o = Offsets {
+            rng: rand::rngs::SmallRng::seed_from_u64(1),
+            pattern: Pattern {
+                read_pct: 100,
+                random_pct: 0,
+            },
+            block: 4096,
+            blocks: 3,
+            cursor: Arc::new(AtomicU64::new(0)),
+        };
+        let got: Vec<u64> = (0..4).map(|_| o.next().1).collect();
+        assert_eq!(got, [0, 4096, 8192, 0]);
+        assert!(o.next().0, "100% reads");
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_job() {
+        let (_dir, file) = scratch_file(1 << 20);
+        let flag = Interrupt::default();
+        flag.raise(libc::SIGINT);
+        let mut j = job(
+            &file,
+            2,
+            Pattern {
+                read_pct: 100,
+                random_pct: 100,
+            },
+        );
+        j.window = Duration::from_secs(60);
+        assert!(matches!(
+            run(&j, EngineChoice::Auto, &flag),
+            Err(ProbeError::Interrupted(2))
+        ));
+    }
+
+    #[test]
+    fn too_small_a_target_is_refused() {
+        let (_dir, file) = scratch_file(100);
+        let mut j = job(
+            &file,
+            1,
+            Pattern {
+                read_pct: 100,
+                random_pct: 100,
+            },
+        );
+        j.span = 0;
+        assert!(matches!(
+            run(&j, EngineChoice::Auto, &Interrupt::default()),
+            Err(ProbeError::Unavailable(_))
+        ));
+    }
+}

@@ -1,0 +1,290 @@
+//! One output path for the probe, `compare` and `cluster`: a document
+//! renders itself in every format through [`Render`] (JSON from its serde
+//! form, so the serialiser is written once; the metrics formats from the
+//! probe results it holds), and [`write`] puts the text on stdout or in a
+//! file with the same rules everywhere: a reader that stops reading
+//! (`| head`) is no error, a file that cannot be written is.
+
+pub mod plot;
+pub mod progress;
+pub mod table;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// How results are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// For people: pveperf's lines, a table.
+    Text,
+    /// One JSON document on one line.
+    Json,
+    /// The same JSON, indented.
+    JsonPretty,
+    /// For spreadsheets.
+    Csv,
+    /// InfluxDB line protocol, tagged as PVE's External Metric Server tags.
+    Influx,
+    /// Prometheus' text format, for node_exporter's textfile collector.
+    Prometheus,
+}
+
+impl Format {
+    /// Whether the format writes probe results as metrics (figures with
+    /// their node's labels) rather than the document's own shape.
+    pub fn is_metrics(self) -> bool {
+        matches!(self, Format::Influx | Format::Prometheus)
+    }
+
+    /// `self`, unless it is a metrics format and `command` writes no probe
+    /// result (`pveprobe compare`'s ratios, `pveprobe storages`' list).
+    pub fn without_metrics(self, command: &'static str) -> Result<Self, NoMetrics> {
+        if self.is_metrics() {
+            Err(NoMetrics {
+                format: self,
+                command,
+            })
+        } else {
+            Ok(self)
+        }
+    }
+}
+
+/// A metrics format asked of a command that writes no probe result
+/// (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--output-format {} writes a probe run's figures as metrics; {command} writes none: use {}",
+    crate::model::choice::Choice::name(*format),
+    Format::tables()
+)]
+pub struct NoMetrics {
+    pub format: Format,
+    pub command: &'static str,
+}
+
+impl Format {
+    /// The formats that are not metrics, for a message: `text, json, json-pretty or csv`.
+    fn tables() -> String {
+        use crate::model::choice::Choice;
+        let names: Vec<&str> = Format::ALL
+            .iter()
+            .filter(|f| !f.is_metrics())
+            .map(|f| f.name())
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+impl crate::model::choice::Choice for Format {
+    const ALL: &'static [Self] = &[
+        Format::Text,
+        Format::Json,
+        Format::JsonPretty,
+        Format::Csv,
+        Format::Influx,
+        Format::Prometheus,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::JsonPretty => "json-pretty",
+            Format::Csv => "csv",
+            Format::Influx => "influx",
+            Format::Prometheus => "prometheus",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Format::Text => "pveperf's lines (and -v details)",
+            Format::Json => "One JSON document on one line",
+            Format::JsonPretty => "The same JSON, indented",
+            Format::Csv => "A CSV header and one row",
+            Format::Influx => {
+                "InfluxDB line protocol, tagged as PVE's metric server tags (host, object)"
+            }
+            Format::Prometheus => "Prometheus text format, for node_exporter's textfile collector",
+        }
+    }
+}
+
+/// A document in every format; JSON is its serde form.
+pub trait Render: Serialize {
+    fn text(&self) -> String;
+    fn csv(&self) -> String;
+
+    /// The probe results the document holds, in a metrics format
+    /// (`Influx` or `Prometheus`). A document that holds none (a
+    /// comparison) keeps this default and writes nothing in them; its
+    /// command refuses them first ([`Format::without_metrics`]).
+    fn metrics(&self, _format: Format) -> String {
+        String::new()
+    }
+}
+
+/// A document as `format`, ending in a newline (or empty).
+pub fn render(doc: &impl Render, format: Format) -> String {
+    match format {
+        Format::Text => doc.text(),
+        Format::Json => json(doc, false),
+        Format::JsonPretty => json(doc, true),
+        Format::Csv => doc.csv(),
+        Format::Influx | Format::Prometheus => doc.metrics(format),
+    }
+}
+
+/// The JSON of a document, with a final newline.
+pub fn json(doc: &impl Serialize, pretty: bool) -> String {
+    let mut text = if pretty {
+        serde_json::to_string_pretty(doc)
+    } else {
+        serde_json::to_string(doc)
+    }
+    .expect("documents are plain data and always serialize");
+    text.push('\n');
+    text
+}
+
+/// Where the text goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    Stdout,
+    /// A file, replaced, or with `append` added to.
+    File {
+        path: &'a Path,
+        append: bool,
+    },
+}
+
+impl<'a> Target<'a> {
+    /// `--output FILE` or stdout.
+    pub fn of(output: Option<&'a Path>, append: bool) -> Self {
+        match output {
+            Some(path) => Target::File { path, append },
+            None => Target::Stdout,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("stdout: {}", crate::error::describe(.0))]
+    Stdout(std::io::Error),
+    #[error("cannot write {}: {}", path.display(), crate::error::describe(source))]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Writes `text` to `target`. On stdout a closed pipe ends the output
+/// quietly: the reader wanted no more.
+pub fn write(target: Target, text: &str) -> Result<(), WriteError> {
+    match target {
+        Target::Stdout => {
+            if text.is_empty() {
+                return Ok(());
+            }
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                result => result.map_err(WriteError::Stdout),
+            }
+        }
+        Target::File { path, append } => {
+            let mut options = std::fs::OpenOptions::new();
+            options.create(true);
+            if append {
+                options.append(true)
+            } else {
+                options.write(true).truncate(true)
+            };
+            options
+                .open(path)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(|source| WriteError::File {
+                    path: path.into(),
+                    source,
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Doc {
+        n: u32,
+    }
+
+    impl Render for Doc {
+        fn text(&self) -> String {
+            format!("n is {}\n", self.n)
+        }
+        fn csv(&self) -> String {
+            format!("n\n{}\n", self.n)
+        }
+    }
+
+    #[test]
+    fn every_format_renders_from_one_document() {
+        let doc = Doc { n: 7 };
+        assert_eq!(render(&doc, Format::Text), "n is 7\n");
+        assert_eq!(render(&doc, Format::Json), "{\"n\":7}\n");
+        assert_eq!(render(&doc, Format::JsonPretty), "{\n  \"n\": 7\n}\n");
+        assert_eq!(render(&doc, Format::Csv), "n\n7\n");
+        // It holds no probe result: nothing to write as metrics.
+        assert_eq!(render(&doc, Format::Influx), "");
+        assert_eq!(render(&doc, Format::Prometheus), "");
+    }
+
+    #[test]
+    fn commands_without_results_refuse_the_metrics_formats() {
+        use crate::model::choice::Choice;
+        let metrics: Vec<_> = Format::ALL.iter().filter(|f| f.is_metrics()).collect();
+        assert_eq!(metrics, [&Format::Influx, &Format::Prometheus]);
+        assert_eq!(
+            Format::Csv.without_metrics("pveprobe compare").unwrap(),
+            Format::Csv
+        );
+        let err = Format::Prometheus
+            .without_metrics("pveprobe compare")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--output-format prometheus writes a probe run's figures as metrics; \
+             pveprobe compare writes none: use text, json, json-pretty or csv"
+        );
+    }
+
+    #[test]
+    fn files_are_replaced_or_appended_to_and_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        write(Target::of(Some(&path), false), "a\n").unwrap();
+        write(Target::of(Some(&path), true), "b\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\nb\n");
+        write(Target::of(Some(&path), false), "c\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "c\n");
+        let missing = dir.path().join("no/such/dir");
+        let err = write(Target::of(Some(&missing), false), "x").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "cannot write {}: No such file or directory",
+                missing.display()
+            )
+        );
+    }
+}

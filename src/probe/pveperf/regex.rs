@@ -1,0 +1,165 @@
+//! REGEX/SECOND: pveperf's CPU loop. Each iteration builds a random integer
+//! below 1,000,000 followed by the Unix time, matches it against
+//! `(.+)123.?123` and reads the clock; the figure is the number of
+//! iterations in a 3-second window (not divided by seconds, as pveperf).
+
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::RngExt;
+
+use crate::error::ProbeError;
+use crate::measure::window::{Interrupt, Window};
+pub use crate::model::regex::{RegexEngine, RegexFigure};
+
+pub const PATTERN: &str = r"(.+)123.?123";
+
+pub fn measure(
+    engine: RegexEngine,
+    window: Duration,
+    interrupt: &Interrupt,
+) -> Result<RegexFigure, ProbeError> {
+    let iterations = match engine {
+        RegexEngine::Rust => rust_loop(window, interrupt)?,
+        RegexEngine::Perl => perl_loop(window, interrupt)?,
+    };
+    Ok(RegexFigure {
+        engine,
+        iterations,
+        window,
+    })
+}
+
+fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn rust_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
+    let re = regex::Regex::new(PATTERN).expect("the pattern is valid");
+    let mut locations = re.capture_locations();
+    let mut rng = rand::rng();
+    let mut text = String::with_capacity(32);
+    let window = Window::start(length);
+    let mut count = 0u64;
+    loop {
+        text.clear();
+        let _ = write!(
+            text,
+            "{}{}",
+            rng.random_range(0..1_000_000u32),
+            unix_seconds()
+        );
+        // Perl fills $1 on a match; ask for the capture too.
+        std::hint::black_box(re.captures_read(&mut locations, &text));
+        count += 1;
+        if window.is_over() {
+            return Ok(count);
+        }
+        if count.is_multiple_of(4096) {
+            interrupt.check()?;
+        }
+    }
+}
+
+/// pveperf's own loop, run by the host's Perl. Its only argument is the window in seconds.
+const PERL_LOOP: &str = r#"
+use strict;
+use warnings;
+use Time::HiRes qw(gettimeofday tv_interval);
+my $window = shift @ARGV;
+my $start = [gettimeofday];
+my $count = 0;
+for (;;) {
+    my $str = int(rand(1000000)) . time();
+    if ($str =~ m/(.+)123.?123/) {
+    }
+    $count++;
+    last if tv_interval($start) > $window;
+}
+print "$count\n";
+"#;
+
+fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
+    let mut cmd = Command::new("perl");
+    cmd.arg("-e")
+        .arg(PERL_LOOP)
+        .arg(format!("{:.6}", length.as_secs_f64()))
+        .env_remove("PERL5OPT")
+        .env_remove("PERL5LIB");
+    // The loop ends by itself after the window; a perl that hangs does not
+    // hold the probe for longer than a minute past it.
+    let limit = length + Duration::from_secs(60);
+    let done = crate::sys::child::run(&mut cmd, limit, Some(interrupt)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ProbeError::Unavailable(
+                "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),
+            )
+        } else {
+            ProbeError::io("cannot start perl", e)
+        }
+    })?;
+    interrupt.check()?;
+    if done.timed_out {
+        return Err(ProbeError::Unavailable(format!(
+            "perl's regex loop did not end within {} s",
+            limit.as_secs()
+        )));
+    }
+    if !done.success() {
+        return Err(ProbeError::Unavailable(format!(
+            "perl's regex loop failed ({}{})",
+            done.status_words(),
+            match done.first_error_line() {
+                line if line.is_empty() => String::new(),
+                line => format!(": {line}"),
+            }
+        )));
+    }
+    let out = String::from_utf8_lossy(&done.stdout);
+    out.trim().parse().map_err(|_| {
+        ProbeError::Unavailable(format!(
+            "perl's regex loop printed {:?}, not a count",
+            out.trim()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_matches_like_perl() {
+        let re = regex::Regex::new(PATTERN).unwrap();
+        assert!(re.is_match("4123x1231732900000"));
+        assert!(
+            !re.is_match("1231732900000"),
+            "(.+) needs at least one character before 123"
+        );
+        assert_eq!(&re.captures("99123123").unwrap()[1], "99");
+    }
+
+    #[test]
+    fn rust_loop_counts_and_stops() {
+        let figure = measure(
+            RegexEngine::Rust,
+            Duration::from_millis(50),
+            &Interrupt::default(),
+        )
+        .unwrap();
+        assert!(figure.iterations > 0);
+        assert_eq!(figure.per_pveperf_window(), figure.iterations * 60);
+    }
+
+    #[test]
+    fn rust_loop_stops_on_interrupt() {
+        let flag = Interrupt::default();
+        flag.raise(libc::SIGINT);
+        let err = measure(RegexEngine::Rust, Duration::from_secs(60), &flag).unwrap_err();
+        assert!(matches!(err, ProbeError::Interrupted(2)));
+    }
+}

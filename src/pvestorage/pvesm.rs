@@ -1,0 +1,118 @@
+//! PVE's own tool for its storages, `pvesm`: `status`, `alloc`, `path`
+//! and `free`, run without a shell (each word one argument), in a process
+//! group of its own so the Ctrl-C meant for the probe does not cut an
+//! allocation or a free short: the probe sees the signal, lets the call
+//! finish (within a time limit), and then cleans up.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::sys::child::{self, Finished};
+use pveprobe_parse::pvesm::{StatusRow, parse_status};
+
+/// The program, found on PATH as PVE installs it (/usr/sbin/pvesm).
+pub const PVESM: &str = "pvesm";
+
+/// `status` and `path` answer at once; a busy cluster file system can
+/// take seconds.
+const QUICK: Duration = Duration::from_secs(60);
+/// `alloc` and `free`: LVM's `saferemove` zeroes a volume on free, and
+/// RBD and iSCSI-backed storages can be slow.
+const SLOW: Duration = Duration::from_secs(900);
+
+/// Why a pvesm call did not do its work.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PvesmError {
+    #[error("{PVESM} not found: --storage needs Proxmox VE's pvesm ({0})")]
+    NotFound(String),
+    #[error("pvesm {command} failed ({status}): {message}")]
+    Failed {
+        command: String,
+        status: String,
+        message: String,
+    },
+    #[error("pvesm {command} took longer than {} s and was stopped", .limit.as_secs())]
+    TimedOut { command: String, limit: Duration },
+}
+
+fn run(args: &[&str], limit: Duration) -> Result<Finished, PvesmError> {
+    let mut cmd = Command::new(PVESM);
+    cmd.args(args).process_group(0);
+    let done = child::run(&mut cmd, limit, None).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => PvesmError::NotFound(crate::error::describe(&e)),
+        _ => PvesmError::Failed {
+            command: args.join(" "),
+            status: "not started".into(),
+            message: crate::error::describe(&e),
+        },
+    })?;
+    if done.timed_out {
+        return Err(PvesmError::TimedOut {
+            command: args.join(" "),
+            limit,
+        });
+    }
+    if !done.success() {
+        let message = match done.first_error_line() {
+            line if line.is_empty() => String::from_utf8_lossy(&done.stdout).trim().to_string(),
+            line => line,
+        };
+        return Err(PvesmError::Failed {
+            command: args.join(" "),
+            status: done.status_words(),
+            message,
+        });
+    }
+    Ok(done)
+}
+
+/// `pvesm status`: every storage of this node with its state and space.
+pub fn status() -> Result<Vec<StatusRow>, PvesmError> {
+    let done = run(&["status"], QUICK)?;
+    Ok(parse_status(&String::from_utf8_lossy(&done.stdout)))
+}
+
+/// `pvesm alloc STORAGE VMID NAME SIZE`, the size in MiB with its unit
+/// (pvesm takes `\d+[MG]?`; a bare number would be KiB).
+pub fn alloc(storage: &str, vmid: u32, name: &str, bytes: u64) -> Result<(), PvesmError> {
+    run(
+        &["alloc", storage, &vmid.to_string(), name, &size_arg(bytes)],
+        SLOW,
+    )
+    .map(drop)
+}
+
+/// A size as `pvesm alloc` takes it: MiB, rounded up, with the unit.
+fn size_arg(bytes: u64) -> String {
+    format!("{}M", bytes.div_ceil(1 << 20))
+}
+
+/// `pvesm path VOLID`: where the volume is (a device for block storages).
+pub fn path(volid: &str) -> Result<PathBuf, PvesmError> {
+    let done = run(&["path", volid], QUICK)?;
+    let text = String::from_utf8_lossy(&done.stdout);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    line.map(PathBuf::from).ok_or_else(|| PvesmError::Failed {
+        command: format!("path {volid}"),
+        status: done.status_words(),
+        message: "it printed no path".into(),
+    })
+}
+
+/// `pvesm free VOLID`.
+pub fn free(volid: &str) -> Result<(), PvesmError> {
+    run(&["free", volid], SLOW).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_go_in_kib_with_their_unit() {
+        assert_eq!(size_arg(4 << 30), "4096M");
+        assert_eq!(size_arg((1 << 20) + 1), "2M", "rounded up, never short");
+    }
+}

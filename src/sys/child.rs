@@ -1,0 +1,191 @@
+//! Running a helper program (zpool and zfs, perl, ssh) one way: without a
+//! shell, stdin from /dev/null, stdout and stderr read on threads up to a
+//! cap (a chatty program never blocks on a full pipe, nor fills memory),
+//! killed (SIGKILL) after a time limit or once the interrupt flag rises.
+//! A process the program left behind holding the pipes open (ssh's
+//! ControlMaster, a ProxyCommand) costs at most [`PIPE_GRACE`].
+
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::measure::window::Interrupt;
+
+/// The most of each stream that is kept; the rest is read and dropped.
+pub const OUTPUT_CAP: u64 = 16 << 20;
+/// How long the output is waited for after the program ended.
+pub const PIPE_GRACE: Duration = Duration::from_secs(2);
+/// How often the program is looked at while it runs.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How a program ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Finished {
+    /// The exit status, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it (our kill after the limit, among others).
+    pub signal: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// We killed it after the time limit.
+    pub timed_out: bool,
+    /// We killed it because this signal reached the probe.
+    pub interrupted: Option<i32>,
+    pub elapsed: Duration,
+    /// It could not be started (set by callers that keep going then).
+    pub spawn_error: Option<String>,
+}
+
+impl Finished {
+    /// True when it exited with status 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// The first line of its stderr, trimmed: what a tool says went wrong.
+    pub fn first_error_line(&self) -> String {
+        String::from_utf8_lossy(&self.stderr)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+
+    /// How it ended, in words: `exit status 2`, `signal 9`.
+    pub fn status_words(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            (None, None) => "an unknown status".into(),
+        }
+    }
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut pipe).take(OUTPUT_CAP).read_to_end(&mut buf);
+        // Drain the rest so the program never blocks on a full pipe.
+        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// Runs `cmd` (its program, arguments and environment as the caller set
+/// them) until it ends, `limit` passes or `interrupt` rises; `Err` when it
+/// cannot be started.
+pub fn run(
+    cmd: &mut Command,
+    limit: Duration,
+    interrupt: Option<&Interrupt>,
+) -> std::io::Result<Finished> {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let out = reader(child.stdout.take().expect("piped"));
+    let err = reader(child.stderr.take().expect("piped"));
+    let mut timed_out = false;
+    let mut interrupted = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {
+                interrupted = interrupt.and_then(Interrupt::signal);
+                timed_out = start.elapsed() >= limit;
+                if timed_out || interrupted.is_some() {
+                    let _ = child.kill();
+                    break child.wait().ok();
+                }
+                std::thread::sleep(POLL);
+            }
+            Err(_) => break None,
+        }
+    };
+    let elapsed = start.elapsed();
+    let collect = |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(PIPE_GRACE).unwrap_or_default();
+    Ok(Finished {
+        code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stdout: collect(out),
+        stderr: collect(err),
+        timed_out,
+        interrupted,
+        elapsed,
+        spawn_error: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", script]);
+        cmd
+    }
+
+    #[test]
+    fn collects_both_streams_and_the_status() {
+        let f = run(
+            &mut sh("echo out; echo err >&2; exit 3"),
+            Duration::from_secs(10),
+            None,
+        )
+        .unwrap();
+        assert_eq!((f.code, f.signal, f.timed_out), (Some(3), None, false));
+        assert_eq!(f.stdout, b"out\n");
+        assert_eq!(f.first_error_line(), "err");
+        assert_eq!(f.status_words(), "exit status 3");
+        assert!(!f.success());
+    }
+
+    #[test]
+    fn kills_after_the_limit_and_on_interrupt() {
+        let f = run(&mut sh("exec sleep 30"), Duration::from_millis(100), None).unwrap();
+        assert!(f.timed_out && f.signal == Some(9), "{f:?}");
+        assert!(f.elapsed < Duration::from_secs(10));
+        let flag = Interrupt::default();
+        flag.raise(15);
+        let f = run(
+            &mut sh("exec sleep 30"),
+            Duration::from_secs(60),
+            Some(&flag),
+        )
+        .unwrap();
+        assert_eq!(f.interrupted, Some(15));
+        assert!(!f.timed_out);
+    }
+
+    #[test]
+    fn output_is_capped_and_a_flood_does_not_block() {
+        // 32 MiB on stdout: the program finishes, we keep the cap.
+        let f = run(
+            &mut sh("head -c 33554432 /dev/zero"),
+            Duration::from_secs(60),
+            None,
+        )
+        .unwrap();
+        assert!(f.success(), "{f:?}");
+        assert_eq!(f.stdout.len() as u64, OUTPUT_CAP);
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let err = run(
+            &mut Command::new("/nonexistent/program"),
+            Duration::from_secs(1),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    }
+}

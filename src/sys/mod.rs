@@ -1,0 +1,9 @@
+//! What pveprobe needs of the host it runs on: the seam through which
+//! `/proc`, `/sys` and config files are read ([`host`]), child programs
+//! run one way ([`child`]), one probe at a time per host ([`lock`]) and the
+//! private scratch directory ([`scratch`]).
+
+pub mod child;
+pub mod host;
+pub mod lock;
+pub mod scratch;

@@ -4,12 +4,13 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use crate::cli::{Command, CompareArgs, Opts, OutputFormat, ProbeArgs};
+use crate::cli::{Command, CompareArgs, Opts, ProbeArgs};
 use crate::compare::{self, Input};
 use crate::error::exit::Exit;
 use crate::error::{Ended, PathError, Stop};
 use crate::measure::window::Interrupt;
 use crate::output;
+use crate::output::Format as OutputFormat;
 use crate::output::plot;
 use crate::output::progress::Progress;
 use crate::probe::report::{Document, csv, text};
@@ -138,7 +139,7 @@ fn measure(
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
                 if sparkline
-                    && figure == crate::probe::report::Figure::SustainedWrite
+                    && figure == crate::figure::Figure::SustainedWrite
                     && let Some(s) = report
                         .extended
                         .sustained
@@ -188,7 +189,7 @@ fn finish(args: &ProbeArgs, report: &crate::probe::report::Report, prep: Prepare
     };
     let rendered = output::render(&document, args.output_format);
     output::write(
-        output::Target::of(args.output.as_deref(), args.append),
+        output::Destination::of(args.output.as_deref(), args.append),
         &rendered,
     )
     .map_err(Stop::not_measured)?;
@@ -232,7 +233,7 @@ pub fn probe(args: &ProbeArgs) -> Ended {
     // the run, so one that cannot be written costs no measurement.
     let plot_file = match &args.plot {
         None => None,
-        Some(_) if !config.tests.contains(&schedule::Test::Sustained) => {
+        Some(_) if !config.tests.contains(&crate::probe::plan::Test::Sustained) => {
             return Err(Stop::bad_input(
                 "--plot draws SUSTAINED WRITE's seconds: add --sustained SECS (compare and cluster draw their tables)",
             ));
@@ -299,7 +300,7 @@ pub fn compare(args: &CompareArgs) -> Ended {
         OutputFormat::Text => compare::render_text_with(&table, std::io::stdout().is_terminal()),
         format => output::render(&table, format),
     };
-    let ended = output::write(output::Target::Stdout, &rendered)
+    let ended = output::write(output::Destination::Stdout, &rendered)
         .map(|()| Exit::Ok)
         .map_err(Stop::not_measured);
     if let Some(file) = plot_file {

@@ -15,7 +15,6 @@ mod net;
 mod qualify;
 mod reach;
 use crate::model::choice::Choice;
-pub use crate::output::Format as OutputFormat;
 use crate::output::Format;
 pub use cluster::ClusterArgs;
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
@@ -339,7 +338,7 @@ impl ProbeArgs {
             sync_mode: m.sync_mode,
             sync_jobs: m.sync_jobs.clone(),
             plp: m.plp,
-            cpu_threads: m.cpu_threads.map(measure::CpuThreads::count),
+            cpu_threads: m.cpu_threads.map(measure::CpuThreadsArg::count),
             sustained: Duration::from_secs_f64(
                 m.sustained.unwrap_or(crate::probe::plan::SUSTAINED_SECS),
             ),
@@ -359,8 +358,8 @@ impl ProbeArgs {
 mod tests {
     use super::measure::parse_size;
     use super::*;
-    use crate::probe::pveperf::regex::RegexEngine;
-    use crate::probe::schedule::Test;
+    use crate::model::regex::RegexEngine;
+    use crate::probe::plan::Test;
     use clap::CommandFactory;
 
     #[test]

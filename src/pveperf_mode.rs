@@ -24,10 +24,11 @@ use pveprobe::error::exit::Exit;
 use pveprobe::figure::Figure;
 use pveprobe::measure::window::Interrupt;
 use pveprobe::model::PVEPERF_WINDOW;
-use pveprobe::probe::pveperf::dns::Schedule;
-use pveprobe::probe::pveperf::regex::RegexEngine;
+use pveprobe::model::dns::Schedule;
+use pveprobe::model::regex::RegexEngine;
+use pveprobe::probe::plan::Test;
 use pveprobe::probe::report::{Report, text};
-use pveprobe::probe::schedule::{self, Event, Test};
+use pveprobe::probe::schedule::{self, Event};
 
 /// The name under which the binary behaves as pveperf.
 pub const NAME: &str = "pveperf";

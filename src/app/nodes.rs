@@ -17,7 +17,7 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         if let Some(why) = not_for_net(args) {
             return Err(Stop::bad_input(why));
         }
-        return crate::net::run(&crate::net::Request {
+        return crate::net::run(&crate::net::NetRequest {
             reach: &reach,
             opts: &args.net_options.to_options(),
             only: None,
@@ -27,7 +27,7 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
             output: args.output.as_deref(),
         });
     }
-    crate::cluster::run(&crate::cluster::Request {
+    crate::cluster::run(&crate::cluster::ClusterRequest {
         reach: &reach,
         path: &args.path,
         storage: args.forward.measure.storage.as_deref(),
@@ -72,7 +72,7 @@ fn not_for_net(args: &ClusterArgs) -> Option<String> {
 
 /// `pveprobe net NODE...`.
 pub fn net(args: &NetArgs) -> Ended {
-    crate::net::run(&crate::net::Request {
+    crate::net::run(&crate::net::NetRequest {
         reach: &args.reach.to_reach(),
         opts: &args.net_options.to_options(),
         only: Some(&args.pair_nodes),

@@ -10,14 +10,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Prepared, finish, interrupted, lines_to_stdout, measure, prepare};
-use crate::cli::{OutputFormat, ProbeArgs, StoragesArgs};
+use crate::cli::{ProbeArgs, StoragesArgs};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::model::pve::{How, PveTarget};
+use crate::output::Format as OutputFormat;
+use crate::probe::plan::Test;
 use crate::probe::report::Report;
 use crate::probe::report::json::JsonReport;
-use crate::probe::report::metrics::{Measured, influx, prometheus};
-use crate::probe::schedule::Test;
+use crate::probe::report::metrics::{MetricsSource, influx, prometheus};
 use crate::pvestorage::volume::ScratchVolume;
 use crate::pvestorage::{self, Approach, PveStorage, pvesm};
 use pveprobe_parse::pvesm::StatusRow;
@@ -200,7 +201,7 @@ pub fn storages(args: &StoragesArgs) -> Ended {
                     l.content.join(","),
                     l.plan
                 );
-                out.push_str(&crate::probe::report::text::printable(&line));
+                out.push_str(&crate::output::table::printable(&line));
                 out.push('\n');
             }
             out
@@ -277,7 +278,7 @@ fn announce(args: &ProbeArgs, target: &PveTarget) {
     if lines_to_stdout(args) {
         let line = format!("{:<19}{}", "STORAGE:", target.describe());
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", crate::probe::report::text::printable(&line));
+        let _ = writeln!(out, "{}", crate::output::table::printable(&line));
         let _ = out.flush();
     }
 }
@@ -440,8 +441,10 @@ struct AllDocument<'a> {
 
 /// `--storage all`'s results for the metrics formats, each measured on
 /// this node.
-fn on_this_node<'a>(pve: &'a Pve, docs: &'a [JsonReport]) -> Vec<Measured<'a>> {
-    docs.iter().map(|d| Measured::on(&pve.node, d)).collect()
+fn on_this_node<'a>(pve: &'a Pve, docs: &'a [JsonReport]) -> Vec<MetricsSource<'a>> {
+    docs.iter()
+        .map(|d| MetricsSource::on(&pve.node, d))
+        .collect()
 }
 
 /// `--storage all`: this node's storages in turn, one table.
@@ -505,7 +508,7 @@ fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> En
                     out.push('\n');
                 }
             }
-            out.push_str(&crate::probe::report::storages_table(&docs));
+            out.push_str(&crate::probe::report::storages::table(&docs));
             out
         }
         OutputFormat::Json | OutputFormat::JsonPretty => {
@@ -532,7 +535,7 @@ fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> En
         OutputFormat::Prometheus => prometheus::render(&on_this_node(pve, &docs)),
     };
     crate::output::write(
-        crate::output::Target::of(args.output.as_deref(), args.append),
+        crate::output::Destination::of(args.output.as_deref(), args.append),
         &rendered,
     )
     .map_err(Stop::not_measured)?;

@@ -503,7 +503,8 @@ pub fn hints(storage: &Storage) -> Vec<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blockstack::{Disk, ZfsInfo};
+    use crate::model::storage::Disk;
+    use crate::model::storage::ZfsInfo;
 
     fn disk(name: &str) -> Disk {
         Disk {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::model::filesystem::FsInfo;
-pub use crate::model::storage::{Disk, Hint, Layer, Storage, ZfsInfo};
+use crate::model::storage::{Hint, Layer, Storage, ZfsInfo};
 use crate::sys::host::Host;
 
 /// Where the facts sysfs lacks come from: `zpool` and `zfs` (a pool's
@@ -21,7 +21,7 @@ use crate::sys::host::Host;
 /// pool's chunk size and zeroing), or their captured output in a fixture
 /// tree.
 pub trait StackTools {
-    fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError>;
+    fn pool_status(&self, pool: &str) -> Result<pveprobe_parse::zfs::PoolStatus, zfs::ZfsError>;
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError>;
     /// The pool's `ashift` property; `None` when it cannot be read.
     fn pool_ashift(&self, _pool: &str) -> Option<u32> {
@@ -38,7 +38,7 @@ pub trait StackTools {
 pub struct Commands;
 
 impl StackTools for Commands {
-    fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
+    fn pool_status(&self, pool: &str) -> Result<pveprobe_parse::zfs::PoolStatus, zfs::ZfsError> {
         zfs::pool_status(pool)
     }
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError> {
@@ -57,16 +57,16 @@ impl StackTools for Commands {
 pub struct Captured(pub PathBuf);
 
 impl StackTools for Captured {
-    fn pool_status(&self, pool: &str) -> Result<zfs::PoolStatus, zfs::ZfsError> {
+    fn pool_status(&self, pool: &str) -> Result<pveprobe_parse::zfs::PoolStatus, zfs::ZfsError> {
         let text = std::fs::read_to_string(self.0.join(format!("zpool-status-{pool}.txt")))
             .map_err(|_| zfs::ZfsError::Missing("zpool"))?;
-        Ok(zfs::parse_status(&text)?)
+        Ok(pveprobe_parse::zfs::parse_status(&text)?)
     }
     fn dataset_properties(&self, dataset: &str) -> Result<BTreeMap<String, String>, zfs::ZfsError> {
         let name = dataset.replace('/', "_");
         let text = std::fs::read_to_string(self.0.join(format!("zfs-get-{name}.txt")))
             .map_err(|_| zfs::ZfsError::Missing("zfs"))?;
-        Ok(zfs::parse_properties(&text))
+        Ok(pveprobe_parse::zfs::parse_properties(&text))
     }
     fn pool_ashift(&self, pool: &str) -> Option<u32> {
         let text =

@@ -30,7 +30,7 @@ pub const SMARTCTL: &str = "smartctl";
 
 /// What was learned and what was not.
 #[derive(Debug, Default)]
-pub struct Reading {
+pub struct SmartReading {
     pub health: Option<Health>,
     pub problem: Option<String>,
 }
@@ -136,9 +136,9 @@ fn health_of(source: String, s: Smart) -> Health {
 }
 
 /// One device's health: `dtype` is smartctl's `-d` where needed.
-pub fn read(device: &str, dtype: Option<&str>, interrupt: Option<&Interrupt>) -> Reading {
+pub fn read(device: &str, dtype: Option<&str>, interrupt: Option<&Interrupt>) -> SmartReading {
     if !safe_device(device) || dtype.is_some_and(|t| !safe_type(t)) {
-        return Reading {
+        return SmartReading {
             health: None,
             problem: Some(format!("{device}: not a device name smartctl is given")),
         };
@@ -152,7 +152,7 @@ pub fn read(device: &str, dtype: Option<&str>, interrupt: Option<&Interrupt>) ->
     let out = match smartctl(&args, interrupt) {
         Ok(out) => out,
         Err(problem) => {
-            return Reading {
+            return SmartReading {
                 health: None,
                 problem: Some(problem),
             };
@@ -164,8 +164,8 @@ pub fn read(device: &str, dtype: Option<&str>, interrupt: Option<&Interrupt>) ->
 /// What one smartctl answer tells: the health, or why there is none (a
 /// disk asleep, a device smartctl cannot reach, output that is not its
 /// JSON).
-fn reading(source: String, text: &str) -> Reading {
-    let problem = |why: String| Reading {
+fn reading(source: String, text: &str) -> SmartReading {
+    let problem = |why: String| SmartReading {
         health: None,
         problem: Some(format!("{source}: {why}")),
     };
@@ -181,7 +181,7 @@ fn reading(source: String, text: &str) -> Reading {
                 });
             problem(why)
         }
-        Ok(s) => Reading {
+        Ok(s) => SmartReading {
             health: Some(health_of(source, s)),
             problem: None,
         },
@@ -205,7 +205,7 @@ fn behind(
     volume: &Disk,
     scan: &[smart::Scanned],
     interrupt: Option<&Interrupt>,
-) -> Vec<Reading> {
+) -> Vec<SmartReading> {
     let bus = scsi_host(host, &volume.name).map(|n| format!("/dev/bus/{n}"));
     scan.iter()
         .filter(|s| {
@@ -240,7 +240,7 @@ pub fn read_storage(host: &Host, storage: &mut Storage, interrupt: Option<&Inter
     } else {
         Vec::new()
     };
-    let readings: Vec<(usize, Reading, Vec<Reading>)> = std::thread::scope(|s| {
+    let readings: Vec<(usize, SmartReading, Vec<SmartReading>)> = std::thread::scope(|s| {
         let handles: Vec<_> = wanted
             .iter()
             .map(|&i| {
@@ -268,20 +268,20 @@ pub fn read_storage(host: &Host, storage: &mut Storage, interrupt: Option<&Inter
         // A RAID volume answers for itself only through its disks.
         let volume = disk.transport.as_deref() == Some("RAID volume");
         match own {
-            Reading {
+            SmartReading {
                 health: Some(h), ..
             } => disk.health = Some(h),
-            Reading {
+            SmartReading {
                 problem: Some(p), ..
             } if !volume || physical.is_empty() => problems.push(p),
             _ => {}
         }
         for r in physical {
             match r {
-                Reading {
+                SmartReading {
                     health: Some(h), ..
                 } => disk.behind.push(h),
-                Reading {
+                SmartReading {
                     problem: Some(p), ..
                 } => problems.push(p),
                 _ => {}

@@ -16,9 +16,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::model::storage::{Disk, Layer};
+use crate::model::storage::{Disk, Layer};
 use crate::sys::host::Host;
-pub use pveprobe_parse::sysfs::{active_scheduler, vpd_rotation_rpm, vpd_serial};
+use pveprobe_parse::sysfs::{active_scheduler, vpd_rotation_rpm, vpd_serial};
 
 pub const SYS_CLASS_BLOCK: &str = "/sys/class/block";
 pub const SYS_DEV_BLOCK: &str = "/sys/dev/block";

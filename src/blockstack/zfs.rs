@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-pub use pveprobe_parse::zfs::{
-    PROPERTIES, PoolStatus, StatusError, Vdev, parse_properties, parse_status,
-};
+use pveprobe_parse::zfs::{PROPERTIES, PoolStatus, StatusError, parse_properties, parse_status};
 
 /// How long `zpool` or `zfs` may take before it counts as hanging.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(10);

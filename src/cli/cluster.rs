@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::OutputFormat;
 use super::measure::Forwarded;
 use super::net::NetOptions;
 use super::reach::ReachArgs;
 use crate::model::choice::Choice;
+use crate::output::Format as OutputFormat;
 
 pub(super) const CLUSTER_AFTER_HELP: &str = "\
 MEMBERS

@@ -14,11 +14,11 @@ use clap::{ArgAction, ArgMatches, Args, FromArgMatches};
 
 use crate::measure::engine::EngineChoice;
 use crate::model::choice::Choice;
+use crate::model::dns::Schedule;
+use crate::model::regex::RegexEngine;
 use crate::model::sync::SyncMode;
 use crate::probe::plan::CPU_THREADS_MAX;
-use crate::probe::pveperf::dns::Schedule;
-use crate::probe::pveperf::regex::RegexEngine;
-use crate::probe::schedule::Test;
+use crate::probe::plan::Test;
 use crate::sys::host::ETC_RESOLV_CONF;
 
 #[derive(Debug, Clone, PartialEq, Args)]
@@ -100,7 +100,7 @@ pub struct MeasureArgs {
     /// against N times one thread. Takes that much CPU from running guests
     /// for about 7 s; implies the cpu-bench test
     #[arg(long, value_name = "N|all", value_parser = parse_cpu_threads)]
-    pub cpu_threads: Option<CpuThreads>,
+    pub cpu_threads: Option<CpuThreadsArg>,
 
     /// SUSTAINED WRITE for SECS seconds: 1 MiB O_DIRECT writes cycling
     /// over a file of --write-size (default 8G), throughput per second
@@ -125,18 +125,18 @@ pub const VOLUME_SIZE: u64 = 4 << 30;
 
 /// `--cpu-threads`: a count, or every CPU this process may run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuThreads {
+pub enum CpuThreadsArg {
     Count(u32),
     All,
 }
 
-impl CpuThreads {
+impl CpuThreadsArg {
     /// The count: `all` is what the kernel lets this process use
     /// (its CPU affinity and cgroup quota).
     pub fn count(self) -> u32 {
         match self {
-            CpuThreads::Count(n) => n,
-            CpuThreads::All => std::thread::available_parallelism()
+            CpuThreadsArg::Count(n) => n,
+            CpuThreadsArg::All => std::thread::available_parallelism()
                 .map_or(1, |n| n.get() as u32)
                 .min(CPU_THREADS_MAX),
         }
@@ -144,12 +144,12 @@ impl CpuThreads {
 }
 
 /// `all`, or a count from 1 to [`CPU_THREADS_MAX`].
-fn parse_cpu_threads(text: &str) -> Result<CpuThreads, String> {
+fn parse_cpu_threads(text: &str) -> Result<CpuThreadsArg, String> {
     if text == "all" {
-        return Ok(CpuThreads::All);
+        return Ok(CpuThreadsArg::All);
     }
     match text.parse::<u32>() {
-        Ok(n) if (1..=CPU_THREADS_MAX).contains(&n) => Ok(CpuThreads::Count(n)),
+        Ok(n) if (1..=CPU_THREADS_MAX).contains(&n) => Ok(CpuThreadsArg::Count(n)),
         _ => Err(format!(
             "{text:?} is neither all nor a count of threads from 1 to {CPU_THREADS_MAX}"
         )),
@@ -438,12 +438,12 @@ mod tests {
 
     #[test]
     fn cpu_threads_is_a_count_or_all_and_implies_the_cpu_figures() {
-        assert_eq!(parse_cpu_threads("4"), Ok(CpuThreads::Count(4)));
-        assert_eq!(parse_cpu_threads("all"), Ok(CpuThreads::All));
+        assert_eq!(parse_cpu_threads("4"), Ok(CpuThreadsArg::Count(4)));
+        assert_eq!(parse_cpu_threads("all"), Ok(CpuThreadsArg::All));
         for bad in ["0", "-1", "1025", "x", "ALL", ""] {
             assert!(parse_cpu_threads(bad).is_err(), "{bad:?}");
         }
-        let all = CpuThreads::All.count();
+        let all = CpuThreadsArg::All.count();
         assert!((1..=CPU_THREADS_MAX).contains(&all));
         assert_eq!(
             all as usize,
@@ -455,7 +455,7 @@ mod tests {
             MeasureArgs::from_arg_matches(&m).unwrap()
         };
         let m = parse(&["x", "--tests", "cpu", "--cpu-threads", "2"]);
-        assert_eq!(m.cpu_threads, Some(CpuThreads::Count(2)));
+        assert_eq!(m.cpu_threads, Some(CpuThreadsArg::Count(2)));
         assert_eq!(
             m.selected_tests().into_iter().collect::<Vec<_>>(),
             [Test::Cpu, Test::CpuBench]

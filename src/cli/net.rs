@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::OutputFormat;
 use super::reach::ReachArgs;
 use crate::model::choice::Choice;
+use crate::output::Format as OutputFormat;
 
 pub(super) const NET_AFTER_HELP: &str = "\
 NETWORK

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::nodes::members::{Members, Node};
-use crate::nodes::remote::{self, Outcome, Ssh, Status};
+use crate::nodes::remote::{self, NodeOutcome, Ssh, Status};
 use crate::nodes::{Reach, load_nodes};
 use crate::probe::report::json::JsonReport;
 use summary::FigureSummary;
@@ -96,7 +96,7 @@ impl ClusterReport {
     }
 
     /// Builds the report from each node's outcome and marks the outliers.
-    pub fn new(head: Head, runs: Vec<(Node, Outcome, Option<i32>, Option<f64>)>) -> Self {
+    pub fn new(head: Head, runs: Vec<(Node, NodeOutcome, Option<i32>, Option<f64>)>) -> Self {
         let nodes = runs
             .into_iter()
             .map(|(node, outcome, exit_status, seconds)| NodeReport {
@@ -147,7 +147,7 @@ pub struct Head {
 }
 
 /// What a whole-cluster run is asked.
-pub struct Request<'a> {
+pub struct ClusterRequest<'a> {
     pub reach: &'a Reach,
     /// The directory every node measures (not with `storage`).
     pub path: &'a str,
@@ -173,10 +173,10 @@ fn run_node(
     ssh: &Ssh,
     line: &str,
     timeout: Duration,
-) -> (Outcome, Option<i32>, Option<f64>) {
+) -> (NodeOutcome, Option<i32>, Option<f64>) {
     if !node.contacted() {
         return (
-            Outcome::failed(Status::Offline, "pmxcfs lists it as offline; not contacted"),
+            NodeOutcome::failed(Status::Offline, "pmxcfs lists it as offline; not contacted"),
             None,
             None,
         );
@@ -194,8 +194,8 @@ fn run_all(
     timeout: Duration,
     parallel: bool,
     tell: &(dyn Fn(&str) + Sync),
-) -> Vec<(Outcome, Option<i32>, Option<f64>)> {
-    let done = |node: &Node, r: &(Outcome, Option<i32>, Option<f64>)| {
+) -> Vec<(NodeOutcome, Option<i32>, Option<f64>)> {
+    let done = |node: &Node, r: &(NodeOutcome, Option<i32>, Option<f64>)| {
         let took = r.2.map(|s| format!(" after {s:.1} s")).unwrap_or_default();
         tell(&format!("{}: {}{took}", node.name, r.0.status.word()));
     };
@@ -249,7 +249,7 @@ fn dry_run(
     source: &str,
     ssh: &Ssh,
     line: &str,
-    args: &Request,
+    args: &ClusterRequest,
     timeout: Duration,
 ) -> String {
     let contacted = members.nodes.iter().filter(|n| n.contacted()).count();
@@ -298,7 +298,7 @@ fn dry_run(
 fn save(
     dir: &Path,
     nodes: &[Node],
-    outcomes: &[(Outcome, Option<i32>, Option<f64>)],
+    outcomes: &[(NodeOutcome, Option<i32>, Option<f64>)],
 ) -> Vec<String> {
     let mut problems = Vec::new();
     for (node, (outcome, ..)) in nodes.iter().zip(outcomes) {
@@ -317,7 +317,7 @@ fn save(
 }
 
 /// `pveprobe cluster [OPTIONS] [PATH]`.
-pub fn run(args: &Request) -> Ended {
+pub fn run(args: &ClusterRequest) -> Ended {
     let (members, source) = load_nodes(args.reach).map_err(Stop::bad_input)?;
     if args.reach.remote_command_is_empty() {
         return Err(Stop::bad_input("--remote-command is empty"));
@@ -400,7 +400,7 @@ pub fn run(args: &Request) -> Ended {
         ),
         format => crate::output::render(&report, format),
     };
-    let target = crate::output::Target::of(args.output, false);
+    let target = crate::output::Destination::of(args.output, false);
     if let Err(why) = crate::output::write(target, &text) {
         problems.push(why.to_string());
     }

@@ -5,9 +5,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::summary::{self, Aggregate, FigureSummary};
+use super::summary::{self, FigureSummary};
 use super::{ClusterReport, KIND, NodeReport, SCHEMA_VERSION};
 use crate::compare::{self, CompareError, Input};
+use crate::figure::Aggregate;
 use crate::output::plot::{self, PlotError};
 use crate::probe::report::csv as single;
 
@@ -344,7 +345,7 @@ impl crate::output::Render for ClusterReport {
         let results: Vec<_> = self
             .results()
             .into_iter()
-            .map(|(node, result)| crate::probe::report::metrics::Measured::on(node, result))
+            .map(|(node, result)| crate::probe::report::metrics::MetricsSource::on(node, result))
             .collect();
         crate::probe::report::metrics::render(format, &results)
     }
@@ -388,7 +389,7 @@ mod tests {
     use crate::cluster::{ClusterReport, Head};
     use crate::figure::Better;
     use crate::nodes::members::Node;
-    use crate::nodes::remote::{Outcome, Status};
+    use crate::nodes::remote::{NodeOutcome, Status};
 
     fn node(name: &str) -> Node {
         Node {
@@ -399,9 +400,9 @@ mod tests {
         }
     }
 
-    fn ok(fsyncs: f64, seek: f64) -> Outcome {
+    fn ok(fsyncs: f64, seek: f64) -> NodeOutcome {
         let doc = result(fsyncs, seek, 80_000.0, 3.0);
-        Outcome {
+        NodeOutcome {
             status: Status::Ok,
             detail: None,
             raw: Some(serde_json::to_string(&doc).unwrap()),
@@ -427,7 +428,7 @@ mod tests {
                 (node("pve3"), ok(600.0, 0.11), Some(0), Some(1.7)),
                 (
                     node("pve4"),
-                    Outcome::failed(
+                    NodeOutcome::failed(
                         Status::NoPveprobe,
                         "bash: line 1: pveprobe: command not found (exit status 127)",
                     ),
@@ -579,7 +580,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/results");
         let answered = |name: &str, file: &str| {
             let raw = std::fs::read_to_string(dir.join(file)).unwrap();
-            let outcome = Outcome {
+            let outcome = NodeOutcome {
                 status: Status::Ok,
                 detail: None,
                 result: Some(serde_json::from_str(&raw).unwrap()),
@@ -603,7 +604,7 @@ mod tests {
                 answered("pve3", "pve3-single-run.json"),
                 (
                     node("pve4"),
-                    Outcome::failed(
+                    NodeOutcome::failed(
                         Status::SshRefused,
                         "root@192.0.2.14: Permission denied (publickey).",
                     ),
@@ -664,7 +665,7 @@ mod tests {
             );
             let f = doc.extended.iter_mut().find(|f| f.key == "sha256").unwrap();
             f.value = sha;
-            let outcome = Outcome {
+            let outcome = NodeOutcome {
                 status: Status::Ok,
                 detail: None,
                 raw: Some(serde_json::to_string(&doc).unwrap()),
@@ -841,8 +842,8 @@ mod tests {
             .collect();
         assert_eq!(hosts, ["host=pve1", "host=pve2"], "{influx}");
         // Each node's lines are its whole result: the same as its own run's.
-        use crate::probe::report::metrics::{Measured, influx};
-        let alone = influx::render(&[Measured::on(
+        use crate::probe::report::metrics::{MetricsSource, influx};
+        let alone = influx::render(&[MetricsSource::on(
             "pve1",
             report.nodes[0].result.as_ref().unwrap(),
         )]);

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::figure::Aggregate;
+use crate::figure::Aggregate;
 use crate::figure::{self, Better, Value};
 use crate::measure::stats::Stats;
 use crate::measure::stats::median;
@@ -156,7 +156,8 @@ pub(crate) mod tests {
     use crate::figure::Aggregate::{Max, Sum};
     use crate::figure::Figure;
     use crate::probe::report::json::tests::per_key;
-    use crate::probe::report::json::{Facts, JsonFigure, XFigure};
+    use crate::probe::report::json::{JsonFigure, XFigure};
+    use crate::projection::Facts;
     use crate::projection::io::IoFacts;
     use crate::projection::sync::SyncFacts;
 

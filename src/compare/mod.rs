@@ -531,8 +531,9 @@ pub fn regressions(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::report::json::XFigure;
     use crate::probe::report::json::tests::per_key;
-    use crate::probe::report::json::{Facts, XFigure};
+    use crate::projection::Facts;
     use crate::projection::io::{IoFacts, SeqWriteFacts};
 
     fn fixture() -> JsonReport {

@@ -17,7 +17,7 @@ use crate::measure::iobuf::{AlignedBuf, fill_random};
 use crate::measure::latency::Latency;
 use crate::measure::window::Interrupt;
 use crate::model::choice::Choice;
-pub use crate::model::io::{Engine, IoStats};
+use crate::model::io::{Engine, IoStats};
 
 /// Which engine runs the I/O (`--io-engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

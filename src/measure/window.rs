@@ -82,8 +82,6 @@ impl Window {
     }
 }
 
-pub use crate::model::{mib_per_second, per_pveperf_window, per_second};
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,12 +72,12 @@ impl CpuOp {
 
 /// Bytes processed by one thread's loop in its time.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Throughput {
+pub struct CpuThroughput {
     pub bytes: u64,
     pub elapsed: Duration,
 }
 
-impl Throughput {
+impl CpuThroughput {
     pub fn bytes_per_s(&self) -> f64 {
         super::per_second(self.bytes as f64, self.elapsed)
     }
@@ -95,9 +95,9 @@ pub struct CpuOpFigure {
     pub op: CpuOp,
     /// The window each loop ran for (PBS's, scaled with `--duration`).
     pub window: Duration,
-    pub single: Throughput,
+    pub single: CpuThroughput,
     /// Each thread's, all started together; empty without `--cpu-threads`.
-    pub threads: Vec<Throughput>,
+    pub threads: Vec<CpuThroughput>,
 }
 
 impl CpuOpFigure {
@@ -119,7 +119,7 @@ impl CpuOpFigure {
     /// All threads together, in MB/s.
     pub fn threads_mb_per_s(&self) -> Option<f64> {
         self.thread_count()?;
-        Some(self.threads.iter().map(Throughput::mb_per_s).sum())
+        Some(self.threads.iter().map(CpuThroughput::mb_per_s).sum())
     }
 
     /// The mean thread's MB/s.
@@ -157,13 +157,13 @@ mod tests {
         CpuOpFigure {
             op: CpuOp::Sha256,
             window: secs,
-            single: Throughput {
+            single: CpuThroughput {
                 bytes: single,
                 elapsed: secs,
             },
             threads: threads
                 .iter()
-                .map(|&bytes| Throughput {
+                .map(|&bytes| CpuThroughput {
                     bytes,
                     elapsed: secs,
                 })

@@ -134,7 +134,7 @@ pub const SYNC_JOBS: [u32; 3] = [1, 5, 10];
 
 /// What the tests measured; a test interrupted or not run has nothing.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Measured {
+pub struct QualifyMeasured {
     /// The paper's test with one job, its flushes judged.
     pub sync_one: Option<SyncResult>,
     /// The same with five and ten jobs.

@@ -244,7 +244,7 @@ impl Link {
     }
 }
 
-pub use pveprobe_parse::zfs::Vdev;
+use pveprobe_parse::zfs::Vdev;
 
 /// ZFS facts for a dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

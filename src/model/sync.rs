@@ -1,7 +1,7 @@
 //! SYNC WRITE 4K as data: how each write was made durable ([`SyncMode`]),
 //! what one count of jobs measured ([`SyncWriteFigure`]), the scaling over
 //! several counts, and the verdict on whether the flushes reach a disk
-//! ([`Verdict`]) with the reference band of the device class
+//! ([`FlushVerdict`]) with the reference band of the device class
 //! ([`Reference`]). How they are measured and judged is elsewhere.
 
 use std::time::Duration;
@@ -145,7 +145,7 @@ impl VerdictKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct FlushVerdict {
     pub kind: VerdictKind,
     /// Why, naming what was seen.
     pub reason: String,
@@ -155,7 +155,7 @@ pub struct Verdict {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyncResult {
     pub figure: SyncWriteFigure,
-    pub verdict: Verdict,
+    pub verdict: FlushVerdict,
     /// Against the device class's band, where the class is known.
     pub reference: Option<Reference>,
     /// What others published for the leaf disks' models.

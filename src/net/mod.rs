@@ -89,7 +89,7 @@ fn read_config<T, E: std::fmt::Display>(
 }
 
 /// What a network run is asked.
-pub struct Request<'a> {
+pub struct NetRequest<'a> {
     pub reach: &'a Reach,
     pub opts: &'a Options,
     /// `net NODE...`: only these nodes.
@@ -102,14 +102,14 @@ pub struct Request<'a> {
 }
 
 /// `pveprobe cluster --net` and `pveprobe net NODE...`.
-pub fn run(req: &Request) -> Ended {
+pub fn run(req: &NetRequest) -> Ended {
     prepare_and_run(req).map_err(|why| match why {
         NetError::Output(_) => Stop::not_measured(why),
         _ => Stop::bad_input(why),
     })
 }
 
-fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
+fn prepare_and_run(req: &NetRequest) -> Result<Exit, NetError> {
     let opts = req.opts;
     if matches!(req.format, Format::Influx | Format::Prometheus) {
         return Err(NetError::Usage(format!(
@@ -246,7 +246,7 @@ fn prepare_and_run(req: &Request) -> Result<Exit, NetError> {
         Format::Json => serde_json::to_string(&report).expect("plain data") + "\n",
         _ => serde_json::to_string_pretty(&report).expect("plain data") + "\n",
     };
-    let target = crate::output::Target::of(req.output, false);
+    let target = crate::output::Destination::of(req.output, false);
     crate::output::write(target, &text)?;
     Ok(report.exit_status())
 }

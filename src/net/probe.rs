@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::sockopt;
-use super::wire::{self, Direction, Kind, Msg};
+use super::wire::{self, Direction, Msg, PacketKind};
 use crate::model::net::{PathMtu, ProbeResult, Rtt, Throughput, Way};
 
 /// Latency probes per second at most: corosync's own heartbeats are a few
@@ -108,8 +108,8 @@ pub fn probe(opts: &ProbeOptions) -> ProbeResult {
             if opts.mtu {
                 let top = result.mtu.unwrap_or(1500);
                 result.path_mtu = Some(PathMtu {
-                    forward: largest(&sock, opts.from, Kind::MtuProbe, top, &mut pacer),
-                    back: largest(&sock, opts.from, Kind::MtuAsk, top, &mut pacer),
+                    forward: largest(&sock, opts.from, PacketKind::MtuProbe, top, &mut pacer),
+                    back: largest(&sock, opts.from, PacketKind::MtuAsk, top, &mut pacer),
                     tried_up_to: top,
                 });
             }
@@ -172,7 +172,7 @@ fn latency(
         let now = Instant::now();
         if next < n && now >= pacer.next {
             let msg = Msg {
-                kind: Kind::Echo,
+                kind: PacketKind::Echo,
                 seq: next as u32,
                 size: wire::ECHO_SIZE as u32,
             }
@@ -209,7 +209,9 @@ fn latency(
         match recv_stamped(sock, &mut buf) {
             Ok((len, stamp)) => {
                 let got = Instant::now();
-                if let Some(m) = Msg::decode(&buf[..len]).filter(|m| m.kind == Kind::EchoReply) {
+                if let Some(m) =
+                    Msg::decode(&buf[..len]).filter(|m| m.kind == PacketKind::EchoReply)
+                {
                     let i = m.seq as usize;
                     if let (Some(Some(at)), Some(slot @ None)) = (sent_at.get(i), rtts.get_mut(i)) {
                         // The kernel's receive time, as ping takes it: our
@@ -285,7 +287,7 @@ fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, Opt
 fn crosses(
     sock: &UdpSocket,
     from: IpAddr,
-    kind: Kind,
+    kind: PacketKind,
     ip_size: u32,
     seq: &mut u32,
     pacer: &mut Pacer,
@@ -301,7 +303,7 @@ fn crosses(
             seq: *seq,
             size: payload as u32,
         };
-        let len = if kind == Kind::MtuProbe {
+        let len = if kind == PacketKind::MtuProbe {
             payload
         } else {
             wire::HEADER
@@ -328,9 +330,11 @@ fn crosses(
                 continue;
             }
             match m.kind {
-                Kind::MtuAck if kind == Kind::MtuProbe => return Ok(true),
-                Kind::MtuBack if kind == Kind::MtuAsk && len >= payload => return Ok(true),
-                Kind::MtuTooBig => return Err(m.size),
+                PacketKind::MtuAck if kind == PacketKind::MtuProbe => return Ok(true),
+                PacketKind::MtuBack if kind == PacketKind::MtuAsk && len >= payload => {
+                    return Ok(true);
+                }
+                PacketKind::MtuTooBig => return Err(m.size),
                 _ => {}
             }
         }
@@ -340,8 +344,14 @@ fn crosses(
 
 /// The largest IP packet up to `top` that crosses one way; binary search
 /// from the smallest every host takes.
-fn largest(sock: &UdpSocket, from: IpAddr, kind: Kind, top: u32, pacer: &mut Pacer) -> Option<u32> {
-    let mut seq = if kind == Kind::MtuProbe {
+fn largest(
+    sock: &UdpSocket,
+    from: IpAddr,
+    kind: PacketKind,
+    top: u32,
+    pacer: &mut Pacer,
+) -> Option<u32> {
+    let mut seq = if kind == PacketKind::MtuProbe {
         1 << 20
     } else {
         2 << 20

@@ -18,7 +18,7 @@ use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
 use super::serve::{DONE_PREFIX, Ready, ServeStats};
 use crate::model::net::ProbeResult;
 use crate::nodes::members::Node;
-use crate::nodes::remote::{self, Outcome, Ssh, Status, shell_line};
+use crate::nodes::remote::{self, NodeOutcome, Ssh, Status, shell_line};
 use pveprobe_parse::knet::KnetStats;
 
 /// What `pveprobe net-info` prints.
@@ -288,8 +288,8 @@ impl Runner<'_> {
 }
 
 /// A node's answer that is no failure.
-fn ok() -> Outcome {
-    Outcome {
+fn ok() -> NodeOutcome {
+    NodeOutcome {
         status: Status::Ok,
         detail: None,
         result: None,
@@ -300,7 +300,7 @@ fn ok() -> Outcome {
 /// What a node's pveprobe printed as JSON of type `T`, or how its run
 /// failed (status and why), in the words of `cluster`'s table.
 fn answer<T: serde::de::DeserializeOwned>(
-    run: &remote::Finished,
+    run: &crate::sys::child::Finished,
     limit: Duration,
     what: &str,
 ) -> Result<T, (Status, Option<String>)> {
@@ -311,7 +311,7 @@ fn answer<T: serde::de::DeserializeOwned>(
                 *parsed.borrow_mut() = Some(v);
                 ok()
             }
-            Err(e) => Outcome::failed(Status::BadOutput, format!("{what} said no JSON: {e}")),
+            Err(e) => NodeOutcome::failed(Status::BadOutput, format!("{what} said no JSON: {e}")),
         }
     });
     match parsed.into_inner() {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::sockopt;
-use super::wire::{self, Direction, Kind, Msg};
+use super::wire::{self, Direction, Msg, PacketKind};
 
 /// The longest a responder may be asked to live.
 pub const MAX_LIFETIME: Duration = Duration::from_secs(3600);
@@ -227,17 +227,17 @@ fn datagram_loop(
                 continue;
             };
             let (reply, len) = match msg.kind {
-                Kind::MtuProbe => (
+                PacketKind::MtuProbe => (
                     Msg {
-                        kind: Kind::MtuAck,
+                        kind: PacketKind::MtuAck,
                         size: n as u32,
                         ..msg
                     },
                     wire::HEADER,
                 ),
-                Kind::MtuAsk => (
+                PacketKind::MtuAsk => (
                     Msg {
-                        kind: Kind::MtuBack,
+                        kind: PacketKind::MtuBack,
                         ..msg
                     },
                     (msg.size as usize).clamp(wire::HEADER, wire::MAX_DATAGRAM - 100),
@@ -251,7 +251,7 @@ fn datagram_loop(
             Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
                 // Too big for this end's own interface: say so, with its MTU.
                 let too_big = Msg {
-                    kind: Kind::MtuTooBig,
+                    kind: PacketKind::MtuTooBig,
                     seq: Msg::decode(&buf[..n]).map_or(0, |m| m.seq),
                     size: own_mtu,
                 };

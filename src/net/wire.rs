@@ -21,15 +21,15 @@ pub const MAX_DATAGRAM: usize = 65535;
 
 /// What a datagram is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A latency probe; answered by [`Kind::EchoReply`] with its number.
+pub enum PacketKind {
+    /// A latency probe; answered by [`PacketKind::EchoReply`] with its number.
     Echo,
     EchoReply,
     /// A datagram of `size` bytes sent with DF set; answered by a small
-    /// [`Kind::MtuAck`] when it arrives.
+    /// [`PacketKind::MtuAck`] when it arrives.
     MtuProbe,
     MtuAck,
-    /// Asks the responder to send a [`Kind::MtuBack`] of `size` bytes with
+    /// Asks the responder to send a [`PacketKind::MtuBack`] of `size` bytes with
     /// DF set (the path the other way).
     MtuAsk,
     MtuBack,
@@ -37,28 +37,28 @@ pub enum Kind {
     MtuTooBig,
 }
 
-impl Kind {
+impl PacketKind {
     fn byte(self) -> u8 {
         match self {
-            Kind::Echo => b'E',
-            Kind::EchoReply => b'e',
-            Kind::MtuProbe => b'M',
-            Kind::MtuAck => b'm',
-            Kind::MtuAsk => b'R',
-            Kind::MtuBack => b'r',
-            Kind::MtuTooBig => b'x',
+            PacketKind::Echo => b'E',
+            PacketKind::EchoReply => b'e',
+            PacketKind::MtuProbe => b'M',
+            PacketKind::MtuAck => b'm',
+            PacketKind::MtuAsk => b'R',
+            PacketKind::MtuBack => b'r',
+            PacketKind::MtuTooBig => b'x',
         }
     }
 
-    fn from_byte(b: u8) -> Option<Kind> {
+    fn from_byte(b: u8) -> Option<PacketKind> {
         Some(match b {
-            b'E' => Kind::Echo,
-            b'e' => Kind::EchoReply,
-            b'M' => Kind::MtuProbe,
-            b'm' => Kind::MtuAck,
-            b'R' => Kind::MtuAsk,
-            b'r' => Kind::MtuBack,
-            b'x' => Kind::MtuTooBig,
+            b'E' => PacketKind::Echo,
+            b'e' => PacketKind::EchoReply,
+            b'M' => PacketKind::MtuProbe,
+            b'm' => PacketKind::MtuAck,
+            b'R' => PacketKind::MtuAsk,
+            b'r' => PacketKind::MtuBack,
+            b'x' => PacketKind::MtuTooBig,
             _ => return None,
         })
     }
@@ -67,7 +67,7 @@ impl Kind {
 /// One datagram's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Msg {
-    pub kind: Kind,
+    pub kind: PacketKind,
     pub seq: u32,
     pub size: u32,
 }
@@ -86,7 +86,7 @@ impl Msg {
 
     /// `None` for anything that is not a PVN1 datagram.
     pub fn decode(buf: &[u8]) -> Option<Msg> {
-        let kind = Kind::from_byte(kind_byte(buf)?)?;
+        let kind = PacketKind::from_byte(kind_byte(buf)?)?;
         let word = |i: usize| u32::from_be_bytes(buf[i..i + 4].try_into().unwrap());
         Some(Msg {
             kind,
@@ -106,9 +106,9 @@ fn kind_byte(buf: &[u8]) -> Option<u8> {
 /// costs no building; false, and the datagram untouched, for anything but
 /// an Echo.
 pub fn echo_reply_in_place(datagram: &mut [u8]) -> bool {
-    let echo = kind_byte(datagram) == Some(Kind::Echo.byte());
+    let echo = kind_byte(datagram) == Some(PacketKind::Echo.byte());
     if echo {
-        datagram[4] = Kind::EchoReply.byte();
+        datagram[4] = PacketKind::EchoReply.byte();
     }
     echo
 }
@@ -191,13 +191,13 @@ mod tests {
     #[test]
     fn datagrams_round_trip_and_strangers_are_not_read() {
         for kind in [
-            Kind::Echo,
-            Kind::EchoReply,
-            Kind::MtuProbe,
-            Kind::MtuAck,
-            Kind::MtuAsk,
-            Kind::MtuBack,
-            Kind::MtuTooBig,
+            PacketKind::Echo,
+            PacketKind::EchoReply,
+            PacketKind::MtuProbe,
+            PacketKind::MtuAck,
+            PacketKind::MtuAsk,
+            PacketKind::MtuBack,
+            PacketKind::MtuTooBig,
         ] {
             let msg = Msg {
                 kind,
@@ -211,7 +211,7 @@ mod tests {
         assert_eq!(
             Msg::encode(
                 &Msg {
-                    kind: Kind::Echo,
+                    kind: PacketKind::Echo,
                     seq: 1,
                     size: 0
                 },
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn an_echo_turns_into_its_reply_in_place() {
         let echo = Msg {
-            kind: Kind::Echo,
+            kind: PacketKind::Echo,
             seq: 7,
             size: ECHO_SIZE as u32,
         };
@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(
             Msg::decode(&buf),
             Some(Msg {
-                kind: Kind::EchoReply,
+                kind: PacketKind::EchoReply,
                 ..echo
             })
         );
@@ -255,7 +255,7 @@ mod tests {
             b"PVN1E".to_vec(),
             b"PVN2E\0\0\0\0\0\0\0\0".to_vec(),
             Msg {
-                kind: Kind::MtuProbe,
+                kind: PacketKind::MtuProbe,
                 ..echo
             }
             .encode(HEADER),

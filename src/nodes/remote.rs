@@ -146,7 +146,7 @@ pub fn display_argv(argv: &[OsString]) -> String {
 }
 
 /// How a local command ended (ssh's).
-pub use crate::sys::child::Finished;
+use crate::sys::child::Finished;
 
 /// Runs `argv` without a shell, stdin from /dev/null, collecting stdout
 /// and stderr; kills it (SIGKILL) when it runs longer than `limit`.
@@ -220,7 +220,7 @@ impl Status {
 
 /// A node's outcome: its status, why, and its result when it answered.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct NodeOutcome {
     pub status: Status,
     /// One line on what happened, for the table (none when ok).
     pub detail: Option<String>,
@@ -229,7 +229,7 @@ pub struct Outcome {
     pub raw: Option<String>,
 }
 
-impl Outcome {
+impl NodeOutcome {
     pub fn failed(status: Status, detail: impl Into<String>) -> Self {
         Self {
             status,
@@ -258,7 +258,7 @@ fn last_line(text: &[u8]) -> Option<String> {
         .map(|l| l.chars().take(300).collect())
 }
 
-fn ssh_failure(stderr: &[u8]) -> Outcome {
+fn ssh_failure(stderr: &[u8]) -> NodeOutcome {
     let line = last_line(stderr).unwrap_or_else(|| "ssh failed and said nothing".into());
     let unreachable = [
         "Connection refused",
@@ -278,12 +278,12 @@ fn ssh_failure(stderr: &[u8]) -> Outcome {
     } else {
         Status::SshRefused
     };
-    Outcome::failed(status, line)
+    NodeOutcome::failed(status, line)
 }
 
 /// What a node's run means, from how ssh ended and what it printed.
 /// `timeout` is the node's timeout; `version` our own.
-pub fn classify(run: &Finished, timeout: Duration, version: &str) -> Outcome {
+pub fn classify(run: &Finished, timeout: Duration, version: &str) -> NodeOutcome {
     classify_with(run, timeout, version, &|stdout, code| {
         parse_result(stdout, code, version)
     })
@@ -295,14 +295,14 @@ pub fn classify_with(
     run: &Finished,
     timeout: Duration,
     version: &str,
-    answered: &dyn Fn(&[u8], i32) -> Outcome,
-) -> Outcome {
+    answered: &dyn Fn(&[u8], i32) -> NodeOutcome,
+) -> NodeOutcome {
     if let Some(why) = &run.spawn_error {
-        return Outcome::failed(Status::Error, why.clone());
+        return NodeOutcome::failed(Status::Error, why.clone());
     }
     let secs = timeout.as_secs_f64().ceil();
     if run.timed_out {
-        return Outcome::failed(
+        return NodeOutcome::failed(
             Status::Timeout,
             format!(
                 "no answer within {secs:.0} s (+{} s grace); ssh was killed",
@@ -312,17 +312,17 @@ pub fn classify_with(
     }
     let stderr_line = || last_line(&run.stderr);
     match run.code {
-        None => Outcome::failed(
+        None => NodeOutcome::failed(
             Status::Error,
             format!("ssh was killed by signal {}", run.signal.unwrap_or(0)),
         ),
         // timeout(1): 124 after its SIGTERM, 137 (128 + SIGKILL) after -k.
-        Some(124 | 137) => Outcome::failed(
+        Some(124 | 137) => NodeOutcome::failed(
             Status::Timeout,
             format!("still running after {secs:.0} s; stopped on the node"),
         ),
         Some(255) => ssh_failure(&run.stderr),
-        Some(code @ (126 | 127)) => Outcome::failed(
+        Some(code @ (126 | 127)) => NodeOutcome::failed(
             Status::NoPveprobe,
             format!(
                 "{} (exit status {code}); install pveprobe {version} there or give --remote-command",
@@ -330,14 +330,14 @@ pub fn classify_with(
             ),
         ),
         Some(code @ (0 | 1)) => answered(&run.stdout, code),
-        Some(code @ (129 | 130 | 143)) => Outcome::failed(
+        Some(code @ (129 | 130 | 143)) => NodeOutcome::failed(
             Status::Error,
             format!("interrupted by signal {} on the node", code - 128),
         ),
         // The options were checked here with the same parser: a node that
         // refuses them runs another pveprobe.
         Some(2) if stderr_line().is_some_and(|l| l.starts_with("error: unexpected argument")) => {
-            Outcome::failed(
+            NodeOutcome::failed(
                 Status::Version,
                 format!(
                     "the node's pveprobe does not take these options, so it is another version than {version}: {}",
@@ -345,7 +345,7 @@ pub fn classify_with(
                 ),
             )
         }
-        Some(code) => Outcome::failed(
+        Some(code) => NodeOutcome::failed(
             Status::Error,
             format!(
                 "{} (exit status {code})",
@@ -357,9 +357,9 @@ pub fn classify_with(
 
 /// A node's JSON result, checked for its version before its shape, so an
 /// older pveprobe is named as such rather than as bad output.
-fn parse_result(stdout: &[u8], code: i32, version: &str) -> Outcome {
+fn parse_result(stdout: &[u8], code: i32, version: &str) -> NodeOutcome {
     let text = String::from_utf8_lossy(stdout);
-    let bad = |why: String| Outcome::failed(Status::BadOutput, why);
+    let bad = |why: String| NodeOutcome::failed(Status::BadOutput, why);
     let value: serde_json::Value = match serde_json::from_str(text.trim()) {
         Ok(v) => v,
         Err(e) if text.trim().is_empty() => {
@@ -372,7 +372,7 @@ fn parse_result(stdout: &[u8], code: i32, version: &str) -> Outcome {
     };
     match value.get("pveprobe_version").and_then(|v| v.as_str()) {
         Some(theirs) if theirs != version => {
-            return Outcome::failed(
+            return NodeOutcome::failed(
                 Status::Version,
                 format!(
                     "pveprobe {theirs} on the node, {version} here: install the same version on every node"
@@ -400,7 +400,7 @@ fn parse_result(stdout: &[u8], code: i32, version: &str) -> Outcome {
                     Some(format!("not measured: {}", failed.join("; "))),
                 )
             };
-            Outcome {
+            NodeOutcome {
                 status,
                 detail,
                 result: Some(doc),

@@ -156,7 +156,7 @@ pub fn json(doc: &impl Serialize, pretty: bool) -> String {
 
 /// Where the text goes.
 #[derive(Debug, Clone, Copy)]
-pub enum Target<'a> {
+pub enum Destination<'a> {
     Stdout,
     /// A file, replaced, or with `append` added to.
     File {
@@ -165,12 +165,12 @@ pub enum Target<'a> {
     },
 }
 
-impl<'a> Target<'a> {
+impl<'a> Destination<'a> {
     /// `--output FILE` or stdout.
     pub fn of(output: Option<&'a Path>, append: bool) -> Self {
         match output {
-            Some(path) => Target::File { path, append },
-            None => Target::Stdout,
+            Some(path) => Destination::File { path, append },
+            None => Destination::Stdout,
         }
     }
 }
@@ -188,9 +188,9 @@ pub enum WriteError {
 
 /// Writes `text` to `target`. On stdout a closed pipe ends the output
 /// quietly: the reader wanted no more.
-pub fn write(target: Target, text: &str) -> Result<(), WriteError> {
+pub fn write(target: Destination, text: &str) -> Result<(), WriteError> {
     match target {
-        Target::Stdout => {
+        Destination::Stdout => {
             if text.is_empty() {
                 return Ok(());
             }
@@ -200,7 +200,7 @@ pub fn write(target: Target, text: &str) -> Result<(), WriteError> {
                 result => result.map_err(WriteError::Stdout),
             }
         }
-        Target::File { path, append } => {
+        Destination::File { path, append } => {
             let mut options = std::fs::OpenOptions::new();
             options.create(true);
             if append {
@@ -272,13 +272,13 @@ mod tests {
     fn files_are_replaced_or_appended_to_and_errors_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.txt");
-        write(Target::of(Some(&path), false), "a\n").unwrap();
-        write(Target::of(Some(&path), true), "b\n").unwrap();
+        write(Destination::of(Some(&path), false), "a\n").unwrap();
+        write(Destination::of(Some(&path), true), "b\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\nb\n");
-        write(Target::of(Some(&path), false), "c\n").unwrap();
+        write(Destination::of(Some(&path), false), "c\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "c\n");
         let missing = dir.path().join("no/such/dir");
-        let err = write(Target::of(Some(&missing), false), "x").unwrap_err();
+        let err = write(Destination::of(Some(&missing), false), "x").unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(

@@ -12,17 +12,19 @@ use std::time::Duration;
 
 pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget};
 
-use crate::blockstack::Storage;
 use crate::error::ProbeError;
+use crate::figure::Figure;
 use crate::measure::engine::EngineChoice;
 use crate::measure::window::Interrupt;
+use crate::model::Devices;
+use crate::model::regex::RegexEngine;
+use crate::model::storage::Storage;
 use crate::model::sync::{
-    SyncMode, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind, jobs_words,
+    FlushVerdict, SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind, jobs_words,
 };
 use crate::probe::plan::JobParams;
-pub use crate::probe::plan::Test;
-use crate::probe::pveperf::{dns, filesystem, fsync, regex::RegexEngine};
-use crate::probe::report::{Devices, Figure, Outcome, Report, Settings};
+use crate::probe::plan::Test;
+use crate::probe::report::{Outcome, Report, Settings};
 use crate::sys::host::Host;
 use pveprobe_parse::resolv;
 
@@ -35,7 +37,7 @@ pub struct Config {
     pub regex_engine: RegexEngine,
     pub resolv_conf: PathBuf,
     pub dns_timeout: Duration,
-    pub dns_schedule: dns::Schedule,
+    pub dns_schedule: crate::model::dns::Schedule,
     /// How often each timed test runs (`--runs`); lines print the median.
     pub runs: u32,
     /// Record per-operation latency of the seek and fsync loops.
@@ -84,7 +86,7 @@ impl Config {
             runs: self.runs,
             regex_engine: self.regex_engine.name().to_string(),
             dns_timeout_s: self.dns_timeout.as_secs_f64(),
-            fsync_order: fsync::Order::Pveperf.name().to_string(),
+            fsync_order: crate::model::fsync::Order::Pveperf.name().to_string(),
             dns_schedule: self.dns_schedule.name().to_string(),
         }
     }
@@ -108,7 +110,7 @@ pub enum Event<'a> {
 /// The devices the read tests use, or why there are none: the source when
 /// it is a block device (as pveperf), else a ZFS pool's data disks.
 fn targets(
-    fs: &Outcome<filesystem::FsInfo>,
+    fs: &Outcome<crate::model::filesystem::FsInfo>,
     storage: Option<&Storage>,
     leaf_reads: bool,
 ) -> Result<Targets, Outcome<()>> {
@@ -582,7 +584,7 @@ impl Runner<'_> {
         let iops = figure.iops();
         let verdict = match fs {
             Some(fs) => crate::syncverdict::judge(fs, storage, iops),
-            None => Verdict {
+            None => FlushVerdict {
                 kind: VerdictKind::Unknown,
                 reason: "the filesystem is unknown".into(),
             },
@@ -617,7 +619,7 @@ impl Runner<'_> {
     }
 
     /// FSYNCS/SECOND: pveperf's loop, in pveperf's order.
-    fn fsync_test(&mut self) -> Result<fsync::FsyncFigure, ProbeError> {
+    fn fsync_test(&mut self) -> Result<crate::model::fsync::FsyncFigure, ProbeError> {
         let cfg = self.config;
         self.writable()?;
         self.drop_caches();
@@ -639,8 +641,8 @@ impl Runner<'_> {
             }
         };
         let plan = match cfg.dns_schedule {
-            dns::Schedule::Bounded => self.bounded_plan(&text),
-            dns::Schedule::Pveperf => self.pveperf_plan(&text),
+            crate::model::dns::Schedule::Bounded => self.bounded_plan(&text),
+            crate::model::dns::Schedule::Pveperf => self.pveperf_plan(&text),
         };
         let (servers, domain) = match plan {
             Ok(plan) => plan,
@@ -795,7 +797,7 @@ mod tests {
     fn value(report: &Report, figure: Figure) -> Option<f64> {
         report.projection(figure)?.value()
     }
-    use crate::probe::pveperf::filesystem::FsInfo;
+    use crate::model::filesystem::FsInfo;
 
     fn fs(source: &str, fstype: &str) -> Outcome<FsInfo> {
         Outcome::Measured(FsInfo {
@@ -814,7 +816,7 @@ mod tests {
     fn zfs_reads_its_leaves_unless_running_as_pveperf() {
         let zfs = fs("rpool/data", "zfs");
         let storage = Storage {
-            zfs: Some(crate::blockstack::ZfsInfo {
+            zfs: Some(crate::model::storage::ZfsInfo {
                 dataset: "rpool/data".into(),
                 pool: "rpool".into(),
                 state: None,
@@ -913,9 +915,9 @@ mod tests {
         }
     }
 
-    fn io() -> crate::measure::engine::IoStats {
-        crate::measure::engine::IoStats {
-            engine: crate::measure::engine::Engine::Psync,
+    fn io() -> crate::model::io::IoStats {
+        crate::model::io::IoStats {
+            engine: crate::model::io::Engine::Psync,
             block: 4096,
             depth: 1,
             reads: 100,
@@ -936,7 +938,7 @@ mod tests {
         fn storage(&mut self, _: &FsInfo) -> Storage {
             Storage::default()
         }
-        fn host_info(&mut self) -> crate::probe::pveperf::hostinfo::HostInfo {
+        fn host_info(&mut self) -> crate::model::host::HostInfo {
             Default::default()
         }
         fn drop_caches(&mut self) -> std::io::Result<()> {
@@ -950,9 +952,9 @@ mod tests {
             &mut self,
             engine: RegexEngine,
             window: Duration,
-        ) -> Result<crate::probe::pveperf::regex::RegexFigure, ProbeError> {
+        ) -> Result<crate::model::regex::RegexFigure, ProbeError> {
             self.call("regex")?;
-            Ok(crate::probe::pveperf::regex::RegexFigure {
+            Ok(crate::model::regex::RegexFigure {
                 engine,
                 iterations: 1000,
                 window,
@@ -962,9 +964,9 @@ mod tests {
             &mut self,
             dev: &Path,
             window: Duration,
-        ) -> Result<crate::probe::pveperf::blockdev::ReadFigure, ProbeError> {
+        ) -> Result<crate::model::blockdev::ReadFigure, ProbeError> {
             self.call("buffered_reads")?;
-            Ok(crate::probe::pveperf::blockdev::ReadFigure {
+            Ok(crate::model::blockdev::ReadFigure {
                 device: dev.into(),
                 bytes: 100 << 20,
                 elapsed: window,
@@ -976,9 +978,9 @@ mod tests {
             dev: &Path,
             window: Duration,
             _: bool,
-        ) -> Result<crate::probe::pveperf::blockdev::SeekFigure, ProbeError> {
+        ) -> Result<crate::model::blockdev::SeekFigure, ProbeError> {
             self.call("seek")?;
-            Ok(crate::probe::pveperf::blockdev::SeekFigure {
+            Ok(crate::model::blockdev::SeekFigure {
                 device: dev.into(),
                 block_size: 512,
                 device_bytes: 1 << 30,
@@ -993,9 +995,9 @@ mod tests {
             job: JobParams,
             _: Duration,
             _: EngineChoice,
-        ) -> Result<crate::measure::engine::IoStats, ProbeError> {
+        ) -> Result<crate::model::io::IoStats, ProbeError> {
             self.call("device_job")?;
-            Ok(crate::measure::engine::IoStats {
+            Ok(crate::model::io::IoStats {
                 depth: job.depth,
                 block: job.block,
                 ..io()
@@ -1010,9 +1012,9 @@ mod tests {
             bytes: u64,
             runs: u32,
             zero_data: bool,
-        ) -> Result<Vec<crate::probe::extended::seqwrite::SeqWriteFigure>, ProbeError> {
+        ) -> Result<Vec<crate::model::io::SeqWriteFigure>, ProbeError> {
             self.call("seq_write")?;
-            let run = crate::probe::extended::seqwrite::SeqWriteFigure {
+            let run = crate::model::io::SeqWriteFigure {
                 bytes,
                 elapsed: Duration::from_secs(1),
                 zero_data,
@@ -1026,9 +1028,9 @@ mod tests {
             _: JobParams,
             _: Duration,
             _: EngineChoice,
-        ) -> Result<crate::probe::extended::MixedFigure, ProbeError> {
+        ) -> Result<crate::model::io::MixedFigure, ProbeError> {
             self.call("mixed")?;
-            Ok(crate::probe::extended::MixedFigure {
+            Ok(crate::model::io::MixedFigure {
                 stats: io(),
                 direct: true,
                 file_bytes: bytes,
@@ -1039,11 +1041,11 @@ mod tests {
             _: &Path,
             _: Duration,
             record_latency: bool,
-        ) -> Result<fsync::FsyncFigure, ProbeError> {
+        ) -> Result<crate::model::fsync::FsyncFigure, ProbeError> {
             self.call("fsync")?;
             let mut latency = crate::measure::latency::Latency::default();
             latency.record(Duration::from_millis(1));
-            Ok(fsync::FsyncFigure {
+            Ok(crate::model::fsync::FsyncFigure {
                 iterations: 300,
                 elapsed: Duration::from_secs(1),
                 latency: record_latency.then_some(latency),
@@ -1129,14 +1131,14 @@ mod tests {
             jobs: &[JobParams],
             _: Duration,
             _: EngineChoice,
-        ) -> Result<Vec<crate::measure::engine::IoStats>, ProbeError> {
+        ) -> Result<Vec<crate::model::io::IoStats>, ProbeError> {
             self.call(match target {
                 WriteTarget::Device(_) => "write_jobs_device",
                 WriteTarget::File { .. } => "write_jobs_file",
             })?;
             Ok(jobs
                 .iter()
-                .map(|j| crate::measure::engine::IoStats {
+                .map(|j| crate::model::io::IoStats {
                     block: j.block,
                     depth: j.depth,
                     reads: 0,
@@ -1150,9 +1152,9 @@ mod tests {
             duration: Duration,
             threads: Option<u32>,
         ) -> Result<crate::model::cpubench::CpuBench, ProbeError> {
-            use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, Throughput};
+            use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, CpuThroughput};
             self.call("cpu_bench")?;
-            let t = |bytes| Throughput {
+            let t = |bytes| CpuThroughput {
                 bytes,
                 elapsed: Duration::from_secs(1),
             };
@@ -1174,10 +1176,7 @@ mod tests {
                 .clone()
                 .ok_or_else(|| std::io::ErrorKind::NotFound.into())
         }
-        fn dns(
-            &mut self,
-            q: &DnsQuery,
-        ) -> Result<crate::probe::pveperf::dns::DnsFigure, ProbeError> {
+        fn dns(&mut self, q: &DnsQuery) -> Result<crate::model::dns::DnsFigure, ProbeError> {
             self.call(if q.domain.is_some() {
                 "dns_int"
             } else {
@@ -1198,7 +1197,7 @@ mod tests {
             regex_engine: RegexEngine::Rust,
             resolv_conf: "/etc/resolv.conf".into(),
             dns_timeout: Duration::from_secs(1),
-            dns_schedule: dns::Schedule::Bounded,
+            dns_schedule: crate::model::dns::Schedule::Bounded,
             runs: 1,
             record_latency: true,
             write_size: 1 << 30,

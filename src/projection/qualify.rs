@@ -9,7 +9,7 @@ use super::{Context, Entry, Facts, Project, Projection, ms};
 use crate::figure::Figure;
 use crate::measure::latency::LatencySummary;
 use crate::model::io::IoStats;
-use crate::model::qualify::{DiskTest, Measured, cliff};
+use crate::model::qualify::{DiskTest, QualifyMeasured, cliff};
 use crate::model::sync::SyncWriteFigure;
 
 /// What `sync_mode` records for the paper's test: the device opened
@@ -120,7 +120,7 @@ fn io_projection(figure: Figure, test: DiskTest, s: &IoStats) -> Projection {
     }
 }
 
-impl Project for Measured {
+impl Project for QualifyMeasured {
     fn project(&self, figure: Figure, context: &Context) -> Projection {
         if let Some(jobs) = jobs_of(figure) {
             if jobs == 1 {
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn each_figure_reads_its_own_test() {
-        let m = Measured {
+        let m = QualifyMeasured {
             sync_one: None,
             sync_more: vec![SyncWriteFigure {
                 jobs: 5,

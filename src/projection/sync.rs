@@ -9,7 +9,8 @@ use super::{Context, Entry, Facet, Facts, Project, Projection, Seen, latency_ms,
 use crate::figure::{Field, Figure, Method};
 use crate::measure::latency::LatencySummary;
 use crate::model::sync::{
-    Reference, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind, jobs_words as jobs,
+    FlushVerdict, Reference, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
+    jobs_words as jobs,
 };
 use crate::output::table::printable;
 
@@ -32,7 +33,7 @@ pub struct SyncFacts {
     pub file_bytes: u64,
     /// SYNC WRITE 4K: whether the flushes can have reached a disk.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<FlushVerdict>,
     /// SYNC WRITE 4K: against its device class's band.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,

@@ -29,7 +29,7 @@ pub trait Tools {
 
 /// The real tools, found on PATH, through the child helper (fixed
 /// arguments, a time limit, an output cap).
-pub struct Commands;
+pub struct RealTools;
 
 fn optional(result: Result<String, ZfsError>) -> Result<Option<String>, String> {
     match result {
@@ -39,7 +39,7 @@ fn optional(result: Result<String, ZfsError>) -> Result<Option<String>, String> 
     }
 }
 
-impl Tools for Commands {
+impl Tools for RealTools {
     fn signatures(&self, node: &Path) -> Result<Vec<Signature>, String> {
         let node = node.to_str().ok_or("a device name that is not UTF-8")?;
         let text = run_tool("wipefs", &["--no-act", "--json", node]).map_err(|e| match e {

@@ -14,15 +14,16 @@ pub mod verdict;
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
-use crate::cli::{OutputFormat, QualifyArgs};
+use crate::cli::QualifyArgs;
 use crate::error::exit::Exit;
 use crate::error::{Ended, ProbeError, Stop};
 use crate::figure::Figure;
 use crate::measure::window::Interrupt;
 use crate::model::filesystem::FsInfo;
-use crate::model::qualify::{DiskTest, Measured, SYNC_JOBS};
+use crate::model::qualify::{DiskTest, QualifyMeasured, SYNC_JOBS};
 use crate::model::storage::Storage;
 use crate::model::sync::SyncResult;
+use crate::output::Format as OutputFormat;
 use crate::projection::{Context, Project};
 use crate::sys::host::Host;
 use measure::{Held, Tally};
@@ -175,7 +176,7 @@ fn refuse(t: &Target, findings: &[crate::model::qualify::Finding]) -> Stop {
 }
 
 /// The figures' projections in print order, with the placement and verdicts.
-fn judged(measured: &Measured, report: &mut QualifyReport) {
+fn judged(measured: &QualifyMeasured, report: &mut QualifyReport) {
     let ctx = Context::default();
     for figure in Figure::QUALIFY {
         let p = measured.project(figure, &ctx);
@@ -239,9 +240,9 @@ fn run_tests(
     held: &Held,
     interrupt: &Interrupt,
     tally: &Tally,
-) -> (Measured, Option<ProbeError>) {
+) -> (QualifyMeasured, Option<ProbeError>) {
     let window = Duration::from_secs_f64(args.seconds);
-    let mut m = Measured::default();
+    let mut m = QualifyMeasured::default();
     let total = SYNC_JOBS.len() + DiskTest::ALL.len() + usize::from(args.sustained > 0.0);
     let mut step = 0;
     let mut say = |figure: Figure, secs: f64| {
@@ -310,7 +311,7 @@ pub fn run(args: &QualifyArgs) -> Ended {
         .as_ref()
         .map_or_else(Host::real, Host::with_root);
     let t = target::resolve(&host, &args.device).map_err(Stop::bad_input)?;
-    let mut checked = checks::check(&host, &t, &checks::Commands, &args.pve_config);
+    let mut checked = checks::check(&host, &t, &checks::RealTools, &args.pve_config);
     // Held from here to the end: the kernel refuses mounts and other
     // exclusive openers meanwhile.
     let held = match Held::open(&t.device.name, t.dev) {
@@ -416,7 +417,7 @@ pub fn run(args: &QualifyArgs) -> Ended {
         _ => crate::output::json(&report, true),
     };
     crate::output::write(
-        crate::output::Target::of(args.output.as_deref(), args.append),
+        crate::output::Destination::of(args.output.as_deref(), args.append),
         &text,
     )
     .map_err(Stop::not_measured)?;

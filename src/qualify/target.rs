@@ -5,8 +5,9 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::blockstack::{Disk, sysfs};
+use crate::blockstack::sysfs;
 use crate::model::qualify::Device;
+use crate::model::storage::Disk;
 use crate::sys::host::Host;
 
 /// Why a path cannot be qualified at all.

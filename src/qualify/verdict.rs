@@ -15,17 +15,17 @@ use crate::syncverdict::{Band, bands, published};
 pub struct Placement {
     /// The paper's row just above the figure (none above the fastest).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub above: Option<Row>,
+    pub above: Option<PublishedRow>,
     /// The row just below (none below the slowest).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub below: Option<Row>,
+    pub below: Option<PublishedRow>,
     pub source: String,
     /// The flushes' bands whose range holds the figure.
     pub bands: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
+pub struct PublishedRow {
     pub model: String,
     pub iops: f64,
 }
@@ -39,7 +39,7 @@ const BANDS: [Band; 4] = [
 
 /// Places a one-job figure of `iops`.
 pub fn place(iops: f64) -> Placement {
-    let row = |&(model, iops): &(&str, f64)| Row {
+    let row = |&(model, iops): &(&str, f64)| PublishedRow {
         model: model.to_string(),
         iops,
     };
@@ -60,7 +60,7 @@ impl Placement {
     /// `between Samsung SM863 (17485) and Intel DC S3510 (12518) of the
     /// paper's table; in the band of SATA/SAS SSD with PLP (1600-18545 IOPS)`.
     pub fn words(&self) -> String {
-        let r = |r: &Row| format!("{} ({:.0})", r.model, r.iops);
+        let r = |r: &PublishedRow| format!("{} ({:.0})", r.model, r.iops);
         let table = match (&self.above, &self.below) {
             (Some(a), Some(b)) => format!("between {} and {}", r(a), r(b)),
             (None, Some(b)) => format!("above {}, the fastest", r(b)),

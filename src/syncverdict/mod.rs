@@ -6,7 +6,7 @@
 
 use crate::model::filesystem::FsInfo;
 use crate::model::storage::{Disk, Storage};
-use crate::model::sync::{Reference, Verdict, VerdictKind};
+use crate::model::sync::{FlushVerdict, Reference, VerdictKind};
 
 /// A rotating disk commits a synced write at most once per revolution: the
 /// sector comes under the head once a turn (7,200 rpm: 120 a second).
@@ -26,14 +26,14 @@ pub const MARGIN: f64 = 1.10;
 /// figure can change (`not synced`, `unknown`), or the rotating disks
 /// whose commit rate bounds the figure.
 enum Facts<'a> {
-    Decided(Verdict),
+    Decided(FlushVerdict),
     Rotating(Vec<&'a Disk>),
     /// Solid state: any figure is physically possible.
     SolidState(Vec<&'a Disk>),
 }
 
-fn verdict(kind: VerdictKind, reason: impl Into<String>) -> Verdict {
-    Verdict {
+fn verdict(kind: VerdictKind, reason: impl Into<String>) -> FlushVerdict {
+    FlushVerdict {
         kind,
         reason: reason.into(),
     }
@@ -191,7 +191,7 @@ fn cache_behind(d: &Disk) -> String {
 }
 
 /// The verdict on a single job's synced writes a second (`iops`).
-pub fn judge(fs: &FsInfo, storage: Option<&Storage>, iops: f64) -> Verdict {
+pub fn judge(fs: &FsInfo, storage: Option<&Storage>, iops: f64) -> FlushVerdict {
     match facts(fs, storage) {
         Facts::Decided(v) => v,
         Facts::SolidState(disks) => {
@@ -292,7 +292,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::model::storage::{Vdev, ZfsInfo};
+    use crate::model::storage::ZfsInfo;
+    use pveprobe_parse::zfs::Vdev;
 
     fn fs(fstype: &str, options: &str) -> FsInfo {
         FsInfo {

@@ -24,7 +24,7 @@
 //! that names one model family only.
 
 use crate::model::storage::{Disk, Storage};
-pub use crate::model::sync::Published;
+use crate::model::sync::Published;
 
 const PROXMOX_2018: &str = "Proxmox VE Ceph Benchmark 2018/02, 4K sync write table";
 const PROXMOX_TEST: &str =

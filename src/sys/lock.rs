@@ -109,7 +109,7 @@ fn holder_of(file: &mut File) -> String {
     if text.is_empty() {
         "a probe that has not said who it is".into()
     } else {
-        crate::probe::report::text::printable(text)
+        crate::output::table::printable(text)
     }
 }
 

@@ -34,7 +34,7 @@ use openssl::symm::{Cipher, Crypter, Mode};
 
 use crate::error::ProbeError;
 use crate::measure::window::Interrupt;
-use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, Throughput};
+use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, CpuThroughput};
 
 /// The buffer's size.
 pub const BUFFER_BYTES: usize = 1 << 20;
@@ -134,7 +134,7 @@ impl Workload {
         op: CpuOp,
         window: Duration,
         interrupt: &Interrupt,
-    ) -> Result<(Throughput, Input), ProbeError> {
+    ) -> Result<(CpuThroughput, Input), ProbeError> {
         let start = Instant::now();
         let input = self.input(op)?;
         let mut bytes = 0u64;
@@ -146,7 +146,7 @@ impl Workload {
             }
         }
         let elapsed = start.elapsed();
-        Ok((Throughput { bytes, elapsed }, input))
+        Ok((CpuThroughput { bytes, elapsed }, input))
     }
 
     /// `threads` loops at once, started together.
@@ -156,7 +156,7 @@ impl Workload {
         window: Duration,
         threads: u32,
         interrupt: &Interrupt,
-    ) -> Result<Vec<Throughput>, ProbeError> {
+    ) -> Result<Vec<CpuThroughput>, ProbeError> {
         let start = Barrier::new(threads as usize);
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)

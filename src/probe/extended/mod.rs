@@ -12,5 +12,3 @@ pub mod seqwrite;
 pub mod sustained;
 pub mod syncwrite;
 pub mod volume;
-
-pub use crate::model::io::MixedFigure;

@@ -11,7 +11,7 @@ use std::time::Instant;
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::fill_random;
 use crate::measure::window::Interrupt;
-pub use crate::model::io::SeqWriteFigure;
+use crate::model::io::SeqWriteFigure;
 use crate::sys::scratch::ScratchDir;
 
 pub const CHUNK: usize = 64 * 1024;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::window::Interrupt;
-pub use crate::model::sustained::SustainedFigure;
+use crate::model::sustained::SustainedFigure;
 use crate::probe::extended::seqwrite;
 use crate::sys::scratch::ScratchDir;
 

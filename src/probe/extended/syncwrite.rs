@@ -17,7 +17,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use crate::error::{IoContext, ProbeError};
 use crate::measure::latency::Latency;
 use crate::measure::window::{Interrupt, Window};
-pub use crate::model::sync::{SyncMode, SyncWriteFigure};
+use crate::model::sync::{SyncMode, SyncWriteFigure};
 use crate::probe::extended::seqwrite;
 use crate::sys::scratch::ScratchDir;
 

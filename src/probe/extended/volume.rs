@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::AlignedBuf;
 use crate::measure::window::Interrupt;
-pub use crate::model::io::SeqWriteFigure;
+use crate::model::io::SeqWriteFigure;
 
 /// Bytes per write of the prefill: large sequential O_DIRECT writes.
 pub const PREFILL_CHUNK: usize = 1 << 20;

@@ -17,7 +17,7 @@ use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::AlignedBuf;
 use crate::measure::latency::Latency;
 use crate::measure::window::{Interrupt, Window};
-pub use crate::model::blockdev::{ReadFigure, SeekFigure};
+use crate::model::blockdev::{ReadFigure, SeekFigure};
 
 /// pveperf's and hdparm's read size.
 pub const READ_CHUNK: usize = 2 * 1024 * 1024;

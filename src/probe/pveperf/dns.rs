@@ -34,8 +34,8 @@ use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::window::{Interrupt, Window};
-pub use crate::model::dns::{DnsFigure, Schedule, ServerStats, servers_over};
-pub use pveprobe_parse::dns::{is_answer, netdns_accepts};
+use crate::model::dns::{DnsFigure, Schedule, ServerStats};
+use pveprobe_parse::dns::{is_answer, netdns_accepts};
 
 /// pveperf stops once more than 100 queries were sent.
 pub const MAX_QUERIES: u32 = 101;

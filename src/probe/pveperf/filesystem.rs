@@ -6,7 +6,7 @@ use std::path::Path;
 use nix::sys::statvfs::{FsFlags, statvfs};
 
 use crate::error::{IoContext, ProbeError};
-pub use crate::model::filesystem::FsInfo;
+use crate::model::filesystem::FsInfo;
 use crate::sys::host::{Host, PROC_MOUNTINFO};
 use pveprobe_parse::mountinfo;
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 use crate::error::{IoContext, ProbeError};
 use crate::measure::latency::Latency;
 use crate::measure::window::{Interrupt, Window};
-pub use crate::model::fsync::{FsyncFigure, Order};
+use crate::model::fsync::{FsyncFigure, Order};
 use crate::sys::scratch::ScratchDir;
 
 pub const FILES: usize = 300;

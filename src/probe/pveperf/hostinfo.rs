@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-pub use crate::model::host::HostInfo;
+use crate::model::host::HostInfo;
 use crate::sys::host::Host;
 use pveprobe_parse::{cpuinfo, hostfacts};
 

@@ -11,7 +11,7 @@ use rand::RngExt;
 
 use crate::error::ProbeError;
 use crate::measure::window::{Interrupt, Window};
-pub use crate::model::regex::{RegexEngine, RegexFigure};
+use crate::model::regex::{RegexEngine, RegexFigure};
 
 pub const PATTERN: &str = r"(.+)123.?123";
 

@@ -11,7 +11,7 @@ use crate::figure::{Field, Group, Method, Value};
 use crate::model::host::HostInfo;
 use crate::model::storage::Storage;
 use crate::projection::Entry;
-pub use crate::projection::Facts;
+use crate::projection::Facts;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -493,7 +493,7 @@ pub(crate) mod tests {
                 zero_data: false,
             };
             let one = |s: IoStats| {
-                Outcome::Measured(crate::probe::report::Devices {
+                Outcome::Measured(crate::model::Devices {
                     each: vec![s],
                     named: false,
                 })
@@ -509,7 +509,7 @@ pub(crate) mod tests {
                 file_bytes: 1 << 30,
             }));
             use crate::model::sync::{
-                SyncMode, SyncResult, SyncScaling, SyncWriteFigure, Verdict, VerdictKind,
+                FlushVerdict, SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
             };
             let sync = |jobs: u32, writes: u64| {
                 let mut latency = Latency::default();
@@ -528,7 +528,7 @@ pub(crate) mod tests {
             };
             x.sync_write = Some(Outcome::Measured(SyncResult {
                 figure: sync(1, 7200),
-                verdict: Verdict {
+                verdict: FlushVerdict {
                     kind: VerdictKind::Plausible,
                     reason: "sda solid state: no bound on commits a second".into(),
                 },
@@ -577,8 +577,8 @@ pub(crate) mod tests {
     /// PBS's operations in order, each `(MB/s alone, MB/s of each thread)`,
     /// over one-second windows (ZSTD COMPRESS three).
     pub(crate) fn cpu_bench(each: &[(f64, &[f64])]) -> crate::model::cpubench::CpuBench {
-        use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, MB, Throughput};
-        let t = |mb: f64, window: Duration| Throughput {
+        use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, CpuThroughput, MB};
+        let t = |mb: f64, window: Duration| CpuThroughput {
             bytes: (mb * MB * window.as_secs_f64()) as u64,
             elapsed: window,
         };

@@ -12,8 +12,8 @@ pub mod verbose;
 
 use std::path::PathBuf;
 
-pub use crate::figure::Figure;
-pub use crate::model::Devices;
+use crate::figure::Figure;
+use crate::model::Devices;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
 use crate::model::cpubench::{CpuBench, CpuOpFigure};
 use crate::model::dns::{DnsFigure, Schedule};
@@ -28,7 +28,6 @@ use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
 use crate::projection::Facts;
 use crate::projection::{Context, Project, Projection};
-pub use storages::table as storages_table;
 
 /// The result of one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +126,7 @@ impl crate::output::Render for Document<'_> {
 
     /// The run's result, named by the host it records.
     fn metrics(&self, format: crate::output::Format) -> String {
-        metrics::render(format, &[metrics::Measured::of(&self.json)])
+        metrics::render(format, &[metrics::MetricsSource::of(&self.json)])
     }
 }
 

@@ -25,8 +25,6 @@ pub fn label(figure: Figure) -> String {
     format!("{:<width$}", format!("{}:", figure.label()))
 }
 
-pub(crate) use crate::output::table::printable;
-
 /// The stdout line of a figure, or `None` when it has none. With several
 /// runs, a pveperf figure is the median.
 pub fn line(report: &Report, figure: Figure) -> Option<String> {
@@ -58,15 +56,16 @@ pub fn render(report: &Report) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::output::table::printable;
     use std::time::Duration;
 
     use super::*;
+    use crate::model::Devices;
     use crate::model::blockdev::{ReadFigure, SeekFigure};
     use crate::model::dns::{DnsFigure, ServerStats};
     use crate::model::filesystem::FsInfo;
     use crate::model::fsync::FsyncFigure;
     use crate::model::regex::{RegexEngine, RegexFigure};
-    use crate::probe::report::Devices;
 
     pub(crate) fn dns(domain: Option<&str>, answered: u32) -> DnsFigure {
         DnsFigure {

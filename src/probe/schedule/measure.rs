@@ -7,23 +7,38 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::blockstack::{self, Storage};
+use crate::blockstack;
 use crate::error::ProbeError;
-use crate::measure::engine::{self, EngineChoice, IoStats};
+use crate::measure::engine::{self, EngineChoice};
 use crate::measure::window::Interrupt;
+use crate::model::blockdev::ReadFigure;
+use crate::model::blockdev::SeekFigure;
 use crate::model::cpubench::CpuBench;
-use crate::probe::extended::MixedFigure;
-use crate::probe::extended::seqwrite::{self, SeqWriteFigure};
-use crate::probe::extended::sustained::{self, SustainedFigure};
-use crate::probe::extended::syncwrite::{self, SyncMode, SyncWriteFigure};
+use crate::model::dns::DnsFigure;
+use crate::model::dns::Schedule;
+use crate::model::filesystem::FsInfo;
+use crate::model::fsync::FsyncFigure;
+use crate::model::host::HostInfo;
+use crate::model::io::IoStats;
+use crate::model::io::MixedFigure;
+use crate::model::io::SeqWriteFigure;
+use crate::model::regex::RegexEngine;
+use crate::model::regex::RegexFigure;
+use crate::model::storage::Storage;
+use crate::model::sustained::SustainedFigure;
+use crate::model::sync::SyncMode;
+use crate::model::sync::SyncWriteFigure;
+use crate::probe::extended::seqwrite;
+use crate::probe::extended::sustained;
+use crate::probe::extended::syncwrite;
 use crate::probe::extended::{cpubench, volume};
 use crate::probe::plan::JobParams;
-use crate::probe::pveperf::blockdev::{self, ReadFigure, SeekFigure};
-use crate::probe::pveperf::dns::{self, DnsFigure, Schedule};
-use crate::probe::pveperf::filesystem::{self, FsInfo};
-use crate::probe::pveperf::fsync::{self, FsyncFigure};
-use crate::probe::pveperf::hostinfo::{self, HostInfo};
-use crate::probe::pveperf::regex::{self, RegexEngine, RegexFigure};
+use crate::probe::pveperf::blockdev;
+use crate::probe::pveperf::dns;
+use crate::probe::pveperf::filesystem;
+use crate::probe::pveperf::fsync;
+use crate::probe::pveperf::hostinfo;
+use crate::probe::pveperf::regex;
 use crate::sys::host::Host;
 use crate::sys::scratch::ScratchDir;
 
@@ -337,7 +352,7 @@ impl Measure for Real<'_> {
         self.in_scratch(path, |scratch, interrupt| {
             fsync::measure(
                 scratch,
-                fsync::Order::Pveperf,
+                crate::model::fsync::Order::Pveperf,
                 window,
                 record_latency,
                 interrupt,

@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use pveprobe::blockstack::{Captured, Storage, storage_with};
-use pveprobe::probe::pveperf::filesystem::FsInfo;
+use pveprobe::blockstack::{Captured, storage_with};
+use pveprobe::model::filesystem::FsInfo;
+use pveprobe::model::storage::Storage;
 use pveprobe::probe::report::verbose::storage_section;
 use pveprobe::sys::host::{Host, PROC_MOUNTINFO};
 use pveprobe_parse::mountinfo;
@@ -101,7 +102,8 @@ fn virtio_disk_of_this_development_machine() {
 
 // --- Reconstructed hosts (fixtures/README.md, "Storage hosts") ------------
 
-use pveprobe::blockstack::{Disk, Layer};
+use pveprobe::model::storage::Disk;
+use pveprobe::model::storage::Layer;
 
 fn layer(name: &str, kind: &str, detail: &str, below: &[&str]) -> Layer {
     Layer {
@@ -157,7 +159,7 @@ fn luks_without_discards_above_an_ssd() {
     let crypt = s.layers.iter().find(|l| l.name == "dm-2").unwrap();
     assert_eq!(crypt.discard_max_bytes, Some(0));
     assert_eq!(disk(&s, "sda").discard_max_bytes, Some(2_147_450_880));
-    let h: Vec<&pveprobe::blockstack::Hint> = s
+    let h: Vec<&pveprobe::model::storage::Hint> = s
         .hints
         .iter()
         .filter(|h| h.code == "discard-not-passed")
@@ -528,7 +530,7 @@ fn a_zfs_host_without_zpool_output_says_zpool_is_not_installed() {
 #[test]
 fn consumer_ssd_hint_for_a_samsung_870_evo_under_zfs() {
     let mut s = host("lvm-sata-ahci");
-    s.zfs = Some(pveprobe::blockstack::ZfsInfo {
+    s.zfs = Some(pveprobe::model::storage::ZfsInfo {
         dataset: "rpool/ROOT/pve-1".into(),
         pool: "rpool".into(),
         state: None,

@@ -27,7 +27,7 @@
 
 use std::fmt::Write as _;
 
-use super::Measured;
+use super::MetricsSource;
 use crate::figure;
 
 /// The measurement of every line.
@@ -41,7 +41,7 @@ const KEY_SPECIAL: &[char] = &[',', '=', ' ', '\\'];
 const STRING_SPECIAL: &[char] = &['"', '\\'];
 
 /// The lines of every result, one result after another.
-pub fn render(results: &[Measured]) -> String {
+pub fn render(results: &[MetricsSource]) -> String {
     let mut out = String::new();
     for m in results {
         lines(&mut out, m);
@@ -61,7 +61,7 @@ type Point<'a> = (Option<&'a str>, Vec<(&'static str, FieldValue)>);
 
 /// The lines of one result: its values measured once on one line, then a
 /// line per key of the figures measured once per key.
-fn lines(out: &mut String, m: &Measured) {
+fn lines(out: &mut String, m: &MetricsSource) {
     let mut points: Vec<Point> = vec![(None, Vec::new())];
     for v in figure::values() {
         if v.is_number() {
@@ -118,7 +118,7 @@ fn lines(out: &mut String, m: &Measured) {
 }
 
 /// The tags of a result's lines, as PVE tags a node or a storage.
-fn tags<'a>(m: &Measured<'a>) -> Vec<(&'static str, &'a str)> {
+fn tags<'a>(m: &MetricsSource<'a>) -> Vec<(&'static str, &'a str)> {
     let node = m.node.unwrap_or_default();
     let mut tags = match m.storage() {
         Some((id, kind)) => vec![
@@ -134,7 +134,7 @@ fn tags<'a>(m: &Measured<'a>) -> Vec<(&'static str, &'a str)> {
 }
 
 /// The run's start in nanoseconds since the epoch.
-fn timestamp(m: &Measured) -> Option<i128> {
+fn timestamp(m: &MetricsSource) -> Option<i128> {
     let started: jiff::Timestamp = m.result.timestamp.as_deref()?.parse().ok()?;
     Some(started.as_nanosecond())
 }
@@ -218,12 +218,12 @@ mod tests {
             .get(crate::figure::Figure::DnsInt)
             .cloned()
             .unwrap();
-        let crate::probe::report::json::Facts::Dns(dns) = &mut fig.facts else {
+        let crate::projection::Facts::Dns(dns) = &mut fig.facts else {
             panic!("DNS INT has DNS facts")
         };
         dns.domain = Some(r#"odd "domain" \ here"#.into());
         doc.figures.set(crate::figure::Figure::DnsInt, Some(fig));
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let lines = parse(&text);
         let t = tags(&lines[0]);
         assert_eq!(t["path"], r"/mnt/my disk,a=b\c");
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn every_value_of_the_known_report_is_a_field_and_reads_back() {
         let doc = known();
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let lines = parse(&text);
         let mut found = BTreeMap::new();
         for line in &lines {
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn every_value_of_the_list_comes_out() {
         let doc = every_value();
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let lines = parse(&text);
         for v in crate::figure::values() {
             let instance = v.figure.spec().per.map(|per| format!("{per}=1"));
@@ -316,7 +316,7 @@ mod tests {
             "sync_write_4k_jobs",
             &[("jobs=1", 2400.0), ("jobs=8", 9000.0)],
         );
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let lines = parse(&text);
         let per_key: Vec<_> = lines
             .iter()
@@ -347,7 +347,7 @@ mod tests {
             device: Some("/dev/dm-7".into()),
             size_bytes: Some(4 << 30),
         });
-        let text = render(&[Measured::on("pve2.example.com", &doc)]);
+        let text = render(&[MetricsSource::on("pve2.example.com", &doc)]);
         let first = parse(&text).remove(0);
         let t = tags(&first);
         assert_eq!(t["object"], "storages");
@@ -362,7 +362,7 @@ mod tests {
         let mut doc = known();
         doc.host.hostname = None;
         doc.timestamp = None;
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let lines = parse(&text);
         assert!(!tags(&lines[0]).contains_key("host"));
         assert!(lines.iter().all(|l| l.timestamp.is_none()));
@@ -371,6 +371,6 @@ mod tests {
 
     #[test]
     fn influx_of_known_numbers_is_pinned() {
-        assert_snapshot("report.influx", &render(&[Measured::of(&known())]));
+        assert_snapshot("report.influx", &render(&[MetricsSource::of(&known())]));
     }
 }

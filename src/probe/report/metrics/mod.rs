@@ -18,7 +18,7 @@ use crate::output::Format;
 use crate::probe::report::json::JsonReport;
 
 /// `results` in the metrics `format`; nothing in another format.
-pub fn render(format: Format, results: &[Measured]) -> String {
+pub fn render(format: Format, results: &[MetricsSource]) -> String {
     match format {
         Format::Influx => influx::render(results),
         Format::Prometheus => prometheus::render(results),
@@ -28,7 +28,7 @@ pub fn render(format: Format, results: &[Measured]) -> String {
 
 /// One probe result and the node it was measured on.
 #[derive(Debug, Clone, Copy)]
-pub struct Measured<'a> {
+pub struct MetricsSource<'a> {
     /// The node's name as PVE writes it (`host=NODE` in PVE's own
     /// metrics): the host name up to its first dot. `None` when the result
     /// names no host.
@@ -36,10 +36,10 @@ pub struct Measured<'a> {
     pub result: &'a JsonReport,
 }
 
-impl<'a> Measured<'a> {
+impl<'a> MetricsSource<'a> {
     /// A result named by the host it records (`host.hostname`).
     pub fn of(result: &'a JsonReport) -> Self {
-        Measured {
+        MetricsSource {
             node: result
                 .host
                 .hostname
@@ -53,7 +53,7 @@ impl<'a> Measured<'a> {
     /// A result measured on `node`: a cluster member, or this node for
     /// `--storage all`.
     pub fn on(node: &'a str, result: &'a JsonReport) -> Self {
-        Measured {
+        MetricsSource {
             node: Some(node_name(node)).filter(|n| !n.is_empty()),
             result,
         }
@@ -79,7 +79,8 @@ pub(crate) mod tests {
     use super::*;
     use crate::figure::{self, Field, Group};
     use crate::probe::report::json::tests::known_report;
-    use crate::probe::report::json::{Facts, JsonFigure, XFigure};
+    use crate::probe::report::json::{JsonFigure, XFigure};
+    use crate::projection::Facts;
 
     /// The known report with a number (or a text) for every value of the
     /// list: what it lacks is added. A value it cannot fill fails here; a
@@ -154,13 +155,13 @@ pub(crate) mod tests {
         assert_eq!(node_name("pve1.example.com"), "pve1");
         assert_eq!(node_name("pve1"), "pve1");
         let mut doc = JsonReport::from_report(&known_report());
-        assert_eq!(Measured::of(&doc).node, Some("pve1"));
-        assert_eq!(Measured::on("pve7.lan", &doc).node, Some("pve7"));
-        assert_eq!(Measured::on("", &doc).node, None);
+        assert_eq!(MetricsSource::of(&doc).node, Some("pve1"));
+        assert_eq!(MetricsSource::on("pve7.lan", &doc).node, Some("pve7"));
+        assert_eq!(MetricsSource::on("", &doc).node, None);
         doc.host.hostname = Some("node-b.corp.example".into());
-        assert_eq!(Measured::of(&doc).node, Some("node-b"));
+        assert_eq!(MetricsSource::of(&doc).node, Some("node-b"));
         doc.host.hostname = None;
-        assert_eq!(Measured::of(&doc).node, None);
-        assert_eq!(Measured::of(&doc).storage(), None);
+        assert_eq!(MetricsSource::of(&doc).node, None);
+        assert_eq!(MetricsSource::of(&doc).storage(), None);
     }
 }

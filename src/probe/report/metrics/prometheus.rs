@@ -28,7 +28,7 @@
 
 use std::fmt::Write as _;
 
-use super::Measured;
+use super::MetricsSource;
 use crate::figure::{self, Better, Value};
 
 /// The first part of every metric's name.
@@ -176,7 +176,7 @@ pub fn info(v: &Value) -> Option<(String, &'static str)> {
 
 /// Every result's gauges, one family per value of the list (those with no
 /// sample left out), each family's samples over all results together.
-pub fn render(results: &[Measured]) -> String {
+pub fn render(results: &[MetricsSource]) -> String {
     let mut out = String::new();
     for v in figure::values() {
         let mut samples = String::new();
@@ -240,7 +240,12 @@ fn better(v: &Value) -> &'static str {
 /// A sample's labels, without the braces: `node`, `path`, with
 /// `--storage` `storage` and `storage_type`, the key of a figure measured
 /// per key, and an info gauge's text.
-fn labels(m: &Measured, v: &Value, instance: Option<&str>, text: Option<(&str, &str)>) -> String {
+fn labels(
+    m: &MetricsSource,
+    v: &Value,
+    instance: Option<&str>,
+    text: Option<(&str, &str)>,
+) -> String {
     let mut labels: Vec<(&str, &str)> = Vec::new();
     if let Some(node) = m.node {
         labels.push(("node", node));
@@ -436,7 +441,7 @@ mod tests {
     #[test]
     fn numbers_are_scaled_to_base_units() {
         let doc = known();
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let fsyncs = doc.figures.get(figure::Figure::FsyncsPerSecond).unwrap();
         assert_eq!(value_of(&text, "pveprobe_fsyncs_per_second"), fsyncs.value);
         let hd = doc.figures.get(figure::Figure::HdSize).unwrap().value;
@@ -478,14 +483,14 @@ mod tests {
         let mut dns = doc.figures.get(figure::Figure::DnsExt).cloned().unwrap();
         dns.value = 0.45;
         doc.figures.set(figure::Figure::DnsExt, Some(dns));
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         assert!(text.contains("} 0.00045\n"), "{text}");
     }
 
     #[test]
     fn every_value_has_a_family_with_help_and_type() {
         let doc = every_value();
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         for v in figure::values() {
             let name = gauge(v)
                 .map(|(n, _)| n)
@@ -517,7 +522,7 @@ mod tests {
 
     #[test]
     fn text_values_are_info_gauges_with_the_text_as_label() {
-        let text = render(&[Measured::of(&known())]);
+        let text = render(&[MetricsSource::of(&known())]);
         let domain = samples(&text)
             .into_iter()
             .find(|(n, _, _)| n == "pveprobe_dns_int_domain_info")
@@ -538,7 +543,7 @@ mod tests {
             "sync_write_4k_jobs",
             &[("jobs=1", 2400.0), ("jobs=16", 9000.0)],
         );
-        let text = render(&[Measured::of(&doc)]);
+        let text = render(&[MetricsSource::of(&doc)]);
         let jobs: Vec<_> = samples(&text)
             .into_iter()
             .filter(|(n, _, _)| n == "pveprobe_sync_write_4k_jobs_per_second")
@@ -567,7 +572,7 @@ mod tests {
             device: None,
             size_bytes: None,
         });
-        let text = render(&[Measured::on("pve3.example.com", &doc)]);
+        let text = render(&[MetricsSource::on("pve3.example.com", &doc)]);
         let expected = r#"pveprobe_cpu_bogomips{node="pve3",path="/mnt/a \"b\"\\c\nd",storage="local-zfs",storage_type="zfspool"} "#;
         assert!(text.contains(expected), "{text}");
         assert_eq!(escape_help("a\\b\nc"), r"a\\b\nc");
@@ -578,7 +583,7 @@ mod tests {
         let a = known();
         let mut b = known();
         b.host.hostname = Some("pve2".into());
-        let text = render(&[Measured::of(&a), Measured::of(&b)]);
+        let text = render(&[MetricsSource::of(&a), MetricsSource::of(&b)]);
         let fsyncs: Vec<_> = samples(&text)
             .into_iter()
             .filter(|(n, _, _)| n == "pveprobe_fsyncs_per_second")
@@ -597,6 +602,6 @@ mod tests {
 
     #[test]
     fn prometheus_of_known_numbers_is_pinned() {
-        assert_snapshot("report.prom", &render(&[Measured::of(&known())]));
+        assert_snapshot("report.prom", &render(&[MetricsSource::of(&known())]));
     }
 }

@@ -5,17 +5,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use pveprobe::app;
+use pveprobe::app::pveperf;
 use pveprobe::cli::Opts;
-
-mod pveperf_mode;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
     if args
         .next()
-        .is_some_and(|argv0| pveperf_mode::invoked_as_pveperf(&argv0))
+        .is_some_and(|argv0| pveperf::invoked_as_pveperf(&argv0))
     {
-        return pveperf_mode::main(args.collect());
+        return pveperf::main(args.collect());
     }
     let opts = Opts::parse();
     // The one place a command's error is printed.

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Stop;
 use crate::error::exit::Exit;
-use crate::error::{Ended, Stop};
 use crate::nodes::members::{Members, Node};
 use crate::nodes::remote::{self, NodeOutcome, Ssh, Status};
 use crate::nodes::{Reach, load_nodes};
@@ -159,12 +159,8 @@ pub struct ClusterRequest<'a> {
     pub timeout: Duration,
     pub parallel: bool,
     /// Print what would run where, run nothing.
-    pub dry_run: bool,
-    pub format: crate::output::Format,
-    pub output: Option<&'a Path>,
     /// Keep each node's result as DIR/NODE.json.
     pub save_dir: Option<&'a Path>,
-    pub plot: Option<&'a Path>,
 }
 
 /// Runs one node: not at all when pmxcfs says it is offline.
@@ -316,105 +312,109 @@ fn save(
     problems
 }
 
-/// `pveprobe cluster [OPTIONS] [PATH]`.
-pub fn run(args: &ClusterRequest) -> Ended {
-    let (members, source) = load_nodes(args.reach).map_err(Stop::bad_input)?;
-    if args.reach.remote_command_is_empty() {
+/// A cluster run checked before anything runs: the nodes, the command
+/// each node's shell runs, and how they are reached.
+pub struct ClusterPlan<'a> {
+    req: &'a ClusterRequest<'a>,
+    members: Members,
+    source: String,
+    line: String,
+    ssh: Ssh,
+}
+
+/// Checks `req` and plans the run (usage errors are exit status 2).
+pub fn plan<'a>(req: &'a ClusterRequest<'a>) -> Result<ClusterPlan<'a>, Stop> {
+    let (members, source) = load_nodes(req.reach).map_err(Stop::bad_input)?;
+    if req.reach.remote_command_is_empty() {
         return Err(Stop::bad_input("--remote-command is empty"));
     }
-    if args.path.is_empty() {
+    if req.path.is_empty() {
         return Err(Stop::bad_input("PATH is empty"));
     }
-    let storage = args.storage;
-    if storage == Some("all") {
+    if req.storage == Some("all") {
         return Err(Stop::bad_input(
             "cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)",
         ));
     }
-    let timeout = args.timeout;
     // With --storage the node measures that storage, not a PATH.
-    let path = storage.is_none().then_some(args.path);
-    let line = remote::remote_line(&args.reach.remote_command, &args.forwarded, path, timeout);
-    let ssh = args.reach.ssh(&[]);
-    if args.dry_run {
-        print!("{}", dry_run(&members, &source, &ssh, &line, args, timeout));
-        return Ok(Exit::Ok);
-    }
-    // Checked before any node runs: a FILE that cannot be written is bad
-    // usage (exit status 2) and costs no run.
-    let plot_file = args
-        .plot
-        .map(crate::output::plot::SvgFile::create)
-        .transpose()
-        .map_err(Stop::bad_input)?;
-    if let Some(dir) = args.save_dir
-        && let Err(e) = std::fs::create_dir_all(dir)
-    {
-        return Err(Stop::bad_input(format!(
-            "cannot make {}: {}",
-            dir.display(),
-            crate::error::describe(&e)
-        )));
+    let path = req.storage.is_none().then_some(req.path);
+    let line = remote::remote_line(&req.reach.remote_command, &req.forwarded, path, req.timeout);
+    Ok(ClusterPlan {
+        members,
+        source,
+        line,
+        ssh: req.reach.ssh(&[]),
+        req,
+    })
+}
+
+impl ClusterPlan<'_> {
+    /// What `--dry-run` prints.
+    pub fn dry_run(&self) -> String {
+        dry_run(
+            &self.members,
+            &self.source,
+            &self.ssh,
+            &self.line,
+            self.req,
+            self.req.timeout,
+        )
     }
 
-    let chatty = std::io::stderr().is_terminal();
-    let tell = move |what: &str| {
-        if chatty {
-            eprintln!("pveprobe: {what}");
+    /// Runs every node; the table, and what went wrong beside it (a
+    /// result that could not be kept in `--save-dir`).
+    pub fn run(self) -> Result<(ClusterReport, Vec<String>), Stop> {
+        let req = self.req;
+        if let Some(dir) = req.save_dir
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            return Err(Stop::bad_input(format!(
+                "cannot make {}: {}",
+                dir.display(),
+                crate::error::describe(&e)
+            )));
         }
-    };
-    let started = jiff::Timestamp::now();
-    let outcomes = run_all(&members.nodes, &ssh, &line, timeout, args.parallel, &tell);
-    let mut problems = match args.save_dir {
-        Some(dir) => save(dir, &members.nodes, &outcomes),
-        None => Vec::new(),
-    };
-    let head = Head {
-        timestamp: Some(
-            started
-                .round(jiff::Unit::Second)
-                .unwrap_or(started)
-                .to_string(),
-        ),
-        path: match storage {
-            Some(id) => format!("storage {id}"),
-            None => args.path.to_string(),
-        },
-        cluster: members.cluster.clone(),
-        parallel: args.parallel,
-        command: line,
-        timeout,
-    };
-    let runs = members
-        .nodes
-        .into_iter()
-        .zip(outcomes)
-        .map(|(node, (o, code, secs))| (node, o, code, secs))
-        .collect();
-    let report = ClusterReport::new(head, runs);
-    // Inline bars only for people: text to a terminal, never in a pipe or file.
-    let text = match args.format {
-        crate::output::Format::Text => render::text_with(
-            &report,
-            args.output.is_none() && std::io::stdout().is_terminal(),
-        ),
-        format => crate::output::render(&report, format),
-    };
-    let target = crate::output::Destination::of(args.output, false);
-    if let Err(why) = crate::output::write(target, &text) {
-        problems.push(why.to_string());
+        let chatty = std::io::stderr().is_terminal();
+        let tell = move |what: &str| {
+            if chatty {
+                eprintln!("pveprobe: {what}");
+            }
+        };
+        let started = jiff::Timestamp::now();
+        let nodes = self.members.nodes;
+        let outcomes = run_all(
+            &nodes,
+            &self.ssh,
+            &self.line,
+            req.timeout,
+            req.parallel,
+            &tell,
+        );
+        let problems = match req.save_dir {
+            Some(dir) => save(dir, &nodes, &outcomes),
+            None => Vec::new(),
+        };
+        let head = Head {
+            timestamp: Some(
+                started
+                    .round(jiff::Unit::Second)
+                    .unwrap_or(started)
+                    .to_string(),
+            ),
+            path: match req.storage {
+                Some(id) => format!("storage {id}"),
+                None => req.path.to_string(),
+            },
+            cluster: self.members.cluster,
+            parallel: req.parallel,
+            command: self.line,
+            timeout: req.timeout,
+        };
+        let runs = nodes
+            .into_iter()
+            .zip(outcomes)
+            .map(|(node, (o, code, secs))| (node, o, code, secs))
+            .collect();
+        Ok((ClusterReport::new(head, runs), problems))
     }
-    if let Some(file) = plot_file {
-        match file.save(render::plot_svg(&report)) {
-            Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
-            Err(why) => problems.push(why.to_string()),
-        }
-    }
-    for p in &problems {
-        eprintln!("pveprobe: {p}");
-    }
-    Ok(match report.exit_status() {
-        Exit::Ok if !problems.is_empty() => Exit::NotMeasured,
-        status => status,
-    })
 }

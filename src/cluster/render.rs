@@ -336,6 +336,15 @@ impl crate::output::Render for ClusterReport {
         text(self)
     }
 
+    /// Inline bars only for people: text to a terminal, never in a pipe or file.
+    fn text_for_person(&self) -> String {
+        text_with(self, true)
+    }
+
+    fn picture(&self) -> Option<Result<String, PlotError>> {
+        Some(plot_svg(self))
+    }
+
     fn csv(&self) -> String {
         csv(self)
     }

@@ -400,12 +400,24 @@ pub fn render_text_with(table: &Table, bars: bool) -> String {
 }
 
 impl crate::output::Render for Table {
+    /// Ratios of results are no measurement to send to a dashboard.
+    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
+
     fn text(&self) -> String {
         render_text(self)
     }
 
+    /// Inline bars only for people: text on a terminal, never in a pipe or file.
+    fn text_for_person(&self) -> String {
+        render_text_with(self, true)
+    }
+
     fn csv(&self) -> String {
         render_csv(self)
+    }
+
+    fn picture(&self) -> Option<Result<String, PlotError>> {
+        Some(plot_svg(self))
     }
 }
 

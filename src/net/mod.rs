@@ -21,7 +21,6 @@ use std::sync::atomic::AtomicBool;
 
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::model::choice::Choice;
 use crate::nodes::Reach;
 use crate::output::Format;
 use report::NetReport;
@@ -95,49 +94,58 @@ pub struct NetRequest<'a> {
     /// `net NODE...`: only these nodes.
     pub only: Option<&'a [String]>,
     pub parallel: bool,
-    /// Print the links and pairs, run nothing.
-    pub dry_run: bool,
-    pub format: Format,
-    pub output: Option<&'a Path>,
 }
 
-/// `pveprobe cluster --net` and `pveprobe net NODE...`.
-pub fn run(req: &NetRequest) -> Ended {
-    prepare_and_run(req).map_err(|why| match why {
+/// A network run checked before anything runs: the nodes and the links.
+pub struct NetPlan<'a> {
+    req: &'a NetRequest<'a>,
+    members: crate::nodes::members::Members,
+    nodes: Vec<crate::nodes::members::Node>,
+    corosync: Option<pveprobe_parse::corosync::CorosyncConf>,
+    link_defs: Vec<links::LinkDef>,
+}
+
+/// `net NODE...`'s nodes out of the members list, in the order given.
+fn chosen(
+    nodes: &[crate::nodes::members::Node],
+    only: &[String],
+) -> Result<Vec<crate::nodes::members::Node>, NetError> {
+    let mut chosen = Vec::new();
+    for name in only {
+        let node = nodes.iter().find(|n| n.name == *name).ok_or_else(|| {
+            NetError::Usage(format!(
+                "{name} is not a node of the members list ({})",
+                nodes
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        if !chosen.contains(node) {
+            chosen.push(node.clone());
+        }
+    }
+    Ok(chosen)
+}
+
+/// A usage error (exit status 2), but for a result that cannot be written.
+pub fn stop(why: NetError) -> Stop {
+    match why {
         NetError::Output(_) => Stop::not_measured(why),
         _ => Stop::bad_input(why),
-    })
+    }
 }
 
-fn prepare_and_run(req: &NetRequest) -> Result<Exit, NetError> {
+/// Checks `req` and plans the run: `pveprobe cluster --net` and
+/// `pveprobe net NODE...`.
+pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
     let opts = req.opts;
-    if matches!(req.format, Format::Influx | Format::Prometheus) {
-        return Err(NetError::Usage(format!(
-            "--output-format {} is not made for the network matrix: use text, json, json-pretty or csv",
-            req.format.name()
-        )));
-    }
     let (members, _) = crate::nodes::load_nodes(req.reach)?;
-    let mut nodes = members.nodes.clone();
-    if let Some(only) = req.only {
-        let mut chosen = Vec::new();
-        for name in only {
-            let node = nodes.iter().find(|n| n.name == *name).ok_or_else(|| {
-                NetError::Usage(format!(
-                    "{name} is not a node of the members list ({})",
-                    nodes
-                        .iter()
-                        .map(|n| n.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?;
-            if !chosen.contains(node) {
-                chosen.push(node.clone());
-            }
-        }
-        nodes = chosen;
-    }
+    let nodes = match req.only {
+        Some(only) => chosen(&members.nodes, only)?,
+        None => members.nodes.clone(),
+    };
     if nodes.len() < 2 {
         return Err(NetError::Usage(
             "the network is measured between two nodes at least".into(),
@@ -165,90 +173,115 @@ fn prepare_and_run(req: &NetRequest) -> Result<Exit, NetError> {
             dir.display()
         )));
     }
-    if req.dry_run {
-        print!("{}", dry_run(&nodes, &link_defs, opts, corosync.as_ref()));
-        return Ok(Exit::Ok);
+    Ok(NetPlan {
+        req,
+        members,
+        nodes,
+        corosync,
+        link_defs,
+    })
+}
+
+impl NetPlan<'_> {
+    /// What `--dry-run` prints.
+    pub fn dry_run(&self) -> String {
+        dry_run(
+            &self.nodes,
+            &self.link_defs,
+            self.req.opts,
+            self.corosync.as_ref(),
+        )
     }
-    let mut notes = Vec::new();
-    if corosync.is_none() {
-        notes.push(format!(
-            "no {}: no corosync links",
-            dir.join("corosync.conf").display()
-        ));
-    }
-    // A node that goes away mid-run costs seconds, not the whole bound:
-    // ssh gives up after 3 unanswered keepalives (the admin's own
-    // ServerAlive options come first and win).
-    let ssh = req
-        .reach
-        .ssh(&["ServerAliveInterval=5", "ServerAliveCountMax=3"]);
-    let chatty = std::io::stderr().is_terminal();
-    let tell = move |what: &str| {
-        if chatty {
-            eprintln!("pveprobe: {what}");
+
+    /// Measures every pair on every link.
+    pub fn run(self) -> Result<NetReport, NetError> {
+        let (req, opts, corosync) = (self.req, self.req.opts, self.corosync.as_ref());
+        let mut notes = Vec::new();
+        if corosync.is_none() {
+            notes.push(format!(
+                "no {}: no corosync links",
+                opts.pve_config.join("corosync.conf").display()
+            ));
         }
-    };
-    let runner = run::Runner {
-        ssh: &ssh,
-        command: req.reach.remote_command.clone(),
-        opts,
-        tell: &tell,
-    };
-    let started = jiff::Timestamp::now();
-    let (mut net_nodes, facts) = run::gather(&runner, &nodes);
-    for n in &mut net_nodes {
-        n.corosync_nodeid = corosync.as_ref().and_then(|c| c.node(&n.name)?.nodeid);
+        // A node that goes away mid-run costs seconds, not the whole bound:
+        // ssh gives up after 3 unanswered keepalives (the admin's own
+        // ServerAlive options come first and win).
+        let ssh = req
+            .reach
+            .ssh(&["ServerAliveInterval=5", "ServerAliveCountMax=3"]);
+        let chatty = std::io::stderr().is_terminal();
+        let tell = move |what: &str| {
+            if chatty {
+                eprintln!("pveprobe: {what}");
+            }
+        };
+        let runner = run::Runner {
+            ssh: &ssh,
+            command: req.reach.remote_command.clone(),
+            opts,
+            tell: &tell,
+        };
+        let started = jiff::Timestamp::now();
+        let (mut net_nodes, facts) = run::gather(&runner, &self.nodes);
+        for n in &mut net_nodes {
+            n.corosync_nodeid = corosync.and_then(|c| c.node(&n.name)?.nodeid);
+        }
+        if req.parallel
+            && opts.net_throughput
+            && let Some(why) =
+                run::parallel_throughput_refused(&self.nodes, &facts, &self.link_defs, corosync)
+        {
+            return Err(NetError::Usage(format!(
+                "--parallel with --net-throughput is refused: {why}; streams of all pairs at once would fill corosync's network (run without --parallel)"
+            )));
+        }
+        let (pairs, hints) = run::measure(
+            &runner,
+            &self.nodes,
+            &net_nodes,
+            &facts,
+            &self.link_defs,
+            corosync,
+            req.parallel,
+        );
+        let figures = report::figures(&pairs);
+        Ok(NetReport {
+            kind: report::KIND.into(),
+            schema_version: report::SCHEMA_VERSION,
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: Some(
+                started
+                    .round(jiff::Unit::Second)
+                    .unwrap_or(started)
+                    .to_string(),
+            ),
+            cluster: self
+                .members
+                .cluster
+                .clone()
+                .or_else(|| corosync.and_then(|c| c.cluster_name.clone())),
+            settings: run::settings(opts, req.parallel),
+            links: self.link_defs,
+            nodes: net_nodes,
+            pairs,
+            hints,
+            notes,
+            figures,
+        })
     }
-    if req.parallel
-        && opts.net_throughput
-        && let Some(why) =
-            run::parallel_throughput_refused(&nodes, &facts, &link_defs, corosync.as_ref())
-    {
-        return Err(NetError::Usage(format!(
-            "--parallel with --net-throughput is refused: {why}; streams of all pairs at once would fill corosync's network (run without --parallel)"
-        )));
+}
+
+impl crate::output::Render for NetReport {
+    /// The matrix holds no probe result to send as metrics.
+    const FORMATS: &'static [Format] = crate::output::TABLES;
+
+    fn text(&self) -> String {
+        render::text(self)
     }
-    let (pairs, hints) = run::measure(
-        &runner,
-        &nodes,
-        &net_nodes,
-        &facts,
-        &link_defs,
-        corosync.as_ref(),
-        req.parallel,
-    );
-    let mut report = NetReport {
-        kind: report::KIND.into(),
-        schema_version: report::SCHEMA_VERSION,
-        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: Some(
-            started
-                .round(jiff::Unit::Second)
-                .unwrap_or(started)
-                .to_string(),
-        ),
-        cluster: members
-            .cluster
-            .clone()
-            .or_else(|| corosync.as_ref().and_then(|c| c.cluster_name.clone())),
-        settings: run::settings(opts, req.parallel),
-        links: link_defs,
-        nodes: net_nodes,
-        pairs,
-        hints,
-        notes,
-        figures: Vec::new(),
-    };
-    report.figures = report::figures(&report.pairs);
-    let text = match req.format {
-        Format::Text => render::text(&report),
-        Format::Csv => render::csv(&report),
-        Format::Json => serde_json::to_string(&report).expect("plain data") + "\n",
-        _ => serde_json::to_string_pretty(&report).expect("plain data") + "\n",
-    };
-    let target = crate::output::Destination::of(req.output, false);
-    crate::output::write(target, &text)?;
-    Ok(report.exit_status())
+
+    fn csv(&self) -> String {
+        render::csv(self)
+    }
 }
 
 /// What `--dry-run` prints: each link, and each pair on it with the

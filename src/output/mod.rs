@@ -65,6 +65,18 @@ pub struct NoMetrics {
     pub command: &'static str,
 }
 
+/// The formats a document has: `format`, unless `D` does not render it.
+pub fn check<D: Render>(format: Format, command: &'static str) -> Result<Format, NoMetrics> {
+    if D::FORMATS.contains(&format) {
+        Ok(format)
+    } else {
+        Err(NoMetrics { format, command })
+    }
+}
+
+/// Every format but the metrics ones: for documents that hold no probe result.
+pub const TABLES: &[Format] = &[Format::Text, Format::Json, Format::JsonPretty, Format::Csv];
+
 impl Format {
     /// The formats that are not metrics, for a message: `text, json, json-pretty or csv`.
     fn tables() -> String {
@@ -117,10 +129,35 @@ impl crate::model::choice::Choice for Format {
     }
 }
 
-/// A document in every format; JSON is its serde form.
+/// A command's document in every format it has; JSON is its serde form.
+/// The command's frame (`app::session`) refuses a format the document
+/// does not have before the command runs, writes what it renders and
+/// saves its [`Render::picture`] for `--plot`.
 pub trait Render: Serialize {
+    /// The formats it is written in.
+    const FORMATS: &'static [Format] = <Format as crate::model::choice::Choice>::ALL;
+
     fn text(&self) -> String;
+
+    /// The text for a person at a terminal (inline bars where it has them).
+    fn text_for_person(&self) -> String {
+        self.text()
+    }
+
     fn csv(&self) -> String;
+
+    /// The CSV header, for a document that `--append` adds rows of to a file.
+    fn csv_header() -> Option<Vec<&'static str>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
+    /// What `--plot` draws, when the document has a picture.
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        None
+    }
 
     /// The probe results the document holds, in a metrics format
     /// (`Influx` or `Prometheus`). A document that holds none (a

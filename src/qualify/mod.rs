@@ -12,23 +12,43 @@ pub mod target;
 pub mod verdict;
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::QualifyArgs;
 use crate::error::exit::Exit;
-use crate::error::{Ended, ProbeError, Stop};
+use crate::error::{ProbeError, Stop};
 use crate::figure::Figure;
 use crate::measure::window::Interrupt;
 use crate::model::filesystem::FsInfo;
 use crate::model::qualify::{DiskTest, QualifyMeasured, SYNC_JOBS};
 use crate::model::storage::Storage;
 use crate::model::sync::SyncResult;
-use crate::output::Format as OutputFormat;
+
 use crate::projection::{Context, Project};
 use crate::sys::host::Host;
 use measure::{Held, Tally};
-use report::{QualifyReport, QualifySettings, device_words, size_words};
+use report::{QualifyReport, QualifySettings, size_words};
 use target::Target;
+
+/// What a qualification is asked (its output and `--plot` are its
+/// session's).
+#[derive(Debug, Clone)]
+pub struct QualifyRequest {
+    /// The whole disk or partition, as given.
+    pub device: PathBuf,
+    /// `--destroy-data-on`: the disk's identity, typed.
+    pub destroy_data_on: Option<String>,
+    pub dry_run: bool,
+    /// Each test's seconds.
+    pub seconds: f64,
+    /// DISK SUSTAINED WRITE's seconds; 0 skips it.
+    pub sustained: f64,
+    pub no_discard: bool,
+    /// Where /proc and /sys are read (a fixture tree in tests).
+    pub sysroot: Option<PathBuf>,
+    /// PVE's configuration directory (`/etc/pve`).
+    pub pve_config: PathBuf,
+}
 
 /// The tests' order and names, as the progress and the plan say them.
 fn test_names() -> Vec<&'static str> {
@@ -36,7 +56,7 @@ fn test_names() -> Vec<&'static str> {
 }
 
 /// How long the run takes, in seconds.
-fn planned_seconds(args: &QualifyArgs) -> f64 {
+fn planned_seconds(args: &QualifyRequest) -> f64 {
     (SYNC_JOBS.len() + DiskTest::ALL.len()) as f64 * args.seconds + args.sustained
 }
 
@@ -50,7 +70,7 @@ fn duration_words(secs: f64) -> String {
 }
 
 /// Whether the device is to be discarded afterwards, and if not why.
-fn discard_plan(args: &QualifyArgs, t: &Target) -> Result<(), String> {
+fn discard_plan(args: &QualifyRequest, t: &Target) -> Result<(), String> {
     if args.no_discard {
         return Err("--no-discard".into());
     }
@@ -88,7 +108,7 @@ fn describe(t: &Target) -> String {
 }
 
 /// The plan `--dry-run` prints, and a terminal is shown before it asks.
-fn plan(args: &QualifyArgs, t: &Target, checked: &checks::Checked) -> String {
+fn plan(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> String {
     let mut out = format!("{}\nchecked, nothing in use found:\n", describe(t));
     for c in &checked.looked_at {
         out.push_str(&format!("  - {c}\n"));
@@ -118,7 +138,7 @@ fn plan(args: &QualifyArgs, t: &Target, checked: &checks::Checked) -> String {
 }
 
 /// Asks for the disk's identity; `Err` refuses (exit 2).
-fn confirm(args: &QualifyArgs, t: &Target, checked: &checks::Checked) -> Result<(), Stop> {
+fn confirm(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> Result<(), Stop> {
     let d = &t.device;
     let what = if d.serial.is_some() {
         "its serial number"
@@ -235,7 +255,7 @@ fn judge_sync(t: &Target, figure: crate::model::sync::SyncWriteFigure) -> SyncRe
 
 /// Runs the tests in order; stops at a signal or an error.
 fn run_tests(
-    args: &QualifyArgs,
+    args: &QualifyRequest,
     t: &Target,
     held: &Held,
     interrupt: &Interrupt,
@@ -278,34 +298,18 @@ fn run_tests(
     (m, None)
 }
 
-/// The formats qualify writes, and whether `--append`'s file needs the
-/// header; checked before anything is written to the device.
-fn csv_needs_header(args: &QualifyArgs) -> Result<bool, Stop> {
-    if !matches!(
-        args.output_format,
-        OutputFormat::Text | OutputFormat::Json | OutputFormat::JsonPretty | OutputFormat::Csv
-    ) {
-        return Err(Stop::bad_input(
-            "qualify writes text, json, json-pretty or csv",
-        ));
-    }
-    crate::probe::report::csv::needs_header(
-        args.output_format,
-        args.output.as_deref(),
-        args.append,
-        &QualifyReport::csv_header(),
-    )
-    .map_err(Stop::bad_input)
+/// A device checked free, held O_EXCL, its identity confirmed: ready to
+/// be written.
+pub struct Ready {
+    host: Host,
+    target: Target,
+    checked: checks::Checked,
+    held: Held,
 }
 
-/// `pveprobe qualify DEVICE`.
-pub fn run(args: &QualifyArgs) -> Ended {
-    let header = csv_needs_header(args)?;
-    if args.plot.is_some() && args.sustained == 0.0 {
-        return Err(Stop::bad_input(
-            "--plot draws the sustained write's seconds: --sustained 0 has none",
-        ));
-    }
+/// Resolves and checks the device, holds it, and asks for its identity;
+/// `None` after a dry run (its plan printed). Nothing is written here.
+pub fn prepare(args: &QualifyRequest) -> Result<Option<Ready>, Stop> {
     let host = args
         .sysroot
         .as_ref()
@@ -334,45 +338,49 @@ pub fn run(args: &QualifyArgs) -> Ended {
     if args.dry_run {
         print!("{}", plan(args, &t, &checked));
         println!("dry run: nothing was written");
-        return Ok(Exit::Ok);
+        return Ok(None);
     }
     confirm(args, &t, &checked)?;
-    let plot_file = args
-        .plot
-        .as_deref()
-        .map(crate::output::plot::SvgFile::create)
-        .transpose()
-        .map_err(Stop::bad_input)?;
-    let interrupt = Interrupt::install()
-        .map_err(|e| Stop::not_measured(format!("cannot install signal handlers: {e}")))?;
-    let host_lock = crate::sys::lock::acquire(
-        crate::sys::lock::path_from_env().as_deref(),
-        &crate::sys::lock::describe_me(&args.device),
-        crate::sys::lock::Busy::Wait,
-        &interrupt,
-        &mut |s| eprintln!("pveprobe: {s}"),
-    )
-    .map_err(|e| match e {
-        crate::sys::lock::LockError::Interrupted(sig) => Stop::new(
-            Exit::Signal(sig),
-            "interrupted while waiting; nothing was written",
-        ),
-        e => Stop::bad_input(e),
-    })?;
-    let tally = Tally::default();
-    let started = jiff::Timestamp::now().round(jiff::Unit::Second).ok();
-    let (measured, failure) = run_tests(args, &t, &held, &interrupt, &tally);
-    let mut written = tally.written();
-    written.afterwards = match discard_plan(args, &t) {
+    Ok(Some(Ready {
+        host,
+        target: t,
+        checked,
+        held,
+    }))
+}
+
+/// What happened to the device afterwards: discarded, or why not.
+fn afterwards(args: &QualifyRequest, t: &Target, held: &Held, written: u64) -> String {
+    match discard_plan(args, t) {
         Err(why) => format!("not discarded: {why}"),
-        Ok(()) if written.bytes == 0 => "nothing to discard".into(),
-        Ok(()) => match measure::discard(&held) {
+        Ok(()) if written == 0 => "nothing to discard".into(),
+        Ok(()) => match measure::discard(held) {
             Ok(()) => "discarded all of it afterwards (BLKDISCARD)".into(),
             Err(e) => format!("the discard failed: {e}"),
         },
-    };
+    }
+}
+
+/// Runs the tests on a ready device, discards it and judges the disk:
+/// the report, and the error that stopped the tests early. An interrupt
+/// is a [`Stop`] with its signal (the device discarded first).
+pub fn run(
+    args: &QualifyRequest,
+    ready: Ready,
+    interrupt: &Interrupt,
+) -> Result<(QualifyReport, Option<ProbeError>), Stop> {
+    let Ready {
+        host,
+        target: t,
+        checked,
+        held,
+    } = ready;
+    let tally = Tally::default();
+    let started = jiff::Timestamp::now().round(jiff::Unit::Second).ok();
+    let (measured, failure) = run_tests(args, &t, &held, interrupt, &tally);
+    let mut written = tally.written();
+    written.afterwards = afterwards(args, &t, &held, written.bytes);
     drop(held);
-    drop(host_lock);
     let signal = match &failure {
         Some(ProbeError::Interrupted(sig)) => Some(*sig),
         _ => interrupt.signal(),
@@ -394,6 +402,7 @@ pub fn run(args: &QualifyArgs) -> Ended {
         checked: checked.looked_at.clone(),
         written,
         interrupted_by_signal: signal,
+        sustained_seconds: measured.sustained.as_ref().map(|s| s.series()),
         ..QualifyReport::default()
     };
     judged(&measured, &mut report);
@@ -410,26 +419,5 @@ pub fn run(args: &QualifyArgs) -> Ended {
             ),
         ));
     }
-    let text = match args.output_format {
-        OutputFormat::Text => report.text(),
-        OutputFormat::Csv => report.csv(header),
-        OutputFormat::Json => crate::output::json(&report, false),
-        _ => crate::output::json(&report, true),
-    };
-    crate::output::write(
-        crate::output::Destination::of(args.output.as_deref(), args.append),
-        &text,
-    )
-    .map_err(Stop::not_measured)?;
-    if let (Some(file), Some(s)) = (plot_file, &measured.sustained) {
-        let title = format!("DISK SUSTAINED WRITE on {}", device_words(&report.device));
-        match file.save(crate::output::plot::seconds_svg(&title, s.series())) {
-            Ok(path) => eprintln!("pveprobe: plot written to {}", path.display()),
-            Err(why) => return Err(Stop::not_measured(why)),
-        }
-    }
-    match failure {
-        Some(e) => Err(Stop::not_measured(format!("{e}; the tests stopped there"))),
-        None => Ok(Exit::Ok),
-    }
+    Ok((report, failure))
 }

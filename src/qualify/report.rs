@@ -52,6 +52,35 @@ pub struct QualifyReport {
     pub interrupted_by_signal: Option<i32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// CSV: the header too (not when adding a row under it).
+    #[serde(skip)]
+    pub csv_header: bool,
+    /// DISK SUSTAINED WRITE's MiB/s each second, for `--plot`.
+    #[serde(skip)]
+    pub sustained_seconds: Option<Vec<f64>>,
+}
+
+impl crate::output::Render for QualifyReport {
+    /// A disk's qualification holds no probe result to send as metrics.
+    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
+
+    fn text(&self) -> String {
+        QualifyReport::text(self)
+    }
+
+    fn csv(&self) -> String {
+        QualifyReport::csv(self, self.csv_header)
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(QualifyReport::csv_header())
+    }
+
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        let title = format!("DISK SUSTAINED WRITE on {}", device_words(&self.device));
+        let seconds = self.sustained_seconds.clone()?;
+        Some(crate::output::plot::seconds_svg(&title, seconds))
+    }
 }
 
 /// The device as a person names it: `Samsung SSD 870 QVO 1TB (sdb, S5VSNJ0R...)`.

@@ -124,6 +124,21 @@ impl crate::output::Render for Document<'_> {
         csv::render(&self.json, self.csv_header)
     }
 
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(csv::header())
+    }
+
+    /// SUSTAINED WRITE's seconds, of a run that measured it and was not
+    /// interrupted.
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        if self.report.interrupted_by.is_some() {
+            return None;
+        }
+        let s = self.report.extended.sustained.as_ref()?.measured()?;
+        let title = format!("SUSTAINED WRITE on {}", self.report.path.display());
+        Some(crate::output::plot::seconds_svg(&title, s.series()))
+    }
+
     /// The run's result, named by the host it records.
     fn metrics(&self, format: crate::output::Format) -> String {
         metrics::render(format, &[metrics::MetricsSource::of(&self.json)])

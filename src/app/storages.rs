@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Prepared, finish, interrupted, lines_to_stdout, measure, prepare};
+use super::probe::{Prepared, finish, interrupted, lines_to_stdout, measure, prepare};
+use super::session::{Frame, Session};
 use crate::cli::{ProbeArgs, StoragesArgs};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
@@ -131,12 +132,64 @@ struct Listed {
     plan: String,
 }
 
+/// `pveprobe storages`'s list.
+#[derive(Debug, serde::Serialize)]
+#[serde(transparent)]
+struct StorageList(Vec<Listed>);
+
+impl crate::output::Render for StorageList {
+    /// A list of storages is no measurement to send to a dashboard.
+    const FORMATS: &'static [OutputFormat] = crate::output::TABLES;
+
+    fn text(&self) -> String {
+        let listed = &self.0;
+        let id_w = listed.iter().map(|l| l.id.len()).max().unwrap_or(2).max(2);
+        let mut out = format!(
+            "{:<id_w$}  {:<11} {:<7} {:<6} {:<6} {:<24} measured as\n",
+            "ID", "TYPE", "ENABLED", "ACTIVE", "SHARED", "CONTENT"
+        );
+        for l in listed {
+            let line = format!(
+                "{:<id_w$}  {:<11} {:<7} {:<6} {:<6} {:<24} {}",
+                l.id,
+                l.kind,
+                yes_no(l.enabled),
+                l.active.map_or("?", yes_no),
+                yes_no(l.shared),
+                l.content.join(","),
+                l.plan
+            );
+            out.push_str(&crate::output::table::printable(&line));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record([
+            "id", "type", "enabled", "active", "shared", "content", "measured", "plan",
+        ]);
+        for l in &self.0 {
+            let _ = w.write_record([
+                l.id.as_str(),
+                &l.kind,
+                yes_no(l.enabled),
+                l.active.map_or("", yes_no),
+                yes_no(l.shared),
+                &l.content.join(","),
+                yes_no(l.measured),
+                &l.plan,
+            ]);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
 /// `pveprobe storages`.
 pub fn storages(args: &StoragesArgs) -> Ended {
-    // A list of storages is no measurement to send to a dashboard.
-    args.output_format
-        .without_metrics("pveprobe storages")
-        .map_err(Stop::bad_input)?;
+    let session =
+        Session::start::<StorageList>(Frame::new("pveprobe storages", args.output_format, None))?;
     let pve = Pve::load(&args.pve_config).map_err(Stop::bad_input)?;
     if let Err(why) = &pve.status {
         eprintln!("pveprobe: {why}; active and free space are unknown");
@@ -158,64 +211,7 @@ pub fn storages(args: &StoragesArgs) -> Ended {
             plan: plan_words(s, status_error),
         })
         .collect();
-    let text = match args.output_format {
-        OutputFormat::Json => serde_json::to_string(&listed).expect("plain data") + "\n",
-        OutputFormat::JsonPretty => {
-            serde_json::to_string_pretty(&listed).expect("plain data") + "\n"
-        }
-        // Refused above.
-        OutputFormat::Influx | OutputFormat::Prometheus => String::new(),
-        OutputFormat::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            let _ = w.write_record([
-                "id", "type", "enabled", "active", "shared", "content", "measured", "plan",
-            ]);
-            for l in &listed {
-                let _ = w.write_record([
-                    l.id.as_str(),
-                    &l.kind,
-                    yes_no(l.enabled),
-                    l.active.map_or("", yes_no),
-                    yes_no(l.shared),
-                    &l.content.join(","),
-                    yes_no(l.measured),
-                    &l.plan,
-                ]);
-            }
-            String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-        }
-        OutputFormat::Text => {
-            let id_w = listed.iter().map(|l| l.id.len()).max().unwrap_or(2).max(2);
-            let mut out = format!(
-                "{:<id_w$}  {:<11} {:<7} {:<6} {:<6} {:<24} measured as\n",
-                "ID", "TYPE", "ENABLED", "ACTIVE", "SHARED", "CONTENT"
-            );
-            for l in &listed {
-                let line = format!(
-                    "{:<id_w$}  {:<11} {:<7} {:<6} {:<6} {:<24} {}",
-                    l.id,
-                    l.kind,
-                    yes_no(l.enabled),
-                    l.active.map_or("?", yes_no),
-                    yes_no(l.shared),
-                    l.content.join(","),
-                    l.plan
-                );
-                out.push_str(&crate::output::table::printable(&line));
-                out.push('\n');
-            }
-            out
-        }
-    };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(Exit::Ok),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
-        Err(e) => Err(Stop::not_measured(format!("writing the list: {e}"))),
-    }
+    session.finish(&StorageList(listed), Exit::Ok)
 }
 
 /// How each storage is measured, made once from the options: the run's
@@ -324,7 +320,7 @@ fn measure_storage(
             let config = plan.config(path.clone(), false);
             let t = target(How::Path, Some(path.display().to_string()));
             announce(args, &t);
-            let mut report = measure(args, &config, &prep.interrupt);
+            let mut report = measure(args, &config, prep.interrupt());
             report.pve_storage = Some(t);
             Ok(report)
         }
@@ -359,16 +355,16 @@ fn measure_storage(
                     }
                     return Err(why);
                 }
-                Ok(_) if prep.interrupt.signal().is_some() => {
+                Ok(_) if prep.interrupt().signal().is_some() => {
                     // A signal came while pvesm allocated: nothing measured.
                     let mut r = Report::new(PathBuf::from(volume.volid()));
-                    r.interrupted_by = prep.interrupt.signal();
+                    r.interrupted_by = prep.interrupt().signal();
                     r
                 }
                 Ok(device) => {
                     let config = plan.config(device, true);
                     announce(args, &t);
-                    measure(args, &config, &prep.interrupt)
+                    measure(args, &config, prep.interrupt())
                 }
             };
             match volume.free() {
@@ -414,10 +410,11 @@ pub(super) fn probe(args: &ProbeArgs, plan: Plan, which: &str) -> Ended {
     let prep = prepare(
         args,
         &format!("pid {}, --storage {which}", std::process::id()),
+        None,
     )?;
     let mut report = measure_storage(args, &plan, &pve, s, &prep)
         .map_err(|why| Stop::not_measured(not_measured(why)))?;
-    report.waited_for_probe = prep.host_lock.waited.clone();
+    report.waited_for_probe = prep.waited();
     finish(args, &report, prep)
 }
 
@@ -449,7 +446,11 @@ fn on_this_node<'a>(pve: &'a Pve, docs: &'a [JsonReport]) -> Vec<MetricsSource<'
 
 /// `--storage all`: this node's storages in turn, one table.
 fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> Ended {
-    let prep = prepare(args, &format!("pid {}, --storage all", std::process::id()))?;
+    let prep = prepare(
+        args,
+        &format!("pid {}, --storage all", std::process::id()),
+        None,
+    )?;
     let mut docs = Vec::new();
     let mut reports = Vec::new();
     let mut skipped = Vec::new();
@@ -526,7 +527,10 @@ fn probe_all(args: &ProbeArgs, plan: &Plan, pve: &Pve, all: &[PveStorage]) -> En
         OutputFormat::Csv => {
             let mut out = String::new();
             for (i, d) in docs.iter().enumerate() {
-                out.push_str(&crate::probe::report::csv::render(d, i == 0 && prep.header));
+                out.push_str(&crate::probe::report::csv::render(
+                    d,
+                    i == 0 && prep.session.csv_header,
+                ));
             }
             out
         }

@@ -19,16 +19,16 @@ use std::process::{Command, ExitCode, Stdio};
 
 use clap::Parser;
 
-use pveprobe::cli::Opts;
-use pveprobe::error::exit::Exit;
-use pveprobe::figure::Figure;
-use pveprobe::measure::window::Interrupt;
-use pveprobe::model::PVEPERF_WINDOW;
-use pveprobe::model::dns::Schedule;
-use pveprobe::model::regex::RegexEngine;
-use pveprobe::probe::plan::Test;
-use pveprobe::probe::report::{Report, text};
-use pveprobe::probe::schedule::{self, Event};
+use super::session::{Frame, LockAs, Session};
+use crate::cli::Opts;
+use crate::error::exit::Exit;
+use crate::figure::Figure;
+use crate::model::PVEPERF_WINDOW;
+use crate::model::dns::Schedule;
+use crate::model::regex::RegexEngine;
+use crate::probe::plan::Test;
+use crate::probe::report::{Report, text};
+use crate::probe::schedule::{self, Event};
 
 /// The name under which the binary behaves as pveperf.
 pub const NAME: &str = "pveperf";
@@ -107,27 +107,21 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         RegexEngine::Rust
     };
 
-    let interrupt = match Interrupt::install() {
-        Ok(i) => i,
-        Err(err) => {
-            eprintln!("{NAME}: cannot install signal handlers: {err}");
-            return ExitCode::from(1);
-        }
-    };
     // One probe at a time on this host; pveperf has no words for waiting.
-    let _host_lock = match pveprobe::sys::lock::acquire(
-        pveprobe::sys::lock::path_from_env().as_deref(),
-        &pveprobe::sys::lock::describe_me(&config.path),
-        pveprobe::sys::lock::Busy::WaitQuietly,
-        &interrupt,
-        &mut |_| {},
-    ) {
-        Ok(held) => held,
-        Err(pveprobe::sys::lock::LockError::Interrupted(sig)) => {
-            return Exit::Signal(sig).into();
-        }
-        Err(err) => {
-            eprintln!("{NAME}: {err}");
+    let session = Session::start::<crate::probe::report::Document<'_>>(Frame {
+        signals: true,
+        lock: Some(LockAs {
+            me: crate::sys::lock::describe_me(&config.path),
+            busy: crate::sys::lock::Busy::WaitQuietly,
+            nothing_done: "nothing was measured",
+        }),
+        ..Frame::new(NAME, crate::output::Format::Text, None)
+    });
+    let session = match session {
+        Ok(session) => session,
+        Err(stop) if matches!(stop.exit, Exit::Signal(_)) => return stop.exit.into(),
+        Err(stop) => {
+            eprintln!("{NAME}: {stop}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -145,7 +139,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Event::Begin { .. } => {}
         Event::Note(note) => eprintln!("{NAME}: {note}"),
     };
-    let report = schedule::run(&config, &interrupt, &mut sink);
+    let report = schedule::run(&config, session.interrupt(), &mut sink);
 
     if let Some(sig) = report.interrupted_by {
         let name = nix::sys::signal::Signal::try_from(sig)

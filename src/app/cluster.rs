@@ -1,8 +1,13 @@
 //! `pveprobe cluster`, `net` and the network's hidden helpers: the options
-//! checked and turned into the requests `cluster` and `net` take.
+//! checked and turned into the requests `cluster` and `net` take, run in
+//! their session.
 
+use super::session::{Frame, Session};
 use crate::cli::{ClusterArgs, NetArgs, NetProbeArgs, NetServeArgs};
+use crate::cluster::ClusterReport;
+use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::net::report::NetReport;
 
 /// `pveprobe cluster [OPTIONS] [PATH]`, and `cluster --net`.
 pub fn cluster(args: &ClusterArgs) -> Ended {
@@ -17,29 +22,66 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         if let Some(why) = not_for_net(args) {
             return Err(Stop::bad_input(why));
         }
-        return crate::net::run(&crate::net::NetRequest {
-            reach: &reach,
-            opts: &args.net_options.to_options(),
-            only: None,
-            parallel: args.parallel,
-            dry_run: args.dry_run,
-            format: args.output_format,
-            output: args.output.as_deref(),
-        });
+        let frame = Frame::new(
+            "pveprobe cluster --net",
+            args.output_format,
+            args.output.as_deref(),
+        );
+        return net_run(
+            frame,
+            &crate::net::NetRequest {
+                reach: &reach,
+                opts: &args.net_options.to_options(),
+                only: None,
+                parallel: args.parallel,
+            },
+            args.dry_run,
+        );
     }
-    crate::cluster::run(&crate::cluster::ClusterRequest {
+    let req = crate::cluster::ClusterRequest {
         reach: &reach,
         path: &args.path,
         storage: args.forward.measure.storage.as_deref(),
         forwarded: args.forwarded(),
         timeout: args.node_timeout(),
         parallel: args.parallel,
-        dry_run: args.dry_run,
-        format: args.output_format,
-        output: args.output.as_deref(),
         save_dir: args.save_dir.as_deref(),
+    };
+    let plan = crate::cluster::plan(&req)?;
+    if args.dry_run {
+        print!("{}", plan.dry_run());
+        return Ok(Exit::Ok);
+    }
+    let session = Session::start::<ClusterReport>(Frame {
         plot: args.plot.as_deref(),
-    })
+        ..Frame::new(
+            "pveprobe cluster",
+            args.output_format,
+            args.output.as_deref(),
+        )
+    })?;
+    let (report, problems) = plan.run()?;
+    for p in &problems {
+        eprintln!("pveprobe: {p}");
+    }
+    let exit = match report.exit_status() {
+        Exit::Ok if !problems.is_empty() => Exit::NotMeasured,
+        status => status,
+    };
+    session.finish(&report, exit)
+}
+
+/// A network run in its session: the format checked first, then the plan.
+fn net_run(frame: Frame, req: &crate::net::NetRequest, dry_run: bool) -> Ended {
+    let session = Session::start::<NetReport>(frame)?;
+    let plan = crate::net::plan(req).map_err(crate::net::stop)?;
+    if dry_run {
+        print!("{}", plan.dry_run());
+        return Ok(Exit::Ok);
+    }
+    let report = plan.run().map_err(crate::net::stop)?;
+    let exit = report.exit_status();
+    session.finish(&report, exit)
 }
 
 /// What `--net` was given that belongs to the probe's runs (or the other
@@ -72,15 +114,17 @@ fn not_for_net(args: &ClusterArgs) -> Option<String> {
 
 /// `pveprobe net NODE...`.
 pub fn net(args: &NetArgs) -> Ended {
-    crate::net::run(&crate::net::NetRequest {
-        reach: &args.reach.to_reach(),
-        opts: &args.net_options.to_options(),
-        only: Some(&args.pair_nodes),
-        parallel: args.parallel,
-        dry_run: args.dry_run,
-        format: args.output_format,
-        output: args.output.as_deref(),
-    })
+    let frame = Frame::new("pveprobe net", args.output_format, args.output.as_deref());
+    net_run(
+        frame,
+        &crate::net::NetRequest {
+            reach: &args.reach.to_reach(),
+            opts: &args.net_options.to_options(),
+            only: Some(&args.pair_nodes),
+            parallel: args.parallel,
+        },
+        args.dry_run,
+    )
 }
 
 /// `pveprobe net-serve` (hidden): the far end of a network measurement.

@@ -27,6 +27,9 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::NetProbe(args)) => cluster::net_probe(args),
         Some(Command::NetInfo) => cluster::net_info(),
         Some(Command::Qualify(args)) => qualify::qualify(args),
-        None => probe::probe(&opts.probe),
+        None => match &opts.probe.measure.storage {
+            Some(which) => storages::probe(&opts.probe, which),
+            None => probe::probe(&opts.probe),
+        },
     }
 }

@@ -263,8 +263,8 @@ impl Runs {
     /// The value of `samples` (one per run); `None` without any.
     pub fn of(self, samples: &[f64]) -> Option<f64> {
         match self {
-            Runs::Median => crate::measure::stats::median(samples),
-            Runs::Mean => crate::measure::stats::mean(samples),
+            Runs::Median => crate::model::stats::median(samples),
+            Runs::Mean => crate::model::stats::mean(samples),
         }
     }
 }

@@ -41,6 +41,7 @@ pub mod probe;
 pub mod projection;
 pub mod pvestorage;
 pub mod qualify;
+pub mod storages;
 pub mod syncverdict;
 pub mod sys;
 #[cfg(test)]

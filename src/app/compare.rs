@@ -6,13 +6,12 @@ use crate::cli::CompareArgs;
 use crate::compare::{self, Input, Table};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::output;
 
 /// `pveprobe compare FILE...`.
 pub fn compare(args: &CompareArgs) -> Ended {
-    let session = Session::start::<Table>(Frame {
-        plot: args.plot.as_deref(),
-        ..Frame::new("pveprobe compare", args.output_format, None)
-    });
+    const COMMAND: &str = "pveprobe compare";
+    output::check::<Table>(args.output_format, COMMAND).map_err(Stop::bad_input)?;
     // A cluster document gives one input per node that answered.
     let inputs: Result<Vec<Input>, _> = args
         .files
@@ -21,6 +20,10 @@ pub fn compare(args: &CompareArgs) -> Ended {
         .collect::<Result<Vec<_>, _>>()
         .map(|each| each.into_iter().flatten().collect());
     let inputs = inputs.map_err(Stop::bad_input)?;
+    let session = Session::start::<Table>(Frame {
+        plot: args.plot.as_deref(),
+        ..Frame::new(COMMAND, args.output_format, None)
+    })?;
     let table = compare::table(&inputs);
-    session?.finish(&table, Exit::Ok)
+    session.finish(&table, Exit::Ok)
 }

@@ -1,5 +1,5 @@
-//! The probe, `pveprobe [OPTIONS] [PATH]` (and `--storage`, through
-//! [`super::storages`]): the options checked and made into the run's
+//! The probe, `pveprobe [OPTIONS] [PATH]` (`--storage` runs it through
+//! `app/storages.rs`): the options checked and made into the run's
 //! configuration, the lines printed as they are measured, the result
 //! written in its session and compared with `--baseline`.
 
@@ -7,7 +7,6 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use super::session::{Frame, LockAs, Session};
-use super::storages;
 use crate::cli::ProbeArgs;
 use crate::compare::{self, Input};
 use crate::error::exit::Exit;
@@ -44,7 +43,7 @@ impl Prepared<'_> {
     }
 
     /// Whom the run waited for, if it did.
-    pub(super) fn waited(&self) -> Option<crate::probe::report::Waited> {
+    pub(super) fn waited(&self) -> Option<crate::model::host::Waited> {
         self.session
             .host_lock
             .as_ref()
@@ -141,27 +140,13 @@ pub(super) fn measure(
     schedule::run(config, interrupt, &mut sink)
 }
 
-/// The message and status of an interrupted run.
-pub(super) fn interrupted(report: &crate::probe::report::Report) -> Result<(), Stop> {
-    let Some(sig) = report.interrupted_by else {
-        return Ok(());
-    };
-    let name = nix::sys::signal::Signal::try_from(sig)
-        .map(|s| s.as_str())
-        .unwrap_or("signal");
-    Err(Stop::new(
-        Exit::Signal(sig),
-        format!("interrupted by {name}; {}", report.cleanup()),
-    ))
-}
-
 /// Writes a finished run's result and compares it with the baseline.
 pub(super) fn finish(
     args: &ProbeArgs,
     report: &crate::probe::report::Report,
     prep: Prepared,
 ) -> Ended {
-    interrupted(report)?;
+    report.stop_if_interrupted()?;
     let document = Document {
         verbose: args.verbose,
         lines_printed: lines_to_stdout(args),
@@ -196,13 +181,10 @@ pub(super) fn finish(
     prep.session.finish(&document, exit)
 }
 
-/// `pveprobe [OPTIONS] [PATH]`, or `--storage ID|all`.
+/// `pveprobe [OPTIONS] [PATH]`.
 pub fn probe(args: &ProbeArgs) -> Ended {
     // The run's configuration, made once from the options.
     let config = args.config();
-    if let Some(which) = &args.measure.storage {
-        return storages::probe(args, storages::Plan::new(args, config), which);
-    }
     check_path(&config.path).map_err(Stop::bad_input)?;
     // --plot draws SUSTAINED WRITE's seconds.
     if args.plot.is_some() && !config.tests.contains(&crate::probe::plan::Test::Sustained) {

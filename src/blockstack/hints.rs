@@ -1,7 +1,7 @@
 //! Plain-language hints: what in the storage stack explains a figure.
 
 use super::{Hint, Storage};
-use crate::model::storage::Health;
+use crate::model::storage::{Disk, Health, ZfsInfo};
 
 /// PCI vendor id of VMware's virtual hardware.
 const VMWARE_VENDOR: &str = "0x15ad";
@@ -108,6 +108,15 @@ fn leaves_below<'a>(
 /// physical sectors, a partition off the sector (or an SSD's 4 KiB)
 /// boundary, a layer that drops discards above an SSD that takes them.
 fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
+    ashift_hint(storage, hints);
+    volblocksize_hint(storage, hints);
+    thin_pool_hints(storage, hints);
+    misaligned_hint(storage, hints);
+    discard_dropped_hint(storage, hints);
+}
+
+/// ZFS's ashift below the disks' physical sectors.
+fn ashift_hint(storage: &Storage, hints: &mut Vec<Hint>) {
     if let Some(zfs) = &storage.zfs
         && let Some(ashift) = zfs.ashift.filter(|&a| a > 0)
     {
@@ -132,6 +141,10 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
             ));
         }
     }
+}
+
+/// A zvol's volblocksize above PVE's default.
+fn volblocksize_hint(storage: &Storage, hints: &mut Vec<Hint>) {
     // A zvol's physical block size is its volblocksize (OpenZFS sets the
     // queue's physical block size and optimal I/O size to it).
     for d in storage.disks.iter().filter(|d| {
@@ -155,6 +168,10 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
             ),
         ));
     }
+}
+
+/// A thin pool that zeroes new chunks, or keeps discards from its disks.
+fn thin_pool_hints(storage: &Storage, hints: &mut Vec<Hint>) {
     for l in storage.layers.iter() {
         let Some(pool) = l.thin_pool.as_ref().filter(|p| p.zeroing) else {
             continue;
@@ -188,6 +205,10 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
             ));
         }
     }
+}
+
+/// A partition off the sector (or an SSD's 4 KiB) boundary.
+fn misaligned_hint(storage: &Storage, hints: &mut Vec<Hint>) {
     for l in storage.layers.iter().filter(|l| l.kind == "partition") {
         let (Some(start), Some(disk)) = (
             l.start_bytes,
@@ -218,6 +239,10 @@ fn layout_hints(storage: &Storage, hints: &mut Vec<Hint>) {
             ));
         }
     }
+}
+
+/// A layer that drops discards above an SSD that takes them.
+fn discard_dropped_hint(storage: &Storage, hints: &mut Vec<Hint>) {
     for l in storage
         .layers
         .iter()
@@ -365,139 +390,173 @@ fn health_hints(about: &str, h: &Health, hints: &mut Vec<Hint>) {
 pub fn hints(storage: &Storage) -> Vec<Hint> {
     let mut hints = Vec::new();
     for d in &storage.disks {
-        let name = d.name.as_str();
-        if let Some(h) = &d.health {
-            health_hints(name, h, &mut hints);
-        }
-        for h in &d.behind {
-            let slot = h
-                .source
-                .split(" -d ")
-                .nth(1)
-                .and_then(|r| r.split(' ').next());
-            let about = format!("{name} ({})", slot.unwrap_or("a physical disk"));
-            health_hints(&about, h, &mut hints);
-        }
-        for l in d.links.iter().filter(|l| l.degraded()) {
-            hints.push(Hint::new(
-                "link-below-capability",
-                name,
-                format!(
-                    "{} link at {}, {} can do {}: {}; reads cannot pass about {:.0} MB/s",
-                    l.kind,
-                    l.current,
-                    l.capable_by.as_deref().unwrap_or("both ends"),
-                    l.capable.as_deref().unwrap_or_default(),
-                    link_causes(&l.kind),
-                    l.ceiling_mb_s
-                ),
-            ));
-        }
-        if d.write_cache.as_deref() == Some("write through")
-            && cache_hint_applies(d.transport.as_deref())
-        {
-            hints.push(Hint::new(
-                "write-cache-off",
-                name,
-                "write cache is off (write through): every fsync waits for the medium; a controller cache with \
-                 battery (BBWC) or enabling the disk's cache (with power-loss protection) raises FSYNCS/SECOND",
-            ));
-        }
-        // Virtual disks (loop, virtio) report "rotational" whatever backs them,
-        // and a RAID volume's cache hides its disks' seeks.
-        if d.rotational == Some(true)
-            && !matches!(
-                d.transport.as_deref(),
-                Some("virtual" | "virtio" | "RAID volume")
-            )
-        {
-            hints.push(Hint::new(
-                "rotational",
-                name,
-                "rotational disk (HDD): expect seeks of several ms and fsyncs in the tens to hundreds per second",
-            ));
-        }
-        match d.controller_driver.as_deref() {
-            Some("hpvsa") => hints.push(Hint::new(
-                "slow-driver",
-                name,
-                "behind HP's hpvsa driver, known to be slow; switch the controller to AHCI or use hpsa/smartpqi",
-            )),
-            Some("ata_piix") => hints.push(Hint::new(
-                "ide-mode",
-                name,
-                "behind ata_piix (legacy IDE mode): set the controller to AHCI in the firmware",
-            )),
-            Some("ahci") if d.controller_vendor.as_deref() == Some(VMWARE_VENDOR) => {
-                hints.push(Hint::new(
-                    "emulated-controller",
-                    name,
-                    "an emulated SATA (AHCI) controller under VMware: PVSCSI (vmw_pvscsi) is several times faster",
-                ))
-            }
-            _ => {}
-        }
-        if storage.zfs.is_some()
-            && d.rotational == Some(false)
-            && d.model
-                .as_deref()
-                .is_some_and(|m| CONSUMER_SSDS.iter().any(|c| m.starts_with(c)))
-        {
-            hints.push(Hint::new(
-                "consumer-ssd",
-                name,
-                format!(
-                    "a consumer SSD ({}) under ZFS: without power-loss protection its sync writes are slow \
-                     and it wears fast; datacenter SSDs do far better",
-                    d.model.as_deref().unwrap_or_default()
-                ),
-            ));
-        }
+        disk_health_hints(d, &mut hints);
+        link_hints(d, &mut hints);
+        cache_and_medium_hints(d, &mut hints);
+        controller_hint(d, &mut hints);
+        consumer_ssd_hint(storage, d, &mut hints);
     }
     layout_hints(storage, &mut hints);
     if let Some(zfs) = &storage.zfs {
-        let dataset = zfs.dataset.as_str();
-        match zfs.properties.get("sync").map(String::as_str) {
-            Some("disabled") => hints.push(Hint::new(
-                "sync-disabled",
-                dataset,
-                "sync=disabled makes fsync a no-op: FSYNCS/SECOND is meaningless here, and a power loss can lose \
-                 seconds of acknowledged writes",
-            )),
-            Some("always") => hints.push(Hint::new(
-                "sync-always",
-                dataset,
-                "sync=always: every write is synchronous",
-            )),
-            _ => {}
-        }
-        if let Some(c) = zfs
-            .properties
-            .get("compression")
-            .filter(|c| !matches!(c.as_str(), "off" | "-"))
-        {
-            hints.push(Hint::new(
-                "compression",
-                dataset,
-                format!(
-                    "compression={c}: the fsync test's repeated 'A' compresses to almost nothing, flattering \
-                     FSYNCS/SECOND against uncompressed storage"
-                ),
-            ));
-        }
-        if let Some(p) = zfs
-            .properties
-            .get("primarycache")
-            .filter(|p| p.as_str() != "all")
-        {
-            hints.push(Hint::new(
-                "primarycache",
-                dataset,
-                format!("primarycache={p}: reads of data are not cached in the ARC"),
-            ));
-        }
+        dataset_hints(zfs, &mut hints);
     }
     hints
+}
+
+/// A disk's health, and that of the physical disks behind a RAID volume.
+fn disk_health_hints(d: &Disk, hints: &mut Vec<Hint>) {
+    let name = d.name.as_str();
+    if let Some(h) = &d.health {
+        health_hints(name, h, hints);
+    }
+    for h in &d.behind {
+        let slot = h
+            .source
+            .split(" -d ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next());
+        let about = format!("{name} ({})", slot.unwrap_or("a physical disk"));
+        health_hints(&about, h, hints);
+    }
+}
+
+/// A link that runs below what both its ends can do.
+fn link_hints(d: &Disk, hints: &mut Vec<Hint>) {
+    let name = d.name.as_str();
+    for l in d.links.iter().filter(|l| l.degraded()) {
+        hints.push(Hint::new(
+            "link-below-capability",
+            name,
+            format!(
+                "{} link at {}, {} can do {}: {}; reads cannot pass about {:.0} MB/s",
+                l.kind,
+                l.current,
+                l.capable_by.as_deref().unwrap_or("both ends"),
+                l.capable.as_deref().unwrap_or_default(),
+                link_causes(&l.kind),
+                l.ceiling_mb_s
+            ),
+        ));
+    }
+}
+
+/// A write cache that is off; a rotational medium.
+fn cache_and_medium_hints(d: &Disk, hints: &mut Vec<Hint>) {
+    let name = d.name.as_str();
+    if d.write_cache.as_deref() == Some("write through")
+        && cache_hint_applies(d.transport.as_deref())
+    {
+        hints.push(Hint::new(
+            "write-cache-off",
+            name,
+            "write cache is off (write through): every fsync waits for the medium; a controller cache with \
+             battery (BBWC) or enabling the disk's cache (with power-loss protection) raises FSYNCS/SECOND",
+        ));
+    }
+    // Virtual disks (loop, virtio) report "rotational" whatever backs them,
+    // and a RAID volume's cache hides its disks' seeks.
+    if d.rotational == Some(true)
+        && !matches!(
+            d.transport.as_deref(),
+            Some("virtual" | "virtio" | "RAID volume")
+        )
+    {
+        hints.push(Hint::new(
+            "rotational",
+            name,
+            "rotational disk (HDD): expect seeks of several ms and fsyncs in the tens to hundreds per second",
+        ));
+    }
+}
+
+/// A controller driver known to cost.
+fn controller_hint(d: &Disk, hints: &mut Vec<Hint>) {
+    let name = d.name.as_str();
+    match d.controller_driver.as_deref() {
+        Some("hpvsa") => hints.push(Hint::new(
+            "slow-driver",
+            name,
+            "behind HP's hpvsa driver, known to be slow; switch the controller to AHCI or use hpsa/smartpqi",
+        )),
+        Some("ata_piix") => hints.push(Hint::new(
+            "ide-mode",
+            name,
+            "behind ata_piix (legacy IDE mode): set the controller to AHCI in the firmware",
+        )),
+        Some("ahci") if d.controller_vendor.as_deref() == Some(VMWARE_VENDOR) => {
+            hints.push(Hint::new(
+                "emulated-controller",
+                name,
+                "an emulated SATA (AHCI) controller under VMware: PVSCSI (vmw_pvscsi) is several times faster",
+            ))
+        }
+        _ => {}
+    }
+}
+
+/// A consumer SSD under ZFS.
+fn consumer_ssd_hint(storage: &Storage, d: &Disk, hints: &mut Vec<Hint>) {
+    let name = d.name.as_str();
+    if storage.zfs.is_some()
+        && d.rotational == Some(false)
+        && d.model
+            .as_deref()
+            .is_some_and(|m| CONSUMER_SSDS.iter().any(|c| m.starts_with(c)))
+    {
+        hints.push(Hint::new(
+            "consumer-ssd",
+            name,
+            format!(
+                "a consumer SSD ({}) under ZFS: without power-loss protection its sync writes are slow \
+                 and it wears fast; datacenter SSDs do far better",
+                d.model.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
+}
+
+/// The ZFS dataset's properties that change what the figures mean.
+fn dataset_hints(zfs: &ZfsInfo, hints: &mut Vec<Hint>) {
+    let dataset = zfs.dataset.as_str();
+    match zfs.properties.get("sync").map(String::as_str) {
+        Some("disabled") => hints.push(Hint::new(
+            "sync-disabled",
+            dataset,
+            "sync=disabled makes fsync a no-op: FSYNCS/SECOND is meaningless here, and a power loss can lose \
+             seconds of acknowledged writes",
+        )),
+        Some("always") => hints.push(Hint::new(
+            "sync-always",
+            dataset,
+            "sync=always: every write is synchronous",
+        )),
+        _ => {}
+    }
+    if let Some(c) = zfs
+        .properties
+        .get("compression")
+        .filter(|c| !matches!(c.as_str(), "off" | "-"))
+    {
+        hints.push(Hint::new(
+            "compression",
+            dataset,
+            format!(
+                "compression={c}: the fsync test's repeated 'A' compresses to almost nothing, flattering \
+                 FSYNCS/SECOND against uncompressed storage"
+            ),
+        ));
+    }
+    if let Some(p) = zfs
+        .properties
+        .get("primarycache")
+        .filter(|p| p.as_str() != "all")
+    {
+        hints.push(Hint::new(
+            "primarycache",
+            dataset,
+            format!("primarycache={p}: reads of data are not cached in the ARC"),
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -44,7 +44,18 @@ pub fn text(r: &ClusterReport) -> String {
 /// terminal) each node's value is followed by a bar of [`BAR_CELLS`]
 /// cells relative to the largest value of its column.
 pub fn text_with(r: &ClusterReport, bars: bool) -> String {
-    use crate::output::table::Align::{Left, Right};
+    let mut out = title(r);
+    out.push_str(&table(r, bars));
+    out.push('\n');
+    for n in notes(r) {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+/// The table's first line: what ran where.
+fn title(r: &ClusterReport) -> String {
     let mut out = String::new();
     let cluster = r
         .cluster
@@ -63,6 +74,13 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
         r.nodes.len()
     );
 
+    out
+}
+
+/// The table: a row per node, a column per figure value (with its bar),
+/// then the median, the spread and what the nodes got at once.
+fn table(r: &ClusterReport, bars: bool) -> String {
+    use crate::output::table::Align::{Left, Right};
     // A value's cell ends in its mark: `!` for an outlier, else a space,
     // so the digits stay in line.
     let figs = &r.figures;
@@ -146,8 +164,13 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
             });
         }
     }
-    out.push_str(&crate::output::table::render(&rows, |c| align[c]));
+    crate::output::table::render(&rows, |c| align[c])
+}
 
+/// The lines under the table: outliers, verdicts, details, hints, and
+/// which nodes answered.
+fn notes(r: &ClusterReport) -> Vec<String> {
+    let figs = &r.figures;
     let mut notes = Vec::new();
     for f in figs {
         for o in &f.outliers {
@@ -200,12 +223,7 @@ pub fn text_with(r: &ClusterReport, bars: bool) -> String {
         let _ = write!(last, "; not: {}", failed.join(", "));
     }
     notes.push(last);
-    out.push('\n');
-    for n in notes {
-        out.push_str(&n);
-        out.push('\n');
-    }
-    out
+    notes
 }
 
 /// What `--plot` marks as an outlier in the cluster's panels.
@@ -476,7 +494,7 @@ mod tests {
     #[test]
     fn the_text_table_has_a_row_per_node_and_marks_the_slow_one() {
         let text = text(&known(false));
-        crate::probe::report::json::tests::assert_snapshot("cluster.txt", &text);
+        crate::testutil::assert_snapshot("cluster.txt", &text);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with(
             "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, one node at a time"
@@ -729,7 +747,7 @@ mod tests {
     fn csv_is_one_table_with_the_single_run_columns() {
         let r = known(true);
         let text = csv(&r);
-        crate::probe::report::json::tests::assert_snapshot("cluster.csv", &text);
+        crate::testutil::assert_snapshot("cluster.csv", &text);
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(header[..4], ["node", "status", "detail", "outliers"]);

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::figure::Aggregate;
 use crate::figure::{self, Better, Value};
-use crate::measure::stats::Stats;
-use crate::measure::stats::median;
+use crate::model::stats::Stats;
+use crate::model::stats::median;
 use crate::probe::report::json::JsonReport;
 
 /// Every number a node's result can have, in the probe's print order:
@@ -216,7 +216,7 @@ pub(crate) mod tests {
                 unit: "IOPS".into(),
                 value: 1000.0,
                 facts: Facts::Sync(SyncFacts {
-                    latency: Some(crate::measure::latency::LatencySummary {
+                    latency: Some(crate::model::latency::LatencySummary {
                         count: 3000,
                         mean_us: p99_ms * 500.0,
                         p50_us: p99_ms * 400.0,

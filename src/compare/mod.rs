@@ -251,7 +251,7 @@ fn rows_of(inputs: &[&JsonReport]) -> Vec<(&'static Value, Option<String>)> {
 
 /// The lowest and highest sample of a reading with two or more.
 pub fn runs_of(reading: &Reading) -> Option<(f64, f64)> {
-    crate::measure::stats::Stats::of(reading.samples)
+    crate::model::stats::Stats::of(reading.samples)
         .filter(|s| s.count >= 2)
         .map(|s| (s.min, s.max))
 }

@@ -14,10 +14,66 @@ use rand::{Rng, RngExt, SeedableRng};
 
 use crate::error::ProbeError;
 use crate::measure::iobuf::{AlignedBuf, fill_random};
-use crate::measure::latency::Latency;
 use crate::measure::window::Interrupt;
 use crate::model::choice::Choice;
 use crate::model::io::{Engine, IoStats};
+use crate::model::latency::Latency;
+
+/// One I/O job of an extended test: `depth` operations of `block` bytes in
+/// flight, `read_pct` of them reads, `random_pct` at random offsets (the
+/// rest sequential).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobParams {
+    pub block: usize,
+    pub depth: usize,
+    pub read_pct: u32,
+    pub random_pct: u32,
+}
+
+impl JobParams {
+    /// SEQ READ DIRECT: 1 MiB reads, 8 in flight, sequential.
+    pub const SEQ_READ_DIRECT: JobParams = JobParams {
+        block: 1 << 20,
+        depth: 8,
+        read_pct: 100,
+        random_pct: 0,
+    };
+    /// RANDOM READ 4K QD1.
+    pub const RAND_READ_4K_QD1: JobParams = JobParams {
+        block: 4096,
+        depth: 1,
+        read_pct: 100,
+        random_pct: 100,
+    };
+    /// RANDOM READ 4K QD32.
+    pub const RAND_READ_4K_QD32: JobParams = JobParams {
+        block: 4096,
+        depth: 32,
+        read_pct: 100,
+        random_pct: 100,
+    };
+    /// RANDOM WRITE 4K QD1.
+    pub const RAND_WRITE_4K_QD1: JobParams = JobParams {
+        block: 4096,
+        depth: 1,
+        read_pct: 0,
+        random_pct: 100,
+    };
+    /// RANDOM WRITE 4K QD32.
+    pub const RAND_WRITE_4K_QD32: JobParams = JobParams {
+        block: 4096,
+        depth: 32,
+        read_pct: 0,
+        random_pct: 100,
+    };
+    /// MIXED 70/30 4K QD16: IOMeter's 70% read, 80% random.
+    pub const MIXED: JobParams = JobParams {
+        block: 4096,
+        depth: 16,
+        read_pct: 70,
+        random_pct: 80,
+    };
+}
 
 /// Which engine runs the I/O (`--io-engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -84,12 +140,7 @@ pub struct Job<'a> {
 
 impl<'a> Job<'a> {
     /// The job `params` describe (see `plan`) on `file`, below `span`.
-    pub fn new(
-        file: &'a File,
-        params: crate::probe::plan::JobParams,
-        span: u64,
-        window: Duration,
-    ) -> Self {
+    pub fn new(file: &'a File, params: JobParams, span: u64, window: Duration) -> Self {
         Job {
             file,
             block: params.block,

@@ -1,10 +1,9 @@
 //! How pveprobe measures, whatever it measures: timed windows and
-//! interruption ([`window`]), statistics ([`stats`]), per-operation latency
-//! ([`latency`]), aligned buffers ([`iobuf`]) and the I/O engine that the
-//! probe's extended tests and qualify share ([`engine`]).
+//! interruption ([`window`]), aligned buffers and fast incompressible data
+//! ([`iobuf`]) and the I/O engine that the probe's extended tests and
+//! qualify share ([`engine`]). What a measurement returns is the model's
+//! (its statistics and latency histograms too).
 
 pub mod engine;
 pub mod iobuf;
-pub mod latency;
-pub mod stats;
 pub mod window;

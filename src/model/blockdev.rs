@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::measure::latency::Latency;
+use crate::model::latency::Latency;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadFigure {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::measure::latency::Latency;
+use crate::model::latency::Latency;
 
 /// The order of one iteration's system calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,3 +26,12 @@ pub struct HostInfo {
 /// CPU BOGOMIPS: the sum of `/proc/cpuinfo`'s `bogomips` over the CPUs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bogomips(pub f64);
+
+/// A wait for another probe on the same host before measuring (see
+/// `lock`), as JSON records it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Waited {
+    pub seconds: f64,
+    /// The probe that held the lock, as it described itself.
+    pub holder: String,
+}

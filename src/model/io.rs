@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::measure::latency::Latency;
+use crate::model::latency::Latency;
 
 /// The engine that ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -1,13 +1,13 @@
 //! The data model: what the measurements produce and the report holds, as
-//! plain types with their small pure methods (rates, means, sizes, names).
+//! plain types with their small pure methods (rates, means, sizes, names),
+//! the statistics every figure uses ([`stats`]) and the latency histogram
+//! ([`latency`], plain data too).
 //!
-//! The model depends on nothing but std, serde, jiff, [`crate::measure::latency`]
-//! (the latency histogram is plain data too), [`crate::model::choice`] and its own
-//! submodules. The measurements (`probe`, `extended`), the storage
-//! discovery (`storage`) and the renderers (`report`) all import it; it
-//! imports none of them, so the report's model has no cycle through the
-//! code that measures. The measuring modules re-export their types from
-//! here under their old paths.
+//! The model depends on nothing but std, serde, jiff, hdrhistogram and its
+//! own submodules. The measurements (`probe`, `measure`, `qualify`), the
+//! block stack (`blockstack`) and the renderers all import it; it imports
+//! none of them, so the model has no cycle through the code that measures.
+//! Each type has this one path.
 
 pub mod blockdev;
 pub mod choice;
@@ -17,10 +17,12 @@ pub mod filesystem;
 pub mod fsync;
 pub mod host;
 pub mod io;
+pub mod latency;
 pub mod net;
 pub mod pve;
 pub mod qualify;
 pub mod regex;
+pub mod stats;
 pub mod storage;
 pub mod sustained;
 pub mod sync;

@@ -34,7 +34,7 @@ impl Rtt {
             .collect();
         let mut sorted = got.clone();
         sorted.sort_by(f64::total_cmp);
-        let pct = |p: f64| crate::measure::stats::nearest_rank(&sorted, p).unwrap_or(0.0);
+        let pct = |p: f64| crate::model::stats::nearest_rank(&sorted, p).unwrap_or(0.0);
         let jitter = if got.len() >= 2 {
             got.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>() / (got.len() - 1) as f64
         } else {
@@ -45,7 +45,7 @@ impl Rtt {
             received: got.len() as u32,
             rate_pps,
             min_ms: sorted.first().copied().unwrap_or(0.0),
-            mean_ms: crate::measure::stats::mean(&got).unwrap_or(0.0),
+            mean_ms: crate::model::stats::mean(&got).unwrap_or(0.0),
             p50_ms: pct(50.0),
             p90_ms: pct(90.0),
             p99_ms: pct(99.0),

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::measure::stats::mean;
+use crate::model::stats::mean;
 
 /// How many seconds the first and last stretches span.
 pub const STRETCH: usize = 10;
@@ -61,6 +61,9 @@ impl SustainedFigure {
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 }
+
+/// SUSTAINED WRITE: bytes per write.
+pub const CHUNK: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {

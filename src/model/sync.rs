@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::latency::Latency;
+use crate::model::latency::Latency;
 
 /// How each 4 KiB write is made durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,6 +189,13 @@ pub struct Reference {
     /// Where the band comes from, and where PLP was learned.
     pub source: String,
 }
+
+/// SYNC WRITE 4K: bytes per write.
+pub const SYNC_BLOCK: usize = 4096;
+
+/// `--sync-jobs`: scaling stops at the first step that no later step beats
+/// by this much (ten per cent).
+pub const SYNC_MIN_GAIN: f64 = 0.10;
 
 #[cfg(test)]
 mod tests {

@@ -81,6 +81,17 @@ fn cells(p: &PairResult, streams: u32) -> Vec<String> {
 
 /// The matrix, its hints, and the nodes' knet statistics.
 pub fn text(report: &NetReport) -> String {
+    let mut out = matrix(report);
+    out.push_str(&findings(report));
+    out.push_str(&knet(report));
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// The title line and the matrix of pairs.
+fn matrix(report: &NetReport) -> String {
     let s = &report.settings;
     let mut out = String::new();
     let _ = writeln!(
@@ -123,6 +134,13 @@ pub fn text(report: &NetReport) -> String {
     out.push_str(
         "(ms: round trips of UDP datagrams; MTU a/b: both ends' interfaces; PATH MTU: largest IP packet that crossed with DF set, a->b/b->a; TCP: Mbit/s a->b/b->a)\n",
     );
+    out
+}
+
+/// The hints, the links without throughput, and the nodes that did not answer.
+fn findings(report: &NetReport) -> String {
+    let s = &report.settings;
+    let mut out = String::new();
     let pair_hints: Vec<String> = report
         .pairs
         .iter()
@@ -173,6 +191,12 @@ pub fn text(report: &NetReport) -> String {
             );
         }
     }
+    out
+}
+
+/// The nodes' knet statistics, as each node sees its links.
+fn knet(report: &NetReport) -> String {
+    let mut out = String::new();
     let knet: Vec<_> = report
         .nodes
         .iter()
@@ -208,9 +232,6 @@ pub fn text(report: &NetReport) -> String {
                 );
             }
         }
-    }
-    for note in &report.notes {
-        let _ = writeln!(out, "note: {note}");
     }
     out
 }

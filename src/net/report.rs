@@ -11,7 +11,7 @@ use super::iface::Iface;
 use super::links::{LinkDef, LinkKind};
 use super::serve::ServeStats;
 use crate::figure::Figure;
-use crate::measure::latency::LatencySummary;
+use crate::model::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
 use crate::probe::report::json::{JsonReport, XFigure};
 use crate::projection::Facts;

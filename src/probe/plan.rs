@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::figure::Figure;
+use crate::measure::engine::JobParams;
 use crate::model::choice::Choice;
 
 /// The tests `--tests` can choose.
@@ -59,72 +60,9 @@ pub const SUSTAINED_BYTES: u64 = 8 << 30;
 /// `--cpu-threads N`: at most this many.
 pub const CPU_THREADS_MAX: u32 = 1024;
 
-/// One I/O job of an extended test: `depth` operations of `block` bytes in
-/// flight, `read_pct` of them reads, `random_pct` at random offsets (the
-/// rest sequential).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct JobParams {
-    pub block: usize,
-    pub depth: usize,
-    pub read_pct: u32,
-    pub random_pct: u32,
-}
-
-impl JobParams {
-    /// SEQ READ DIRECT: 1 MiB reads, 8 in flight, sequential.
-    pub const SEQ_READ_DIRECT: JobParams = JobParams {
-        block: 1 << 20,
-        depth: 8,
-        read_pct: 100,
-        random_pct: 0,
-    };
-    /// RANDOM READ 4K QD1.
-    pub const RAND_READ_4K_QD1: JobParams = JobParams {
-        block: 4096,
-        depth: 1,
-        read_pct: 100,
-        random_pct: 100,
-    };
-    /// RANDOM READ 4K QD32.
-    pub const RAND_READ_4K_QD32: JobParams = JobParams {
-        block: 4096,
-        depth: 32,
-        read_pct: 100,
-        random_pct: 100,
-    };
-    /// RANDOM WRITE 4K QD1.
-    pub const RAND_WRITE_4K_QD1: JobParams = JobParams {
-        block: 4096,
-        depth: 1,
-        read_pct: 0,
-        random_pct: 100,
-    };
-    /// RANDOM WRITE 4K QD32.
-    pub const RAND_WRITE_4K_QD32: JobParams = JobParams {
-        block: 4096,
-        depth: 32,
-        read_pct: 0,
-        random_pct: 100,
-    };
-    /// MIXED 70/30 4K QD16: IOMeter's 70% read, 80% random.
-    pub const MIXED: JobParams = JobParams {
-        block: 4096,
-        depth: 16,
-        read_pct: 70,
-        random_pct: 80,
-    };
-}
-
-/// SYNC WRITE 4K: bytes per write.
-pub const SYNC_BLOCK: usize = 4096;
-
 /// SYNC WRITE 4K: each job's file, written in full before the timed
 /// writes overwrite it at random (fio's `--overwrite=1 --size`).
 pub const SYNC_FILE_BYTES: u64 = 64 << 20;
-
-/// `--sync-jobs`: scaling stops at the first step that no later step beats
-/// by this much (ten per cent).
-pub const SYNC_MIN_GAIN: f64 = 0.10;
 
 /// What the options ask to run, before the defaults apply.
 #[derive(Debug, Clone, Copy, Default)]

@@ -15,6 +15,7 @@ pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget};
 use crate::error::ProbeError;
 use crate::figure::Figure;
 use crate::measure::engine::EngineChoice;
+use crate::measure::engine::JobParams;
 use crate::measure::window::Interrupt;
 use crate::model::Devices;
 use crate::model::regex::RegexEngine;
@@ -22,7 +23,6 @@ use crate::model::storage::Storage;
 use crate::model::sync::{
     FlushVerdict, SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind, jobs_words,
 };
-use crate::probe::plan::JobParams;
 use crate::probe::plan::Test;
 use crate::probe::report::{Outcome, Report, Settings};
 use crate::sys::host::Host;
@@ -1043,7 +1043,7 @@ mod tests {
             record_latency: bool,
         ) -> Result<crate::model::fsync::FsyncFigure, ProbeError> {
             self.call("fsync")?;
-            let mut latency = crate::measure::latency::Latency::default();
+            let mut latency = crate::model::latency::Latency::default();
             latency.record(Duration::from_millis(1));
             Ok(crate::model::fsync::FsyncFigure {
                 iterations: 300,
@@ -1060,7 +1060,7 @@ mod tests {
             _: Duration,
         ) -> Result<SyncWriteFigure, ProbeError> {
             self.call("sync_write")?;
-            let mut latency = crate::measure::latency::Latency::default();
+            let mut latency = crate::model::latency::Latency::default();
             latency.record(Duration::from_millis(1));
             Ok(SyncWriteFigure {
                 jobs,
@@ -1426,7 +1426,7 @@ mod tests {
         let scaling = report.extended.scaling().unwrap();
         let jobs: Vec<u32> = scaling.steps.iter().map(|s| s.jobs).collect();
         assert_eq!(jobs, [1, 2, 4, 8]);
-        assert_eq!(scaling.stops_at(crate::probe::plan::SYNC_MIN_GAIN), Some(4));
+        assert_eq!(scaling.stops_at(crate::model::sync::SYNC_MIN_GAIN), Some(4));
     }
 
     #[test]

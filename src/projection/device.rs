@@ -8,9 +8,9 @@ use super::interface::{InterfaceShare, share};
 use super::runs;
 use super::{Context, Facet, Facts, Project, Projection, Sample, Seen, short_name};
 use crate::figure::Figure;
-use crate::measure::latency::{LatencySummary, merged};
 use crate::model::Devices;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
+use crate::model::latency::{LatencySummary, merged};
 use crate::output::table::printable;
 
 impl Sample for ReadFigure {
@@ -134,7 +134,7 @@ fn device_facts<T: Read>(runs: &[Devices<T>]) -> Option<DeviceFacts> {
                     .collect();
                 PerDevice {
                     device: name.clone(),
-                    value: crate::measure::stats::median(&values).unwrap_or(0.0),
+                    value: crate::model::stats::median(&values).unwrap_or(0.0),
                 }
             })
             .collect()

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::interface::{InterfaceShare, share};
 use super::{Context, Entry, Facet, Facts, Project, Projection, Sample, Seen, ms, short_name};
 use crate::figure::{Field, Figure, Method};
-use crate::measure::latency::{LatencySummary, merged};
 use crate::model::Devices;
 use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
+use crate::model::latency::{LatencySummary, merged};
 
 impl Sample for SeqWriteFigure {
     fn value(&self) -> f64 {
@@ -175,7 +175,7 @@ pub(crate) fn fallback(figure: Figure, s: &IoStats) -> Option<String> {
 
 fn mean(each: &[IoStats], f: fn(&IoStats) -> f64) -> f64 {
     let values: Vec<f64> = each.iter().map(f).collect();
-    crate::measure::stats::mean(&values).unwrap_or(0.0)
+    crate::model::stats::mean(&values).unwrap_or(0.0)
 }
 
 /// SEQ READ DIRECT, RANDOM READ 4K QD1 and QD32 (on the source or a ZFS
@@ -212,7 +212,7 @@ impl Project for Devices<IoStats> {
         } else {
             String::new()
         };
-        let latency = |of: fn(&IoStats) -> &crate::measure::latency::Latency| {
+        let latency = |of: fn(&IoStats) -> &crate::model::latency::Latency| {
             merged(self.each.iter().map(|s| Some(of(s)))).and_then(|l| l.summary())
         };
         let line = if figure == Figure::SeqReadDirect {

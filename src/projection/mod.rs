@@ -126,7 +126,7 @@ impl<T: Sample> Sample for Devices<T> {
     /// The mean over the devices read in turn.
     fn value(&self) -> f64 {
         let values: Vec<f64> = self.each.iter().map(Sample::value).collect();
-        crate::measure::stats::mean(&values).unwrap_or(0.0)
+        crate::model::stats::mean(&values).unwrap_or(0.0)
     }
 }
 
@@ -277,7 +277,7 @@ pub(crate) fn ms(us: f64) -> f64 {
 }
 
 /// A summary's percentiles for `-v`: `p50 0.350 ms, ..., max 2.501 ms over 4 operations`.
-pub fn latency_ms(l: &crate::measure::latency::LatencySummary) -> String {
+pub fn latency_ms(l: &crate::model::latency::LatencySummary) -> String {
     let ms = |us: f64| format!("{:.3}", us / 1000.0);
     let p99_9 = l
         .p99_9_us

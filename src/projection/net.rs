@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Facet, ms};
 use crate::figure::Field;
-use crate::measure::latency::LatencySummary;
+use crate::model::latency::LatencySummary;
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]

@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, Facet, Facts, Project, Projection, Sample, Seen, runs};
 use crate::figure::Figure;
-use crate::measure::latency::{LatencySummary, merged};
 use crate::model::filesystem::FsInfo;
 use crate::model::fsync::FsyncFigure;
 use crate::model::host::Bogomips;
+use crate::model::latency::{LatencySummary, merged};
 use crate::model::regex::RegexFigure;
 use crate::output::table::printable;
 

@@ -7,8 +7,8 @@ use super::sustained::SustainedFacts;
 use super::sync::SyncFacts;
 use super::{Context, Entry, Facts, Project, Projection, ms};
 use crate::figure::Figure;
-use crate::measure::latency::LatencySummary;
 use crate::model::io::IoStats;
+use crate::model::latency::LatencySummary;
 use crate::model::qualify::{DiskTest, QualifyMeasured, cliff};
 use crate::model::sync::SyncWriteFigure;
 
@@ -193,8 +193,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::measure::latency::Latency;
     use crate::model::io::Engine;
+    use crate::model::latency::Latency;
     use crate::model::sustained::SustainedFigure;
     use crate::model::sync::SyncMode;
 

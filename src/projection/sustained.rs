@@ -64,7 +64,7 @@ impl Project for SustainedFigure {
     fn project(&self, _: Figure, _: &Context) -> Projection {
         let facts = SustainedFacts {
             data: "incompressible".into(),
-            block_size: crate::probe::extended::sustained::CHUNK,
+            block_size: crate::model::sustained::CHUNK,
             direct: self.direct,
             file_bytes: self.file_bytes,
             window_s: self.window.as_secs_f64(),

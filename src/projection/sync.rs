@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, Entry, Facet, Facts, Project, Projection, Seen, latency_ms, ms};
 use crate::figure::{Field, Figure, Method};
-use crate::measure::latency::LatencySummary;
+use crate::model::latency::LatencySummary;
 use crate::model::sync::{
     FlushVerdict, Reference, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
     jobs_words as jobs,
@@ -45,7 +45,7 @@ pub struct SyncFacts {
 impl SyncFacts {
     pub(crate) fn of(f: &SyncWriteFigure) -> SyncFacts {
         SyncFacts {
-            block_size: crate::probe::plan::SYNC_BLOCK,
+            block_size: crate::model::sync::SYNC_BLOCK,
             queue_depth: 1,
             write_iops: f.iops(),
             latency: f.latency.summary(),
@@ -214,8 +214,8 @@ impl Project for SyncScaling {
             let Some(peak) = self.peak() else {
                 return Projection::default();
             };
-            let stops_at = self.stops_at(crate::probe::plan::SYNC_MIN_GAIN);
-            let gain = crate::probe::plan::SYNC_MIN_GAIN * 100.0;
+            let stops_at = self.stops_at(crate::model::sync::SYNC_MIN_GAIN);
+            let gain = crate::model::sync::SYNC_MIN_GAIN * 100.0;
             let stops = match stops_at {
                 Some(n) => format!(
                     "stops scaling at {}: no later step adds {gain:.0}% or more",

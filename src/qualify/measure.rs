@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::engine::{self, EngineChoice, Job, Pattern};
-use crate::measure::latency::Latency;
 use crate::measure::window::Interrupt;
 use crate::model::io::IoStats;
+use crate::model::latency::Latency;
 use crate::model::qualify::{DiskTest, Written};
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncMode, SyncWriteFigure};
@@ -34,7 +34,7 @@ use crate::model::sync::{SyncMode, SyncWriteFigure};
 /// Bytes per write of the paper's test.
 pub const SYNC_BLOCK: usize = 4096;
 /// Bytes per write of the sustained write.
-pub const SUSTAINED_CHUNK: usize = crate::probe::extended::sustained::CHUNK;
+pub const SUSTAINED_CHUNK: usize = crate::model::sustained::CHUNK;
 
 /// What the tests wrote, counted as they write (threads share it).
 #[derive(Debug, Default)]

@@ -300,7 +300,7 @@ fn run_tests(
 
 /// A device checked free, held O_EXCL, its identity confirmed: ready to
 /// be written.
-pub struct Ready {
+pub struct Confirmed {
     host: Host,
     target: Target,
     checked: checks::Checked,
@@ -309,7 +309,7 @@ pub struct Ready {
 
 /// Resolves and checks the device, holds it, and asks for its identity;
 /// `None` after a dry run (its plan printed). Nothing is written here.
-pub fn prepare(args: &QualifyRequest) -> Result<Option<Ready>, Stop> {
+pub fn prepare(args: &QualifyRequest) -> Result<Option<Confirmed>, Stop> {
     let host = args
         .sysroot
         .as_ref()
@@ -341,7 +341,7 @@ pub fn prepare(args: &QualifyRequest) -> Result<Option<Ready>, Stop> {
         return Ok(None);
     }
     confirm(args, &t, &checked)?;
-    Ok(Some(Ready {
+    Ok(Some(Confirmed {
         host,
         target: t,
         checked,
@@ -366,10 +366,10 @@ fn afterwards(args: &QualifyRequest, t: &Target, held: &Held, written: u64) -> S
 /// is a [`Stop`] with its signal (the device discarded first).
 pub fn run(
     args: &QualifyRequest,
-    ready: Ready,
+    ready: Confirmed,
     interrupt: &Interrupt,
 ) -> Result<(QualifyReport, Option<ProbeError>), Stop> {
-    let Ready {
+    let Confirmed {
         host,
         target: t,
         checked,

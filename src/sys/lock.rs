@@ -21,7 +21,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use crate::error::describe;
 use crate::measure::window::Interrupt;
-use crate::probe::report::Waited;
+use crate::model::host::Waited;
 
 /// The host-wide lock file.
 pub const DEFAULT_PATH: &str = "/run/pveprobe.lock";

@@ -1,6 +1,7 @@
 //! The layering of `src/`: no module imports one that imports it back,
-//! file by file or folder by folder, test code included; and what the
-//! commands stand on (`cluster`, `net`, `nodes`) sees no command-line type.
+//! file by file or folder by folder, test code included; no module but
+//! `cli`, `app` and `main` sees a command-line type; at most 20 top-level
+//! modules; one name per public type, and one path.
 //! Imports are read from the source (`use crate::...`, `use super::...`
 //! and `crate::` paths in code).
 
@@ -176,19 +177,78 @@ fn no_module_or_folder_of_src_imports_one_that_imports_it() {
 }
 
 #[test]
-fn what_the_commands_stand_on_sees_no_command_line_type() {
+fn no_module_but_cli_app_and_main_sees_a_command_line_type() {
+    let mut checked = 0;
     for (module, code) in modules() {
         if matches!(
             module.first().map(String::as_str),
-            Some("cluster" | "net" | "nodes")
+            None | Some("cli" | "app" | "main")
         ) {
-            for banned in ["crate::cli", "clap::", "use clap"] {
-                assert!(
-                    !code.contains(banned),
-                    "{} uses {banned}",
-                    module.join("::")
-                );
-            }
+            continue;
+        }
+        checked += 1;
+        for banned in ["crate::cli", "clap::", "use clap", "pveprobe::cli"] {
+            assert!(
+                !code.contains(banned),
+                "{} uses {banned}: only cli/ and app/ see the command line",
+                module.join("::")
+            );
+        }
+    }
+    assert!(checked > 80, "{checked} modules");
+}
+
+/// The top-level modules `src/lib.rs` declares.
+fn top_level_modules() -> Vec<String> {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let decl = regex::Regex::new(r"(?m)^(?:pub(?:\([a-z]+\))? )?mod (\w+);").unwrap();
+    decl.captures_iter(&lib).map(|c| c[1].to_string()).collect()
+}
+
+#[test]
+fn the_top_of_src_has_at_most_twenty_modules() {
+    let top = top_level_modules();
+    assert!(
+        top.len() >= 10 && top.len() <= 20,
+        "{} top-level modules: {top:?}",
+        top.len()
+    );
+}
+
+#[test]
+fn no_two_public_types_share_a_name() {
+    let decl =
+        regex::Regex::new(r"(?m)^\s*pub(?:\([a-z]+\))? (?:struct|enum|trait|type) ([A-Z]\w*)")
+            .unwrap();
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (module, code) in modules() {
+        for c in decl.captures_iter(&code) {
+            seen.entry(c[1].to_string())
+                .or_default()
+                .push(module.join("::"));
+        }
+    }
+    let twice: Vec<_> = seen.iter().filter(|(_, m)| m.len() > 1).collect();
+    assert!(seen.len() > 100, "{} public types", seen.len());
+    assert!(twice.is_empty(), "{twice:?}");
+}
+
+#[test]
+fn a_pub_use_names_only_a_private_module_s_items() {
+    // A `pub use` of another public path gives a type a second path; of a
+    // private submodule's items it is the items' one path.
+    let reexport = regex::Regex::new(r"(?m)^\s*pub(?:\([a-z]+\))? use ([\w:]+?)::").unwrap();
+    for (module, code) in modules() {
+        for c in reexport.captures_iter(&code) {
+            let first = c[1].split("::").next().unwrap();
+            let private = regex::Regex::new(&format!(r"(?m)^mod {first};")).unwrap();
+            assert!(
+                private.is_match(&code),
+                "{}: `pub use {}::...` re-exports under a second path",
+                module.join("::"),
+                &c[1]
+            );
         }
     }
 }

@@ -16,8 +16,7 @@ use crate::model::sustained::SustainedFigure;
 use crate::probe::extended::seqwrite;
 use crate::sys::scratch::ScratchDir;
 
-/// Bytes per write.
-pub const CHUNK: usize = 1 << 20;
+use crate::model::sustained::CHUNK;
 
 const NAME: &str = "sustained.dat";
 

@@ -15,14 +15,14 @@ use std::time::Duration;
 use rand::{Rng, RngExt, SeedableRng};
 
 use crate::error::{IoContext, ProbeError};
-use crate::measure::latency::Latency;
 use crate::measure::window::{Interrupt, Window};
+use crate::model::latency::Latency;
 use crate::model::sync::{SyncMode, SyncWriteFigure};
 use crate::probe::extended::seqwrite;
 use crate::sys::scratch::ScratchDir;
 
 /// Bytes per write.
-pub const BLOCK: usize = crate::probe::plan::SYNC_BLOCK;
+pub const BLOCK: usize = crate::model::sync::SYNC_BLOCK;
 
 /// What one job counted.
 struct JobResult {

@@ -15,9 +15,9 @@ use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::AlignedBuf;
-use crate::measure::latency::Latency;
 use crate::measure::window::{Interrupt, Window};
 use crate::model::blockdev::{ReadFigure, SeekFigure};
+use crate::model::latency::Latency;
 
 /// pveperf's and hdparm's read size.
 pub const READ_CHUNK: usize = 2 * 1024 * 1024;

@@ -218,7 +218,8 @@ mod tests {
 #[cfg(test)]
 mod snapshot_tests {
     use super::*;
-    use crate::probe::report::json::tests::{assert_snapshot, known_report};
+    use crate::probe::report::json::tests::known_report;
+    use crate::testutil::assert_snapshot;
 
     #[test]
     fn csv_of_known_numbers_is_pinned() {

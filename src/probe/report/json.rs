@@ -42,7 +42,7 @@ pub struct JsonReport {
     pub left_behind: Vec<String>,
     /// The wait for another probe on this host before measuring, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waited_for_probe: Option<super::Waited>,
+    pub waited_for_probe: Option<crate::model::host::Waited>,
     /// `--storage`: the PVE storage measured, and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pve_storage: Option<crate::model::pve::PveTarget>,
@@ -138,7 +138,7 @@ pub struct JsonFigure {
 
 impl JsonFigure {
     fn of(figure: Figure, entry: Entry) -> Option<JsonFigure> {
-        let stats = crate::measure::stats::Stats::of(&entry.samples)?;
+        let stats = crate::model::stats::Stats::of(&entry.samples)?;
         Some(JsonFigure {
             label: figure.label().to_string(),
             unit: figure.unit().to_string(),
@@ -322,7 +322,7 @@ pub struct Reading<'a> {
 impl Reading<'_> {
     /// max - min of the runs, with at least two of them.
     pub fn range(&self) -> Option<f64> {
-        crate::measure::stats::Stats::of(self.samples)
+        crate::model::stats::Stats::of(self.samples)
             .filter(|s| s.count >= 2)
             .map(|s| s.max - s.min)
     }
@@ -417,7 +417,7 @@ pub(crate) mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::measure::latency::Latency;
+    use crate::model::latency::Latency;
     use crate::probe::report::text::tests::{fsync, full_report};
 
     /// The known-numbers report with a fixed time, host and settings.
@@ -463,8 +463,8 @@ pub(crate) mod tests {
         );
         // The extended figures, with known numbers.
         {
-            use crate::measure::latency::Latency;
             use crate::model::io::{Engine, IoStats};
+            use crate::model::latency::Latency;
             let io = |reads: u64, writes: u64, block: usize, depth: usize| {
                 let mut read_latency = Latency::default();
                 let mut write_latency = Latency::default();
@@ -611,7 +611,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) use crate::testutil::assert_snapshot;
+    use crate::testutil::assert_snapshot;
 
     pub(crate) fn validate(doc: &str) {
         let schema = crate::testutil::schema("report");

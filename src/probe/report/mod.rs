@@ -6,7 +6,7 @@
 pub mod csv;
 pub mod json;
 pub mod metrics;
-pub mod storages;
+
 pub mod text;
 pub mod verbose;
 
@@ -172,15 +172,6 @@ fn bounded() -> String {
     Schedule::Bounded.name().to_string()
 }
 
-/// A wait for another probe on the same host before measuring (see
-/// `lock`), as JSON records it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Waited {
-    pub seconds: f64,
-    /// The probe that held the lock, as it described itself.
-    pub holder: String,
-}
-
 /// Everything one run measured. `None` marks a line that was not requested
 /// (or not reached before an interrupt). Timed tests hold one sample per run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -211,12 +202,27 @@ pub struct Report {
     /// What the run made and could not remove, with why.
     pub left_behind: Vec<String>,
     /// How long the run waited for another probe on this host first.
-    pub waited_for_probe: Option<Waited>,
+    pub waited_for_probe: Option<crate::model::host::Waited>,
     /// `--storage`: the PVE storage measured, and how.
     pub pve_storage: Option<PveTarget>,
 }
 
 impl Report {
+    /// An interrupted run's end: its message and status, after the
+    /// cleanup it says.
+    pub fn stop_if_interrupted(&self) -> Result<(), crate::error::Stop> {
+        let Some(sig) = self.interrupted_by else {
+            return Ok(());
+        };
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str())
+            .unwrap_or("signal");
+        Err(crate::error::Stop::new(
+            crate::error::exit::Exit::Signal(sig),
+            format!("interrupted by {name}; {}", self.cleanup()),
+        ))
+    }
+
     pub fn new(path: PathBuf) -> Self {
         Self {
             path,
@@ -470,9 +476,9 @@ mod tests {
 
     use super::text::tests::{dns, stats};
     use super::*;
-    use crate::measure::latency::Latency;
     use crate::model::cpubench::CpuOp;
     use crate::model::io::Engine;
+    use crate::model::latency::Latency;
 
     #[test]
     fn cpu_figures_and_pbs_operations_are_in_the_same_order() {

@@ -250,8 +250,8 @@ DNS INT:           15.00 ms (proxmox.example)
         );
     }
 
-    use crate::measure::latency::Latency;
     use crate::model::io::{Engine, IoStats, MixedFigure, SeqWriteFigure};
+    use crate::model::latency::Latency;
     use crate::model::storage::Storage;
     use crate::probe::report::Extended;
 

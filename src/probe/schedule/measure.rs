@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::blockstack;
 use crate::error::ProbeError;
+use crate::measure::engine::JobParams;
 use crate::measure::engine::{self, EngineChoice};
 use crate::measure::window::Interrupt;
 use crate::model::blockdev::ReadFigure;
@@ -32,7 +33,6 @@ use crate::probe::extended::seqwrite;
 use crate::probe::extended::sustained;
 use crate::probe::extended::syncwrite;
 use crate::probe::extended::{cpubench, volume};
-use crate::probe::plan::JobParams;
 use crate::probe::pveperf::blockdev;
 use crate::probe::pveperf::dns;
 use crate::probe::pveperf::filesystem;

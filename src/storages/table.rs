@@ -1,9 +1,9 @@
 //! `--storage all`'s table: a row per storage, a column per number any of
 //! them has (from the list of figures), each with the figure's decimals.
 
-use super::json::JsonReport;
 use crate::figure;
 use crate::output::table::Align;
+use crate::probe::report::json::JsonReport;
 
 /// The table, with a header of two lines (figure, unit).
 pub fn table(docs: &[JsonReport]) -> String {

@@ -188,20 +188,7 @@ impl Runner<'_> {
         let (na, nb) = (result.a.node_address.clone(), result.b.node_address.clone());
         let limit = self.probe_limit(throughput);
         let lifetime = limit + SLACK + Duration::from_secs(u64::from(self.ssh.connect_timeout));
-        let o = self.opts;
-        let serve_args = vec![
-            "net-serve".to_string(),
-            "--bind".into(),
-            addr_b.to_string(),
-            "--peer".into(),
-            addr_a.to_string(),
-            "--port".into(),
-            o.port.unwrap_or(0).to_string(),
-            "--lifetime".into(),
-            lifetime.as_secs().to_string(),
-            "--max-rate".into(),
-            o.net_rate.to_string(),
-        ];
+        let serve_args = self.serve_args(addr_a, addr_b, lifetime);
         let serve_argv = self.ssh.argv_stdin(
             &node(&result.b, &nb),
             &self.line(lifetime + SLACK, &serve_args),
@@ -221,26 +208,11 @@ impl Runner<'_> {
         };
         result.b.dev = result.b.dev.take().or(responder.ready.dev.clone());
         result.b.mtu = result.b.mtu.or(responder.ready.mtu);
-        let mut probe_args = vec![
-            "net-probe".to_string(),
-            "--from".into(),
-            addr_a.to_string(),
-            "--to".into(),
-            SocketAddr::new(addr_b, responder.ready.port).to_string(),
-            "--count".into(),
-            o.net_count.to_string(),
-            "--rate".into(),
-            o.net_rate.to_string(),
-            "--mtu".into(),
-        ];
-        if throughput {
-            probe_args.extend([
-                "--throughput-seconds".into(),
-                o.net_seconds.to_string(),
-                "--streams".into(),
-                o.net_streams.to_string(),
-            ]);
-        }
+        let probe_args = self.probe_args(
+            addr_a,
+            SocketAddr::new(addr_b, responder.ready.port),
+            throughput,
+        );
         let run = remote::run(
             &self
                 .ssh
@@ -249,41 +221,94 @@ impl Runner<'_> {
         );
         let probed = answer::<ProbeResult>(&run, limit, "net-probe");
         result.responder = responder.stop();
-        match probed {
-            Err((status, detail)) => {
-                result.status = PairStatus::Failed;
-                result.detail = Some(format!(
-                    "{} ({}): {}",
-                    result.a.node,
-                    status.word(),
-                    detail.unwrap_or_default()
-                ));
-            }
-            Ok(probe) => {
-                result.a.dev = result.a.dev.take().or(probe.dev.clone());
-                result.a.mtu = result.a.mtu.or(probe.mtu);
-                if probe
-                    .latency
-                    .as_ref()
-                    .is_some_and(|l| l.sent > 0 && l.received == 0)
-                {
-                    result.status = PairStatus::NoAnswer;
-                    result.detail = Some(format!(
-                        "{}'s responder answered none of {} probes",
-                        result.b.node,
-                        probe.latency.as_ref().map_or(0, |l| l.sent)
-                    ));
-                } else if !probe.errors.is_empty() {
-                    result.status = PairStatus::Partial;
-                    result.detail = Some(probe.errors.join("; "));
-                }
-                result.latency = probe.latency;
-                result.path_mtu = probe.path_mtu;
-                result.throughput = probe.throughput;
-            }
-        }
+        read_probe(&mut result, probed);
         result.seconds = start.elapsed().as_secs_f64();
         result
+    }
+    /// `net-serve`'s arguments: bound to `b`, answering `a` only.
+    fn serve_args(
+        &self,
+        a: std::net::IpAddr,
+        b: std::net::IpAddr,
+        lifetime: Duration,
+    ) -> Vec<String> {
+        let o = self.opts;
+        vec![
+            "net-serve".to_string(),
+            "--bind".into(),
+            b.to_string(),
+            "--peer".into(),
+            a.to_string(),
+            "--port".into(),
+            o.port.unwrap_or(0).to_string(),
+            "--lifetime".into(),
+            lifetime.as_secs().to_string(),
+            "--max-rate".into(),
+            o.net_rate.to_string(),
+        ]
+    }
+
+    /// `net-probe`'s arguments: from `a` to the responder at `to`.
+    fn probe_args(&self, a: std::net::IpAddr, to: SocketAddr, throughput: bool) -> Vec<String> {
+        let o = self.opts;
+        let mut args = vec![
+            "net-probe".to_string(),
+            "--from".into(),
+            a.to_string(),
+            "--to".into(),
+            to.to_string(),
+            "--count".into(),
+            o.net_count.to_string(),
+            "--rate".into(),
+            o.net_rate.to_string(),
+            "--mtu".into(),
+        ];
+        if throughput {
+            args.extend([
+                "--throughput-seconds".into(),
+                o.net_seconds.to_string(),
+                "--streams".into(),
+                o.net_streams.to_string(),
+            ]);
+        }
+        args
+    }
+}
+
+/// What the measuring end said, into the pair's result.
+fn read_probe(result: &mut PairResult, probed: Result<ProbeResult, (Status, Option<String>)>) {
+    match probed {
+        Err((status, detail)) => {
+            result.status = PairStatus::Failed;
+            result.detail = Some(format!(
+                "{} ({}): {}",
+                result.a.node,
+                status.word(),
+                detail.unwrap_or_default()
+            ));
+        }
+        Ok(probe) => {
+            result.a.dev = result.a.dev.take().or(probe.dev.clone());
+            result.a.mtu = result.a.mtu.or(probe.mtu);
+            if probe
+                .latency
+                .as_ref()
+                .is_some_and(|l| l.sent > 0 && l.received == 0)
+            {
+                result.status = PairStatus::NoAnswer;
+                result.detail = Some(format!(
+                    "{}'s responder answered none of {} probes",
+                    result.b.node,
+                    probe.latency.as_ref().map_or(0, |l| l.sent)
+                ));
+            } else if !probe.errors.is_empty() {
+                result.status = PairStatus::Partial;
+                result.detail = Some(probe.errors.join("; "));
+            }
+            result.latency = probe.latency;
+            result.path_mtu = probe.path_mtu;
+            result.throughput = probe.throughput;
+        }
     }
 }
 

@@ -595,12 +595,14 @@ mod tests {
         doc.to_string()
     }
 
-    #[test]
-    fn exit_statuses_and_output_become_statuses() {
-        let t = Duration::from_secs(60);
-        let v = "0.1.0";
-        let status = |f: Finished| classify(&f, t, v);
+    /// How a node's run is classified, with a 60 s limit and version 0.1.0 here.
+    fn status(f: Finished) -> NodeOutcome {
+        classify(&f, Duration::from_secs(60), "0.1.0")
+    }
 
+    #[test]
+    fn a_result_becomes_ok_partial_version_or_bad_output() {
+        let v = "0.1.0";
         let ok = status(finished(0, &result_json(v, false), ""));
         assert_eq!((ok.status, ok.detail.as_deref()), (Status::Ok, None));
         assert!(ok.result.is_some() && ok.raw.is_some());
@@ -638,7 +640,10 @@ mod tests {
             status(finished(0, &cut[..cut.len() / 2], "")).status,
             Status::BadOutput
         );
+    }
 
+    #[test]
+    fn a_missing_pveprobe_is_named() {
         let missing = status(finished(
             127,
             "",
@@ -657,7 +662,10 @@ mod tests {
             "timeout: failed to run command '/opt/p': Permission denied\n",
         ));
         assert_eq!(not_exec.status, Status::NoPveprobe);
+    }
 
+    #[test]
+    fn ssh_failures_are_unreachable_or_refused() {
         for (stderr, want) in [
             (
                 "ssh: connect to host 192.0.2.13 port 22: Connection refused\r\n",
@@ -689,7 +697,10 @@ mod tests {
             assert_eq!(o.status, want, "{stderr:?}");
             assert!(!o.detail.unwrap().is_empty());
         }
+    }
 
+    #[test]
+    fn a_node_past_its_limit_timed_out() {
         let hung = status(finished(124, "", ""));
         assert_eq!(hung.status, Status::Timeout);
         assert_eq!(
@@ -703,7 +714,10 @@ mod tests {
             ..Finished::default()
         });
         assert_eq!(killed.status, Status::Timeout);
+    }
 
+    #[test]
+    fn errors_and_usage_keep_their_words() {
         let bad_path = status(finished(
             2,
             "",

@@ -20,6 +20,7 @@ pub use file::{SaveError, SvgFile, SvgFileError};
 pub use inline::{inline_bar, sparkline};
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontFamily, FontStyle};
@@ -318,45 +319,8 @@ fn hatch_lines(w: i32, h: i32) -> Vec<[(i32, i32); 2]> {
 /// One panel in `area`: its title, the unit and direction, the axis, then
 /// each bar with its hatching, outline, whisker, value and name.
 fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, panel: &Panel) -> Result<(), PlotError> {
-    let (w, _) = area.dim_in_pixel();
-    let centre = w as i32 / 2;
-    area.draw(&Text::new(
-        panel.title.clone(),
-        (centre, 6),
-        style(TITLE_SIZE, true, HPos::Center, VPos::Top),
-    ))?;
-    let how = direction(panel.better);
-    let sub = if panel.unit.is_empty() {
-        how.to_string()
-    } else {
-        format!("{} · {how}", panel.unit)
-    };
-    area.draw(&Text::new(
-        sub,
-        (centre, 28),
-        style(LABEL_SIZE, false, HPos::Center, VPos::Top),
-    ))?;
-
-    let heights: Vec<f64> = panel
-        .bars
-        .iter()
-        .flat_map(|b| {
-            let (lo, hi) = runs(b).unzip();
-            [finite(b.value), lo, hi]
-        })
-        .flatten()
-        .collect();
-    let high = heights.iter().copied().fold(0.0, f64::max);
-    let low = heights.iter().copied().fold(0.0, f64::min);
-    let span = high - low;
-    let (bottom, top) = if span > 0.0 {
-        (
-            low - span * 0.04 * f64::from(u8::from(low < 0.0)),
-            high + span * 0.18,
-        )
-    } else {
-        (0.0, 1.0)
-    };
+    draw_titles(area, panel)?;
+    let (bottom, top) = y_range(panel);
     let n = panel.bars.len().max(1) as f64;
     let mut chart = ChartBuilder::on(area)
         .margin_top(TITLE_H)
@@ -385,65 +349,128 @@ fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, panel: &Panel) -> Resul
     let names_y = chart.plotting_area().get_pixel_range().1.end - base.1 + 6;
     for (i, bar) in panel.bars.iter().enumerate() {
         let x = i as f64;
-        let value = finite(bar.value);
-        if let Some(v) = value {
-            let fill = if bar.outlier { OUTLIER } else { BAR };
-            let corners = [(x - BAR_HALF, v.max(0.0)), (x + BAR_HALF, v.min(0.0))];
-            chart.draw_series([Rectangle::new(corners, fill.filled())])?;
-            if bar.outlier {
-                let (left, upper) = chart.backend_coord(&corners[0]);
-                let (right, lower) = chart.backend_coord(&corners[1]);
-                let anchor = corners[0];
-                chart.draw_series(hatch_lines(right - left, lower - upper).into_iter().map(
-                    |[a, b]| {
-                        EmptyElement::at(anchor)
-                            + PathElement::new(vec![a, b], HATCH.stroke_width(1))
-                    },
-                ))?;
-                let (l, r, t, b) = (corners[0].0, corners[1].0, corners[0].1, corners[1].1);
-                chart.draw_series([PathElement::new(
-                    vec![(l, b), (l, t), (r, t), (r, b), (l, b)],
-                    BLACK.stroke_width(2),
-                )])?;
-            }
-        }
-        let whisker = runs(bar);
-        if let Some((lo, hi)) = whisker {
-            chart.draw_series([PathElement::new(
-                vec![
-                    (x - CAP_HALF, hi),
-                    (x + CAP_HALF, hi),
-                    (x, hi),
-                    (x, lo),
-                    (x - CAP_HALF, lo),
-                    (x + CAP_HALF, lo),
-                ],
-                WHISKER.stroke_width(2),
-            )])?;
-        }
-        let (text, bold) = match value {
-            Some(_) if bar.outlier => (format!("{} !", bar.text), true),
-            Some(_) => (bar.text.clone(), false),
-            None => ("none".to_string(), false),
-        };
-        let above = value
-            .into_iter()
-            .chain(whisker.map(|w| w.1))
-            .fold(0.0, f64::max);
-        chart.draw_series([EmptyElement::at((x, above))
-            + Text::new(
-                text,
-                (0, -5),
-                style(LABEL_SIZE, bold, HPos::Center, VPos::Bottom),
-            )])?;
-        let px = chart.backend_coord(&(x, bottom)).0 - base.0;
-        for (k, line) in name_lines(&bar.name).into_iter().enumerate() {
-            area.draw(&Text::new(
-                line,
-                (px, names_y + 17 * k as i32),
-                style(LABEL_SIZE, false, HPos::Center, VPos::Top),
+        draw_bar(&mut chart, area, bar, x, bottom, names_y)?;
+    }
+    Ok(())
+}
+
+/// The panel's title, and its unit and direction under it.
+fn draw_titles(area: &DrawingArea<SVGBackend<'_>, Shift>, panel: &Panel) -> Result<(), PlotError> {
+    let (w, _) = area.dim_in_pixel();
+    let centre = w as i32 / 2;
+    area.draw(&Text::new(
+        panel.title.clone(),
+        (centre, 6),
+        style(TITLE_SIZE, true, HPos::Center, VPos::Top),
+    ))?;
+    let how = direction(panel.better);
+    let sub = if panel.unit.is_empty() {
+        how.to_string()
+    } else {
+        format!("{} · {how}", panel.unit)
+    };
+    area.draw(&Text::new(
+        sub,
+        (centre, 28),
+        style(LABEL_SIZE, false, HPos::Center, VPos::Top),
+    ))?;
+
+    Ok(())
+}
+
+/// The y axis' range: from zero (or a little below the lowest negative)
+/// to a little above the highest bar or whisker.
+fn y_range(panel: &Panel) -> (f64, f64) {
+    let heights: Vec<f64> = panel
+        .bars
+        .iter()
+        .flat_map(|b| {
+            let (lo, hi) = runs(b).unzip();
+            [finite(b.value), lo, hi]
+        })
+        .flatten()
+        .collect();
+    let high = heights.iter().copied().fold(0.0, f64::max);
+    let low = heights.iter().copied().fold(0.0, f64::min);
+    let span = high - low;
+    if span > 0.0 {
+        (
+            low - span * 0.04 * f64::from(u8::from(low < 0.0)),
+            high + span * 0.18,
+        )
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// One bar at `x`: hatched and outlined when an outlier, its whisker, its
+/// value above it and its name under the axis (`names_y` pixels down).
+fn draw_bar(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    bar: &Bar,
+    x: f64,
+    bottom: f64,
+    names_y: i32,
+) -> Result<(), PlotError> {
+    let base = area.get_base_pixel();
+    let value = finite(bar.value);
+    if let Some(v) = value {
+        let fill = if bar.outlier { OUTLIER } else { BAR };
+        let corners = [(x - BAR_HALF, v.max(0.0)), (x + BAR_HALF, v.min(0.0))];
+        chart.draw_series([Rectangle::new(corners, fill.filled())])?;
+        if bar.outlier {
+            let (left, upper) = chart.backend_coord(&corners[0]);
+            let (right, lower) = chart.backend_coord(&corners[1]);
+            let anchor = corners[0];
+            chart.draw_series(hatch_lines(right - left, lower - upper).into_iter().map(
+                |[a, b]| {
+                    EmptyElement::at(anchor) + PathElement::new(vec![a, b], HATCH.stroke_width(1))
+                },
             ))?;
+            let (l, r, t, b) = (corners[0].0, corners[1].0, corners[0].1, corners[1].1);
+            chart.draw_series([PathElement::new(
+                vec![(l, b), (l, t), (r, t), (r, b), (l, b)],
+                BLACK.stroke_width(2),
+            )])?;
         }
+    }
+    let whisker = runs(bar);
+    if let Some((lo, hi)) = whisker {
+        chart.draw_series([PathElement::new(
+            vec![
+                (x - CAP_HALF, hi),
+                (x + CAP_HALF, hi),
+                (x, hi),
+                (x, lo),
+                (x - CAP_HALF, lo),
+                (x + CAP_HALF, lo),
+            ],
+            WHISKER.stroke_width(2),
+        )])?;
+    }
+    let (text, bold) = match value {
+        Some(_) if bar.outlier => (format!("{} !", bar.text), true),
+        Some(_) => (bar.text.clone(), false),
+        None => ("none".to_string(), false),
+    };
+    let above = value
+        .into_iter()
+        .chain(whisker.map(|w| w.1))
+        .fold(0.0, f64::max);
+    chart.draw_series([EmptyElement::at((x, above))
+        + Text::new(
+            text,
+            (0, -5),
+            style(LABEL_SIZE, bold, HPos::Center, VPos::Bottom),
+        )])?;
+    let px = chart.backend_coord(&(x, bottom)).0 - base.0;
+    for (k, line) in name_lines(&bar.name).into_iter().enumerate() {
+        area.draw(&Text::new(
+            line,
+            (px, names_y + 17 * k as i32),
+            style(LABEL_SIZE, false, HPos::Center, VPos::Top),
+        ))?;
     }
     Ok(())
 }

@@ -462,116 +462,125 @@ pub(crate) mod tests {
             "page cache not dropped (not root): disk figures may come partly from memory".into(),
         );
         // The extended figures, with known numbers.
-        {
-            use crate::model::io::{Engine, IoStats};
-            use crate::model::latency::Latency;
-            let io = |reads: u64, writes: u64, block: usize, depth: usize| {
-                let mut read_latency = Latency::default();
-                let mut write_latency = Latency::default();
-                for us in [80u64, 100, 120, 400] {
-                    read_latency.record(Duration::from_micros(us));
-                    if writes > 0 {
-                        write_latency.record(Duration::from_micros(us * 2));
-                    }
-                }
-                IoStats {
-                    engine: Engine::IoUring,
-                    block,
-                    depth,
-                    reads,
-                    writes,
-                    elapsed: Duration::from_secs(2),
-                    read_latency,
-                    write_latency,
-                    cpu: Duration::from_millis(10),
-                    fallback: None,
-                }
-            };
-            let w = |mib: u64| crate::model::io::SeqWriteFigure {
-                bytes: mib << 20,
-                elapsed: Duration::from_secs(1),
-                zero_data: false,
-            };
-            let one = |s: IoStats| {
-                Outcome::Measured(crate::model::Devices {
-                    each: vec![s],
-                    named: false,
-                })
-            };
-            let x = &mut r.extended;
-            x.seq_write = Some(Outcome::Measured(vec![w(400), w(420), w(380)]));
-            x.seq_read = Some(one(io(1000, 0, 1 << 20, 8)));
-            x.rand_read_qd1 = Some(one(io(20_000, 0, 4096, 1)));
-            x.rand_read_qd32 = Some(one(io(160_000, 0, 4096, 32)));
-            x.mixed = Some(Outcome::Measured(crate::model::io::MixedFigure {
-                stats: io(14_000, 6_000, 4096, 16),
-                direct: true,
-                file_bytes: 1 << 30,
-            }));
-            use crate::model::sync::{
-                FlushVerdict, SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
-            };
-            let sync = |jobs: u32, writes: u64| {
-                let mut latency = Latency::default();
-                for us in [300u64, 350, 400, 2500] {
-                    latency.record(Duration::from_micros(us));
-                }
-                SyncWriteFigure {
-                    jobs,
-                    mode: SyncMode::Fdatasync,
-                    file_bytes: 64 << 20,
-                    writes,
-                    elapsed: Duration::from_secs(3),
-                    latency,
-                    cpu: Duration::from_millis(writes / 50),
-                }
-            };
-            x.sync_write = Some(Outcome::Measured(SyncResult {
-                figure: sync(1, 7200),
-                verdict: FlushVerdict {
-                    kind: VerdictKind::Plausible,
-                    reason: "sda solid state: no bound on commits a second".into(),
-                },
-                published: Vec::new(),
-                reference: crate::syncverdict::reference(
-                    Some(&crate::model::storage::Storage {
-                        disks: vec![crate::model::storage::Disk {
-                            name: "sda".into(),
-                            model: Some("INTEL SSDSC2KB480G8".into()),
-                            rotational: Some(false),
-                            transport: Some("SATA".into()),
-                            ..Default::default()
-                        }],
-                        ..Default::default()
-                    }),
-                    None,
-                    2400.0,
-                ),
-            }));
-            x.sync_scaling = Some(Outcome::Measured(SyncScaling {
-                steps: vec![sync(1, 7200), sync(2, 13_500), sync(4, 14_100)],
-            }));
-            x.sustained = Some(Outcome::Measured(
-                crate::model::sustained::SustainedFigure {
-                    bytes_per_second: [900u64, 880, 870, 400, 210, 200]
-                        .iter()
-                        .map(|m| m << 20)
-                        .collect(),
-                    window: Duration::from_secs(6),
-                    elapsed: Duration::from_secs(6),
-                    file_bytes: 8 << 30,
-                    direct: true,
-                },
-            ));
-            x.cpu_bench = Some(Outcome::Measured(cpu_bench(&[
-                (2022.0, &[1900.0, 1800.0]),
-                (752.0, &[700.0, 690.0]),
-                (1198.0, &[1100.0, 1150.0]),
-                (3645.0, &[3000.0, 3100.0]),
-                (758.0, &[700.0, 710.0]),
-            ])));
-        }
+        known_io(&mut r.extended);
+        known_sync_and_more(&mut r.extended);
         r
+    }
+
+    /// SEQ WRITE, the device tests and MIXED, with known numbers.
+    fn known_io(x: &mut crate::probe::report::Extended) {
+        use crate::model::io::{Engine, IoStats};
+        use crate::model::latency::Latency;
+        let io = |reads: u64, writes: u64, block: usize, depth: usize| {
+            let mut read_latency = Latency::default();
+            let mut write_latency = Latency::default();
+            for us in [80u64, 100, 120, 400] {
+                read_latency.record(Duration::from_micros(us));
+                if writes > 0 {
+                    write_latency.record(Duration::from_micros(us * 2));
+                }
+            }
+            IoStats {
+                engine: Engine::IoUring,
+                block,
+                depth,
+                reads,
+                writes,
+                elapsed: Duration::from_secs(2),
+                read_latency,
+                write_latency,
+                cpu: Duration::from_millis(10),
+                fallback: None,
+            }
+        };
+        let w = |mib: u64| crate::model::io::SeqWriteFigure {
+            bytes: mib << 20,
+            elapsed: Duration::from_secs(1),
+            zero_data: false,
+        };
+        let one = |s: IoStats| {
+            Outcome::Measured(crate::model::Devices {
+                each: vec![s],
+                named: false,
+            })
+        };
+        x.seq_write = Some(Outcome::Measured(vec![w(400), w(420), w(380)]));
+        x.seq_read = Some(one(io(1000, 0, 1 << 20, 8)));
+        x.rand_read_qd1 = Some(one(io(20_000, 0, 4096, 1)));
+        x.rand_read_qd32 = Some(one(io(160_000, 0, 4096, 32)));
+        x.mixed = Some(Outcome::Measured(crate::model::io::MixedFigure {
+            stats: io(14_000, 6_000, 4096, 16),
+            direct: true,
+            file_bytes: 1 << 30,
+        }));
+    }
+
+    /// SYNC WRITE 4K and its scaling, SUSTAINED WRITE and PBS's CPU
+    /// figures, with known numbers.
+    fn known_sync_and_more(x: &mut crate::probe::report::Extended) {
+        use crate::model::latency::Latency;
+        use crate::model::sync::{
+            FlushVerdict, SyncMode, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
+        };
+        let sync = |jobs: u32, writes: u64| {
+            let mut latency = Latency::default();
+            for us in [300u64, 350, 400, 2500] {
+                latency.record(Duration::from_micros(us));
+            }
+            SyncWriteFigure {
+                jobs,
+                mode: SyncMode::Fdatasync,
+                file_bytes: 64 << 20,
+                writes,
+                elapsed: Duration::from_secs(3),
+                latency,
+                cpu: Duration::from_millis(writes / 50),
+            }
+        };
+        x.sync_write = Some(Outcome::Measured(SyncResult {
+            figure: sync(1, 7200),
+            verdict: FlushVerdict {
+                kind: VerdictKind::Plausible,
+                reason: "sda solid state: no bound on commits a second".into(),
+            },
+            published: Vec::new(),
+            reference: crate::syncverdict::reference(
+                Some(&crate::model::storage::Storage {
+                    disks: vec![crate::model::storage::Disk {
+                        name: "sda".into(),
+                        model: Some("INTEL SSDSC2KB480G8".into()),
+                        rotational: Some(false),
+                        transport: Some("SATA".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+                None,
+                2400.0,
+            ),
+        }));
+        x.sync_scaling = Some(Outcome::Measured(SyncScaling {
+            steps: vec![sync(1, 7200), sync(2, 13_500), sync(4, 14_100)],
+        }));
+        x.sustained = Some(Outcome::Measured(
+            crate::model::sustained::SustainedFigure {
+                bytes_per_second: [900u64, 880, 870, 400, 210, 200]
+                    .iter()
+                    .map(|m| m << 20)
+                    .collect(),
+                window: Duration::from_secs(6),
+                elapsed: Duration::from_secs(6),
+                file_bytes: 8 << 30,
+                direct: true,
+            },
+        ));
+        x.cpu_bench = Some(Outcome::Measured(cpu_bench(&[
+            (2022.0, &[1900.0, 1800.0]),
+            (752.0, &[700.0, 690.0]),
+            (1198.0, &[1100.0, 1150.0]),
+            (3645.0, &[3000.0, 3100.0]),
+            (758.0, &[700.0, 710.0]),
+        ])));
     }
 
     /// PBS's operations in order, each `(MB/s alone, MB/s of each thread)`,

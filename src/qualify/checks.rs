@@ -317,3 +317,290 @@ fn system_disks(host: &Host, target: &Target, mounts: &[MountEntry], c: &mut Che
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each kind of finding through the [`Tools`] seam and a stand-in host
+    //! (a fixture tree of `/sys` and `/proc`), without root. The same
+    //! refusals on real devices are `tests/it/qualify.rs`'.
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::model::qualify::Device;
+
+    /// What the tools answer: signatures per node, `zpool status`, `pvs`.
+    #[derive(Default)]
+    struct Stand {
+        signatures: BTreeMap<String, Result<Vec<Signature>, String>>,
+        zpool: Option<Result<String, String>>,
+        pvs: Option<Result<String, String>>,
+    }
+
+    impl Tools for Stand {
+        fn signatures(&self, node: &Path) -> Result<Vec<Signature>, String> {
+            let name = node.file_name().unwrap().to_string_lossy().into_owned();
+            self.signatures
+                .get(&name)
+                .cloned()
+                .unwrap_or(Ok(Vec::new()))
+        }
+        fn zpool_status(&self) -> Result<Option<String>, String> {
+            self.zpool.clone().transpose()
+        }
+        fn pvs(&self) -> Result<Option<String>, String> {
+            self.pvs.clone().transpose()
+        }
+    }
+
+    /// A host with disk `sdb` (8:16) and its partition `sdb1` (8:17), the
+    /// root filesystem on `sda` (8:0), and `extra` files below the root.
+    struct Rig {
+        root: tempfile::TempDir,
+        pve: tempfile::TempDir,
+    }
+
+    impl Rig {
+        fn new() -> Rig {
+            let rig = Rig {
+                root: tempfile::tempdir().unwrap(),
+                pve: tempfile::tempdir().unwrap(),
+            };
+            for (name, dev) in [("sda", "8:0"), ("sdb", "8:16"), ("sdb1", "8:17")] {
+                rig.write(&format!("sys/class/block/{name}/dev"), &format!("{dev}\n"));
+            }
+            rig.mounts("");
+            rig.write("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+            rig
+        }
+
+        fn write(&self, rel: &str, text: &str) {
+            let path = self.root.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+
+        /// The root on /dev/sda, and `more` mountinfo lines.
+        fn mounts(&self, more: &str) {
+            self.write(
+                "proc/self/mountinfo",
+                &format!("22 1 8:0 / / rw,relatime shared:1 - ext4 /dev/sda rw\n{more}"),
+            );
+        }
+
+        fn storage_cfg(&self, text: &str) {
+            std::fs::write(self.pve.path().join("storage.cfg"), text).unwrap();
+        }
+
+        fn target() -> Target {
+            Target {
+                device: Device {
+                    name: "sdb".into(),
+                    dev: "8:16".into(),
+                    ..Device::default()
+                },
+                node: "/dev/sdb".into(),
+                dev: (8, 16),
+                disk: "sdb".into(),
+                partitions: vec!["sdb1".into()],
+                info: Default::default(),
+            }
+        }
+
+        fn check(&self, tools: &Stand) -> Checked {
+            let host = Host::with_root(self.root.path());
+            check(&host, &Rig::target(), tools, self.pve.path())
+        }
+
+        /// `device: what` of each finding.
+        fn findings(&self, tools: &Stand) -> Vec<String> {
+            self.check(tools)
+                .findings
+                .iter()
+                .map(|f| format!("{}: {}", f.device, f.what))
+                .collect()
+        }
+    }
+
+    fn signature(kind: &str, offset: &str) -> Signature {
+        Signature {
+            device: String::new(),
+            offset: offset.into(),
+            kind: kind.into(),
+            uuid: None,
+            label: Some("data".into()),
+        }
+    }
+
+    #[test]
+    fn a_disk_nobody_uses_has_no_finding_and_every_check_is_listed() {
+        let rig = Rig::new();
+        let checked = rig.check(&Stand::default());
+        assert!(checked.findings.is_empty(), "{:?}", checked.findings);
+        assert_eq!(checked.looked_at.len(), 8, "{:?}", checked.looked_at);
+        assert!(checked.looked_at[0].ends_with("on sdb, sdb1"));
+    }
+
+    #[test]
+    fn a_signature_on_the_disk_or_a_partition_is_named_with_its_offset() {
+        let rig = Rig::new();
+        let mut tools = Stand::default();
+        tools
+            .signatures
+            .insert("sdb".into(), Ok(vec![signature("gpt", "0x200")]));
+        tools
+            .signatures
+            .insert("sdb1".into(), Ok(vec![signature("ext4", "0x438")]));
+        assert_eq!(
+            rig.findings(&tools),
+            [
+                "sdb: gpt signature at offset 0x200, label \"data\" (wipefs)",
+                "sdb1: ext4 signature at offset 0x438, label \"data\" (wipefs)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_probe_that_cannot_run_is_a_finding() {
+        let rig = Rig::new();
+        let mut tools = Stand::default();
+        tools
+            .signatures
+            .insert("sdb1".into(), Err("wipefs is not installed".into()));
+        tools.zpool = Some(Err("zpool timed out".into()));
+        tools.pvs = Some(Err("pvs failed".into()));
+        assert_eq!(
+            rig.findings(&tools),
+            [
+                "sdb1: signatures not checked: wipefs is not installed",
+                "sdb: ZFS pools not checked: zpool timed out",
+                "sdb: LVM not checked: pvs failed",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mount_by_device_number_or_by_source_is_found() {
+        let rig = Rig::new();
+        rig.mounts(
+            "40 22 8:17 / /srv rw - xfs /dev/sdb1 rw\n41 22 0:50 / /mnt/b rw - btrfs /dev/sdb rw\n",
+        );
+        assert_eq!(
+            rig.findings(&Stand::default()),
+            [
+                "sdb1: mounted on /srv (xfs)",
+                "sdb: mounted on /mnt/b (btrfs)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_swap_area_is_found() {
+        let rig = Rig::new();
+        rig.write(
+            "proc/swaps",
+            "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb1 partition 1048572 0 -2\n",
+        );
+        assert_eq!(
+            rig.findings(&Stand::default()),
+            ["sdb1: used as swap (/proc/swaps)"]
+        );
+    }
+
+    #[test]
+    fn holders_are_named_by_kind() {
+        let rig = Rig::new();
+        for h in ["dm-3", "md127", "bcache0", "zram0"] {
+            std::fs::create_dir_all(
+                rig.root
+                    .path()
+                    .join(format!("sys/class/block/sdb1/holders/{h}")),
+            )
+            .unwrap();
+        }
+        rig.write("sys/class/block/dm-3/dm/name", "pve-data\n");
+        let mut found = rig.findings(&Stand::default());
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "sdb1: held by bcache0 (bcache)",
+                "sdb1: held by dm-3 (device-mapper pve-data)",
+                "sdb1: held by md127 (md RAID)",
+                "sdb1: held by zram0",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_member_of_an_imported_pool_is_found() {
+        let rig = Rig::new();
+        let tools = Stand {
+            zpool: Some(Ok("  pool: tank\n state: ONLINE\nconfig:\n\n\tNAME         STATE\n\ttank         ONLINE\n\t  /dev/sdb1  ONLINE\n".into())),
+            ..Stand::default()
+        };
+        assert_eq!(
+            rig.findings(&tools),
+            ["sdb1: part of imported ZFS pool tank (zpool status)"]
+        );
+    }
+
+    #[test]
+    fn a_physical_volume_with_or_without_a_group_is_found() {
+        let rig = Rig::new();
+        let tools = Stand {
+            pvs: Some(Ok("  /dev/sdb1|pve\n  /dev/sdb|\n  /dev/sda|other\n".into())),
+            ..Stand::default()
+        };
+        assert_eq!(
+            rig.findings(&tools),
+            [
+                "sdb1: a physical volume of volume group pve (pvs)",
+                "sdb: an LVM physical volume (pvs)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pve_storage_naming_it_by_path_group_or_pool_is_found() {
+        let rig = Rig::new();
+        rig.storage_cfg(
+            "dir: local\n\tpath /var/lib/vz\n\nlvm: big\n\tvgname pve\n\nzfspool: tank\n\tpool tank/data\n\niscsi: raw\n\tportal 127.0.0.1\n\ttarget /dev/sdb1\n",
+        );
+        let tools = Stand {
+            zpool: Some(Ok("  pool: tank\nconfig:\n\t  /dev/sdb  ONLINE\n".into())),
+            pvs: Some(Ok("  /dev/sdb1|pve\n".into())),
+            ..Stand::default()
+        };
+        let found = rig.findings(&tools);
+        for want in [
+            "sdb: under PVE storage big (lvm vgname pve)",
+            "sdb: under PVE storage tank (zfspool pool tank/data)",
+            "sdb1: named by PVE storage raw (target /dev/sdb1)",
+        ] {
+            assert!(found.iter().any(|f| f == want), "{want} not in {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_storage_cfg_that_cannot_be_read_is_a_finding() {
+        let rig = Rig::new();
+        std::fs::create_dir(rig.pve.path().join("storage.cfg")).unwrap();
+        let found = rig.findings(&Stand::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("sdb: ") && found[0].contains("storage.cfg not read"));
+    }
+
+    #[test]
+    fn the_disk_below_a_system_mount_is_found() {
+        let rig = Rig::new();
+        rig.mounts("30 22 8:16 / /boot rw - ext4 /dev/sdb rw\n");
+        assert_eq!(
+            rig.findings(&Stand::default()),
+            [
+                "sdb: mounted on /boot (ext4)",
+                "sdb: sdb is the disk below /boot (/dev/sdb)"
+            ]
+        );
+    }
+}

@@ -287,8 +287,9 @@ fn blkid_p(dev: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn every_signature_is_refused_by_name_and_nothing_is_written() {
-    if !root_or_skip("qualify::every_signature_is_refused_by_name_and_nothing_is_written") {
+    if !root_or_skip() {
         return;
     }
     for case in CASES {
@@ -318,8 +319,9 @@ fn every_signature_is_refused_by_name_and_nothing_is_written() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_signature_on_a_partition_and_a_mounted_partition_are_refused() {
-    if !root_or_skip("qualify::a_signature_on_a_partition_and_a_mounted_partition_are_refused") {
+    if !root_or_skip() {
         return;
     }
     let dev = LoopDevice::new(
@@ -347,8 +349,9 @@ fn a_signature_on_a_partition_and_a_mounted_partition_are_refused() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_device_in_use_is_refused_with_its_use_named() {
-    if !root_or_skip("qualify::a_device_in_use_is_refused_with_its_use_named") {
+    if !root_or_skip() {
         return;
     }
     // Mounted.
@@ -459,8 +462,9 @@ fn a_device_in_use_is_refused_with_its_use_named() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn the_identity_is_asked_for_and_a_wiped_disk_is_accepted() {
-    if !root_or_skip("qualify::the_identity_is_asked_for_and_a_wiped_disk_is_accepted") {
+    if !root_or_skip() {
         return;
     }
     let dev = LoopDevice::new(64, LoopOptions::default());
@@ -552,8 +556,9 @@ fn allocated(dev: &LoopDevice) -> u64 {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn the_tests_write_their_pattern_and_the_discard_punches_it_out() {
-    if !root_or_skip("qualify::the_tests_write_their_pattern_and_the_discard_punches_it_out") {
+    if !root_or_skip() {
         return;
     }
     let dev = LoopDevice::new(64, LoopOptions::default());
@@ -676,8 +681,9 @@ fn the_tests_write_their_pattern_and_the_discard_punches_it_out() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_signal_stops_the_writes_discards_and_exits_128_plus_n() {
-    if !root_or_skip("qualify::a_signal_stops_the_writes_discards_and_exits_128_plus_n") {
+    if !root_or_skip() {
         return;
     }
     let dev = LoopDevice::new(64, LoopOptions::default());

@@ -12,7 +12,7 @@ use crate::common::{root_or_skip, stderr, stdout};
 #[test]
 #[ignore = "run as nobody by a_skip_for_lack_of_root_fails_under_ci"]
 fn needs_root() {
-    if !root_or_skip("needs_root") {
+    if !root_or_skip() {
         return;
     }
     assert!(crate::common::is_root());
@@ -36,15 +36,32 @@ fn as_nobody() -> Command {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_skip_for_lack_of_root_fails_under_ci() {
-    if !root_or_skip("a_skip_for_lack_of_root_fails_under_ci") {
+    if !root_or_skip() {
         return;
     }
+    // Without root and without --include-ignored, the runner's summary
+    // counts it as ignored, with its reason.
+    let mut listed = Command::new(std::env::current_exe().unwrap());
+    listed
+        .args(["--exact", "cli::ci_rules::needs_root"])
+        .env_remove("CI")
+        .current_dir("/")
+        .uid(65534)
+        .gid(65534);
+    let out = listed.output().unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("0 passed; 0 failed; 1 ignored"),
+        "{}",
+        stdout(&out)
+    );
     // A developer's machine: the test skips and says so.
     let out = as_nobody().output().unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(
-        stderr(&out).contains("SKIPPED needs_root: needs root"),
+        stderr(&out).contains("SKIPPED cli::ci_rules::needs_root: needs root"),
         "{}",
         stderr(&out)
     );
@@ -63,4 +80,57 @@ fn a_skip_for_lack_of_root_fails_under_ci() {
             stderr(&out)
         );
     }
+}
+
+/// Every test that needs root is `#[ignore = "needs root: ..."]`, so a run
+/// without root shows it among the ignored in the runner's summary, not
+/// only in a stderr line the runner hides.
+#[test]
+fn every_test_that_needs_root_is_counted_as_ignored_without_it() {
+    let decl = regex::Regex::new(r"^(\s*)(?:pub(?:\([a-z]+\))? )?fn (\w+)").unwrap();
+    let mut dirs = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it")];
+    let (mut unmarked, mut marked) = (Vec::new(), 0);
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(c) = decl.captures(line) else {
+                    continue;
+                };
+                let close = format!("{}}}", &c[1]);
+                let end = lines[i + 1..]
+                    .iter()
+                    .position(|l| *l == close)
+                    .map_or(lines.len(), |e| i + 1 + e);
+                if !lines[i + 1..end]
+                    .iter()
+                    .any(|l| l.contains("root_or_skip()"))
+                {
+                    continue;
+                }
+                let attrs: Vec<&str> = lines[..i]
+                    .iter()
+                    .rev()
+                    .map(|l| l.trim())
+                    .take_while(|l| l.starts_with("#[") || l.starts_with("///"))
+                    .collect();
+                if !attrs.contains(&"#[test]") {
+                    continue;
+                }
+                if attrs.iter().any(|a| a.starts_with("#[ignore")) {
+                    marked += 1;
+                } else {
+                    unmarked.push(format!("{}: {}", path.display(), &c[2]));
+                }
+            }
+        }
+    }
+    assert!(marked > 100, "{marked} tests that need root");
+    assert!(unmarked.is_empty(), "not #[ignore]d: {unmarked:?}");
 }

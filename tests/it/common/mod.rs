@@ -28,12 +28,27 @@ pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
+/// The running test's name, as the runner names it (`storage::stack::...`):
+/// libtest runs each test on a thread of that name.
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("a test")
+        .to_string()
+}
+
 /// False (after saying so on stderr) when the test needs root and we are
 /// not, or when PVEPROBE_TEST_UNPRIVILEGED is set: debian/rules sets it, so
 /// a package build makes no loop devices, mounts or servers, even as root.
 /// Under CI a test that needs root and is not root fails instead: CI runs
 /// as root, and a skip there would pass without testing anything.
-pub fn root_or_skip(test: &str) -> bool {
+///
+/// Every test that calls it is also `#[ignore = "needs root: ..."]`, so a
+/// run without root counts it among the ignored in its summary;
+/// `scripts/test` runs them as root (`--include-ignored`).
+pub fn root_or_skip() -> bool {
+    let test = test_name();
     if !is_root() {
         assert!(
             !in_ci(),

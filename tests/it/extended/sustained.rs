@@ -21,8 +21,9 @@ fn series(doc: &serde_json::Value) -> Vec<f64> {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_point_per_second_and_nothing_left() {
-    if !root_or_skip("a_point_per_second_and_nothing_left") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(256, LoopOptions::default(), &[], "rw");
@@ -139,9 +140,10 @@ fn a_point_per_second_and_nothing_left() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn signals_during_a_sustained_write_remove_its_file() {
     use nix::sys::signal::Signal;
-    if !root_or_skip("signals_during_a_sustained_write_remove_its_file") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(256, LoopOptions::default(), &[], "rw");
@@ -178,8 +180,9 @@ fn signals_during_a_sustained_write_remove_its_file() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_cache_that_fills_up_shows_in_the_series() {
-    if !root_or_skip("a_cache_that_fills_up_shows_in_the_series") {
+    if !root_or_skip() {
         return;
     }
     let fs = FaultFs::mount("faultfs", 0);

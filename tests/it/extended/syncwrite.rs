@@ -245,22 +245,25 @@ fn on_a_loop_device(fstype: &str) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sync_write_on_an_ext4_loop_device() {
-    if root_or_skip("sync_write_on_an_ext4_loop_device") {
+    if root_or_skip() {
         on_a_loop_device("ext4");
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sync_write_on_an_xfs_loop_device() {
-    if root_or_skip("sync_write_on_an_xfs_loop_device") {
+    if root_or_skip() {
         on_a_loop_device("xfs");
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sync_write_on_a_btrfs_loop_device() {
-    if root_or_skip("sync_write_on_a_btrfs_loop_device") {
+    if root_or_skip() {
         on_a_loop_device("btrfs");
     }
 }
@@ -355,8 +358,9 @@ fn assert_sees_the_sas_disk(doc: &Value) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn fsyncs_that_return_at_once_are_faster_than_a_7200_rpm_disk() {
-    if !root_or_skip("fsyncs_that_return_at_once_are_faster_than_a_7200_rpm_disk") {
+    if !root_or_skip() {
         return;
     }
     let _guard = shared();
@@ -460,17 +464,17 @@ fn twenty_ms_syncs(mode: &str) -> Value {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn fdatasyncs_of_20_ms_are_about_50_a_second_and_plausible_for_a_7200_rpm_disk() {
-    if root_or_skip("fdatasyncs_of_20_ms_are_about_50_a_second_and_plausible_for_a_7200_rpm_disk") {
+    if root_or_skip() {
         twenty_ms_syncs("fdatasync");
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn o_dsync_writes_of_20_ms_are_about_50_a_second_and_plausible_for_a_7200_rpm_disk() {
-    if root_or_skip(
-        "o_dsync_writes_of_20_ms_are_about_50_a_second_and_plausible_for_a_7200_rpm_disk",
-    ) {
+    if root_or_skip() {
         twenty_ms_syncs("dsync");
     }
 }
@@ -537,8 +541,9 @@ fn failing_run(
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_failing_fdatasync_fails_the_figure_with_exit_1_and_leaves_nothing() {
-    if root_or_skip("a_failing_fdatasync_fails_the_figure_with_exit_1_and_leaves_nothing") {
+    if root_or_skip() {
         failing_run(
             "fdatasync",
             |f| f.fsync_error = Some((f.fsyncs + 3, libc::EIO)),
@@ -548,8 +553,9 @@ fn a_failing_fdatasync_fails_the_figure_with_exit_1_and_leaves_nothing() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_failing_write_fails_the_figure_with_exit_1_and_leaves_nothing() {
-    if root_or_skip("a_failing_write_fails_the_figure_with_exit_1_and_leaves_nothing") {
+    if root_or_skip() {
         failing_run(
             "fdatasync",
             |f| f.write_error = Some((f.writes + 3, libc::EIO)),
@@ -559,8 +565,9 @@ fn a_failing_write_fails_the_figure_with_exit_1_and_leaves_nothing() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_failing_o_dsync_write_fails_the_figure_with_exit_1_and_leaves_nothing() {
-    if root_or_skip("a_failing_o_dsync_write_fails_the_figure_with_exit_1_and_leaves_nothing") {
+    if root_or_skip() {
         failing_run(
             "dsync",
             |f| f.fsync_error = Some((f.fsyncs + 3, libc::EIO)),
@@ -570,8 +577,9 @@ fn a_failing_o_dsync_write_fails_the_figure_with_exit_1_and_leaves_nothing() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sync_write_on_tmpfs_is_not_synced() {
-    if !root_or_skip("sync_write_on_tmpfs_is_not_synced") {
+    if !root_or_skip() {
         return;
     }
     let _guard = shared();
@@ -602,8 +610,9 @@ fn sync_write_on_tmpfs_is_not_synced() {
 /// directory (the writes go to the filesystem below /var/tmp), the real
 /// /sys, and fake `zpool`/`zfs` saying the dataset has sync=disabled.
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_zfs_dataset_with_sync_disabled_is_not_synced() {
-    if !root_or_skip("a_zfs_dataset_with_sync_disabled_is_not_synced") {
+    if !root_or_skip() {
         return;
     }
     let _guard = shared();
@@ -642,8 +651,9 @@ fn a_zfs_dataset_with_sync_disabled_is_not_synced() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sync_jobs_1_2_4_and_dsync_on_an_ext4_loop_device() {
-    if !root_or_skip("sync_jobs_1_2_4_and_dsync_on_an_ext4_loop_device") {
+    if !root_or_skip() {
         return;
     }
     let _guard = shared();

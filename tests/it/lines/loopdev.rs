@@ -60,22 +60,25 @@ fn all_eight_lines(sector_size: Option<u32>) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn all_eight_lines_on_ext4_loop_device() {
-    if root_or_skip("all_eight_lines_on_ext4_loop_device") {
+    if root_or_skip() {
         all_eight_lines(None);
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn all_eight_lines_on_4kn_loop_device() {
-    if root_or_skip("all_eight_lines_on_4kn_loop_device") {
+    if root_or_skip() {
         all_eight_lines(Some(4096));
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn seek_reads_use_the_logical_block_size() {
-    if !root_or_skip("seek_reads_use_the_logical_block_size") {
+    if !root_or_skip() {
         return;
     }
     // O_DIRECT reads of 512 bytes fail on a 4Kn device: a figure proves the
@@ -110,8 +113,9 @@ fn seek_reads_use_the_logical_block_size() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn read_only_mount_skips_fsync_with_a_clear_note() {
-    if !root_or_skip("read_only_mount_skips_fsync_with_a_clear_note") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(128, LoopOptions::default(), &[], "ro");
@@ -154,8 +158,9 @@ fn fill(path: &std::path::Path, keep_kib: u64) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn full_filesystem_is_reported_not_measured() {
-    if !root_or_skip("full_filesystem_is_reported_not_measured") {
+    if !root_or_skip() {
         return;
     }
     // 5% reserved for root: filled to the reserve, unprivileged space is 0.
@@ -177,8 +182,9 @@ fn full_filesystem_is_reported_not_measured() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn running_out_of_space_mid_test_cleans_up() {
-    if !root_or_skip("running_out_of_space_mid_test_cleans_up") {
+    if !root_or_skip() {
         return;
     }
     // No reserve and ~120 KiB left: the 300 rotating files need ~1.2 MiB,
@@ -205,8 +211,9 @@ fn running_out_of_space_mid_test_cleans_up() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn unprivileged_run_says_what_it_could_not_do() {
-    if !root_or_skip("unprivileged_run_says_what_it_could_not_do") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(128, LoopOptions::default(), &[], "rw");
@@ -290,22 +297,25 @@ fn signal_mid_fsync(signal: nix::sys::signal::Signal) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sigint_mid_fsync_removes_the_scratch_directory() {
-    if root_or_skip("sigint_mid_fsync_removes_the_scratch_directory") {
+    if root_or_skip() {
         signal_mid_fsync(nix::sys::signal::Signal::SIGINT);
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sigterm_mid_fsync_removes_the_scratch_directory() {
-    if root_or_skip("sigterm_mid_fsync_removes_the_scratch_directory") {
+    if root_or_skip() {
         signal_mid_fsync(nix::sys::signal::Signal::SIGTERM);
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn buffered_reads_stop_at_the_end_of_a_small_device() {
-    if !root_or_skip("buffered_reads_stop_at_the_end_of_a_small_device") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(16, LoopOptions::default(), &[], "rw");
@@ -329,8 +339,9 @@ fn buffered_reads_stop_at_the_end_of_a_small_device() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn json_from_a_4kn_loop_device_run() {
-    if !root_or_skip("json_from_a_4kn_loop_device_run") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(

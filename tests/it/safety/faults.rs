@@ -62,8 +62,9 @@ fn long_fsync_run(path: impl AsRef<std::path::Path>, stdout: Stdio) -> std::proc
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_disk_that_fails_mid_read_is_reported_and_the_rest_still_prints() {
-    if !root_or_skip("a_disk_that_fails_mid_read_is_reported_and_the_rest_still_prints") {
+    if !root_or_skip() {
         return;
     }
     let rig = FaultyExt4::new(64);
@@ -101,8 +102,9 @@ fn a_disk_that_fails_mid_read_is_reported_and_the_rest_still_prints() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_slow_disk_shows_in_the_figures_and_the_run_stays_bounded() {
-    if !root_or_skip("a_slow_disk_shows_in_the_figures_and_the_run_stays_bounded") {
+    if !root_or_skip() {
         return;
     }
     let rig = FaultyExt4::new(64);
@@ -171,8 +173,9 @@ fn failing_fsync_test(setup: impl FnOnce(&mut crate::common::faultfs::Faults), m
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn fsyncs_failing_mid_test_with_eio_clean_up() {
-    if root_or_skip("fsyncs_failing_mid_test_with_eio_clean_up") {
+    if root_or_skip() {
         failing_fsync_test(
             |f| f.fsync_error = Some((20, libc::EIO)),
             "/tf_20.dat: I/O error\n",
@@ -181,15 +184,17 @@ fn fsyncs_failing_mid_test_with_eio_clean_up() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn writes_failing_mid_test_with_eio_clean_up() {
-    if root_or_skip("writes_failing_mid_test_with_eio_clean_up") {
+    if root_or_skip() {
         failing_fsync_test(|f| f.write_error = Some((20, libc::EIO)), "write to ");
     }
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn writes_failing_mid_test_with_enospc_clean_up() {
-    if root_or_skip("writes_failing_mid_test_with_enospc_clean_up") {
+    if root_or_skip() {
         failing_fsync_test(
             |f| f.write_error = Some((20, libc::ENOSPC)),
             "/tf_20.dat: No space left on device\n",
@@ -220,8 +225,9 @@ fn remount_read_only(path: &Path) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_filesystem_remounted_read_only_mid_test_is_reported_with_what_was_left() {
-    if !root_or_skip("a_filesystem_remounted_read_only_mid_test_is_reported_with_what_was_left") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(128, LoopOptions::default(), &[], "rw");
@@ -260,8 +266,9 @@ fn a_filesystem_remounted_read_only_mid_test_is_reported_with_what_was_left() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn path_removed_mid_test_is_reported_and_nothing_is_recreated() {
-    if !root_or_skip("path_removed_mid_test_is_reported_and_nothing_is_recreated") {
+    if !root_or_skip() {
         return;
     }
     let dir = workdir();
@@ -320,8 +327,9 @@ impl Drop for FuseCtl {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_device_whose_backing_store_vanishes_mid_read_is_reported() {
-    if !root_or_skip("a_device_whose_backing_store_vanishes_mid_read_is_reported") {
+    if !root_or_skip() {
         return;
     }
     let rig = FaultyExt4::new(256);
@@ -365,8 +373,9 @@ fn a_device_whose_backing_store_vanishes_mid_read_is_reported() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_loop_device_detached_mid_read_stays_until_the_probe_lets_go() {
-    if !root_or_skip("a_loop_device_detached_mid_read_stays_until_the_probe_lets_go") {
+    if !root_or_skip() {
         return;
     }
     // The kernel defers a detach while the device is open (autoclear): the
@@ -475,9 +484,10 @@ fn signal_in_phase(
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn sigint_sigterm_and_sighup_in_every_phase_clean_up_and_exit_128_plus_signal() {
     use nix::sys::signal::Signal;
-    if !root_or_skip("sigint_sigterm_and_sighup_in_every_phase_clean_up_and_exit_128_plus_signal") {
+    if !root_or_skip() {
         return;
     }
     let fs = Ext4::new(512, LoopOptions::default(), &[], "rw");
@@ -499,9 +509,10 @@ fn sigint_sigterm_and_sighup_in_every_phase_clean_up_and_exit_128_plus_signal() 
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_second_ctrl_c_during_cleanup_does_not_cut_it_short() {
     use nix::sys::signal::{Signal, kill};
-    if !root_or_skip("a_second_ctrl_c_during_cleanup_does_not_cut_it_short") {
+    if !root_or_skip() {
         return;
     }
     let fs = FaultFs::mount("faultfs", 0);
@@ -540,9 +551,10 @@ fn a_second_ctrl_c_during_cleanup_does_not_cut_it_short() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn an_interrupted_run_whose_cleanup_fails_says_what_it_left() {
     use nix::sys::signal::{Signal, kill};
-    if !root_or_skip("an_interrupted_run_whose_cleanup_fails_says_what_it_left") {
+    if !root_or_skip() {
         return;
     }
     let fs = FaultFs::mount("faultfs", 0);

@@ -67,8 +67,9 @@ fn partitioned(script: &[u8]) -> (tempfile::TempDir, PathBuf, PathBuf, Detach) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_partition_resolves_to_its_disk() {
-    if !root_or_skip("a_partition_resolves_to_its_disk") {
+    if !root_or_skip() {
         return;
     }
     let (_dir, disk, part, _detach) = partitioned(b"label: gpt\n,,L\n");
@@ -115,8 +116,9 @@ impl Drop for Detach {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn btrfs_raid1_resolves_to_both_devices() {
-    if !root_or_skip("btrfs_raid1_resolves_to_both_devices") {
+    if !root_or_skip() {
         return;
     }
     let a = LoopDevice::new(300, LoopOptions::default());
@@ -166,8 +168,9 @@ fn zpool_status(a: &Path, b: &Path) -> String {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn zfs_dataset_reads_its_pools_leaf_disks() {
-    if !root_or_skip("zfs_dataset_reads_its_pools_leaf_disks") {
+    if !root_or_skip() {
         return;
     }
     let (a, b) = a_512_and_a_4kn_disk();
@@ -210,8 +213,9 @@ fn zfs_dataset_reads_its_pools_leaf_disks() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn zfs_without_zpool_says_so() {
-    if !root_or_skip("zfs_without_zpool_says_so") {
+    if !root_or_skip() {
         return;
     }
     let rig = ZfsRig::new("#!/bin/sh\nexit 0\n");
@@ -227,8 +231,9 @@ fn zfs_without_zpool_says_so() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_hanging_zpool_is_cut_off() {
-    if !root_or_skip("a_hanging_zpool_is_cut_off") {
+    if !root_or_skip() {
         return;
     }
     let rig = ZfsRig::new("#!/bin/sh\nexec sleep 600\n");
@@ -259,8 +264,9 @@ fn tool_exists(tool: &str) -> bool {
 
 /// Real md RAID1 where the kernel has md (this project's CI kernel has not).
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn md_raid1_where_the_kernel_has_md() {
-    if !root_or_skip("md_raid1_where_the_kernel_has_md") {
+    if !root_or_skip() {
         return;
     }
     if !Path::new("/proc/mdstat").exists() || !tool_exists("mdadm") {
@@ -310,8 +316,9 @@ fn md_raid1_where_the_kernel_has_md() {
 
 /// Real LVM where the kernel has device-mapper (this project's CI kernel has not).
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn lvm_where_the_kernel_has_device_mapper() {
-    if !root_or_skip("lvm_where_the_kernel_has_device_mapper") {
+    if !root_or_skip() {
         return;
     }
     if !Path::new("/dev/mapper/control").exists() || !tool_exists("lvcreate") {
@@ -344,8 +351,9 @@ fn lvm_where_the_kernel_has_device_mapper() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn zfs_dataset_extended_device_tests_read_the_leaf_disks() {
-    if !root_or_skip("zfs_dataset_extended_device_tests_read_the_leaf_disks") {
+    if !root_or_skip() {
         return;
     }
     let a = LoopDevice::new(64, LoopOptions::default());
@@ -373,8 +381,9 @@ fn zfs_dataset_extended_device_tests_read_the_leaf_disks() {
 /// ashift to use; with ashift 12 there is none. The fake `zpool` answers
 /// `get ashift` as OpenZFS prints it (`-Hp -o value`).
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn zfs_ashift_below_a_4kn_disks_sector() {
-    if !root_or_skip("zfs_ashift_below_a_4kn_disks_sector") {
+    if !root_or_skip() {
         return;
     }
     let (a, b) = a_512_and_a_4kn_disk();
@@ -436,8 +445,9 @@ fn zfs_ashift_below_a_4kn_disks_sector() {
 /// hint says misaligned; the default layout (sector 2048) gets none. The
 /// disk's discard limit is what the kernel reports.
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_partition_at_sector_63_on_an_ssd_is_misaligned() {
-    if !root_or_skip("a_partition_at_sector_63_on_an_ssd_is_misaligned") {
+    if !root_or_skip() {
         return;
     }
     for (start, misaligned) in [(63u64, true), (2048, false)] {

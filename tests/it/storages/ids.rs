@@ -127,8 +127,9 @@ fn storages_lists_every_type_and_says_how_or_why_not() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_thin_volume_is_allocated_prefilled_measured_and_freed() {
-    if !root_or_skip("a_thin_volume_is_allocated_prefilled_measured_and_freed") {
+    if !root_or_skip() {
         return;
     }
     let local = crate::common::workdir();
@@ -218,8 +219,9 @@ fn a_thin_volume_is_allocated_prefilled_measured_and_freed() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn the_prefill_writes_incompressible_data_over_the_whole_volume() {
-    if !root_or_skip("the_prefill_writes_incompressible_data_over_the_whole_volume") {
+    if !root_or_skip() {
         return;
     }
     let local = crate::common::workdir();
@@ -269,8 +271,9 @@ fn the_prefill_writes_incompressible_data_over_the_whole_volume() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_device_that_is_not_the_volume_or_in_use_is_refused_before_any_write() {
-    if !root_or_skip("a_device_that_is_not_the_volume_or_in_use_is_refused_before_any_write") {
+    if !root_or_skip() {
         return;
     }
     let local = crate::common::workdir();
@@ -325,8 +328,9 @@ fn a_device_that_is_not_the_volume_or_in_use_is_refused_before_any_write() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_failed_alloc_measures_nothing_and_leaves_nothing() {
-    if !root_or_skip("a_failed_alloc_measures_nothing_and_leaves_nothing") {
+    if !root_or_skip() {
         return;
     }
     let local = crate::common::workdir();
@@ -388,9 +392,10 @@ fn signal_when(
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn every_signal_in_every_phase_frees_the_volume() {
     use nix::sys::signal::Signal;
-    if !root_or_skip("every_signal_in_every_phase_frees_the_volume") {
+    if !root_or_skip() {
         return;
     }
     let local = crate::common::workdir();
@@ -485,8 +490,9 @@ fn dir_storage(mount: &Path, fstype: &str) {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn dir_storages_on_ext4_and_xfs_and_a_btrfs_storage() {
-    if !root_or_skip("dir_storages_on_ext4_and_xfs_and_a_btrfs_storage") {
+    if !root_or_skip() {
         return;
     }
     let ext4 = Ext4::new(256, LoopOptions::default(), &[], "rw");
@@ -529,8 +535,9 @@ fn dir_storages_on_ext4_and_xfs_and_a_btrfs_storage() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn a_storage_that_must_be_a_mount_point_and_is_not_is_refused() {
-    if !root_or_skip("a_storage_that_must_be_a_mount_point_and_is_not_is_refused") {
+    if !root_or_skip() {
         return;
     }
     let dir = crate::common::workdir();
@@ -570,8 +577,9 @@ fn a_storage_that_must_be_a_mount_point_and_is_not_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn all_storages_make_one_csv_row_each_and_skip_the_others() {
-    if !root_or_skip("all_storages_make_one_csv_row_each_and_skip_the_others") {
+    if !root_or_skip() {
         return;
     }
     let ext4 = Ext4::new(256, LoopOptions::default(), &[], "rw");
@@ -662,6 +670,7 @@ fn storage_and_path_together_or_an_unknown_id_are_usage_errors() {
 }
 
 #[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
 fn rbd_is_mapped_through_pve_storage_or_skipped_without_it() {
     let cfg = "rbd: ceph\n\tpool rbd\n\tcontent images\n\tkrbd 1\n";
     let fake = FakePve::new(cfg);
@@ -677,7 +686,7 @@ fn rbd_is_mapped_through_pve_storage_or_skipped_without_it() {
     );
     assert!(calls(&fake, "alloc").is_empty());
 
-    if !root_or_skip("rbd_is_mapped_through_pve_storage_or_skipped_without_it") {
+    if !root_or_skip() {
         return;
     }
     // With a stand-in library: allocated, activated and mapped, measured,

@@ -1,5 +1,4 @@
-//! The exit statuses (see `--help`), one enum for the probe, `compare` and
-//! `cluster`.
+//! The exit statuses (see `--help`), one enum for every command.
 
 use std::process::ExitCode;
 

@@ -1,4 +1,5 @@
-//! The probe's own errors, typed. (`anyhow` serves only the build tool
+//! pveprobe's own errors, typed, and [`Stop`], what ends a command (printed
+//! once, by `main`). (`anyhow` serves only the build tool
 //! examples/gen-docs.rs.)
 
 pub mod exit;

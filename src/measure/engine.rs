@@ -1,4 +1,5 @@
-//! Queue-depth I/O for the extended tests: O_DIRECT reads and writes of one
+//! The I/O engine that the probe's extended tests and `qualify` share:
+//! queue-depth I/O, O_DIRECT reads and writes of one
 //! block size at sequential or random aligned offsets, with `depth`
 //! operations in flight, for a window. io_uring where the kernel allows it;
 //! otherwise `depth` threads doing pread/pwrite (fio's psync with numjobs).

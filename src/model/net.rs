@@ -1,7 +1,8 @@
 //! What one link's measurement between two nodes found: round trips,
 //! the largest datagram that crosses each way, TCP throughput each way.
-//! Plain data; `net::probe` measures it, `net::matrix` puts the pairs
-//! together and `report::net` renders them.
+//! Plain data; `net::probe` measures it, `net::run` puts the pairs
+//! together, `net::report` holds them with their hints and `net::render`
+//! writes the matrix.
 
 use std::net::{IpAddr, SocketAddr};
 

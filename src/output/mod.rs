@@ -1,5 +1,5 @@
-//! One output path for the probe, `compare` and `cluster`: a document
-//! renders itself in every format through [`Render`] (JSON from its serde
+//! One output path for every command: a document renders itself in every
+//! format it has through [`Render`] (JSON from its serde
 //! form, so the serialiser is written once; the metrics formats from the
 //! probe results it holds), and [`write`] puts the text on stdout or in a
 //! file with the same rules everywhere: a reader that stops reading

@@ -1,5 +1,6 @@
-//! The measurements. Each returns plain data (the types of `model`, which
-//! the report holds); none of them prints.
+//! pveperf's measurements, as pveperf makes them (see
+//! `shared/pveperf-reference.md`). Each returns plain data (the types of
+//! `model`, which the report holds); none of them prints.
 
 pub mod blockdev;
 pub mod cpu;

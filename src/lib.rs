@@ -13,12 +13,12 @@
 //! - [`compare`], [`cluster`], [`net`], [`qualify`].
 //!
 //! Shared layers: [`model`] (the plain data every measurement returns),
-//! [`figure`] (what each figure is), [`projection`] (each model type's
-//! figures, read by every renderer), [`output`] (formats, writing, tables,
+//! [`figure`] (what each figure is, and each model type's projection onto
+//! the figures, read by every renderer), [`output`] (formats, writing, tables,
 //! pictures, progress), [`blockstack`] (the block devices under a path),
 //! [`pvestorage`] (PVE's storage.cfg and pvesm), [`syncverdict`] (whether
 //! a SYNC WRITE figure can be true of its disk), [`measure`] (timed
-//! windows, statistics and the I/O engine the probe and qualify share),
+//! windows, buffers and the I/O engine the probe and qualify share),
 //! [`nodes`] (reaching the cluster's nodes), [`sys`] (the host seam, child
 //! processes, the host lock, the private scratch directory) and [`error`].
 //! The model imports none of the modules that measure or render, so data
@@ -38,11 +38,8 @@ pub mod net;
 pub mod nodes;
 pub mod output;
 pub mod probe;
-pub mod projection;
 pub mod pvestorage;
 pub mod qualify;
 pub mod storages;
 pub mod syncverdict;
 pub mod sys;
-#[cfg(test)]
-pub(crate) mod testutil;

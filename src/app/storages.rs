@@ -64,7 +64,7 @@ impl storages::ProbeRunner for Lines<'_> {
         if lines_to_stdout(self.args) {
             let line = format!("{:<19}{}", "STORAGE:", target.describe());
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{}", crate::output::table::printable(&line));
+            let _ = writeln!(out, "{}", crate::model::printable(&line));
             let _ = out.flush();
         }
         measure(self.args, config, self.prep.interrupt())

@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn the_text_table_has_a_row_per_node_and_marks_the_slow_one() {
         let text = text(&known(false));
-        crate::testutil::assert_snapshot("cluster.txt", &text);
+        crate::model::testutil::assert_snapshot("cluster.txt", &text);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with(
             "pveprobe cluster: /var/tmp on 4 nodes of cluster prod, one node at a time"
@@ -650,7 +650,7 @@ mod tests {
     fn the_picture_in_docs_is_current() {
         let svg = plot_svg(&fixture_cluster()).unwrap();
         let png = crate::output::plot::tests::png(&svg).unwrap();
-        crate::testutil::assert_snapshot("plot-cluster.svg", &svg);
+        crate::model::testutil::assert_snapshot("plot-cluster.svg", &svg);
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
         let committed = std::fs::read_to_string(docs.join("plot-cluster.svg")).unwrap_or_default();
         assert!(
@@ -747,7 +747,7 @@ mod tests {
     fn csv_is_one_table_with_the_single_run_columns() {
         let r = known(true);
         let text = csv(&r);
-        crate::testutil::assert_snapshot("cluster.csv", &text);
+        crate::model::testutil::assert_snapshot("cluster.csv", &text);
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(header[..4], ["node", "status", "detail", "outliers"]);

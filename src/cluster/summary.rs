@@ -155,11 +155,11 @@ pub(crate) mod tests {
     use super::*;
     use crate::figure::Aggregate::{Max, Sum};
     use crate::figure::Figure;
+    use crate::figure::projection::Facts;
+    use crate::figure::projection::io::IoFacts;
+    use crate::figure::projection::sync::SyncFacts;
     use crate::probe::report::json::tests::per_key;
     use crate::probe::report::json::{JsonFigure, XFigure};
-    use crate::projection::Facts;
-    use crate::projection::io::IoFacts;
-    use crate::projection::sync::SyncFacts;
 
     /// The fixture result with FSYNCS/SECOND, AVERAGE SEEK TIME and the
     /// extended figures set to known numbers.

@@ -543,10 +543,10 @@ pub fn regressions(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::projection::Facts;
+    use crate::figure::projection::io::{IoFacts, SeqWriteFacts};
     use crate::probe::report::json::XFigure;
     use crate::probe::report::json::tests::per_key;
-    use crate::projection::Facts;
-    use crate::projection::io::{IoFacts, SeqWriteFacts};
 
     fn fixture() -> JsonReport {
         let path =
@@ -952,16 +952,16 @@ mod tests {
     #[test]
     fn outputs_of_fixed_results_are_pinned() {
         let t = table(&fixtures());
-        crate::testutil::assert_snapshot("compare.txt", &render_text(&t));
-        crate::testutil::assert_snapshot("compare-bars.txt", &render_text_with(&t, true));
-        crate::testutil::assert_snapshot("compare.csv", &render_csv(&t));
+        crate::model::testutil::assert_snapshot("compare.txt", &render_text(&t));
+        crate::model::testutil::assert_snapshot("compare-bars.txt", &render_text_with(&t, true));
+        crate::model::testutil::assert_snapshot("compare.csv", &render_csv(&t));
         let mut b = with_x(200.0, 10_000.0, (7000.0, 1500.0));
         psync(&mut b.extended[1]);
         let x = table(&[
             input("a", with_x(400.0, 80_000.0, (7000.0, 3000.0))),
             input("b", b),
         ]);
-        crate::testutil::assert_snapshot("compare-x.txt", &render_text(&x));
-        crate::testutil::assert_snapshot("compare-x.csv", &render_csv(&x));
+        crate::model::testutil::assert_snapshot("compare-x.txt", &render_text(&x));
+        crate::model::testutil::assert_snapshot("compare-x.csv", &render_csv(&x));
     }
 }

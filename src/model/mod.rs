@@ -26,6 +26,8 @@ pub mod stats;
 pub mod storage;
 pub mod sustained;
 pub mod sync;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 use std::time::Duration;
 
@@ -60,6 +62,24 @@ pub fn per_pveperf_window(count: u64, window: Duration) -> u64 {
         return 0;
     }
     (count as f64 * PVEPERF_WINDOW.as_secs_f64() / secs).round() as u64
+}
+
+/// Makes text printable on one line (control characters as `\ooo`): a
+/// df source, a path, a reason that names either.
+pub fn printable(source: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(source.len());
+    for c in source.chars() {
+        if c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "\\{b:03o}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

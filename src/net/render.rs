@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::report::{NetReport, PairResult};
+use crate::figure::projection::{Context, Project};
 use crate::figure::{Figure, Value};
 use crate::model::net::Way;
-use crate::projection::{Context, Project};
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
@@ -436,8 +436,8 @@ mod tests {
     fn outputs_of_a_fixed_report_are_pinned() {
         let mut r = report();
         r.figures = crate::net::report::figures(&r.pairs);
-        crate::testutil::assert_snapshot("net.txt", &text(&r));
-        crate::testutil::assert_snapshot("net.csv", &csv(&r));
-        crate::testutil::assert_snapshot("net.json", &crate::output::json(&r, true));
+        crate::model::testutil::assert_snapshot("net.txt", &text(&r));
+        crate::model::testutil::assert_snapshot("net.csv", &csv(&r));
+        crate::model::testutil::assert_snapshot("net.json", &crate::output::json(&r, true));
     }
 }

@@ -11,12 +11,12 @@ use super::iface::Iface;
 use super::links::{LinkDef, LinkKind};
 use super::serve::ServeStats;
 use crate::figure::Figure;
+use crate::figure::projection::Facts;
+use crate::figure::projection::net::NetFacts;
+use crate::figure::projection::{Context, Entry, Project, Projection};
 use crate::model::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
 use crate::probe::report::json::{JsonReport, XFigure};
-use crate::projection::Facts;
-use crate::projection::net::NetFacts;
-use crate::projection::{Context, Entry, Project, Projection};
 use pveprobe_parse::knet::KnetStats;
 
 /// The network document's version.
@@ -492,8 +492,8 @@ pub(crate) mod tests {
     /// The schema names the network's figures, and a report passes it.
     #[test]
     fn the_schema_knows_the_figures_and_takes_a_report() {
-        let schema = crate::testutil::schema("net");
-        let names = crate::testutil::enum_names;
+        let schema = crate::model::testutil::schema("net");
+        let names = crate::model::testutil::enum_names;
         let f = &schema["$defs"]["netfigure"]["properties"];
         let keys: Vec<String> = Figure::NETWORK
             .iter()

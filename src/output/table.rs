@@ -3,24 +3,6 @@
 //! the widest (a node that did not answer, with its reason) runs on past
 //! the columns it lacks and does not widen them.
 
-/// Makes text printable on one line (control characters as `\ooo`): a
-/// df source, a path, a reason that names either.
-pub fn printable(source: &str) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(source.len());
-    for c in source.chars() {
-        if c.is_control() {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                let _ = write!(out, "\\{b:03o}");
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// How a column's cells sit in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {

@@ -24,7 +24,7 @@ use crate::model::qualify::{DiskTest, QualifyMeasured, SYNC_JOBS};
 use crate::model::storage::Storage;
 use crate::model::sync::SyncResult;
 
-use crate::projection::{Context, Project};
+use crate::figure::projection::{Context, Project};
 use crate::sys::host::Host;
 use measure::{Held, Tally};
 use report::{QualifyReport, QualifySettings, size_words};

@@ -161,7 +161,7 @@ impl crate::output::Render for StorageList {
                 l.content.join(","),
                 l.plan
             );
-            out.push_str(&crate::output::table::printable(&line));
+            out.push_str(&crate::model::printable(&line));
             out.push('\n');
         }
         out

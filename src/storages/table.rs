@@ -39,7 +39,7 @@ pub fn table(docs: &[JsonReport]) -> String {
     // Control characters (a path may hold any) shown escaped, so a cell
     // stays on its line.
     for cell in rows.iter_mut().flatten() {
-        *cell = crate::output::table::printable(cell);
+        *cell = crate::model::printable(cell);
     }
     crate::output::table::render(&rows, align)
 }

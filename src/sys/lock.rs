@@ -109,7 +109,7 @@ fn holder_of(file: &mut File) -> String {
     if text.is_empty() {
         "a probe that has not said who it is".into()
     } else {
-        crate::output::table::printable(text)
+        crate::model::printable(text)
     }
 }
 

@@ -14,32 +14,20 @@ type Module = Vec<String>;
 fn modules() -> BTreeMap<Module, String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = BTreeMap::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(&src).unwrap().with_extension("");
-            let mut module: Module = rel.iter().map(|s| s.to_string_lossy().into()).collect();
-            if matches!(
-                module.last().map(String::as_str),
-                Some("mod" | "lib" | "main")
-            ) {
-                module.pop();
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code: Vec<&str> = text
-                .lines()
-                .map(|l| l.split("//").next().unwrap())
-                .collect();
-            out.insert(module, code.join("\n"));
+    for (path, text) in crate::common::rust_files("src") {
+        let rel = path.strip_prefix(&src).unwrap().with_extension("");
+        let mut module: Module = rel.iter().map(|s| s.to_string_lossy().into()).collect();
+        if matches!(
+            module.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
+            module.pop();
         }
+        let code: Vec<&str> = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap())
+            .collect();
+        out.insert(module, code.join("\n"));
     }
     out
 }
@@ -283,46 +271,20 @@ fn the_check_finds_a_circle_and_reads_use_trees() {
 }
 
 /// Each function of `src/` over `max` lines, as `file:line name (lines)`.
-/// A function runs from its `fn` line to the first line after it that is
-/// its indentation and a closing brace (rustfmt's layout).
 fn functions_over(max: usize) -> Vec<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let decl = regex::Regex::new(r"^(\s*)(?:pub(?:\([a-z]+\))? )?(?:const )?(?:unsafe )?fn (\w+)")
-        .unwrap();
     let mut long = Vec::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let lines: Vec<&str> = text.lines().collect();
-            for (i, line) in lines.iter().enumerate() {
-                let Some(c) = decl.captures(line) else {
-                    continue;
-                };
-                // A declaration without a body, or a body on one line.
-                let head: String = lines[i..(i + 30).min(lines.len())].join("\n");
-                let (brace, semi) = (head.find('{'), head.find(';'));
-                if semi.is_some_and(|s| brace.is_none_or(|b| s < b))
-                    || line.trim_end().ends_with('}')
-                {
-                    continue;
-                }
-                let close = format!("{}}}", &c[1]);
-                if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
-                    let n = end + 2;
-                    if n > max {
-                        let rel = path.strip_prefix(&src).unwrap().display().to_string();
-                        long.push(format!("{rel}:{} {} ({n})", i + 1, &c[2]));
-                    }
-                }
+    for (path, text) in crate::common::rust_files("src") {
+        let lines: Vec<&str> = text.lines().collect();
+        for f in crate::common::functions(&lines) {
+            if f.body.len() > max {
+                let rel = path.strip_prefix(&src).unwrap().display().to_string();
+                long.push(format!(
+                    "{rel}:{} {} ({})",
+                    f.start + 1,
+                    f.name,
+                    f.body.len()
+                ));
             }
         }
     }

@@ -218,8 +218,8 @@ mod tests {
 #[cfg(test)]
 mod snapshot_tests {
     use super::*;
+    use crate::model::testutil::assert_snapshot;
     use crate::probe::report::json::tests::known_report;
-    use crate::testutil::assert_snapshot;
 
     #[test]
     fn csv_of_known_numbers_is_pinned() {

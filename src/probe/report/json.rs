@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::{Figure, Outcome, Report, Settings};
+use crate::figure::projection::Entry;
+use crate::figure::projection::Facts;
 use crate::figure::{Field, Group, Method, Value};
 use crate::model::host::HostInfo;
 use crate::model::storage::Storage;
-use crate::projection::Entry;
-use crate::projection::Facts;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -620,10 +620,10 @@ pub(crate) mod tests {
         }
     }
 
-    use crate::testutil::assert_snapshot;
+    use crate::model::testutil::assert_snapshot;
 
     pub(crate) fn validate(doc: &str) {
-        let schema = crate::testutil::schema("report");
+        let schema = crate::model::testutil::schema("report");
         let validator = jsonschema::validator_for(&schema).unwrap();
         let instance: serde_json::Value = serde_json::from_str(doc).unwrap();
         let errors: Vec<String> = validator
@@ -664,8 +664,8 @@ pub(crate) mod tests {
     /// The schema names every figure of the list, and nothing else.
     #[test]
     fn schema_knows_the_list_of_figures() {
-        let schema = crate::testutil::schema("report");
-        let names = crate::testutil::enum_names;
+        let schema = crate::model::testutil::schema("report");
+        let names = crate::model::testutil::enum_names;
         let of = |group: Group, f: fn(Figure) -> &'static str| -> Vec<String> {
             Figure::ALL
                 .into_iter()
@@ -696,7 +696,7 @@ pub(crate) mod tests {
         ))
         .unwrap();
         doc["figures"]["fsyncs_per_second"]["unit"] = "MB/s".into();
-        let schema = crate::testutil::schema("report");
+        let schema = crate::model::testutil::schema("report");
         assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
     }
 }

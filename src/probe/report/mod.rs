@@ -13,6 +13,8 @@ pub mod verbose;
 use std::path::PathBuf;
 
 use crate::figure::Figure;
+use crate::figure::projection::Facts;
+use crate::figure::projection::{Context, Project, Projection};
 use crate::model::Devices;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
 use crate::model::cpubench::{CpuBench, CpuOpFigure};
@@ -26,8 +28,6 @@ use crate::model::regex::RegexFigure;
 use crate::model::storage::{Hint, Storage};
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
-use crate::projection::Facts;
-use crate::projection::{Context, Project, Projection};
 
 /// The result of one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -401,7 +401,8 @@ impl Report {
 
     /// True when no run of a DNS line got any answer: it has no figure.
     pub fn dns_dead(&self, line: Figure) -> bool {
-        self.dns(line).is_some_and(crate::projection::dns::dead)
+        self.dns(line)
+            .is_some_and(crate::figure::projection::dns::dead)
     }
 
     /// True when the run measured a `--storage` scratch volume's device.
@@ -461,7 +462,7 @@ impl Extended {
         self.cpu_bench
             .as_ref()?
             .measured()?
-            .get(crate::projection::cpu::op(figure)?)
+            .get(crate::figure::projection::cpu::op(figure)?)
     }
 
     /// `--sync-jobs`'s steps, where they were measured.
@@ -557,12 +558,12 @@ mod tests {
         let report = crate::probe::report::json::tests::known_report();
         let mut doc = crate::probe::report::Document::new(&report);
         doc.verbose = true;
-        crate::testutil::assert_snapshot("report.txt", &doc.text());
+        crate::model::testutil::assert_snapshot("report.txt", &doc.text());
         let diagnostics: Vec<String> = Figure::ALL
             .iter()
             .filter_map(|f| text::diagnostic(&report, *f))
             .collect();
-        crate::testutil::assert_snapshot("report.stderr", &diagnostics.join("\n"));
+        crate::model::testutil::assert_snapshot("report.stderr", &diagnostics.join("\n"));
     }
 
     /// A report of the device lines: two named leaf disks (one read to its
@@ -636,15 +637,15 @@ mod tests {
         });
         let mut doc = crate::probe::report::Document::new(&r);
         doc.verbose = true;
-        crate::testutil::assert_snapshot("devices.txt", &doc.text());
-        crate::testutil::assert_snapshot("devices.json", &crate::output::json(&doc, true));
-        crate::testutil::assert_snapshot("devices.csv", &doc.csv());
-        crate::testutil::assert_snapshot("devices.prom", &doc.metrics(Format::Prometheus));
-        crate::testutil::assert_snapshot("devices.influx", &doc.metrics(Format::Influx));
+        crate::model::testutil::assert_snapshot("devices.txt", &doc.text());
+        crate::model::testutil::assert_snapshot("devices.json", &crate::output::json(&doc, true));
+        crate::model::testutil::assert_snapshot("devices.csv", &doc.csv());
+        crate::model::testutil::assert_snapshot("devices.prom", &doc.metrics(Format::Prometheus));
+        crate::model::testutil::assert_snapshot("devices.influx", &doc.metrics(Format::Influx));
         let diagnostics: Vec<String> = Figure::ALL
             .iter()
             .filter_map(|f| text::diagnostic(&r, *f))
             .collect();
-        crate::testutil::assert_snapshot("devices.stderr", &diagnostics.join("\n"));
+        crate::model::testutil::assert_snapshot("devices.stderr", &diagnostics.join("\n"));
     }
 }

@@ -56,7 +56,7 @@ pub fn render(report: &Report) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::output::table::printable;
+    use crate::model::printable;
     use std::time::Duration;
 
     use super::*;

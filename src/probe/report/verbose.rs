@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 
 use super::Figure;
 use super::json::JsonReport;
+use crate::figure::projection::Facts;
+use crate::figure::projection::Seen;
+use crate::figure::projection::cpu::CpuFacts;
 use crate::model::storage::{Disk, Health, Heat, Link, Storage};
-use crate::projection::Facts;
-use crate::projection::Seen;
-use crate::projection::cpu::CpuFacts;
 
 /// The details block, printed after the pveperf lines: each pveperf
 /// figure's runs and the details its facts give, then the extended
@@ -82,7 +82,7 @@ pub fn render(doc: &JsonReport) -> String {
             _ => None,
         })
         .collect();
-    if let Some(section) = crate::projection::cpu::section(&cpu, &doc.host) {
+    if let Some(section) = crate::figure::projection::cpu::section(&cpu, &doc.host) {
         out.push_str(&section);
     }
     for missing in &doc.not_measured {
@@ -92,14 +92,14 @@ pub fn render(doc: &JsonReport) -> String {
             "skipped"
         };
         let line = format!("  {}: {verdict}: {}", missing.label, missing.reason);
-        let _ = writeln!(out, "{}", crate::output::table::printable(&line));
+        let _ = writeln!(out, "{}", crate::model::printable(&line));
     }
     if let Some(storage) = &doc.storage {
         out.push_str(&storage_section(&doc.path, storage));
     }
     if let Some(pve) = &doc.pve_storage {
         let line = format!("  PVE storage {}", pve.describe());
-        out.push_str(&crate::output::table::printable(&line));
+        out.push_str(&crate::model::printable(&line));
         out.push('\n');
     }
     out
@@ -229,7 +229,7 @@ pub fn storage_section(path: &str, s: &Storage) -> String {
     // Names come from mountinfo, sysfs and zpool: one line each, whatever
     // they hold (a newline or a terminal escape in a name is shown as \ooo).
     let put = |out: &mut String, line: String| {
-        out.push_str(&crate::output::table::printable(&line));
+        out.push_str(&crate::model::printable(&line));
         out.push('\n');
     };
     let device = s

@@ -28,6 +28,71 @@ pub fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
+/// Every `.rs` file below `dir` (a folder of this repository), with its text.
+pub fn rust_files(dir: &str) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A function of a source file as rustfmt lays it out: its name, the
+/// attributes and doc lines above it, and its lines from `fn` to the
+/// first line after that is its indentation and a closing brace.
+pub struct Function<'a> {
+    pub name: String,
+    pub attrs: Vec<&'a str>,
+    /// 0-based, of the `fn` line.
+    pub start: usize,
+    pub body: &'a [&'a str],
+}
+
+/// The functions with a body of more than one line in `lines`.
+pub fn functions<'a>(lines: &'a [&'a str]) -> Vec<Function<'a>> {
+    let decl = regex::Regex::new(r"^(\s*)(?:pub(?:\([a-z]+\))? )?(?:const )?(?:unsafe )?fn (\w+)")
+        .unwrap();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = decl.captures(line) else {
+            continue;
+        };
+        // A declaration without a body, or a body on one line.
+        let head = lines[i..(i + 30).min(lines.len())].join("\n");
+        let (brace, semi) = (head.find('{'), head.find(';'));
+        if semi.is_some_and(|s| brace.is_none_or(|b| s < b)) || line.trim_end().ends_with('}') {
+            continue;
+        }
+        let close = format!("{}}}", &c[1]);
+        let Some(end) = lines[i + 1..].iter().position(|l| *l == close) else {
+            continue;
+        };
+        let attrs = lines[..i]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .take_while(|l| l.starts_with("#[") || l.starts_with("///"))
+            .collect();
+        out.push(Function {
+            name: c[2].to_string(),
+            attrs,
+            start: i,
+            body: &lines[i..i + end + 2],
+        });
+    }
+    out
+}
+
 /// The running test's name, as the runner names it (`storage::stack::...`):
 /// libtest runs each test on a thread of that name.
 pub fn test_name() -> String {

@@ -170,10 +170,10 @@ mod tests {
 
     use super::*;
     use crate::model::pve::{How, PveTarget};
+    use crate::model::testutil::assert_snapshot;
     use crate::probe::report::json::JsonReport;
     use crate::probe::report::json::tests::{known_report, per_key};
     use crate::probe::report::metrics::tests::every_value;
-    use crate::testutil::assert_snapshot;
 
     fn known() -> JsonReport {
         JsonReport::from_report(&known_report())
@@ -219,7 +219,7 @@ mod tests {
             .get(crate::figure::Figure::DnsInt)
             .cloned()
             .unwrap();
-        let crate::projection::Facts::Dns(dns) = &mut fig.facts else {
+        let crate::figure::projection::Facts::Dns(dns) = &mut fig.facts else {
             panic!("DNS INT has DNS facts")
         };
         dns.domain = Some(r#"odd "domain" \ here"#.into());

@@ -77,10 +77,10 @@ pub fn node_name(hostname: &str) -> &str {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::figure::projection::Facts;
     use crate::figure::{self, Field, Group};
     use crate::probe::report::json::tests::known_report;
     use crate::probe::report::json::{JsonFigure, XFigure};
-    use crate::projection::Facts;
 
     /// The known report with a number (or a text) for every value of the
     /// list: what it lacks is added. A value it cannot fill fails here; a

@@ -297,10 +297,10 @@ mod tests {
 
     use super::*;
     use crate::model::pve::{How, PveTarget};
+    use crate::model::testutil::assert_snapshot;
     use crate::probe::report::json::JsonReport;
     use crate::probe::report::json::tests::{known_report, per_key};
     use crate::probe::report::metrics::tests::every_value;
-    use crate::testutil::assert_snapshot;
 
     /// Labels every sample has or may have; Prometheus' own target labels.
     const OURS: [&str; 4] = ["node", "path", "storage", "storage_type"];

@@ -17,6 +17,8 @@
 //!   The single-run CSV has a fixed header, so it carries no per-key
 //!   figure: a summary of one (a peak, a step) is a figure of its own.
 
+pub mod projection;
+
 use serde::{Deserialize, Serialize};
 
 /// Declares the figures, each once, in print order, with its [`Spec`]:

@@ -9,7 +9,7 @@ use super::{Context, Entry, Facet, Facts, Project, Projection};
 use crate::figure::{Field, Figure, Method};
 use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, MB};
 use crate::model::host::HostInfo;
-use crate::output::table::printable;
+use crate::model::printable;
 
 /// PBS's reference machine for its CPU figures.
 pub const PBS_REFERENCE_MACHINE: &str = "AMD Ryzen 7 2700X (proxmox-backup-client benchmark, 2020)";

@@ -11,7 +11,7 @@ use crate::figure::Figure;
 use crate::model::Devices;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
 use crate::model::latency::{LatencySummary, merged};
-use crate::output::table::printable;
+use crate::model::printable;
 
 impl Sample for ReadFigure {
     fn value(&self) -> f64 {

@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Entry, Facet, Facts, Project, Projection, Seen, latency_ms, ms};
 use crate::figure::{Field, Figure, Method};
 use crate::model::latency::LatencySummary;
+use crate::model::printable;
 use crate::model::sync::{
     FlushVerdict, Reference, SyncResult, SyncScaling, SyncWriteFigure, VerdictKind,
     jobs_words as jobs,
 };
-use crate::output::table::printable;
 
 /// The facts of one count of jobs writing synced 4 KiB blocks.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

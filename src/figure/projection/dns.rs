@@ -9,7 +9,7 @@ use super::runs;
 use super::{Context, Facet, Facts, Project, Projection, Sample, Seen};
 use crate::figure::{Field, Figure};
 use crate::model::dns::{DnsFigure, servers_over};
-use crate::output::table::printable;
+use crate::model::printable;
 
 impl Sample for DnsFigure {
     fn value(&self) -> f64 {

@@ -9,8 +9,8 @@ use crate::model::filesystem::FsInfo;
 use crate::model::fsync::FsyncFigure;
 use crate::model::host::Bogomips;
 use crate::model::latency::{LatencySummary, merged};
+use crate::model::printable;
 use crate::model::regex::RegexFigure;
-use crate::output::table::printable;
 
 impl Project for Bogomips {
     fn project(&self, figure: Figure, _: &Context) -> Projection {

@@ -29,8 +29,19 @@ SAFETY
   - part of an imported ZFS pool (zpool status), a PV of a volume group
     (pvs), named by a storage in /etc/pve/storage.cfg;
   - on the disk below /, /boot or the EFI partition;
+  - held open, it or a partition, by any other process (every
+    /proc/PID/fd, by device number, as fuser): a VM's QEMU, which opens a
+    passed-through disk without O_EXCL, is named with its VM, a process
+    of a container with its CT;
+  - named by any guest of the cluster: every drive of a VM and every
+    mount point or device of a container in /etc/pve/nodes/*/qemu-server
+    and nodes/*/lxc, snapshots and pending changes too, by a path that
+    resolves to it or a partition (/dev/disk/by-id, by-path, by-uuid,
+    by-partuuid, /dev/sdX);
   - held open exclusively by another program (EBUSY).
-  A check that cannot run (wipefs missing, zpool failing) refuses too.
+  A check that cannot run (wipefs missing, zpool failing, a process whose
+  open files cannot be read, a guest config that cannot be read) refuses
+  too: what was not seen is not known to be free.
   It then holds the device open O_EXCL for the whole run, so the kernel
   refuses mounts and other exclusive openers meanwhile, and asks for the
   disk's identity: --destroy-data-on SERIAL (or its WWN; NAME:SIZE in bytes

@@ -2,12 +2,16 @@
 //! signatures on it or its partitions (libblkid's low-level probe, through
 //! `wipefs --no-act --json`), mounts, swap, holders (device-mapper, md,
 //! bcache), imported ZFS pools, LVM physical volumes, PVE storages that
-//! name it, and the disks below `/`, `/boot` and the EFI partition. Every
+//! name it, the disks below `/`, `/boot` and the EFI partition, any process
+//! that holds it open ([`super::openers`]) and any guest whose config names
+//! it ([`super::guests`]). Every
 //! check runs; each finding names its device and what showed it. A check
 //! that cannot run is a finding too: what was not seen is not known free.
 
 use std::path::{Path, PathBuf};
 
+use super::guests;
+use super::openers::{self, HostProcs, Procs};
 use super::target::Target;
 use crate::blockstack::sysfs;
 use crate::blockstack::zfs::{ZfsError, run_tool};
@@ -100,7 +104,60 @@ pub fn check(host: &Host, target: &Target, tools: &dyn Tools, pve_config: &Path)
     let groups = lvm(host, &names, tools, &mut c);
     pve_storages(host, &names, &pools, &groups, pve_config, &mut c);
     system_disks(host, target, &mounts, &mut c);
+    held_open(host, &names, &HostProcs(host), &mut c);
+    guests(host, &names, pve_config, &mut c);
     c
+}
+
+/// How many processes whose open files were not seen a finding names.
+const UNSEEN_NAMED: usize = 3;
+
+/// Any process (but qualify and its children) that has the device or a
+/// partition open: a VM's QEMU opens a passed-through disk without O_EXCL.
+fn held_open(host: &Host, names: &[String], procs: &dyn Procs, c: &mut Checked) {
+    c.looked_at.push(
+        "processes holding it or a partition open (every /proc/PID/fd, by device number, as fuser): a VM's QEMU, a container, any program".into(),
+    );
+    let devices: Vec<(String, u64)> = names
+        .iter()
+        .filter_map(|n| {
+            let dev = host.read_value(format!("{}/{n}/dev", sysfs::SYS_CLASS_BLOCK))?;
+            let (major, minor) = dev.split_once(':')?;
+            Some((
+                n.clone(),
+                libc::makedev(major.parse().ok()?, minor.parse().ok()?),
+            ))
+        })
+        .collect();
+    let found = openers::scan(procs, &devices, std::process::id());
+    for (name, what) in found.held {
+        c.found(&name, what);
+    }
+    if !found.unseen.is_empty() {
+        let mut named = found.unseen[..found.unseen.len().min(UNSEEN_NAMED)].join("; ");
+        if found.unseen.len() > UNSEEN_NAMED {
+            named.push_str(&format!("; {} more", found.unseen.len() - UNSEEN_NAMED));
+        }
+        c.found(
+            &names[0],
+            format!("open files not seen ({named}): what was not seen is not known to be free"),
+        );
+    }
+}
+
+/// Any VM or container of the cluster whose config names it.
+fn guests(host: &Host, names: &[String], pve_config: &Path, c: &mut Checked) {
+    c.looked_at.push(format!(
+        "guests naming it or a partition, on every node ({}/nodes/*/qemu-server/*.conf, nodes/*/lxc/*.conf, snapshots and pending changes too)",
+        pve_config.display()
+    ));
+    let (found, unread) = guests::named_by_guests(host, names, pve_config);
+    for (name, what) in found {
+        c.found(&name, what);
+    }
+    for why in unread {
+        c.found(&names[0], format!("guest config not read: {why}"));
+    }
 }
 
 fn signatures(target: &Target, tools: &dyn Tools, c: &mut Checked) {
@@ -437,7 +494,7 @@ mod tests {
         let rig = Rig::new();
         let checked = rig.check(&Stand::default());
         assert!(checked.findings.is_empty(), "{:?}", checked.findings);
-        assert_eq!(checked.looked_at.len(), 8, "{:?}", checked.looked_at);
+        assert_eq!(checked.looked_at.len(), 10, "{:?}", checked.looked_at);
         assert!(checked.looked_at[0].ends_with("on sdb, sdb1"));
     }
 

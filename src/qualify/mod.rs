@@ -6,7 +6,9 @@
 //! ([`verdict`]).
 
 pub mod checks;
+pub mod guests;
 pub mod measure;
+pub mod openers;
 pub mod report;
 pub mod target;
 pub mod verdict;

@@ -738,3 +738,176 @@ fn a_signal_stops_the_writes_discards_and_exits_128_plus_n() {
         );
     }
 }
+
+/// A process that holds `path` open read-write without O_EXCL, as QEMU
+/// holds a passed-through disk: `sleep`, its stdin the device. Killed when
+/// dropped.
+struct Holder(std::process::Child);
+
+impl Holder {
+    fn new(path: &str) -> Holder {
+        let device = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        Holder(
+            Command::new("sleep")
+                .arg("120")
+                .stdin(device)
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Asserts that a confirmed run and a dry run of `dev` with `extra` both
+/// refuse naming `cause` (and `also`), and write nothing.
+fn refused_both(dev: &LoopDevice, extra: &[&str], cause: &str, also: &[&str]) {
+    let before = checksum(dev.backing());
+    let run = qualify(dev, extra);
+    refused(&run, cause, before, dev);
+    let mut dry = vec!["qualify", "--dry-run"];
+    dry.extend_from_slice(extra);
+    dry.push(dev.path());
+    let out = pveprobe().args(&dry).output().unwrap();
+    refused(&out, cause, before, dev);
+    for also in also {
+        assert!(stderr(&run).contains(also), "{also}: {}", stderr(&run));
+        assert!(stderr(&out).contains(also), "{also}: {}", stderr(&out));
+    }
+}
+
+/// A PVE configuration directory with `configs` (path under it, text).
+fn pve_dir(configs: &[(&str, String)]) -> tempfile::TempDir {
+    let dir = workdir();
+    for (rel, text) in configs {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
+fn a_device_another_process_holds_open_is_refused_naming_it() {
+    if !root_or_skip() {
+        return;
+    }
+    // The whole device, held O_RDWR without O_EXCL.
+    let dev = LoopDevice::new(64, LoopOptions::default());
+    let holder = Holder::new(dev.path());
+    let cause = format!("{}: held open by sleep (pid {})", name(&dev), holder.pid());
+    refused_both(&dev, &[], &cause, &[]);
+    drop(holder);
+    // Only one of its partitions, beside the partition table's signature.
+    let parted = LoopDevice::new(
+        64,
+        LoopOptions {
+            partitions: true,
+            ..LoopOptions::default()
+        },
+    );
+    sfdisk(&parted, "label: gpt\n,16M\n,\n");
+    sh("partx", &["-u", parted.path()]);
+    let holder = Holder::new(&format!("{}p1", parted.path()));
+    let cause = format!(
+        "{}p1: held open by sleep (pid {})",
+        name(&parted),
+        holder.pid()
+    );
+    let table = format!("{}: gpt signature", name(&parted));
+    refused_both(&parted, &[], &cause, &[&table]);
+}
+
+#[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
+fn a_device_a_guest_config_names_is_refused_naming_the_guest() {
+    if !root_or_skip() {
+        return;
+    }
+    let dev = LoopDevice::new(64, LoopOptions::default());
+    let other = LoopDevice::new(64, LoopOptions::default());
+    // A VM's disk through a /dev/disk/by-id-style link the test makes.
+    let links = workdir();
+    let by_id = links.path().join("by-id/ata-QEMU_HARDDISK_QM00007");
+    std::fs::create_dir_all(by_id.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(dev.path(), &by_id).unwrap();
+    let vm = pve_dir(&[(
+        "nodes/pve1/qemu-server/100.conf",
+        format!(
+            "boot: order=scsi0\nscsi0: local-lvm:vm-100-disk-0,size=8G\nscsi1: {},backup=0,size=64M\nscsihw: virtio-scsi-single\n",
+            by_id.display()
+        ),
+    )]);
+    let vm_dir = vm.path().to_str().unwrap();
+    refused_both(
+        &dev,
+        &["--pve-config", vm_dir],
+        "passed through to VM 100 as scsi1 (nodes/pve1/qemu-server/100.conf)",
+        &[],
+    );
+    // A container's mount point, on another node.
+    let ct = pve_dir(&[(
+        "nodes/pve2/lxc/101.conf",
+        format!(
+            "arch: amd64\nmp0: {},mp=/data,backup=0\nrootfs: local-lvm:vm-101-disk-0,size=8G\n",
+            dev.path()
+        ),
+    )]);
+    refused_both(
+        &dev,
+        &["--pve-config", ct.path().to_str().unwrap()],
+        "passed through to CT 101 as mp0 (nodes/pve2/lxc/101.conf)",
+        &[],
+    );
+    // Only a snapshot section names it: the snapshot's rollback brings it back.
+    let snap = pve_dir(&[(
+        "nodes/pve1/qemu-server/102.conf",
+        format!(
+            "cores: 1\nparent: before\nscsi0: local-lvm:vm-102-disk-0\n\n[before]\ncores: 1\nsata1: {}\nsnaptime: 1731900000\n",
+            dev.path()
+        ),
+    )]);
+    refused_both(
+        &dev,
+        &["--pve-config", snap.path().to_str().unwrap()],
+        "passed through to VM 102 as sata1 in snapshot before (nodes/pve1/qemu-server/102.conf)",
+        &[],
+    );
+    // A disk no guest names and nobody holds is accepted: the configs
+    // above name another device; the dry run lists both new checks.
+    let elsewhere = pve_dir(&[(
+        "nodes/pve1/qemu-server/103.conf",
+        format!("scsi1: {},size=64M\n", other.path()),
+    )]);
+    let out = pveprobe()
+        .args(["qualify", "--dry-run", "--pve-config"])
+        .arg(elsewhere.path())
+        .arg(dev.path())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}{}", text, stderr(&out));
+    assert!(
+        text.contains("processes holding it or a partition open"),
+        "{text}"
+    );
+    assert!(
+        text.contains("guests naming it or a partition, on every node"),
+        "{text}"
+    );
+    assert!(text.contains("dry run: nothing was written"), "{text}");
+}

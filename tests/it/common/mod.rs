@@ -93,6 +93,31 @@ pub fn functions<'a>(lines: &'a [&'a str]) -> Vec<Function<'a>> {
     out
 }
 
+/// Whether `/proc/misc` lists the device-mapper driver's control device.
+pub fn lists_device_mapper(misc: &str) -> bool {
+    misc.lines()
+        .any(|l| l.split_whitespace().nth(1) == Some("device-mapper"))
+}
+
+/// Whether `dmsetup version`'s output names the kernel driver's version.
+pub fn reports_dm_driver(output: &str) -> bool {
+    output.lines().any(|l| l.starts_with("Driver version:"))
+}
+
+/// Whether the running kernel has device-mapper: `/proc/misc` lists it, or
+/// `dmsetup version` reaches its driver. Never the device node, which
+/// libdevmapper creates by itself.
+pub fn kernel_has_device_mapper() -> bool {
+    if std::fs::read_to_string("/proc/misc").is_ok_and(|m| lists_device_mapper(&m)) {
+        return true;
+    }
+    Command::new("dmsetup")
+        .arg("version")
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| reports_dm_driver(&String::from_utf8_lossy(&o.stdout)))
+}
+
 /// The running test's name, as the runner names it (`storage::stack::...`):
 /// libtest runs each test on a thread of that name.
 pub fn test_name() -> String {

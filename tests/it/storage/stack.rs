@@ -314,6 +314,32 @@ fn md_raid1_where_the_kernel_has_md() {
     drop(mount);
 }
 
+#[test]
+fn device_mapper_is_read_from_the_kernel() {
+    use crate::common::{lists_device_mapper, reports_dm_driver};
+    assert!(lists_device_mapper(
+        "237 loop-control\n236 device-mapper\n229 fuse\n"
+    ));
+    assert!(!lists_device_mapper("237 loop-control\n229 fuse\n"));
+    assert!(!lists_device_mapper("236 device-mapper-extra\n"));
+    // `dmsetup version` with the driver, and without it (the node
+    // dmsetup made is there all the same).
+    assert!(reports_dm_driver(
+        "Library version:   1.02.185 (2022-05-18)\nDriver version:    4.48.0\n"
+    ));
+    assert!(!reports_dm_driver(
+        "Library version:   1.02.185 (2022-05-18)\n/dev/mapper/control: open failed: No such device\n"
+    ));
+    // This machine: the answer does not depend on /dev/mapper/control.
+    let misc = std::fs::read_to_string("/proc/misc").unwrap();
+    if !lists_device_mapper(&misc) {
+        let _ = std::process::Command::new("dmsetup")
+            .arg("version")
+            .output();
+        assert!(!crate::common::kernel_has_device_mapper());
+    }
+}
+
 /// Real LVM where the kernel has device-mapper (this project's CI kernel has not).
 #[test]
 #[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
@@ -321,7 +347,9 @@ fn lvm_where_the_kernel_has_device_mapper() {
     if !root_or_skip() {
         return;
     }
-    if !Path::new("/dev/mapper/control").exists() || !tool_exists("lvcreate") {
+    // The kernel decides, never a device node: libdevmapper makes
+    // /dev/mapper/control by itself wherever `dmsetup` ran once.
+    if !crate::common::kernel_has_device_mapper() || !tool_exists("lvcreate") {
         eprintln!(
             "SKIPPED lvm_where_the_kernel_has_device_mapper: no device-mapper in this kernel or no lvm2; covered by fixtures/storage/lvm-sata-ahci"
         );

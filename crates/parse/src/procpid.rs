@@ -1,0 +1,135 @@
+//! What `qualify` reads of a process that holds a device open, to name it:
+//! its parent (`/proc/PID/status`), its arguments (`/proc/PID/cmdline`),
+//! and the guest it runs: a VM's QEMU (`/usr/bin/kvm -id 100 ...`, as
+//! qemu-server starts it; or PVE's pidfile `/var/run/qemu-server/100.pid`)
+//! or a container's `lxc-start -F -n 101`.
+
+/// `PPid:` of `/proc/PID/status`.
+pub fn ppid(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The arguments of `/proc/PID/cmdline` (NUL-separated; a kernel thread's
+/// is empty).
+pub fn cmdline(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+/// The last component of a program's path.
+fn program(args: &[String]) -> Option<&str> {
+    args.first()?.rsplit('/').next()
+}
+
+/// The value of option `short`/`long` in `args` (`-n 101`, `-n101`,
+/// `--name 101`, `--name=101`).
+fn option<'a>(args: &'a [String], short: &str, long: &str) -> Option<&'a str> {
+    let mut words = args.iter().skip(1);
+    while let Some(w) = words.next() {
+        if w == short || w == long {
+            return words.next().map(String::as_str);
+        }
+        if let Some(v) = w.strip_prefix(&format!("{long}=")) {
+            return Some(v);
+        }
+        if short.len() == 2
+            && let Some(v) = w.strip_prefix(short).filter(|v| !v.is_empty())
+            && !w.starts_with("--")
+        {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The VMID of a QEMU process qemu-server started (`kvm -id 100`).
+pub fn qemu_vmid(args: &[String]) -> Option<u32> {
+    let prog = program(args)?;
+    if !(prog == "kvm" || prog.starts_with("qemu-system-") || prog == "qemu") {
+        return None;
+    }
+    let mut words = args.iter().skip(1);
+    while let Some(w) = words.next() {
+        if w == "-id" {
+            return words.next()?.parse().ok();
+        }
+    }
+    None
+}
+
+/// The CTID of a container's `lxc-start` (`lxc-start -F -n 101`).
+pub fn lxc_ctid(args: &[String]) -> Option<u32> {
+    if program(args)? != "lxc-start" {
+        return None;
+    }
+    option(args, "-n", "--name")?.parse().ok()
+}
+
+/// The PID in a pidfile (`/var/run/qemu-server/100.pid`: the PID and a
+/// newline).
+pub fn pidfile_pid(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn a_status_gives_its_parent() {
+        let status = "Name:\tkvm\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nNgid:\t0\nPid:\t4242\nPPid:\t1\nTracerPid:\t0\n";
+        assert_eq!(ppid(status), Some(1));
+        assert_eq!(ppid("Name:\tx\n"), None);
+        assert_eq!(ppid("PPid:\tlots\n"), None);
+    }
+
+    #[test]
+    fn a_cmdline_splits_at_nul() {
+        assert_eq!(
+            cmdline(b"/usr/bin/kvm\0-id\0100\0-name\0truenas,debug-threads=on\0"),
+            [
+                "/usr/bin/kvm",
+                "-id",
+                "100",
+                "-name",
+                "truenas,debug-threads=on"
+            ]
+        );
+        assert!(cmdline(b"").is_empty());
+    }
+
+    #[test]
+    fn the_guest_of_qemu_and_lxc_start() {
+        assert_eq!(
+            qemu_vmid(&args(&["/usr/bin/kvm", "-id", "100", "-name", "x"])),
+            Some(100)
+        );
+        assert_eq!(
+            qemu_vmid(&args(&["/usr/bin/qemu-system-x86_64", "-id", "7"])),
+            Some(7)
+        );
+        assert_eq!(qemu_vmid(&args(&["/usr/bin/sleep", "-id", "100"])), None);
+        assert_eq!(qemu_vmid(&args(&["/usr/bin/kvm", "-id"])), None);
+        assert_eq!(
+            lxc_ctid(&args(&["/usr/bin/lxc-start", "-F", "-n", "101"])),
+            Some(101)
+        );
+        assert_eq!(lxc_ctid(&args(&["lxc-start", "--name=102"])), Some(102));
+        assert_eq!(lxc_ctid(&args(&["lxc-start", "-F", "-n103"])), Some(103));
+        assert_eq!(lxc_ctid(&args(&["lxc-start", "--name", "104"])), Some(104));
+        assert_eq!(lxc_ctid(&args(&["lxc-attach", "-n", "101"])), None);
+        assert_eq!(lxc_ctid(&args(&[])), None);
+        assert_eq!(pidfile_pid("4242\n"), Some(4242));
+        assert_eq!(pidfile_pid("x"), None);
+    }
+}

@@ -67,7 +67,7 @@ pub struct Session<'a> {
     plot_file: Option<SvgFile>,
     /// Whether the CSV needs its header (not when appending to a file that has it).
     pub csv_header: bool,
-    pub interrupt: Option<Interrupt>,
+    interrupt: Option<Interrupt>,
     pub host_lock: Option<HostLock>,
 }
 

@@ -37,19 +37,6 @@ impl Format {
     pub fn is_metrics(self) -> bool {
         matches!(self, Format::Influx | Format::Prometheus)
     }
-
-    /// `self`, unless it is a metrics format and `command` writes no probe
-    /// result (`pveprobe compare`'s ratios, `pveprobe storages`' list).
-    pub fn without_metrics(self, command: &'static str) -> Result<Self, NoMetrics> {
-        if self.is_metrics() {
-            Err(NoMetrics {
-                format: self,
-                command,
-            })
-        } else {
-            Ok(self)
-        }
-    }
 }
 
 /// A metrics format asked of a command that writes no probe result
@@ -162,7 +149,7 @@ pub trait Render: Serialize {
     /// The probe results the document holds, in a metrics format
     /// (`Influx` or `Prometheus`). A document that holds none (a
     /// comparison) keeps this default and writes nothing in them; its
-    /// command refuses them first ([`Format::without_metrics`]).
+    /// command refuses them first ([`check`], through `FORMATS`).
     fn metrics(&self, _format: Format) -> String {
         String::new()
     }
@@ -291,18 +278,31 @@ mod tests {
         use crate::model::choice::Choice;
         let metrics: Vec<_> = Format::ALL.iter().filter(|f| f.is_metrics()).collect();
         assert_eq!(metrics, [&Format::Influx, &Format::Prometheus]);
+        #[derive(Serialize)]
+        struct Ratios;
+        impl Render for Ratios {
+            const FORMATS: &'static [Format] = TABLES;
+            fn text(&self) -> String {
+                String::new()
+            }
+            fn csv(&self) -> String {
+                String::new()
+            }
+        }
         assert_eq!(
-            Format::Csv.without_metrics("pveprobe compare").unwrap(),
+            check::<Ratios>(Format::Csv, "pveprobe compare").unwrap(),
             Format::Csv
         );
-        let err = Format::Prometheus
-            .without_metrics("pveprobe compare")
-            .unwrap_err();
+        let err = check::<Ratios>(Format::Prometheus, "pveprobe compare").unwrap_err();
         assert_eq!(
             err.to_string(),
             "--output-format prometheus writes a probe run's figures as metrics; \
              pveprobe compare writes none: use text, json, json-pretty or csv"
         );
+        // A document with probe results has every format.
+        for f in Format::ALL {
+            assert_eq!(check::<Doc>(*f, "pveprobe").unwrap(), *f);
+        }
     }
 
     #[test]

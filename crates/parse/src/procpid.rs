@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn a_cmdline_splits_at_nul() {
         assert_eq!(
-            cmdline(b"/usr/bin/kvm\0-id\0100\0-name\0truenas,debug-threads=on\0"),
+            cmdline(b"/usr/bin/kvm\x00-id\x00100\x00-name\x00truenas,debug-threads=on\x00"),
             [
                 "/usr/bin/kvm",
                 "-id",

@@ -96,8 +96,10 @@ pub struct IoFacts {
     /// SEQ READ DIRECT against its disk's narrowest link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<InterfaceShare>,
-    /// RANDOM WRITE: `unwritten` (a preallocated file in PATH, as fio's
-    /// default file) or `written` (a scratch volume after its prefill).
+    /// RANDOM WRITE: `unwritten-once` (a fresh preallocated file in PATH
+    /// per job, as fio's default file, each block written at most once by
+    /// the random map) or `written` (a scratch volume after its prefill).
+    /// `unwritten`: one preallocated file for both jobs, no random map.
     /// Results without it wrote over a file laid out first: `written`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_blocks: Option<String>,
@@ -199,10 +201,13 @@ impl Project for Devices<IoStats> {
             facts.interface = share(context.storage, value);
         }
         if writes {
+            // `unwritten-once`: a fresh preallocated file per job, each
+            // block written at most once in the window (the random map);
+            // `unwritten` was the one file of both jobs, without the map.
             let blocks = if context.on_volume {
                 "written"
             } else {
-                "unwritten"
+                "unwritten-once"
             };
             facts.write_blocks = Some(blocks.into());
         }

@@ -442,41 +442,46 @@ impl Measure for Real<'_> {
         window: Duration,
         choice: EngineChoice,
     ) -> Result<Vec<IoStats>, ProbeError> {
-        let run = |file: &std::fs::File, size: u64, interrupt: &Interrupt| {
-            jobs.iter()
-                .map(|params| {
-                    let span = size / params.block as u64 * params.block as u64;
-                    engine::run(
-                        &engine::Job::new(file, *params, span, window),
-                        choice,
-                        interrupt,
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()
+        let job = |file: &std::fs::File, size: u64, params: &JobParams, interrupt: &Interrupt| {
+            let span = size / params.block as u64 * params.block as u64;
+            engine::run(
+                &engine::Job::new(file, *params, span, window),
+                choice,
+                interrupt,
+            )
         };
         match target {
             WriteTarget::Device(dev) => {
                 let file = volume::open_exclusive(dev, false)?;
                 let size = blockdev::device_size(&file, dev)?;
-                run(&file, size, self.interrupt)
+                jobs.iter()
+                    .map(|params| job(&file, size, params, self.interrupt))
+                    .collect()
             }
             WriteTarget::File { path, bytes } => self.in_scratch(path, |scratch, interrupt| {
-                // As `fio --rw=randwrite` makes its file by default
-                // (fallocate=native, no layout: fio writes a file first
-                // only for reads or with overwrite=1): preallocated and
-                // not written, so each block's first write lands in an
-                // unwritten extent. Where the filesystem cannot
-                // preallocate, a sparse file (fio's fallback too).
-                let file = scratch.create_file("randwrite.dat")?;
-                preallocate(&file, bytes).map_err(|e| {
-                    ProbeError::io(
-                        format!("preallocating {bytes} bytes for RANDOM WRITE 4K"),
-                        e,
-                    )
-                })?;
-                drop(file);
-                let (file, _direct) = scratch.open_rw("randwrite.dat")?;
-                run(&file, bytes, interrupt)
+                // Each job on a fresh file, as `fio --rw=randwrite` makes
+                // its file by default (fallocate=native, no layout: fio
+                // writes a file first only for reads or with overwrite=1):
+                // preallocated and not written, so each block's first
+                // write lands in an unwritten extent (with the random map,
+                // every write of the window is a first one). QD32 on the
+                // file QD1 wrote would find part of it written, cheaper.
+                // Where the filesystem cannot preallocate, a sparse file
+                // (fio's fallback too). Truncating frees the last job's.
+                jobs.iter()
+                    .map(|params| {
+                        let file = scratch.create_file("randwrite.dat")?;
+                        preallocate(&file, bytes).map_err(|e| {
+                            ProbeError::io(
+                                format!("preallocating {bytes} bytes for RANDOM WRITE 4K"),
+                                e,
+                            )
+                        })?;
+                        drop(file);
+                        let (file, _direct) = scratch.open_rw("randwrite.dat")?;
+                        job(&file, bytes, params, interrupt)
+                    })
+                    .collect()
             }),
         }
     }

@@ -685,7 +685,10 @@ mod tests {
                     s.spawn(move || (0..16).map(|_| map.next()).collect::<Vec<_>>())
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
         });
         let mut sorted = seen;
         sorted.sort_unstable();

@@ -11,9 +11,9 @@ use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use crate::error::{IoContext, ProbeError};
+use crate::measure::iobuf::{AlignedBuf, fill_random};
 use crate::measure::window::Interrupt;
 use crate::model::sustained::SustainedFigure;
-use crate::measure::iobuf::{AlignedBuf, fill_random};
 use crate::sys::scratch::ScratchDir;
 
 use crate::model::sustained::CHUNK;

@@ -589,8 +589,10 @@ fn the_tests_write_their_pattern_and_the_discard_punches_it_out() {
         picture.contains("<svg") && picture.contains("DISK SUSTAINED WRITE"),
         "{picture}"
     );
-    // The last test, the sustained write, wrote the pattern's first MiB at offset 0.
-    let pattern = pveprobe::probe::extended::seqwrite::aligned_data();
+    // The last test, the sustained write, wrote its buffer at offset 0,
+    // stamped with that offset.
+    let mut pattern = pveprobe::probe::extended::sustained::data();
+    pveprobe::probe::extended::sustained::stamp(pattern.as_mut_slice(), 0);
     let mut head = vec![0u8; 1 << 20];
     File::open(dev.backing())
         .unwrap()

@@ -41,8 +41,7 @@ pub fn write_seconds(
     what: &dyn Fn() -> String,
     mut wrote: impl FnMut(u64),
 ) -> Result<(Vec<u64>, Instant), ProbeError> {
-    let mut buf = AlignedBuf::new(CHUNK);
-    fill_random(buf.as_mut_slice(), 0x5eed);
+    let mut buf = data();
     let seconds = window.as_secs_f64().ceil().max(1.0) as usize;
     let mut bytes_per_second = vec![0u64; seconds];
     let start = Instant::now();
@@ -60,9 +59,16 @@ pub fn write_seconds(
     Ok((bytes_per_second, start))
 }
 
+/// The random data of every write, before [`stamp`].
+pub fn data() -> AlignedBuf {
+    let mut buf = AlignedBuf::new(CHUNK);
+    fill_random(buf.as_mut_slice(), 0x5eed);
+    buf
+}
+
 /// Writes the byte offset of each 4 KiB of `buf`, were it written at
 /// `offset`, into that block's first 8 bytes.
-fn stamp(buf: &mut [u8], offset: u64) {
+pub fn stamp(buf: &mut [u8], offset: u64) {
     for (i, block) in buf.chunks_mut(4096).enumerate() {
         let at = offset + (i * 4096) as u64;
         block[..8].copy_from_slice(&at.to_le_bytes());

@@ -116,7 +116,7 @@ pub fn buffered_reads(
     // As hdparm's buffer: page-aligned and touched before the clock
     // starts. A fresh heap buffer (16-byte aligned, its pages faulted in
     // by the first read) read 0.87 of `hdparm -t` on this project's VM,
-    // every round below it; this one 0.97 (bench/README.md).
+    // every round below it; this one 0.97 and 1.01 (bench/README.md).
     let mut aligned = AlignedBuf::new(READ_CHUNK);
     aligned.as_mut_slice().fill(1);
     let buf = aligned.as_mut_slice();

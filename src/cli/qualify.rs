@@ -32,7 +32,8 @@ SAFETY
   - held open, it or a partition, by any other process (every
     /proc/PID/fd, by device number, as fuser): a VM's QEMU, which opens a
     passed-through disk without O_EXCL, is named with its VM, a process
-    of a container with its CT;
+    of a container with its CT; a holder must be there in five looks
+    0.2 s apart, so a scanner such as pvs, open for a moment, is not one;
   - named by any guest of the cluster: every drive of a VM and every
     mount point or device of a container in /etc/pve/nodes/*/qemu-server
     and nodes/*/lxc, snapshots and pending changes too, by a path that

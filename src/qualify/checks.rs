@@ -116,7 +116,7 @@ const UNSEEN_NAMED: usize = 3;
 /// partition open: a VM's QEMU opens a passed-through disk without O_EXCL.
 fn held_open(host: &Host, names: &[String], procs: &dyn Procs, c: &mut Checked) {
     c.looked_at.push(
-        "processes holding it or a partition open (every /proc/PID/fd, by device number, as fuser): a VM's QEMU, a container, any program".into(),
+        "processes holding it or a partition open (every /proc/PID/fd, by device number, as fuser, looked at again 0.2 s later while held, up to 5 times, so a scanner's moment such as pvs's is not taken for a holder): a VM's QEMU, a container, any program".into(),
     );
     let devices: Vec<(String, u64)> = names
         .iter()
@@ -129,7 +129,13 @@ fn held_open(host: &Host, names: &[String], procs: &dyn Procs, c: &mut Checked) 
             ))
         })
         .collect();
-    let found = openers::scan(procs, &devices, std::process::id());
+    let found = openers::scan_settled(
+        procs,
+        &devices,
+        std::process::id(),
+        openers::LOOKS,
+        openers::LOOK_PAUSE,
+    );
     for (name, what) in found.held {
         c.found(&name, what);
     }

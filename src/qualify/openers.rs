@@ -201,6 +201,35 @@ pub fn scan(procs: &dyn Procs, devices: &[(String, u64)], me: u32) -> Openers {
     found
 }
 
+/// How many times [`scan_settled`] looks before it believes a holder.
+pub const LOOKS: u32 = 5;
+/// The pause between two looks.
+pub const LOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// [`scan`], looked at again after `pause` while something holds a device,
+/// up to `looks` times: the first look in which nothing holds one, or the
+/// last. A scanner that opens every disk for a moment (LVM's `pvs` run by
+/// another program, udev's `blkid` after a close) is gone by the next look;
+/// a VM, a mount or a `dd` is not. Only a look that shows the device free
+/// lets the write go on, as a single look would.
+pub fn scan_settled(
+    procs: &dyn Procs,
+    devices: &[(String, u64)],
+    me: u32,
+    looks: u32,
+    pause: std::time::Duration,
+) -> Openers {
+    let mut found = scan(procs, devices, me);
+    for _ in 1..looks {
+        if found.held.is_empty() {
+            break;
+        }
+        std::thread::sleep(pause);
+        found = scan(procs, devices, me);
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +285,78 @@ mod tests {
         fn qemu_pidfiles(&self) -> BTreeMap<u32, u32> {
             self.pidfiles.clone()
         }
+    }
+
+    /// A process table that changes from one look to the next.
+    struct Looks(Vec<Table>, std::cell::Cell<usize>);
+
+    impl Looks {
+        fn now(&self) -> &Table {
+            &self.0[self.1.get().min(self.0.len() - 1)]
+        }
+        /// The table of the look under way.
+        fn seen(&self) -> &Table {
+            &self.0[(self.1.get() - 1).min(self.0.len() - 1)]
+        }
+    }
+
+    impl Procs for Looks {
+        fn pids(&self) -> io::Result<Vec<u32>> {
+            // Every scan starts here: the look after this one sees the next table.
+            let pids = self.now().pids();
+            self.1.set(self.1.get() + 1);
+            pids
+        }
+        fn block_devices(&self, pid: u32) -> io::Result<Vec<u64>> {
+            self.seen().block_devices(pid)
+        }
+        fn comm(&self, pid: u32) -> Option<String> {
+            self.seen().comm(pid)
+        }
+        fn cmdline(&self, pid: u32) -> Vec<String> {
+            self.seen().cmdline(pid)
+        }
+        fn ppid(&self, pid: u32) -> Option<u32> {
+            self.seen().ppid(pid)
+        }
+        fn qemu_pidfiles(&self) -> BTreeMap<u32, u32> {
+            BTreeMap::new()
+        }
+    }
+
+    #[test]
+    fn a_scanner_gone_by_the_next_look_does_not_hold_the_disk_a_steady_holder_does() {
+        let pvs = || Table::default().with(80, "pvs", "pvs --noheadings", 1, Ok(vec![SDB]));
+        let dd = || Table::default().with(90, "dd", "dd of=/dev/sdb", 1, Ok(vec![SDB]));
+        let free = Table::default;
+        let zero = std::time::Duration::ZERO;
+        // pvs for one look, then nothing: free, after two looks.
+        let looks = Looks(vec![pvs(), free()], 0.into());
+        assert!(
+            scan_settled(&looks, &devices(), 99, LOOKS, zero)
+                .held
+                .is_empty()
+        );
+        assert_eq!(looks.1.get(), 2);
+        // Free at the first look: one look only.
+        let looks = Looks(vec![free(), pvs()], 0.into());
+        assert!(
+            scan_settled(&looks, &devices(), 99, LOOKS, zero)
+                .held
+                .is_empty()
+        );
+        assert_eq!(looks.1.get(), 1);
+        // A holder in every look, even a different one each time: held, by the last.
+        let looks = Looks(vec![pvs(), dd()], 0.into());
+        let found = scan_settled(&looks, &devices(), 99, LOOKS, zero);
+        assert_eq!(looks.1.get(), LOOKS as usize);
+        assert_eq!(
+            found.held,
+            [("sdb".to_string(), "held open by dd (pid 90)".to_string())]
+        );
+        // One look is a plain scan.
+        let looks = Looks(vec![pvs(), free()], 0.into());
+        assert_eq!(scan_settled(&looks, &devices(), 99, 1, zero).held.len(), 1);
     }
 
     const SDB: u64 = 8 << 8 | 16;

@@ -20,6 +20,9 @@ use crate::model::choice::Choice;
 use crate::model::io::{Engine, IoStats};
 use crate::model::latency::Latency;
 
+/// A page: blocks up to this size lie in one page wherever they are.
+const PAGE: usize = 4096;
+
 /// One I/O job of an extended test: `depth` operations of `block` bytes in
 /// flight, `read_pct` of them reads, `random_pct` at random offsets (the
 /// rest sequential).
@@ -268,10 +271,17 @@ pub fn cpu_time() -> Duration {
     })
 }
 
+/// `count` buffers of random data, one per operation in flight; blocks
+/// larger than a page in huge pages, so the kernel does not split them
+/// (see [`AlignedBuf::contiguous`]).
 fn buffers(job: &Job, count: usize) -> Vec<AlignedBuf> {
     (0..count)
         .map(|i| {
-            let mut b = AlignedBuf::new(job.block);
+            let mut b = if job.block > PAGE {
+                AlignedBuf::contiguous(job.block)
+            } else {
+                AlignedBuf::new(job.block)
+            };
             fill_random(b.as_mut_slice(), 0x9e37_79b9 + i as u64);
             b
         })

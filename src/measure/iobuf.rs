@@ -94,12 +94,12 @@ impl AlignedBuf {
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for layout.size() bytes and uniquely borrowed.
+        // SAFETY: ptr is valid for len bytes and uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for layout.size() bytes.
+        // SAFETY: ptr is valid for len bytes.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 

@@ -324,39 +324,33 @@ mod tests {
         }
     }
 
+    /// What [`scan_settled`] finds over `tables`, one a look, with no
+    /// pause, and how many looks it took.
+    fn settle(tables: Vec<Table>, looks: u32) -> (Vec<(String, String)>, usize) {
+        let procs = Looks(tables, 0.into());
+        let found = scan_settled(&procs, &devices(), 99, looks, std::time::Duration::ZERO);
+        (found.held, procs.1.get())
+    }
+
     #[test]
     fn a_scanner_gone_by_the_next_look_does_not_hold_the_disk_a_steady_holder_does() {
         let pvs = || Table::default().with(80, "pvs", "pvs --noheadings", 1, Ok(vec![SDB]));
         let dd = || Table::default().with(90, "dd", "dd of=/dev/sdb", 1, Ok(vec![SDB]));
         let free = Table::default;
-        let zero = std::time::Duration::ZERO;
         // pvs for one look, then nothing: free, after two looks.
-        let looks = Looks(vec![pvs(), free()], 0.into());
-        assert!(
-            scan_settled(&looks, &devices(), 99, LOOKS, zero)
-                .held
-                .is_empty()
-        );
-        assert_eq!(looks.1.get(), 2);
+        assert_eq!(settle(vec![pvs(), free()], LOOKS), (vec![], 2));
         // Free at the first look: one look only.
-        let looks = Looks(vec![free(), pvs()], 0.into());
-        assert!(
-            scan_settled(&looks, &devices(), 99, LOOKS, zero)
-                .held
-                .is_empty()
-        );
-        assert_eq!(looks.1.get(), 1);
+        assert_eq!(settle(vec![free(), pvs()], LOOKS), (vec![], 1));
         // A holder in every look, even a different one each time: held, by the last.
-        let looks = Looks(vec![pvs(), dd()], 0.into());
-        let found = scan_settled(&looks, &devices(), 99, LOOKS, zero);
-        assert_eq!(looks.1.get(), LOOKS as usize);
         assert_eq!(
-            found.held,
-            [("sdb".to_string(), "held open by dd (pid 90)".to_string())]
+            settle(vec![pvs(), dd()], LOOKS),
+            (
+                vec![("sdb".to_string(), "held open by dd (pid 90)".to_string())],
+                LOOKS as usize
+            )
         );
         // One look is a plain scan.
-        let looks = Looks(vec![pvs(), free()], 0.into());
-        assert_eq!(scan_settled(&looks, &devices(), 99, 1, zero).held.len(), 1);
+        assert_eq!(settle(vec![pvs(), free()], 1).0.len(), 1);
     }
 
     const SDB: u64 = 8 << 8 | 16;

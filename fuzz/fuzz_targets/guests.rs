@@ -1,10 +1,12 @@
 //! What `qualify` reads to find a device a guest uses: VM and container
-//! configs (`guestconf`) and a process's status and cmdline (`procpid`).
+//! configs (`guestconf`) and a process's status and cmdline (`procpid`);
+//! and what `pveprobe guest` reads of a VM's config (`vmconf`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use pveprobe_parse::guestconf::{self, GuestKind};
 use pveprobe_parse::procpid;
+use pveprobe_parse::vmconf;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -13,6 +15,13 @@ fuzz_target!(|data: &[u8]| {
         assert!(paths.len() <= text.lines().count() * text.len().max(1));
         assert!(paths.iter().all(|p| p.path.starts_with('/') && !p.key.is_empty()));
     }
+    let vm = vmconf::parse(&text);
+    assert!(vm.drives.len() <= text.lines().count());
+    for d in vm.disks() {
+        assert!(!d.file.is_empty() && !d.key.is_empty());
+        let _ = (d.storage(), d.size_bytes(), d.throttles(), d.cache(), d.aio());
+    }
+    let _ = vmconf::parse_size(&text);
     let args = procpid::cmdline(data);
     assert!(args.iter().all(|a| !a.is_empty()));
     let _ = procpid::qemu_vmid(&args);

@@ -21,6 +21,7 @@ pub mod resolv;
 pub mod smart;
 pub mod storagecfg;
 pub mod sysfs;
+pub mod vmconf;
 pub mod vmlist;
 pub mod zfs;
 

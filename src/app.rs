@@ -9,6 +9,7 @@ use crate::error::Ended;
 
 mod cluster;
 mod compare;
+mod guest;
 mod probe;
 pub mod pveperf;
 mod qualify;
@@ -27,6 +28,8 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::NetProbe(args)) => cluster::net_probe(args),
         Some(Command::NetInfo) => cluster::net_info(),
         Some(Command::Qualify(args)) => qualify::qualify(args),
+        Some(Command::Guest(args)) => guest::guest(args),
+        Some(Command::GuestSide(args)) => guest::guest_side(args),
         None => match &opts.probe.measure.storage {
             Some(which) => storages::probe(&opts.probe, which),
             None => probe::probe(&opts.probe),

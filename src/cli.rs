@@ -10,6 +10,7 @@ use crate::probe::schedule::Config;
 use crate::sys::host::Host;
 
 mod cluster;
+mod guest;
 mod measure;
 mod net;
 mod qualify;
@@ -17,6 +18,7 @@ mod reach;
 use crate::model::choice::Choice;
 use crate::output::Format;
 pub use cluster::ClusterArgs;
+pub use guest::{BYTES as GUEST_BYTES, GuestArgs, GuestSideArgs};
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
 pub use net::{NetArgs, NetOptions, NetProbeArgs, NetServeArgs};
 pub use qualify::QualifyArgs;
@@ -213,6 +215,13 @@ pub enum Command {
     /// Proxmox's Ceph benchmark paper does: destroys its data, refuses a
     /// disk in use (see --help: SAFETY)
     Qualify(Box<QualifyArgs>),
+    /// Measure a VM's disks from inside through its guest agent, beside
+    /// the host's figures on the same storage, and name the VM settings
+    /// that cost
+    Guest(Box<GuestArgs>),
+    /// What the probe copied into a guest runs
+    #[command(name = "guest-side", hide = true)]
+    GuestSide(GuestSideArgs),
     /// The responder `net` starts on a node over ssh
     #[command(name = "net-serve", hide = true)]
     NetServe(NetServeArgs),

@@ -10,7 +10,7 @@
 //!   (its scheduler, test plan, pveperf measurements, extended tests and
 //!   report live together there);
 //! - [`storages`]: PVE storage IDs, `pveprobe storages` and `--storage`;
-//! - [`compare`], [`cluster`], [`net`], [`qualify`].
+//! - [`compare`], [`cluster`], [`net`], [`qualify`], [`guest`].
 //!
 //! Shared layers: [`model`] (the plain data every measurement returns),
 //! [`figure`] (what each figure is, and each model type's projection onto
@@ -32,6 +32,7 @@ pub mod cluster;
 pub mod compare;
 pub mod error;
 pub mod figure;
+pub mod guest;
 pub mod measure;
 pub mod model;
 pub mod net;

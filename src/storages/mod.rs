@@ -66,7 +66,7 @@ impl Pve {
     }
 
     /// The VMIDs of the cluster's guests (none where there is no .vmlist).
-    fn vmids(&self) -> Result<BTreeSet<u32>, String> {
+    pub(crate) fn vmids(&self) -> Result<BTreeSet<u32>, String> {
         let file = self.dir.join(".vmlist");
         match crate::sys::host::read_capped(&file, pveprobe_parse::vmlist::MAX_BYTES as u64 + 1) {
             Ok(text) => {

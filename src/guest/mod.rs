@@ -1,0 +1,424 @@
+//! `pveprobe guest VMID`: a VM's disk measured from inside through its
+//! guest agent, beside the host's figure on the same storage, with the VM
+//! settings that cost. The VM's config is read as PVE reads it
+//! ([`pveprobe_parse::vmconf`]); the agent is spoken directly ([`qga`]);
+//! the probe copied into the guest ([`remote`]) runs the same
+//! [`profile`] the host side runs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pveprobe_parse::vmconf::{self, Drive, VmConfig};
+use serde::Serialize;
+
+use crate::error::{ProbeError, Stop};
+use crate::measure::window::Interrupt;
+use crate::storages::Pve;
+
+pub mod profile;
+pub mod qga;
+pub mod remote;
+pub mod report;
+
+use profile::Profile;
+use qga::Agent;
+use remote::{InGuest, RemoteError};
+
+/// Where PVE's guest agent sockets are.
+pub const QGA_DIR: &str = "/var/run/qemu-server";
+
+/// The plain request.
+#[derive(Debug, Clone)]
+pub struct GuestRequest {
+    pub vmid: u32,
+    /// `--disk scsi0`: that disk only.
+    pub disk: Option<String>,
+    /// `--guest-path`: the guest directory to measure in (else the
+    /// filesystem the agent names on the disk).
+    pub guest_path: Option<String>,
+    pub pve_config: PathBuf,
+    /// The agent's socket (PVE's `/var/run/qemu-server/VMID.qga`).
+    pub socket: PathBuf,
+    /// The static probe copied into the guest.
+    pub guest_probe: PathBuf,
+    /// The file each side's jobs run over.
+    pub bytes: u64,
+    pub seconds: f64,
+    /// Each agent command's time limit.
+    pub agent_timeout: Duration,
+    /// Measure the host side too (`--no-host`: the guest only).
+    pub host: bool,
+}
+
+/// A VM disk's settings as the report shows them.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiskSettings {
+    pub key: String,
+    pub bus: vmconf::Bus,
+    pub file: String,
+    pub storage: Option<String>,
+    /// The storage's type in storage.cfg (`lvmthin`), where it was read.
+    pub storage_type: Option<String>,
+    pub cache: String,
+    pub aio: Option<String>,
+    pub iothread: bool,
+    pub discard: bool,
+    pub ssd: bool,
+    pub throttles: Vec<(String, f64)>,
+    pub size_bytes: Option<u64>,
+}
+
+impl DiskSettings {
+    fn of(d: &Drive) -> Self {
+        DiskSettings {
+            key: d.key.clone(),
+            bus: d.bus,
+            file: d.file.clone(),
+            storage: d.storage().map(str::to_string),
+            storage_type: None,
+            cache: d.cache().to_string(),
+            aio: d.aio().map(str::to_string),
+            iothread: d.iothread(),
+            discard: d.discard(),
+            ssd: d.ssd(),
+            throttles: d.throttles().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            size_bytes: d.size_bytes(),
+        }
+    }
+}
+
+/// One VM disk measured on both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiskResult {
+    pub settings: DiskSettings,
+    /// The guest directory measured in and its filesystem.
+    pub guest_path: Option<String>,
+    pub guest_fstype: Option<String>,
+    pub guest: Option<Profile>,
+    pub host: Option<Profile>,
+    /// Why a side was not measured.
+    pub errors: Vec<String>,
+}
+
+/// The VM as read.
+#[derive(Debug, Clone, Serialize)]
+pub struct VmSummary {
+    pub vmid: u32,
+    pub name: Option<String>,
+    pub ostype: Option<String>,
+    pub scsihw: String,
+    pub guest_os: Option<String>,
+    pub agent_version: Option<String>,
+}
+
+fn conf_text(path: &Path) -> Option<Result<String, std::io::Error>> {
+    match crate::sys::host::read_capped(path, pveprobe_parse::guestconf::MAX_BYTES as u64) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        r => Some(r),
+    }
+}
+
+/// The VM's config on this node, or why not (another node's VM: which).
+pub fn read_config(pve_config: &Path, vmid: u32) -> Result<VmConfig, Stop> {
+    let local = pve_config.join("qemu-server").join(format!("{vmid}.conf"));
+    match conf_text(&local) {
+        Some(Ok(text)) => return Ok(vmconf::parse(&text)),
+        Some(Err(e)) => {
+            return Err(Stop::not_measured(format!(
+                "cannot read {}: {}",
+                local.display(),
+                crate::error::describe(&e)
+            )));
+        }
+        None => {}
+    }
+    let nodes = pve_config.join("nodes");
+    if let Ok(entries) = std::fs::read_dir(&nodes) {
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().join("qemu-server").join(format!("{vmid}.conf")).is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        if let Some(node) = names.first() {
+            return Err(Stop::bad_input(format!(
+                "VM {vmid} is on node {node}, not this one: run `pveprobe guest {vmid}` on {node}"
+            )));
+        }
+    }
+    Err(Stop::bad_input(format!(
+        "there is no VM {vmid}: {} does not exist (a container's config is in lxc/, which guest does not measure)",
+        local.display()
+    )))
+}
+
+/// The disks to measure: `--disk KEY`, or every disk on a storage.
+pub fn chosen_disks<'a>(vm: &'a VmConfig, vmid: u32, disk: Option<&str>) -> Result<Vec<&'a Drive>, Stop> {
+    match disk {
+        Some(key) => match vm.disks().find(|d| d.key == key) {
+            Some(d) => Ok(vec![d]),
+            None => {
+                let keys: Vec<&str> = vm.disks().map(|d| d.key.as_str()).collect();
+                Err(Stop::bad_input(format!(
+                    "VM {vmid} has no disk {key}; its disks: {}",
+                    if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                )))
+            }
+        },
+        None => {
+            let on_storage: Vec<&Drive> = vm.disks().filter(|d| d.storage().is_some()).collect();
+            if on_storage.is_empty() {
+                return Err(Stop::bad_input(format!(
+                    "VM {vmid} has no disk on a PVE storage (a passed-through disk: name it with --disk)"
+                )));
+            }
+            Ok(on_storage)
+        }
+    }
+}
+
+/// The agent connected and checked: enabled in the config, answering,
+/// with every command the probe needs, in an x86-64 Linux guest.
+pub fn open_agent(req: &GuestRequest, vm: &VmConfig) -> Result<(Agent, qga::Info, qga::OsInfo), Stop> {
+    let vmid = req.vmid;
+    if !vm.agent.enabled {
+        return Err(Stop::bad_input(format!(
+            "VM {vmid} has no guest agent: install qemu-guest-agent in the guest, then `qm set {vmid} --agent enabled=1` and restart the VM"
+        )));
+    }
+    let mut agent = Agent::connect(&req.socket, req.agent_timeout).map_err(|e| {
+        Stop::not_measured(match e {
+            qga::QgaError::Connect { .. } => format!(
+                "{e}: is VM {vmid} running (qm status {vmid})? Its agent socket appears when it starts"
+            ),
+            qga::QgaError::Timeout { .. } => format!(
+                "{e}: is qemu-guest-agent installed and running in the guest (systemctl status qemu-guest-agent)?"
+            ),
+            e => e.to_string(),
+        })
+    })?;
+    let info = agent.info().map_err(|e| Stop::not_measured(e.to_string()))?;
+    let missing = info.missing(&remote::NEEDED);
+    if !missing.is_empty() {
+        return Err(Stop::not_measured(format!(
+            "the guest agent of VM {vmid} has {} blocked or missing: allow them in the guest (qemu-ga's --block-rpcs, -b, or block-rpcs in /etc/qemu/qemu-ga.conf; --allow-rpcs on agents that list what they allow), restart qemu-guest-agent; nothing was copied",
+            missing.join(", ")
+        )));
+    }
+    let os = agent.osinfo().map_err(|e| Stop::not_measured(e.to_string()))?;
+    let machine = os.machine.as_deref().unwrap_or("unknown");
+    let windows = os.id.as_deref() == Some("mswindows");
+    if machine != "x86_64" || windows {
+        return Err(Stop::not_measured(format!(
+            "VM {vmid} runs {} on {machine}: pveprobe's guest probe is an x86-64 Linux program; nothing was copied",
+            os.pretty_name.as_deref().unwrap_or("an unknown system")
+        )));
+    }
+    Ok((agent, info, os))
+}
+
+/// The guest directory to measure `drive` in: `--guest-path`, or the
+/// mount point of the filesystem on the disk whose serial is the drive's.
+fn guest_target(
+    req: &GuestRequest,
+    drive: &Drive,
+    fs: &[qga::Filesystem],
+) -> Result<(String, Option<String>, Option<u64>), String> {
+    if let Some(path) = &req.guest_path {
+        // The filesystem whose mount point is the longest prefix of it.
+        let on = fs
+            .iter()
+            .filter(|f| path.starts_with(&f.mountpoint))
+            .max_by_key(|f| f.mountpoint.len());
+        return Ok((
+            path.clone(),
+            on.map(|f| f.fstype.clone()),
+            on.and_then(|f| Some(f.total_bytes? - f.used_bytes?)),
+        ));
+    }
+    let Some(serial) = drive.serial() else {
+        return Err(format!(
+            "{} has no serial=, so the guest's filesystem on it cannot be told from the others: give it one (qm set {} --{} ...,serial=NAME) or name a directory on it with --guest-path",
+            drive.key, req.vmid, drive.key
+        ));
+    };
+    fs.iter()
+        .filter(|f| f.disk.iter().any(|d| d.serial.as_deref() == Some(serial)))
+        .min_by_key(|f| f.mountpoint.len())
+        .map(|f| {
+            (
+                f.mountpoint.clone(),
+                Some(f.fstype.clone()),
+                f.total_bytes.zip(f.used_bytes).map(|(t, u)| t.saturating_sub(u)),
+            )
+        })
+        .ok_or_else(|| format!("the guest agent names no mounted filesystem on the disk with serial {serial} ({})", drive.key))
+}
+
+/// The guest side of one disk.
+fn measure_guest(
+    req: &GuestRequest,
+    agent: &mut Agent,
+    binary: &[u8],
+    dir: &str,
+    interrupt: &Interrupt,
+) -> Result<(Profile, Option<String>), RemoteError> {
+    let mut guest = InGuest::create(agent, dir)?;
+    let result = (|| {
+        guest.install(binary)?;
+        let bytes = req.bytes.to_string();
+        let seconds = req.seconds.to_string();
+        let args = ["guest-side", "--bytes", &bytes, "--seconds", &seconds, &guest.dir.clone()];
+        // Seven jobs of `seconds` each and the file's prefill.
+        let limit = Duration::from_secs_f64(req.seconds * 7.0 + 120.0 + req.bytes as f64 / 20e6);
+        let out = guest.run(&args, limit, interrupt)?;
+        serde_json::from_slice::<Profile>(&out).map_err(|e| RemoteError::Failed {
+            what: "the probe".into(),
+            why: format!("its output is not a profile: {e}"),
+        })
+    })();
+    guest.clean();
+    let left = guest.left.take();
+    result.map(|p| (p, left))
+}
+
+/// The host side of one disk: the same profile on its storage.
+fn measure_host(req: &GuestRequest, pve: &Pve, storage: &str, interrupt: &Interrupt) -> Result<Profile, String> {
+    use crate::pvestorage::Approach;
+    let s = pve
+        .storages()
+        .into_iter()
+        .find(|s| s.id() == storage)
+        .ok_or_else(|| format!("storage {storage} is not in storage.cfg for this node"))?;
+    let window = Duration::from_secs_f64(req.seconds);
+    match s.approach() {
+        Approach::Skip(why) => Err(why),
+        Approach::Path { path, .. } => profile::run_in_dir(&path, req.bytes, window, interrupt).map_err(|e| e.to_string()),
+        Approach::Volume { activate } => {
+            let vmids = pve.vmids()?;
+            let mut volume = crate::pvestorage::volume::ScratchVolume::plan(s.id(), req.bytes, &vmids, activate)
+                .map_err(|e| e.to_string())?;
+            let result = (|| -> Result<Profile, String> {
+                let device = volume.create().map_err(|e| e.to_string())?;
+                let file = crate::probe::extended::volume::open_exclusive(&device, false).map_err(|e| e.to_string())?;
+                let pool = crate::probe::extended::seqwrite::aligned_data();
+                crate::probe::extended::volume::prefill(&file, &device, req.bytes, &pool, false, interrupt)
+                    .map_err(|e| e.to_string())?;
+                let name = device.display().to_string();
+                let figures =
+                    profile::run_on_device(&file, &name, req.bytes, window, interrupt).map_err(|e| e.to_string())?;
+                Ok(Profile {
+                    target: format!("a scratch volume {}", volume.volid()),
+                    direct: true,
+                    bytes: req.bytes,
+                    seconds: req.seconds,
+                    figures,
+                })
+            })();
+            let freed = volume.free();
+            match (result, freed) {
+                (r, Ok(())) => r,
+                (Ok(_), Err(left)) => Err(left),
+                (Err(e), Err(left)) => Err(format!("{e}; {left}")),
+            }
+        }
+    }
+}
+
+/// Every chosen disk, guest side then host side, back to back.
+pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestReport, Stop> {
+    let vm = read_config(&req.pve_config, req.vmid)?;
+    if let Some(lock) = &vm.lock {
+        return Err(Stop::bad_input(format!(
+            "VM {} is locked ({lock}): measure it when the {lock} is over",
+            req.vmid
+        )));
+    }
+    let disks = chosen_disks(&vm, req.vmid, req.disk.as_deref())?;
+    let binary = std::fs::read(&req.guest_probe).map_err(|e| {
+        Stop::not_measured(format!(
+            "cannot read the guest probe {}: {} (the pveprobe package installs it)",
+            req.guest_probe.display(),
+            crate::error::describe(&e)
+        ))
+    })?;
+    let (mut agent, info, os) = open_agent(req, &vm)?;
+    let fs = agent.fsinfo().map_err(|e| Stop::not_measured(e.to_string()))?;
+    let pve = if req.host { Some(Pve::load(&req.pve_config)) } else { None };
+    let mut report = report::GuestReport {
+        kind: "guest",
+        vm: VmSummary {
+            vmid: req.vmid,
+            name: vm.name.clone(),
+            ostype: vm.ostype.clone(),
+            scsihw: vm.scsi_controller().to_string(),
+            guest_os: os.pretty_name.clone(),
+            agent_version: Some(info.version.clone()),
+        },
+        disks: Vec::new(),
+        hints: Vec::new(),
+        left_behind: Vec::new(),
+        interrupted_by: None,
+    };
+    for drive in disks {
+        let mut settings = DiskSettings::of(drive);
+        if let (Some(Ok(pve)), Some(id)) = (&pve, drive.storage()) {
+            settings.storage_type = pve.storages().iter().find(|s| s.id() == id).map(|s| s.kind().to_string());
+        }
+        let mut result = DiskResult {
+            settings,
+            guest_path: None,
+            guest_fstype: None,
+            guest: None,
+            host: None,
+            errors: Vec::new(),
+        };
+        match guest_target(req, drive, &fs) {
+            Err(why) => result.errors.push(format!("guest: {why}")),
+            Ok((dir, fstype, free)) => {
+                result.guest_path = Some(dir.clone());
+                result.guest_fstype = fstype;
+                if free.is_some_and(|f| f < req.bytes + (256 << 20)) {
+                    result.errors.push(format!(
+                        "guest: {dir} has {} MiB free, too little for a {} MiB file and room to spare: a smaller --write-size fits",
+                        free.unwrap_or(0) >> 20,
+                        req.bytes >> 20
+                    ));
+                } else {
+                    match measure_guest(req, &mut agent, &binary, &dir, interrupt) {
+                        Ok((p, left)) => {
+                            result.guest = Some(p);
+                            report.left_behind.extend(left);
+                        }
+                        Err(RemoteError::Interrupted(sig)) => {
+                            report.interrupted_by = Some(sig);
+                            report.disks.push(result);
+                            break;
+                        }
+                        Err(e) => result.errors.push(format!("guest: {e}")),
+                    }
+                }
+            }
+        }
+        if let (Some(pve), Some(storage)) = (&pve, drive.storage()) {
+            let host = pve.as_ref().map_err(Clone::clone).and_then(|pve| measure_host(req, pve, storage, interrupt));
+            match host {
+                Ok(p) => result.host = Some(p),
+                Err(why) => result.errors.push(format!("host: {why}")),
+            }
+            if let Some(sig) = interrupt.signal() {
+                report.interrupted_by = Some(sig);
+                report.disks.push(result);
+                break;
+            }
+        }
+        report.disks.push(result);
+    }
+    report.hints = report::hints(&report);
+    Ok(report)
+}
+
+/// The guest's end: `pveprobe guest-side DIR`, the profile in DIR as JSON.
+pub fn guest_side(dir: &Path, bytes: u64, seconds: f64, interrupt: &Interrupt) -> Result<Profile, ProbeError> {
+    profile::run_in_dir(dir, bytes, Duration::from_secs_f64(seconds), interrupt)
+}

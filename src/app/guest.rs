@@ -55,10 +55,12 @@ pub fn guest(args: &GuestArgs) -> Ended {
 pub fn guest_side(args: &GuestSideArgs) -> Ended {
     let interrupt = Interrupt::install()
         .map_err(|e| Stop::not_measured(format!("cannot install signal handlers: {e}")))?;
-    let profile = guest::guest_side(&args.dir, args.bytes, args.seconds, &interrupt)
-        .map_err(|e| match interrupt.signal() {
-            Some(sig) => Stop::new(Exit::Signal(sig), e),
-            None => Stop::not_measured(e),
+    let profile =
+        guest::guest_side(&args.dir, args.bytes, args.seconds, &interrupt).map_err(|e| {
+            match interrupt.signal() {
+                Some(sig) => Stop::new(Exit::Signal(sig), e),
+                None => Stop::not_measured(e),
+            }
         })?;
     let json = serde_json::to_string(&profile).map_err(|e| Stop::not_measured(e.to_string()))?;
     println!("{json}");

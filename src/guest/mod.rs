@@ -81,7 +81,11 @@ impl DiskSettings {
             iothread: d.iothread(),
             discard: d.discard(),
             ssd: d.ssd(),
-            throttles: d.throttles().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            throttles: d
+                .throttles()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
             size_bytes: d.size_bytes(),
         }
     }
@@ -136,7 +140,12 @@ pub fn read_config(pve_config: &Path, vmid: u32) -> Result<VmConfig, Stop> {
     if let Ok(entries) = std::fs::read_dir(&nodes) {
         let mut names: Vec<String> = entries
             .flatten()
-            .filter(|e| e.path().join("qemu-server").join(format!("{vmid}.conf")).is_file())
+            .filter(|e| {
+                e.path()
+                    .join("qemu-server")
+                    .join(format!("{vmid}.conf"))
+                    .is_file()
+            })
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
@@ -153,7 +162,11 @@ pub fn read_config(pve_config: &Path, vmid: u32) -> Result<VmConfig, Stop> {
 }
 
 /// The disks to measure: `--disk KEY`, or every disk on a storage.
-pub fn chosen_disks<'a>(vm: &'a VmConfig, vmid: u32, disk: Option<&str>) -> Result<Vec<&'a Drive>, Stop> {
+pub fn chosen_disks<'a>(
+    vm: &'a VmConfig,
+    vmid: u32,
+    disk: Option<&str>,
+) -> Result<Vec<&'a Drive>, Stop> {
     match disk {
         Some(key) => match vm.disks().find(|d| d.key == key) {
             Some(d) => Ok(vec![d]),
@@ -161,7 +174,11 @@ pub fn chosen_disks<'a>(vm: &'a VmConfig, vmid: u32, disk: Option<&str>) -> Resu
                 let keys: Vec<&str> = vm.disks().map(|d| d.key.as_str()).collect();
                 Err(Stop::bad_input(format!(
                     "VM {vmid} has no disk {key}; its disks: {}",
-                    if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                    if keys.is_empty() {
+                        "none".to_string()
+                    } else {
+                        keys.join(", ")
+                    }
                 )))
             }
         },
@@ -179,7 +196,10 @@ pub fn chosen_disks<'a>(vm: &'a VmConfig, vmid: u32, disk: Option<&str>) -> Resu
 
 /// The agent connected and checked: enabled in the config, answering,
 /// with every command the probe needs, in an x86-64 Linux guest.
-pub fn open_agent(req: &GuestRequest, vm: &VmConfig) -> Result<(Agent, qga::Info, qga::OsInfo), Stop> {
+pub fn open_agent(
+    req: &GuestRequest,
+    vm: &VmConfig,
+) -> Result<(Agent, qga::Info, qga::OsInfo), Stop> {
     let vmid = req.vmid;
     if !vm.agent.enabled {
         return Err(Stop::bad_input(format!(
@@ -197,7 +217,9 @@ pub fn open_agent(req: &GuestRequest, vm: &VmConfig) -> Result<(Agent, qga::Info
             e => e.to_string(),
         })
     })?;
-    let info = agent.info().map_err(|e| Stop::not_measured(e.to_string()))?;
+    let info = agent
+        .info()
+        .map_err(|e| Stop::not_measured(e.to_string()))?;
     let missing = info.missing(&remote::NEEDED);
     if !missing.is_empty() {
         return Err(Stop::not_measured(format!(
@@ -205,7 +227,9 @@ pub fn open_agent(req: &GuestRequest, vm: &VmConfig) -> Result<(Agent, qga::Info
             missing.join(", ")
         )));
     }
-    let os = agent.osinfo().map_err(|e| Stop::not_measured(e.to_string()))?;
+    let os = agent
+        .osinfo()
+        .map_err(|e| Stop::not_measured(e.to_string()))?;
     let machine = os.machine.as_deref().unwrap_or("unknown");
     let windows = os.id.as_deref() == Some("mswindows");
     if machine != "x86_64" || windows {
@@ -217,8 +241,51 @@ pub fn open_agent(req: &GuestRequest, vm: &VmConfig) -> Result<(Agent, qga::Info
     Ok((agent, info, os))
 }
 
+/// Whether the agent's `disk` is the VM's `drive`. By serial: QEMU names a
+/// SCSI disk without serial= `drive-KEY` (the guest sees
+/// `0QEMU_QEMU_HARDDISK_drive-scsi0`), with serial=NAME `..._NAME`, and a
+/// virtio-blk disk with serial=NAME `NAME`. A virtio-blk disk without one
+/// by its PCI slot: PVE puts virtio0 to virtio5 at slots 10 to 15 of bus 0
+/// (`PVE/QemuServer/PCI.pm`); the rest sit behind bridges whose bus
+/// numbers the guest chooses, so they need serial= or --guest-path.
+pub fn is_drive(disk: &qga::FsDisk, drive: &Drive) -> bool {
+    let named = |name: &str| {
+        disk.serial
+            .as_deref()
+            .is_some_and(|s| s == name || s.ends_with(&format!("_{name}")))
+    };
+    match drive.serial() {
+        Some(serial) => named(serial),
+        None if named(&format!("drive-{}", drive.key)) => true,
+        None if drive.bus == vmconf::Bus::Virtio => {
+            let n: Option<i64> = drive
+                .key
+                .strip_prefix("virtio")
+                .and_then(|n| n.parse().ok());
+            let at = disk.pci_controller.unwrap_or_default();
+            disk.bus_type == "virtio"
+                && n.is_some_and(|n| n <= 5 && at.domain == 0 && at.bus == 0 && at.slot == 10 + n)
+        }
+        None => false,
+    }
+}
+
+/// The mount point of the filesystem on `drive` nearest the root (`/`
+/// before `/boot`), its type and free bytes.
+pub fn filesystem_on<'a>(drive: &Drive, fs: &'a [qga::Filesystem]) -> Option<&'a qga::Filesystem> {
+    fs.iter()
+        .filter(|f| f.disk.iter().any(|d| is_drive(d, drive)))
+        .min_by_key(|f| (f.mountpoint.len(), f.mountpoint.clone()))
+}
+
+fn free_bytes(f: &qga::Filesystem) -> Option<u64> {
+    f.total_bytes
+        .zip(f.used_bytes)
+        .map(|(t, u)| t.saturating_sub(u))
+}
+
 /// The guest directory to measure `drive` in: `--guest-path`, or the
-/// mount point of the filesystem on the disk whose serial is the drive's.
+/// mount point of the filesystem on the disk ([`filesystem_on`]).
 fn guest_target(
     req: &GuestRequest,
     drive: &Drive,
@@ -228,31 +295,21 @@ fn guest_target(
         // The filesystem whose mount point is the longest prefix of it.
         let on = fs
             .iter()
-            .filter(|f| path.starts_with(&f.mountpoint))
+            .filter(|f| Path::new(path).starts_with(&f.mountpoint))
             .max_by_key(|f| f.mountpoint.len());
         return Ok((
             path.clone(),
             on.map(|f| f.fstype.clone()),
-            on.and_then(|f| Some(f.total_bytes? - f.used_bytes?)),
+            on.and_then(free_bytes),
         ));
     }
-    let Some(serial) = drive.serial() else {
-        return Err(format!(
-            "{} has no serial=, so the guest's filesystem on it cannot be told from the others: give it one (qm set {} --{} ...,serial=NAME) or name a directory on it with --guest-path",
-            drive.key, req.vmid, drive.key
-        ));
-    };
-    fs.iter()
-        .filter(|f| f.disk.iter().any(|d| d.serial.as_deref() == Some(serial)))
-        .min_by_key(|f| f.mountpoint.len())
-        .map(|f| {
-            (
-                f.mountpoint.clone(),
-                Some(f.fstype.clone()),
-                f.total_bytes.zip(f.used_bytes).map(|(t, u)| t.saturating_sub(u)),
-            )
-        })
-        .ok_or_else(|| format!("the guest agent names no mounted filesystem on the disk with serial {serial} ({})", drive.key))
+    let f = filesystem_on(drive, fs).ok_or_else(|| {
+        format!(
+            "the guest agent names no mounted filesystem on {}: give the drive a serial (qm set {} --{} {},serial=NAME) or name a directory on it with --guest-path",
+            drive.key, req.vmid, drive.key, drive.file
+        )
+    })?;
+    Ok((f.mountpoint.clone(), Some(f.fstype.clone()), free_bytes(f)))
 }
 
 /// The guest side of one disk.
@@ -262,13 +319,23 @@ fn measure_guest(
     binary: &[u8],
     dir: &str,
     interrupt: &Interrupt,
-) -> Result<(Profile, Option<String>), RemoteError> {
-    let mut guest = InGuest::create(agent, dir)?;
+) -> (Result<Profile, RemoteError>, Option<String>) {
+    let mut guest = match InGuest::create(agent, dir) {
+        Ok(g) => g,
+        Err(e) => return (Err(e), None),
+    };
     let result = (|| {
         guest.install(binary)?;
         let bytes = req.bytes.to_string();
         let seconds = req.seconds.to_string();
-        let args = ["guest-side", "--bytes", &bytes, "--seconds", &seconds, &guest.dir.clone()];
+        let args = [
+            "guest-side",
+            "--bytes",
+            &bytes,
+            "--seconds",
+            &seconds,
+            &guest.dir.clone(),
+        ];
         // Seven jobs of `seconds` each and the file's prefill.
         let limit = Duration::from_secs_f64(req.seconds * 7.0 + 120.0 + req.bytes as f64 / 20e6);
         let out = guest.run(&args, limit, interrupt)?;
@@ -278,12 +345,16 @@ fn measure_guest(
         })
     })();
     guest.clean();
-    let left = guest.left.take();
-    result.map(|p| (p, left))
+    (result, guest.left.take())
 }
 
 /// The host side of one disk: the same profile on its storage.
-fn measure_host(req: &GuestRequest, pve: &Pve, storage: &str, interrupt: &Interrupt) -> Result<Profile, String> {
+fn measure_host(
+    req: &GuestRequest,
+    pve: &Pve,
+    storage: &str,
+    interrupt: &Interrupt,
+) -> Result<Profile, String> {
     use crate::pvestorage::Approach;
     let s = pve
         .storages()
@@ -293,20 +364,26 @@ fn measure_host(req: &GuestRequest, pve: &Pve, storage: &str, interrupt: &Interr
     let window = Duration::from_secs_f64(req.seconds);
     match s.approach() {
         Approach::Skip(why) => Err(why),
-        Approach::Path { path, .. } => profile::run_in_dir(&path, req.bytes, window, interrupt).map_err(|e| e.to_string()),
+        Approach::Path { path, .. } => {
+            profile::run_in_dir(&path, req.bytes, window, interrupt).map_err(|e| e.to_string())
+        }
         Approach::Volume { activate } => {
             let vmids = pve.vmids()?;
-            let mut volume = crate::pvestorage::volume::ScratchVolume::plan(s.id(), req.bytes, &vmids, activate)
-                .map_err(|e| e.to_string())?;
+            let mut volume =
+                crate::pvestorage::volume::ScratchVolume::plan(s.id(), req.bytes, &vmids, activate)
+                    .map_err(|e| e.to_string())?;
             let result = (|| -> Result<Profile, String> {
                 let device = volume.create().map_err(|e| e.to_string())?;
-                let file = crate::probe::extended::volume::open_exclusive(&device, false).map_err(|e| e.to_string())?;
-                let pool = crate::probe::extended::seqwrite::aligned_data();
-                crate::probe::extended::volume::prefill(&file, &device, req.bytes, &pool, false, interrupt)
+                let file = crate::probe::extended::volume::open_exclusive(&device, false)
                     .map_err(|e| e.to_string())?;
+                let pool = crate::probe::extended::seqwrite::aligned_data();
+                crate::probe::extended::volume::prefill(
+                    &file, &device, req.bytes, &pool, false, interrupt,
+                )
+                .map_err(|e| e.to_string())?;
                 let name = device.display().to_string();
-                let figures =
-                    profile::run_on_device(&file, &name, req.bytes, window, interrupt).map_err(|e| e.to_string())?;
+                let figures = profile::run_on_device(&file, &name, req.bytes, window, interrupt)
+                    .map_err(|e| e.to_string())?;
                 Ok(Profile {
                     target: format!("a scratch volume {}", volume.volid()),
                     direct: true,
@@ -322,6 +399,84 @@ fn measure_host(req: &GuestRequest, pve: &Pve, storage: &str, interrupt: &Interr
                 (Err(e), Err(left)) => Err(format!("{e}; {left}")),
             }
         }
+    }
+}
+
+/// What each disk's run needs.
+struct Context<'a> {
+    req: &'a GuestRequest,
+    agent: &'a mut Agent,
+    binary: &'a [u8],
+    fs: &'a [qga::Filesystem],
+    pve: Option<&'a Result<Pve, String>>,
+    interrupt: &'a Interrupt,
+}
+
+impl Context<'_> {
+    /// One disk: the guest side, then (not after an interrupt) the host's.
+    fn disk(&mut self, drive: &Drive, left_behind: &mut Vec<String>) -> DiskResult {
+        let mut settings = DiskSettings::of(drive);
+        if let (Some(Ok(pve)), Some(id)) = (self.pve, drive.storage()) {
+            settings.storage_type = pve
+                .storages()
+                .iter()
+                .find(|s| s.id() == id)
+                .map(|s| s.kind().to_string());
+        }
+        let mut result = DiskResult {
+            settings,
+            guest_path: None,
+            guest_fstype: None,
+            guest: None,
+            host: None,
+            errors: Vec::new(),
+        };
+        match self.guest_side(drive, &mut result, left_behind) {
+            Ok(profile) => result.guest = Some(profile),
+            Err(why) => result.errors.push(format!("guest: {why}")),
+        }
+        if self.interrupt.signal().is_some() {
+            return result;
+        }
+        if let (Some(pve), Some(storage)) = (self.pve, drive.storage()) {
+            let host = pve
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|pve| measure_host(self.req, pve, storage, self.interrupt));
+            match host {
+                Ok(p) => result.host = Some(p),
+                Err(why) => result.errors.push(format!("host: {why}")),
+            }
+        }
+        result
+    }
+
+    /// The guest's profile on the disk's filesystem, or why not.
+    fn guest_side(
+        &mut self,
+        drive: &Drive,
+        result: &mut DiskResult,
+        left_behind: &mut Vec<String>,
+    ) -> Result<Profile, String> {
+        let req = self.req;
+        let (dir, fstype, free) = guest_target(req, drive, self.fs)?;
+        result.guest_path = Some(dir.clone());
+        result.guest_fstype = fstype;
+        if let Some(free) = free
+            && free < req.bytes + (256 << 20)
+        {
+            return Err(format!(
+                "{dir} has {} MiB free, too little for a {} MiB file and room to spare: a smaller --write-size fits",
+                free >> 20,
+                req.bytes >> 20
+            ));
+        }
+        let (measured, left) = measure_guest(req, self.agent, self.binary, &dir, self.interrupt);
+        if let Some(left) = left {
+            eprintln!("pveprobe: left in the guest: {left}");
+            left_behind.push(format!("in the guest: {left}"));
+        }
+        measured.map_err(|e| e.to_string())
     }
 }
 
@@ -343,8 +498,14 @@ pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestRep
         ))
     })?;
     let (mut agent, info, os) = open_agent(req, &vm)?;
-    let fs = agent.fsinfo().map_err(|e| Stop::not_measured(e.to_string()))?;
-    let pve = if req.host { Some(Pve::load(&req.pve_config)) } else { None };
+    let fs = agent
+        .fsinfo()
+        .map_err(|e| Stop::not_measured(e.to_string()))?;
+    let pve = if req.host {
+        Some(Pve::load(&req.pve_config))
+    } else {
+        None
+    };
     let mut report = report::GuestReport {
         kind: "guest",
         vm: VmSummary {
@@ -360,65 +521,114 @@ pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestRep
         left_behind: Vec::new(),
         interrupted_by: None,
     };
+    let mut ctx = Context {
+        req,
+        agent: &mut agent,
+        binary: &binary,
+        fs: &fs,
+        pve: pve.as_ref(),
+        interrupt,
+    };
     for drive in disks {
-        let mut settings = DiskSettings::of(drive);
-        if let (Some(Ok(pve)), Some(id)) = (&pve, drive.storage()) {
-            settings.storage_type = pve.storages().iter().find(|s| s.id() == id).map(|s| s.kind().to_string());
-        }
-        let mut result = DiskResult {
-            settings,
-            guest_path: None,
-            guest_fstype: None,
-            guest: None,
-            host: None,
-            errors: Vec::new(),
-        };
-        match guest_target(req, drive, &fs) {
-            Err(why) => result.errors.push(format!("guest: {why}")),
-            Ok((dir, fstype, free)) => {
-                result.guest_path = Some(dir.clone());
-                result.guest_fstype = fstype;
-                if free.is_some_and(|f| f < req.bytes + (256 << 20)) {
-                    result.errors.push(format!(
-                        "guest: {dir} has {} MiB free, too little for a {} MiB file and room to spare: a smaller --write-size fits",
-                        free.unwrap_or(0) >> 20,
-                        req.bytes >> 20
-                    ));
-                } else {
-                    match measure_guest(req, &mut agent, &binary, &dir, interrupt) {
-                        Ok((p, left)) => {
-                            result.guest = Some(p);
-                            report.left_behind.extend(left);
-                        }
-                        Err(RemoteError::Interrupted(sig)) => {
-                            report.interrupted_by = Some(sig);
-                            report.disks.push(result);
-                            break;
-                        }
-                        Err(e) => result.errors.push(format!("guest: {e}")),
-                    }
-                }
-            }
-        }
-        if let (Some(pve), Some(storage)) = (&pve, drive.storage()) {
-            let host = pve.as_ref().map_err(Clone::clone).and_then(|pve| measure_host(req, pve, storage, interrupt));
-            match host {
-                Ok(p) => result.host = Some(p),
-                Err(why) => result.errors.push(format!("host: {why}")),
-            }
-            if let Some(sig) = interrupt.signal() {
-                report.interrupted_by = Some(sig);
-                report.disks.push(result);
-                break;
-            }
-        }
+        let result = ctx.disk(drive, &mut report.left_behind);
         report.disks.push(result);
+        if let Some(sig) = interrupt.signal() {
+            report.interrupted_by = Some(sig);
+            break;
+        }
     }
     report.hints = report::hints(&report);
     Ok(report)
 }
 
 /// The guest's end: `pveprobe guest-side DIR`, the profile in DIR as JSON.
-pub fn guest_side(dir: &Path, bytes: u64, seconds: f64, interrupt: &Interrupt) -> Result<Profile, ProbeError> {
+pub fn guest_side(
+    dir: &Path,
+    bytes: u64,
+    seconds: f64,
+    interrupt: &Interrupt,
+) -> Result<Profile, ProbeError> {
     profile::run_in_dir(dir, bytes, Duration::from_secs_f64(seconds), interrupt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fsinfo(name: &str) -> Vec<qga::Filesystem> {
+        let path = format!("{}/fixtures/qga/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn drive(line: &str) -> Drive {
+        vmconf::parse(line).drives.remove(0)
+    }
+
+    #[test]
+    fn a_scsi_disk_is_found_by_the_serial_qemu_gives_it() {
+        let fs = fsinfo("fsinfo-virtio-scsi-pbs.json");
+        let on = filesystem_on(&drive("scsi2: local-lvm:vm-100-disk-2,size=2G"), &fs).unwrap();
+        assert_eq!(
+            (on.mountpoint.as_str(), on.fstype.as_str()),
+            ("/xfs", "xfs")
+        );
+        assert_eq!(free_bytes(on), Some(2080374784 - 109461504));
+        assert!(filesystem_on(&drive("scsi1: local-lvm:vm-100-disk-1"), &fs).is_none());
+        assert!(filesystem_on(&drive("scsi22: local-lvm:vm-100-disk-1"), &fs).is_none());
+        // serial=NAME replaces drive-KEY.
+        assert!(filesystem_on(&drive("scsi2: local-lvm:vm-100-disk-2,serial=data"), &fs).is_none());
+    }
+
+    #[test]
+    fn virtio_blk_by_pves_pci_slot_and_a_slot_of_another_layout_is_no_match() {
+        // This test machine's own agent: vda at slot 2 of bus 0, not a slot PVE uses.
+        let fs = fsinfo("fsinfo-virtio-blk-debian12.json");
+        assert!(fs.iter().any(|f| f.mountpoint == "/"));
+        assert!(filesystem_on(&drive("virtio0: local:vm-100-disk-0"), &fs).is_none());
+        let mut moved = fs.clone();
+        for f in &mut moved {
+            for d in &mut f.disk {
+                d.pci_controller = Some(qga::PciAddr {
+                    slot: 11,
+                    ..Default::default()
+                });
+            }
+        }
+        assert_eq!(
+            filesystem_on(&drive("virtio1: local:vm-100-disk-0"), &moved)
+                .unwrap()
+                .mountpoint,
+            "/"
+        );
+        assert!(filesystem_on(&drive("virtio0: local:vm-100-disk-0"), &moved).is_none());
+        for f in &mut moved {
+            for d in &mut f.disk {
+                d.serial = Some("db".into());
+            }
+        }
+        assert_eq!(
+            filesystem_on(&drive("virtio3: local:x,serial=db"), &moved)
+                .unwrap()
+                .mountpoint,
+            "/"
+        );
+    }
+
+    #[test]
+    fn the_disks_asked_for_and_why_not() {
+        let vm = vmconf::parse("scsi0: local:1,size=1G\nide2: none,media=cdrom\nscsi1: /dev/sdb\n");
+        let keys = |d: Vec<&Drive>| d.iter().map(|d| d.key.clone()).collect::<Vec<_>>();
+        assert_eq!(keys(chosen_disks(&vm, 1, None).unwrap()), ["scsi0"]);
+        assert_eq!(
+            keys(chosen_disks(&vm, 1, Some("scsi1")).unwrap()),
+            ["scsi1"]
+        );
+        let err = chosen_disks(&vm, 1, Some("scsi9")).unwrap_err();
+        assert!(
+            err.message.contains("its disks: scsi0, scsi1"),
+            "{}",
+            err.message
+        );
+        assert!(chosen_disks(&vmconf::parse("scsi0: /dev/sdb\n"), 1, None).is_err());
+    }
 }

@@ -19,7 +19,11 @@ use crate::sys::scratch::ScratchDir;
 
 /// The profile's jobs on the engine, by key, label and shape.
 pub const JOBS: [(&str, &str, JobParams); 6] = [
-    ("seq_read_1m_qd8", "SEQ READ 1M QD8", JobParams::SEQ_READ_DIRECT),
+    (
+        "seq_read_1m_qd8",
+        "SEQ READ 1M QD8",
+        JobParams::SEQ_READ_DIRECT,
+    ),
     (
         "seq_write_1m_qd8",
         "SEQ WRITE 1M QD8",
@@ -30,10 +34,26 @@ pub const JOBS: [(&str, &str, JobParams); 6] = [
             random_pct: 0,
         },
     ),
-    ("rand_read_4k_qd1", "RANDOM READ 4K QD1", JobParams::RAND_READ_4K_QD1),
-    ("rand_read_4k_qd32", "RANDOM READ 4K QD32", JobParams::RAND_READ_4K_QD32),
-    ("rand_write_4k_qd1", "RANDOM WRITE 4K QD1", JobParams::RAND_WRITE_4K_QD1),
-    ("rand_write_4k_qd32", "RANDOM WRITE 4K QD32", JobParams::RAND_WRITE_4K_QD32),
+    (
+        "rand_read_4k_qd1",
+        "RANDOM READ 4K QD1",
+        JobParams::RAND_READ_4K_QD1,
+    ),
+    (
+        "rand_read_4k_qd32",
+        "RANDOM READ 4K QD32",
+        JobParams::RAND_READ_4K_QD32,
+    ),
+    (
+        "rand_write_4k_qd1",
+        "RANDOM WRITE 4K QD1",
+        JobParams::RAND_WRITE_4K_QD1,
+    ),
+    (
+        "rand_write_4k_qd32",
+        "RANDOM WRITE 4K QD32",
+        JobParams::RAND_WRITE_4K_QD32,
+    ),
 ];
 
 /// SYNC WRITE 4K's key: fdatasync after each 4 KiB write, one job.
@@ -83,7 +103,11 @@ pub fn run_jobs(
     let mut out = Vec::new();
     for (key, label, params) in JOBS {
         let span = span / params.block as u64 * params.block as u64;
-        let stats = engine::run(&Job::new(file, params, span, window), EngineChoice::Auto, interrupt)?;
+        let stats = engine::run(
+            &Job::new(file, params, span, window),
+            EngineChoice::Auto,
+            interrupt,
+        )?;
         let (ops, latency) = if params.read_pct == 100 {
             (stats.read_iops(), stats.read_latency.summary())
         } else {
@@ -127,7 +151,13 @@ pub fn run_in_dir(
     let mut scratch = ScratchDir::create(parent)?;
     let result = (|| {
         let pool = seqwrite::aligned_data();
-        seqwrite::run(&mut scratch, "profile.dat", bytes, pool.as_slice(), interrupt)?;
+        seqwrite::run(
+            &mut scratch,
+            "profile.dat",
+            bytes,
+            pool.as_slice(),
+            interrupt,
+        )?;
         let (file, direct) = scratch.open_rw("profile.dat")?;
         let mut figures = run_jobs(&file, bytes, window, interrupt)?;
         drop(file);
@@ -202,7 +232,11 @@ mod tests {
                 "sync_write_4k"
             ]
         );
-        assert!(p.figures.iter().all(|f| f.value > 0.0 && f.latency.is_some()));
+        assert!(
+            p.figures
+                .iter()
+                .all(|f| f.value > 0.0 && f.latency.is_some())
+        );
         assert_eq!(p.figure("seq_read_1m_qd8").unwrap().unit, "MiB/s");
         assert_eq!(p.figure("sync_write_4k").unwrap().unit, "IOPS");
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
@@ -215,7 +249,12 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let interrupt = Interrupt::default();
         interrupt.raise(libc::SIGINT);
-        let r = run_in_dir(parent.path(), 8 << 20, Duration::from_millis(50), &interrupt);
+        let r = run_in_dir(
+            parent.path(),
+            8 << 20,
+            Duration::from_millis(50),
+            &interrupt,
+        );
         assert!(matches!(r, Err(ProbeError::Interrupted(_))), "{r:?}");
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
     }

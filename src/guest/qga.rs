@@ -53,7 +53,7 @@ pub struct Agent {
 
 /// A command the agent has and whether it is enabled (`qemu-ga -b` blocks).
 #[derive(Debug, Clone, Deserialize)]
-pub struct Command {
+pub struct AgentCommand {
     pub name: String,
     pub enabled: bool,
 }
@@ -61,7 +61,7 @@ pub struct Command {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Info {
     pub version: String,
-    pub supported_commands: Vec<Command>,
+    pub supported_commands: Vec<AgentCommand>,
 }
 
 impl Info {
@@ -70,7 +70,12 @@ impl Info {
         needed
             .iter()
             .copied()
-            .filter(|n| !self.supported_commands.iter().any(|c| c.name == *n && c.enabled))
+            .filter(|n| {
+                !self
+                    .supported_commands
+                    .iter()
+                    .any(|c| c.name == *n && c.enabled)
+            })
             .collect()
     }
 }
@@ -91,6 +96,7 @@ pub struct OsInfo {
 
 /// A PCI address of `guest-get-fsinfo`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
 pub struct PciAddr {
     pub domain: i64,
     pub bus: i64,
@@ -153,7 +159,9 @@ pub struct ExecStatus {
 
 impl ExecStatus {
     fn decode(data: &Option<String>) -> Vec<u8> {
-        data.as_deref().and_then(|d| B64.decode(d).ok()).unwrap_or_default()
+        data.as_deref()
+            .and_then(|d| B64.decode(d).ok())
+            .unwrap_or_default()
     }
 
     pub fn stdout(&self) -> Vec<u8> {
@@ -242,7 +250,10 @@ impl Agent {
                 Ok(0) => {
                     return Err(QgaError::Io {
                         command: command.into(),
-                        source: std::io::Error::new(ErrorKind::UnexpectedEof, "the agent closed the socket"),
+                        source: std::io::Error::new(
+                            ErrorKind::UnexpectedEof,
+                            "the agent closed the socket",
+                        ),
                     });
                 }
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
@@ -269,13 +280,19 @@ impl Agent {
         let id: u32 = rand::random::<u32>() & 0x7fff_ffff;
         let mut msg = vec![0xFF];
         msg.extend_from_slice(
-            json!({"execute": COMMAND, "arguments": {"id": id}}).to_string().as_bytes(),
+            json!({"execute": COMMAND, "arguments": {"id": id}})
+                .to_string()
+                .as_bytes(),
         );
         self.send(COMMAND, &msg, deadline)?;
         loop {
             // Skip to the delimiter, then read its line.
-            self.read_until(COMMAND, deadline, |b| b.iter().position(|&c| c == 0xFF).map(|i| i + 1))?;
-            let line = self.read_until(COMMAND, deadline, |b| b.iter().position(|&c| c == b'\n').map(|i| i + 1))?;
+            self.read_until(COMMAND, deadline, |b| {
+                b.iter().position(|&c| c == 0xFF).map(|i| i + 1)
+            })?;
+            let line = self.read_until(COMMAND, deadline, |b| {
+                b.iter().position(|&c| c == b'\n').map(|i| i + 1)
+            })?;
             let reply: Value = serde_json::from_slice(&line).map_err(|e| QgaError::Protocol {
                 command: COMMAND.into(),
                 why: e.to_string(),
@@ -287,7 +304,11 @@ impl Agent {
     }
 
     /// One command and its `return`, within the time limit.
-    pub fn call<T: DeserializeOwned>(&mut self, command: &str, arguments: Value) -> Result<T, QgaError> {
+    pub fn call<T: DeserializeOwned>(
+        &mut self,
+        command: &str,
+        arguments: Value,
+    ) -> Result<T, QgaError> {
         let deadline = Instant::now() + self.limit;
         let msg = if arguments.is_null() {
             json!({ "execute": command })
@@ -295,7 +316,9 @@ impl Agent {
             json!({ "execute": command, "arguments": arguments })
         };
         self.send(command, msg.to_string().as_bytes(), deadline)?;
-        let line = self.read_until(command, deadline, |b| b.iter().position(|&c| c == b'\n').map(|i| i + 1))?;
+        let line = self.read_until(command, deadline, |b| {
+            b.iter().position(|&c| c == b'\n').map(|i| i + 1)
+        })?;
         let line: &[u8] = line.strip_prefix(&[0xFF]).unwrap_or(&line);
         let reply: Value = serde_json::from_slice(line).map_err(|e| QgaError::Protocol {
             command: command.into(),
@@ -309,10 +332,13 @@ impl Agent {
                 desc: text("desc"),
             });
         }
-        let ret = reply.get("return").cloned().ok_or_else(|| QgaError::Protocol {
-            command: command.into(),
-            why: "neither return nor error".into(),
-        })?;
+        let ret = reply
+            .get("return")
+            .cloned()
+            .ok_or_else(|| QgaError::Protocol {
+                command: command.into(),
+                why: "neither return nor error".into(),
+            })?;
         serde_json::from_value(ret).map_err(|e| QgaError::Protocol {
             command: command.into(),
             why: e.to_string(),
@@ -370,7 +396,8 @@ impl Agent {
             }
             Ok(())
         })();
-        let closed: Result<Value, QgaError> = self.call("guest-file-close", json!({ "handle": handle }));
+        let closed: Result<Value, QgaError> =
+            self.call("guest-file-close", json!({ "handle": handle }));
         written.and(closed.map(|_| ()))
     }
 }
@@ -395,9 +422,10 @@ mod tests {
             let id = msg["arguments"]["id"].as_u64().unwrap();
             s.write_all(b"{\"error\": {\"class\": \"GenericError\", \"desc\": \"stray\"}}\n{\"return\": 7}\n")
                 .unwrap();
-            s.write_all(format!("\u{0}\n").as_bytes()).unwrap();
+            s.write_all(b"garbage\n").unwrap();
             s.write_all(&[0xFF]).unwrap();
-            s.write_all(format!("{{\"return\": {id}}}\n").as_bytes()).unwrap();
+            s.write_all(format!("{{\"return\": {id}}}\n").as_bytes())
+                .unwrap();
             // The next command gets no answer.
             let _ = s.read(&mut buf);
             std::thread::sleep(Duration::from_millis(600));

@@ -92,7 +92,11 @@ fn succeeded(status: &ExecStatus, what: &str) -> Result<(), RemoteError> {
             let err = err.trim();
             Err(RemoteError::Failed {
                 what: what.into(),
-                why: if err.is_empty() { why } else { format!("{why}: {err}") },
+                why: if err.is_empty() {
+                    why
+                } else {
+                    format!("{why}: {err}")
+                },
             })
         }
     }
@@ -103,7 +107,14 @@ impl<'a> InGuest<'a> {
     pub fn create(agent: &'a mut Agent, parent: &str) -> Result<Self, RemoteError> {
         let template = format!("{}/.pveprobe.XXXXXXXXXX", parent.trim_end_matches('/'));
         let mut none = None;
-        let status = run_to_end(agent, "mktemp", &["-d", &template], Duration::from_secs(30), None, &mut none)?;
+        let status = run_to_end(
+            agent,
+            "mktemp",
+            &["-d", &template],
+            Duration::from_secs(30),
+            None,
+            &mut none,
+        )?;
         succeeded(&status, "mktemp -d")?;
         let dir = String::from_utf8_lossy(&status.stdout()).trim().to_string();
         let prefix = template.trim_end_matches('X');
@@ -131,14 +142,33 @@ impl<'a> InGuest<'a> {
     pub fn install(&mut self, binary: &[u8]) -> Result<(), RemoteError> {
         let path = self.probe_path();
         self.agent.write_file(&path, binary, CHUNK)?;
-        let status = run_to_end(self.agent, "chmod", &["0700", &path], Duration::from_secs(30), None, &mut self.running)?;
+        let status = run_to_end(
+            self.agent,
+            "chmod",
+            &["0700", &path],
+            Duration::from_secs(30),
+            None,
+            &mut self.running,
+        )?;
         succeeded(&status, "chmod")
     }
 
     /// Runs the probe with `args` to its end (at most `limit`); its stdout.
-    pub fn run(&mut self, args: &[&str], limit: Duration, interrupt: &Interrupt) -> Result<Vec<u8>, RemoteError> {
+    pub fn run(
+        &mut self,
+        args: &[&str],
+        limit: Duration,
+        interrupt: &Interrupt,
+    ) -> Result<Vec<u8>, RemoteError> {
         let path = self.probe_path();
-        let status = run_to_end(self.agent, &path, args, limit, Some(interrupt), &mut self.running)?;
+        let status = run_to_end(
+            self.agent,
+            &path,
+            args,
+            limit,
+            Some(interrupt),
+            &mut self.running,
+        )?;
         succeeded(&status, "the probe")?;
         if status.out_truncated {
             return Err(RemoteError::Failed {
@@ -165,7 +195,14 @@ impl<'a> InGuest<'a> {
         if let Some(pid) = self.running.take() {
             let pid_s = pid.to_string();
             let mut none = None;
-            let _ = run_to_end(self.agent, "kill", &["-TERM", &pid_s], Duration::from_secs(10), None, &mut none);
+            let _ = run_to_end(
+                self.agent,
+                "kill",
+                &["-TERM", &pid_s],
+                Duration::from_secs(10),
+                None,
+                &mut none,
+            );
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(10) {
                 match self.agent.exec_status(pid) {
@@ -173,22 +210,35 @@ impl<'a> InGuest<'a> {
                     _ => break,
                 }
             }
-            let _ = run_to_end(self.agent, "kill", &["-KILL", &pid_s], Duration::from_secs(10), None, &mut none);
+            let _ = run_to_end(
+                self.agent,
+                "kill",
+                &["-KILL", &pid_s],
+                Duration::from_secs(10),
+                None,
+                &mut none,
+            );
         }
         let mut none = None;
-        let removed = run_to_end(self.agent, "rm", &["-rf", "--", &self.dir], Duration::from_secs(60), None, &mut none)
-            .and_then(|s| succeeded(&s, "rm -rf"));
+        let removed = run_to_end(
+            self.agent,
+            "rm",
+            &["-rf", "--", &self.dir],
+            Duration::from_secs(60),
+            None,
+            &mut none,
+        )
+        .and_then(|s| succeeded(&s, "rm -rf"));
         if let Err(e) = removed {
             self.left = Some(format!("{} ({e})", self.dir));
         }
     }
 }
 
+/// The cleanup runs on every way out; the caller takes `left` after
+/// [`InGuest::clean`] to report it.
 impl Drop for InGuest<'_> {
     fn drop(&mut self) {
         self.clean();
-        if let Some(left) = &self.left {
-            eprintln!("pveprobe: left in the guest: {left}");
-        }
     }
 }

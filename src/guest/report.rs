@@ -45,110 +45,151 @@ pub fn share(d: &DiskResult, key: &str) -> Option<f64> {
 /// Storage types whose volumes are thin: a guest's discards give space back.
 const THIN: [&str; 3] = ["lvmthin", "zfspool", "rbd"];
 
+use pveprobe_parse::vmconf::Bus;
+
+type Found = Option<(&'static str, String)>;
+
+/// cache=unsafe always; writeback where the guest's synced writes beat the host's.
+fn cache_absorbs_flushes(d: &DiskResult) -> Found {
+    let sync_share = share(d, SYNC_KEY);
+    let message = match d.settings.cache.as_str() {
+        "unsafe" => format!(
+            "cache=unsafe drops the guest's flushes: its SYNC WRITE 4K{} is no disk's, and a host crash loses data the guest was told is safe; cache=none",
+            sync_share
+                .map(|x| format!(" ({x:.1}x the host's)"))
+                .unwrap_or_default()
+        ),
+        "writeback" if sync_share.is_some_and(|x| x > 1.1) => format!(
+            "cache=writeback: the guest's SYNC WRITE 4K is {:.1}x the host's, the host's page cache takes writes the guest's flushes should have sent to the disk; cache=none measures the disk",
+            sync_share.unwrap_or(0.0)
+        ),
+        _ => return None,
+    };
+    Some(("cache-absorbs-flushes", message))
+}
+
+/// iothread=1 where PVE does not give the disk an I/O thread.
+fn iothread_ignored(d: &DiskResult, vm: &VmSummary) -> Found {
+    let s = &d.settings;
+    let served = s.bus == Bus::Virtio || (s.bus == Bus::Scsi && vm.scsihw == "virtio-scsi-single");
+    (s.iothread && !served).then(|| {
+        (
+            "iothread-ignored",
+            format!(
+                "iothread=1 on {} with scsihw {}: PVE gives a disk its own I/O thread only on virtio-blk or with virtio-scsi-single; qm set {} --scsihw virtio-scsi-single",
+                s.key, vm.scsihw, vm.vmid
+            ),
+        )
+    })
+}
+
+/// IDE, SATA, or SCSI on an emulated HBA.
+fn controller_emulated(d: &DiskResult, vm: &VmSummary) -> Found {
+    let what = match d.settings.bus {
+        Bus::Ide => "ide".to_string(),
+        Bus::Sata => "sata".to_string(),
+        Bus::Scsi
+            if matches!(
+                vm.scsihw.as_str(),
+                "lsi" | "lsi53c810" | "megasas" | "pvscsi"
+            ) =>
+        {
+            format!("scsihw {}", vm.scsihw)
+        }
+        _ => return None,
+    };
+    Some((
+        "controller-emulated",
+        format!(
+            "{} is on an emulated controller ({what}): every I/O goes through QEMU's device model; virtio-scsi-single or virtio-blk with the guest's virtio driver",
+            d.settings.key
+        ),
+    ))
+}
+
+/// The figure a throttle caps, and its unit: PVE's mbps are MiB/s
+/// (QEMU's bps = mbps * 1024 * 1024).
+fn capped(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "iops_rd" | "iops" => ("rand_read_4k_qd32", "IOPS"),
+        "iops_wr" => ("rand_write_4k_qd32", "IOPS"),
+        "mbps_rd" | "mbps" => ("seq_read_1m_qd8", "MiB/s"),
+        "mbps_wr" => ("seq_write_1m_qd8", "MiB/s"),
+        _ => return None,
+    })
+}
+
+/// Every limit whose figure sits within 10% of it.
+fn throttled(d: &DiskResult) -> Vec<(&'static str, String)> {
+    d.settings
+        .throttles
+        .iter()
+        .filter_map(|(name, limit)| {
+            let (key, unit) = capped(name)?;
+            let v = value(d.guest.as_ref(), key)?;
+            (v >= limit * 0.9 && v <= limit * 1.1).then(|| {
+                (
+                    "throttled",
+                    format!(
+                        "{name}={limit} caps it: the guest's {} is {v:.0} {unit}; raise or remove the limit",
+                        key.replace('_', " ").to_uppercase()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A thin volume whose guest's discards are dropped.
+fn discard_off_on_thin(d: &DiskResult, vm: &VmSummary) -> Found {
+    let s = &d.settings;
+    let kind = s.storage_type.as_deref().filter(|t| THIN.contains(t));
+    let kind = kind.or(s.file.ends_with(".qcow2").then_some("qcow2"))?;
+    (!s.discard).then(|| {
+        (
+            "discard-off-on-thin",
+            format!(
+                "{} is thin ({kind}) without discard=on: what the guest deletes stays allocated; qm set {} --{} {},discard=on and fstrim in the guest",
+                s.key, vm.vmid, s.key, s.file
+            ),
+        )
+    })
+}
+
+/// aio=threads where io_uring or native serve the cache mode.
+fn aio_threads(d: &DiskResult) -> Found {
+    let s = &d.settings;
+    let buffered = matches!(s.cache.as_str(), "writeback" | "unsafe" | "writethrough");
+    (s.aio.as_deref() == Some("threads") && !buffered).then(|| {
+        (
+            "aio-threads",
+            format!(
+                "aio=threads on {} with cache={}: a pool of threads per request; aio=io_uring (PVE's default) or native serve this cache mode",
+                s.key, s.cache
+            ),
+        )
+    })
+}
+
 /// Every hint the settings and figures show.
 pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
     let mut out = Vec::new();
-    let scsihw = r.vm.scsihw.as_str();
     for d in &r.disks {
-        let s = &d.settings;
-        let mut hint = |code, message: String| {
-            out.push(GuestHint {
-                code,
-                disk: s.key.clone(),
-                message,
-            })
-        };
-        let sync_share = share(d, SYNC_KEY);
-        match s.cache.as_str() {
-            "unsafe" => hint(
-                "cache-absorbs-flushes",
-                format!(
-                    "cache=unsafe drops the guest's flushes: its SYNC WRITE 4K{} is no disk's, and a host crash loses data the guest was told is safe; cache=none",
-                    sync_share.map(|x| format!(" ({x:.1}x the host's)")).unwrap_or_default()
-                ),
-            ),
-            "writeback" if sync_share.is_some_and(|x| x > 1.1) => hint(
-                "cache-absorbs-flushes",
-                format!(
-                    "cache=writeback: the guest's SYNC WRITE 4K is {:.1}x the host's, the host's page cache takes writes the guest's flushes should have sent to the disk; cache=none measures the disk",
-                    sync_share.unwrap_or(0.0)
-                ),
-            ),
-            _ => {}
-        }
-        let iothread_served = s.bus == pveprobe_parse::vmconf::Bus::Virtio
-            || (s.bus == pveprobe_parse::vmconf::Bus::Scsi && scsihw == "virtio-scsi-single");
-        if s.iothread && !iothread_served {
-            hint(
-                "iothread-ignored",
-                format!(
-                    "iothread=1 on {} with scsihw {scsihw}: PVE gives a disk its own I/O thread only on virtio-blk or with virtio-scsi-single; qm set {} --scsihw virtio-scsi-single",
-                    s.key, r.vm.vmid
-                ),
-            );
-        }
-        let emulated = match s.bus {
-            pveprobe_parse::vmconf::Bus::Ide | pveprobe_parse::vmconf::Bus::Sata => Some(format!("{:?}", s.bus).to_lowercase()),
-            pveprobe_parse::vmconf::Bus::Scsi if matches!(scsihw, "lsi" | "lsi53c810" | "megasas" | "pvscsi") => {
-                Some(format!("scsihw {scsihw}"))
-            }
-            _ => None,
-        };
-        if let Some(what) = emulated {
-            hint(
-                "controller-emulated",
-                format!(
-                    "{} is on an emulated controller ({what}): every I/O goes through QEMU's device model; virtio-scsi-single or virtio-blk with the guest's virtio driver"
-                    , s.key
-                ),
-            );
-        }
-        for (name, limit) in &s.throttles {
-            let (key, per_mib) = match name.as_str() {
-                "iops_rd" | "iops" => ("rand_read_4k_qd32", false),
-                "iops_wr" => ("rand_write_4k_qd32", false),
-                "mbps_rd" | "mbps" => ("seq_read_1m_qd8", true),
-                "mbps_wr" => ("seq_write_1m_qd8", true),
-                _ => continue,
-            };
-            // PVE's mbps are MB/s of 2^20 bytes (QEMU's bps = mbps * 1024 * 1024).
-            if let Some(v) = value(d.guest.as_ref(), key)
-                && v >= limit * 0.9
-                && v <= limit * 1.1
-            {
-                hint(
-                    "throttled",
-                    format!(
-                        "{name}={limit} caps it: the guest's {} is {v:.0} {}; raise or remove the limit",
-                        key.replace('_', " ").to_uppercase(),
-                        if per_mib { "MiB/s" } else { "IOPS" }
-                    ),
-                );
-            }
-        }
-        let thin = s.storage_type.as_deref().is_some_and(|t| THIN.contains(&t)) || s.file.ends_with(".qcow2");
-        if thin && !s.discard {
-            hint(
-                "discard-off-on-thin",
-                format!(
-                    "{} is thin ({}) without discard=on: what the guest deletes stays allocated; qm set {} --{} {},discard=on and fstrim in the guest",
-                    s.key,
-                    s.storage_type.as_deref().unwrap_or("qcow2"),
-                    r.vm.vmid,
-                    s.key,
-                    s.file
-                ),
-            );
-        }
-        if s.aio.as_deref() == Some("threads") && !matches!(s.cache.as_str(), "writeback" | "unsafe" | "writethrough") {
-            hint(
-                "aio-threads",
-                format!(
-                    "aio=threads on {} with cache={}: a pool of threads per request; aio=io_uring (PVE's default) or native serve this cache mode",
-                    s.key, s.cache
-                ),
-            );
-        }
+        let found = [
+            cache_absorbs_flushes(d),
+            iothread_ignored(d, &r.vm),
+            controller_emulated(d, &r.vm),
+            discard_off_on_thin(d, &r.vm),
+            aio_threads(d),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(throttled(d));
+        out.extend(found.map(|(code, message)| GuestHint {
+            code,
+            disk: d.settings.key.clone(),
+            message,
+        }));
     }
     out
 }
@@ -168,7 +209,10 @@ impl GuestReport {
         out += &format!(
             "VM {}{}: {}, scsihw {}\n",
             vm.vmid,
-            vm.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default(),
+            vm.name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default(),
             vm.guest_os.as_deref().unwrap_or("guest OS unknown"),
             vm.scsihw
         );
@@ -195,7 +239,7 @@ impl GuestReport {
                 out += &format!("  host:  {}\n", h.target);
             }
             out += &format!(
-                "  {:<22}{:>12}{:>12}{:>8}{:>12}{:>12}\n",
+                "  {:<28}{:>10}{:>10}{:>8}{:>12}{:>12}\n",
                 "FIGURE", "GUEST", "HOST", "SHARE", "GUEST p99", "HOST p99"
             );
             for (key, label) in keys() {
@@ -213,11 +257,13 @@ impl GuestReport {
                         .unwrap_or_else(|| "-".into())
                 };
                 out += &format!(
-                    "  {:<22}{:>12}{:>12}{:>8}{:>12}{:>12}\n",
+                    "  {:<28}{:>10}{:>10}{:>8}{:>12}{:>12}\n",
                     format!("{label} {unit}"),
                     fmt_value(value(d.guest.as_ref(), key)),
                     fmt_value(value(d.host.as_ref(), key)),
-                    share(d, key).map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "-".into()),
+                    share(d, key)
+                        .map(|x| format!("{:.0}%", x * 100.0))
+                        .unwrap_or_else(|| "-".into()),
                     p99(d.guest.as_ref()),
                     p99(d.host.as_ref()),
                 );
@@ -238,8 +284,9 @@ impl GuestReport {
         out
     }
 
-    pub const CSV_HEADER: [&'static str; 8] =
-        ["vmid", "disk", "storage", "cache", "figure", "guest", "host", "share"];
+    pub const CSV_HEADER: [&'static str; 8] = [
+        "vmid", "disk", "storage", "cache", "figure", "guest", "host", "share",
+    ];
 
     pub fn csv(&self, header: bool) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -287,5 +334,221 @@ impl crate::output::Render for GuestDocument {
 
     fn csv_header() -> Option<Vec<&'static str>> {
         Some(GuestReport::CSV_HEADER.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guest::DiskSettings;
+    use crate::guest::profile::ProfileFigure;
+
+    fn profile(values: &[(&str, f64)]) -> Profile {
+        Profile {
+            target: "t".into(),
+            direct: true,
+            bytes: 1 << 30,
+            seconds: 1.0,
+            figures: values
+                .iter()
+                .map(|(k, v)| ProfileFigure {
+                    key: (*k).into(),
+                    label: (*k).into(),
+                    unit: "IOPS".into(),
+                    value: *v,
+                    latency: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The codes of a VM with `scsihw` and one drive `line`, its guest and host figures.
+    fn codes(
+        scsihw: &str,
+        line: &str,
+        storage_type: Option<&str>,
+        guest: &[(&str, f64)],
+        host: &[(&str, f64)],
+    ) -> Vec<&'static str> {
+        let vm = pveprobe_parse::vmconf::parse(line);
+        let mut settings = DiskSettings::of(&vm.drives[0]);
+        settings.storage_type = storage_type.map(str::to_string);
+        let report = GuestReport {
+            kind: "guest",
+            vm: VmSummary {
+                vmid: 100,
+                name: None,
+                ostype: None,
+                scsihw: scsihw.into(),
+                guest_os: None,
+                agent_version: None,
+            },
+            disks: vec![DiskResult {
+                settings,
+                guest_path: None,
+                guest_fstype: None,
+                guest: Some(profile(guest)),
+                host: Some(profile(host)),
+                errors: vec![],
+            }],
+            hints: vec![],
+            left_behind: vec![],
+            interrupted_by: None,
+        };
+        hints(&report).into_iter().map(|h| h.code).collect()
+    }
+
+    const FAST: &str = "virtio-scsi-single";
+
+    #[test]
+    fn cache_absorbs_flushes_when_writeback_beats_the_host_or_always_with_unsafe() {
+        let sync = |g, h| (vec![(SYNC_KEY, g)], vec![(SYNC_KEY, h)]);
+        let (g, h) = sync(9000.0, 600.0);
+        assert_eq!(
+            codes(FAST, "scsi0: l:v,cache=writeback,discard=on", None, &g, &h),
+            ["cache-absorbs-flushes"]
+        );
+        let (g, h) = sync(590.0, 600.0);
+        assert!(codes(FAST, "scsi0: l:v,cache=writeback", None, &g, &h).is_empty());
+        assert_eq!(
+            codes(FAST, "scsi0: l:v,cache=unsafe", None, &g, &h),
+            ["cache-absorbs-flushes"]
+        );
+        let (g, h) = sync(9000.0, 600.0);
+        assert!(codes(FAST, "scsi0: l:v,cache=none", None, &g, &h).is_empty());
+    }
+
+    #[test]
+    fn iothread_ignored_but_on_virtio_blk_and_virtio_scsi_single() {
+        assert_eq!(
+            codes("virtio-scsi-pci", "scsi0: l:v,iothread=1", None, &[], &[]),
+            ["iothread-ignored"]
+        );
+        assert!(codes(FAST, "scsi0: l:v,iothread=1", None, &[], &[]).is_empty());
+        assert!(codes("virtio-scsi-pci", "virtio0: l:v,iothread=1", None, &[], &[]).is_empty());
+        assert!(codes("virtio-scsi-pci", "scsi0: l:v", None, &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn controller_emulated_for_ide_sata_and_emulated_hbas() {
+        assert_eq!(
+            codes(FAST, "sata0: l:v", None, &[], &[]),
+            ["controller-emulated"]
+        );
+        assert_eq!(
+            codes(FAST, "ide0: l:v", None, &[], &[]),
+            ["controller-emulated"]
+        );
+        assert_eq!(
+            codes("megasas", "scsi0: l:v", None, &[], &[]),
+            ["controller-emulated"]
+        );
+        assert!(codes("lsi", "virtio0: l:v", None, &[], &[]).is_empty());
+        assert!(codes("virtio-scsi-pci", "scsi0: l:v", None, &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn throttled_when_a_figure_sits_at_its_limit() {
+        let at = [("rand_write_4k_qd32", 1010.0), ("seq_read_1m_qd8", 100.0)];
+        assert_eq!(
+            codes(FAST, "scsi0: l:v,iops_wr=1000", None, &at, &[]),
+            ["throttled"]
+        );
+        assert_eq!(
+            codes(FAST, "scsi0: l:v,mbps_rd=105", None, &at, &[]),
+            ["throttled"]
+        );
+        assert!(codes(FAST, "scsi0: l:v,iops_wr=5000", None, &at, &[]).is_empty());
+        assert!(codes(FAST, "scsi0: l:v", None, &at, &[]).is_empty());
+    }
+
+    #[test]
+    fn discard_off_on_thin_storages_and_qcow2() {
+        assert_eq!(
+            codes(
+                FAST,
+                "scsi0: local-lvm:vm-100-disk-0",
+                Some("lvmthin"),
+                &[],
+                &[]
+            ),
+            ["discard-off-on-thin"]
+        );
+        assert_eq!(
+            codes(
+                FAST,
+                "scsi0: local:100/vm-100-disk-0.qcow2",
+                Some("dir"),
+                &[],
+                &[]
+            ),
+            ["discard-off-on-thin"]
+        );
+        assert!(
+            codes(
+                FAST,
+                "scsi0: local-lvm:vm-100-disk-0,discard=on",
+                Some("lvmthin"),
+                &[],
+                &[]
+            )
+            .is_empty()
+        );
+        assert!(codes(FAST, "scsi0: lvm:vm-100-disk-0", Some("lvm"), &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn aio_threads_but_where_the_cache_mode_needs_it() {
+        assert_eq!(
+            codes(FAST, "scsi0: l:v,aio=threads", None, &[], &[]),
+            ["aio-threads"]
+        );
+        assert!(
+            codes(
+                FAST,
+                "scsi0: l:v,aio=threads,cache=writeback",
+                None,
+                &[],
+                &[]
+            )
+            .is_empty()
+        );
+        assert!(codes(FAST, "scsi0: l:v,aio=io_uring", None, &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn the_csv_has_a_row_per_figure_and_the_share() {
+        let vm = pveprobe_parse::vmconf::parse("scsi0: local:v,cache=none");
+        let report = GuestReport {
+            kind: "guest",
+            vm: VmSummary {
+                vmid: 7,
+                name: None,
+                ostype: None,
+                scsihw: FAST.into(),
+                guest_os: None,
+                agent_version: None,
+            },
+            disks: vec![DiskResult {
+                settings: DiskSettings::of(&vm.drives[0]),
+                guest_path: None,
+                guest_fstype: None,
+                guest: Some(profile(&[(SYNC_KEY, 50.0)])),
+                host: Some(profile(&[(SYNC_KEY, 200.0)])),
+                errors: vec![],
+            }],
+            hints: vec![],
+            left_behind: vec![],
+            interrupted_by: None,
+        };
+        let csv = report.csv(true);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "vmid,disk,storage,cache,figure,guest,host,share");
+        assert_eq!(lines.len(), 8);
+        assert_eq!(
+            lines[7],
+            "7,scsi0,local,none,sync_write_4k,50.000,200.000,0.250"
+        );
+        assert_eq!(lines[1], "7,scsi0,local,none,seq_read_1m_qd8,,,");
     }
 }

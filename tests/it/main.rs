@@ -21,6 +21,8 @@ mod dns;
 mod docs;
 /// `-x`: the device tests, SYNC WRITE 4K, SUSTAINED WRITE, PBS's CPU figures.
 mod extended;
+/// `guest VMID` against Debian's real QEMU guest agent.
+mod guest;
 /// The layering of src/: no import circles.
 mod layers;
 /// pveperf's eight lines on loop devices, as `pveperf`, under strace.

@@ -1,0 +1,395 @@
+//! `pveprobe guest VMID` against Debian's real QEMU guest agent, started on
+//! a UNIX socket in a private directory (`qemu-ga -m unix-listen`), which
+//! stands in for the guest: the guest is this machine, the probe copied
+//! into it is the tested binary, and what the "guest" holds afterwards is
+//! checked on this machine's filesystem and process table.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{self, in_ci, pveprobe, stderr, stdout, wait_within, workdir};
+
+/// The probe copied into the "guest": the tested binary without its
+/// symbols (13 MiB instead of 46: qemu-ga parses each chunk's base64 at
+/// about 10 MB/s), made once in cargo's scratch directory for tests.
+fn guest_probe() -> &'static Path {
+    static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("guest-probe.{}", std::process::id()));
+        let st = Command::new("strip")
+            .arg("-o")
+            .arg(&path)
+            .arg(env!("CARGO_BIN_EXE_pveprobe"))
+            .status()
+            .expect("strip (binutils) runs");
+        assert!(st.success());
+        path
+    })
+}
+
+/// A running qemu-ga and its private directory; stopped when dropped.
+struct Qga {
+    child: Child,
+    socket: PathBuf,
+}
+
+/// Whether Debian's qemu-ga is installed (scripts/install-test-deps).
+fn qga_or_skip() -> bool {
+    let found = Command::new("qemu-ga")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let test = common::test_name();
+        assert!(
+            !in_ci(),
+            "{test} needs qemu-ga (package qemu-guest-agent) and CI is set"
+        );
+        eprintln!(
+            "SKIPPED {test}: needs qemu-ga (scripts/install-test-deps installs qemu-guest-agent)"
+        );
+    }
+    found
+}
+
+impl Qga {
+    fn start(dir: &Path, extra: &[&str]) -> Qga {
+        let socket = dir.join("qga.sock");
+        let child = Command::new("qemu-ga")
+            .args(["-m", "unix-listen", "-p"])
+            .arg(&socket)
+            .arg("-f")
+            .arg(dir.join("qga.pid"))
+            .arg("-t")
+            .arg(dir)
+            .arg("-l")
+            .arg(dir.join("qga.log"))
+            .args(extra)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("qemu-ga starts");
+        let start = Instant::now();
+        while !socket.exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "qemu-ga made no socket"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Qga { child, socket }
+    }
+
+    fn signal(&self, sig: &str) {
+        let st = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+}
+
+impl Drop for Qga {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A PVE config directory with VM 100 and a directory storage `local`.
+struct Rig {
+    dir: tempfile::TempDir,
+}
+
+impl Rig {
+    fn new(conf: &str) -> Rig {
+        let dir = workdir();
+        let pve = dir.path().join("pve");
+        std::fs::create_dir_all(pve.join("qemu-server")).unwrap();
+        std::fs::create_dir_all(dir.path().join("store")).unwrap();
+        std::fs::create_dir_all(dir.path().join("guestfs")).unwrap();
+        std::fs::write(pve.join("qemu-server/100.conf"), conf).unwrap();
+        std::fs::write(
+            pve.join("storage.cfg"),
+            format!(
+                "dir: local\n\tpath {}\n\tcontent images\n",
+                dir.path().join("store").display()
+            ),
+        )
+        .unwrap();
+        Rig { dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn guest(&self, qga: &Qga, extra: &[&str]) -> Command {
+        let mut cmd = pveprobe();
+        cmd.arg("guest")
+            .arg("100")
+            .arg("--pve-config")
+            .arg(self.path("pve"))
+            .arg("--agent-socket")
+            .arg(&qga.socket)
+            .arg("--guest-probe")
+            .arg(guest_probe())
+            .arg("--guest-path")
+            .arg(self.path("guestfs"))
+            .args(["--write-size", "32M"])
+            .args(extra);
+        if !extra.contains(&"--seconds") {
+            cmd.args(["--seconds", "0.3"]);
+        }
+        cmd
+    }
+
+    /// What is in the guest's directory and the host's storage.
+    fn leftovers(&self) -> Vec<String> {
+        ["guestfs", "store"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(self.path(d)).unwrap())
+            .map(|e| e.unwrap().path().display().to_string())
+            .collect()
+    }
+}
+
+const CONF: &str = "agent: 1\nname: web\nostype: l26\nscsihw: lsi\nscsi0: local:100/vm-100-disk-0.raw,cache=writeback,iothread=1,size=1G\n";
+
+/// Processes of the probe copied into the "guest".
+fn guest_probes(rig: &Rig) -> Vec<String> {
+    let guestfs = rig.path("guestfs").display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("guest-side") && c.contains(&guestfs))
+        .collect()
+}
+
+/// Waits until the probe runs in the "guest" (the copy takes a second or two).
+fn wait_for_the_probe(rig: &Rig, child: &mut Child) {
+    let start = Instant::now();
+    while guest_probes(rig).is_empty() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("pveprobe ended ({status}) before the probe ran in the guest: {err}");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the probe never ran in the guest"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_whole_exchange_with_a_real_agent_measures_both_sides_and_leaves_nothing() {
+    if !qga_or_skip() {
+        return;
+    }
+    let rig = Rig::new(CONF);
+    let qga = Qga::start(rig.dir.path(), &[]);
+    let out = rig
+        .guest(&qga, &["--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["kind"], "guest");
+    assert_eq!(doc["vm"]["vmid"], 100);
+    assert_eq!(doc["vm"]["scsihw"], "lsi");
+    assert!(
+        doc["vm"]["agent_version"]
+            .as_str()
+            .unwrap()
+            .starts_with(char::is_numeric)
+    );
+    let disk = &doc["disks"][0];
+    assert_eq!(disk["settings"]["key"], "scsi0");
+    assert_eq!(disk["settings"]["cache"], "writeback");
+    assert_eq!(disk["settings"]["storage_type"], "dir");
+    for side in ["guest", "host"] {
+        let figures = disk[side]["figures"].as_array().unwrap();
+        assert_eq!(figures.len(), 7, "{side}: {figures:?}");
+        assert!(
+            figures.iter().all(|f| f["value"].as_f64().unwrap() > 0.0),
+            "{side}"
+        );
+    }
+    assert!(
+        disk["guest"]["target"]
+            .as_str()
+            .unwrap()
+            .contains("guestfs")
+    );
+    assert!(disk["host"]["target"].as_str().unwrap().contains("store"));
+    let codes: Vec<&str> = doc["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"iothread-ignored") && codes.contains(&"controller-emulated"),
+        "{codes:?}"
+    );
+    assert!(rig.leftovers().is_empty(), "{:?}", rig.leftovers());
+    assert!(guest_probes(&rig).is_empty());
+}
+
+#[test]
+fn the_text_table_gives_guest_host_and_share() {
+    if !qga_or_skip() {
+        return;
+    }
+    let rig = Rig::new(CONF);
+    let qga = Qga::start(rig.dir.path(), &[]);
+    let out = rig.guest(&qga, &["--no-host"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("VM 100 (web): "), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("RANDOM READ 4K QD32 IOPS"))
+        .unwrap();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // The guest's figure, no host's (--no-host), so no share.
+    assert!(cols[5].parse::<f64>().unwrap() > 0.0, "{row}");
+    assert_eq!(&cols[6..8], ["-", "-"], "{row}");
+    assert!(rig.leftovers().is_empty(), "{:?}", rig.leftovers());
+}
+
+#[test]
+fn an_agent_with_guest_exec_blocked_gets_an_error_that_names_the_fix_and_nothing_is_copied() {
+    if !qga_or_skip() {
+        return;
+    }
+    let rig = Rig::new(CONF);
+    let qga = Qga::start(rig.dir.path(), &["-b", "guest-exec"]);
+    let out = rig.guest(&qga, &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("guest-exec")
+            && err.contains("block-rpcs")
+            && err.contains("nothing was copied"),
+        "{err}"
+    );
+    assert!(rig.leftovers().is_empty(), "{:?}", rig.leftovers());
+}
+
+#[test]
+fn an_agent_that_stops_answering_mid_run_is_given_up_on_and_what_is_left_is_named() {
+    if !qga_or_skip() {
+        return;
+    }
+    let rig = Rig::new(CONF);
+    let qga = Qga::start(rig.dir.path(), &[]);
+    let mut child = rig
+        .guest(
+            &qga,
+            &["--no-host", "--seconds", "2", "--agent-timeout", "2"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the probe runs in the "guest", the agent stops.
+    wait_for_the_probe(&rig, &mut child);
+    qga.signal("-STOP");
+    // Each command's limit is 2 s: the run and the cleanup's sync give up.
+    let status = wait_within(&mut child, Duration::from_secs(60));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("did not answer") && err.contains("within 2 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains("left in the guest") && err.contains("stopped answering"),
+        "{err}"
+    );
+    // The agent back: the probe in the guest ends, removing its own files;
+    // the named directory with the copy is what was left.
+    qga.signal("-CONT");
+    let start = Instant::now();
+    while !guest_probes(&rig).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = rig.leftovers();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(err.contains(&left[0]), "{err}");
+}
+
+#[test]
+fn sigint_mid_run_stops_the_probe_in_the_guest_and_leaves_no_file() {
+    if !qga_or_skip() {
+        return;
+    }
+    let rig = Rig::new(CONF);
+    let qga = Qga::start(rig.dir.path(), &[]);
+    let mut child = rig
+        .guest(&qga, &["--no-host", "--seconds", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_the_probe(&rig, &mut child);
+    std::thread::sleep(Duration::from_millis(300));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = wait_within(&mut child, Duration::from_secs(60));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    assert!(guest_probes(&rig).is_empty(), "{:?}", guest_probes(&rig));
+    assert!(rig.leftovers().is_empty(), "{:?}", rig.leftovers());
+}
+
+#[test]
+fn a_vm_without_the_agent_or_on_another_node_is_told_what_to_do() {
+    let rig = Rig::new("scsi0: local:100/vm-100-disk-0.raw,size=1G\n");
+    let socket = rig.path("none.sock");
+    let run = |rig: &Rig, vmid: &str| {
+        pveprobe()
+            .args(["guest", vmid, "--pve-config"])
+            .arg(rig.path("pve"))
+            .arg("--agent-socket")
+            .arg(&socket)
+            .arg("--guest-probe")
+            .arg(env!("CARGO_BIN_EXE_pveprobe"))
+            .output()
+            .unwrap()
+    };
+    let out = run(&rig, "100");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("qm set 100 --agent enabled=1"),
+        "{}",
+        stderr(&out)
+    );
+    let other = rig.path("pve/nodes/pve2/qemu-server");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("101.conf"), CONF).unwrap();
+    let out = run(&rig, "101");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("on node pve2"), "{}", stderr(&out));
+    let out = run(&rig, "102");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("there is no VM 102"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -119,6 +119,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
             doc: q.as_result(),
         });
     }
+    // A guest document (`guest VMID`): the guest side's figures per VM disk.
+    if let Ok(head) = serde_json::from_str::<Kind>(text)
+        && head.kind.as_deref() == Some(crate::guest::report::KIND)
+    {
+        let g: crate::guest::report::GuestReport = parse_versioned(
+            path,
+            text,
+            |d: &crate::guest::report::GuestReport| d.schema_version,
+            crate::guest::report::SCHEMA_VERSION,
+        )?;
+        return Ok(Input {
+            name: named(Some(&format!("VM {}", g.vm.vmid)), path),
+            doc: g.as_result(),
+        });
+    }
     let doc: JsonReport = parse_versioned(
         path,
         text,

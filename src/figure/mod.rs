@@ -62,6 +62,9 @@ pub enum Group {
     /// `qualify DEVICE`'s: measured on a whole empty device, in the
     /// qualify document; no probe run has them.
     Qualify,
+    /// `guest VMID`'s: measured inside a VM on each of its disks, in the
+    /// guest document; no probe run has them.
+    Guest,
 }
 
 /// Which way a value is better, for `compare`, `--baseline` and outliers.
@@ -336,7 +339,7 @@ impl Spec {
 use Aggregate::{Max, Sum};
 use Better::{Higher, Lower};
 use Figure as F;
-use Group::{Extended, Network, Pveperf, Qualify};
+use Group::{Extended, Guest, Network, Pveperf, Qualify};
 
 /// A value that is a figure's `value`.
 const fn main(
@@ -1105,6 +1108,81 @@ const fn qualify(
     }
 }
 
+/// A `guest` figure: per VM disk (`scsi0`), measured inside the guest.
+const fn guest(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    values: &'static [Value],
+) -> Spec {
+    Spec {
+        per: Some("disk"),
+        decimals: 0,
+        ..spec(key, label, unit, Guest, values, &[])
+    }
+}
+
+/// A `guest` figure's one value.
+const fn guest_value(
+    figure: Figure,
+    key: &'static str,
+    column: &'static str,
+    short: &'static str,
+    unit: &'static str,
+) -> [Value; 1] {
+    [main(figure, key, column, (short, unit), Some(Higher), None)]
+}
+
+const GUEST_SR: [Value; 1] = guest_value(
+    F::GuestSeqRead1mQd8,
+    "guest_seq_read_1m_qd8",
+    "guest_seq_read_1m_qd8_mib_per_s",
+    "GUEST SEQ R",
+    "MB/s",
+);
+const GUEST_SW: [Value; 1] = guest_value(
+    F::GuestSeqWrite1mQd8,
+    "guest_seq_write_1m_qd8",
+    "guest_seq_write_1m_qd8_mib_per_s",
+    "GUEST SEQ W",
+    "MB/s",
+);
+const GUEST_RR1: [Value; 1] = guest_value(
+    F::GuestRandRead4kQd1,
+    "guest_rand_read_4k_qd1",
+    "guest_rand_read_4k_qd1_iops",
+    "GUEST R QD1",
+    "IOPS",
+);
+const GUEST_RR32: [Value; 1] = guest_value(
+    F::GuestRandRead4kQd32,
+    "guest_rand_read_4k_qd32",
+    "guest_rand_read_4k_qd32_iops",
+    "GUEST R QD32",
+    "IOPS",
+);
+const GUEST_RW1: [Value; 1] = guest_value(
+    F::GuestRandWrite4kQd1,
+    "guest_rand_write_4k_qd1",
+    "guest_rand_write_4k_qd1_iops",
+    "GUEST W QD1",
+    "IOPS",
+);
+const GUEST_RW32: [Value; 1] = guest_value(
+    F::GuestRandWrite4kQd32,
+    "guest_rand_write_4k_qd32",
+    "guest_rand_write_4k_qd32_iops",
+    "GUEST W QD32",
+    "IOPS",
+);
+const GUEST_SYNC: [Value; 1] = guest_value(
+    F::GuestSyncWrite4k,
+    "guest_sync_write_4k",
+    "guest_sync_write_4k_iops",
+    "GUEST SYNC",
+    "IOPS",
+);
+
 /// A network figure: per link and pair of nodes, the median of none
 /// (one measurement each), `--net-count` and `--net-rate` shape the
 /// round trips, `--net-seconds` and `--net-streams` the throughput.
@@ -1449,6 +1527,13 @@ figures! {
             &[Method::Sustained],
         )
     },
+    GuestSeqRead1mQd8 => guest("guest_seq_read_1m_qd8", "GUEST SEQ READ 1M QD8", "MiB/s", &GUEST_SR),
+    GuestSeqWrite1mQd8 => guest("guest_seq_write_1m_qd8", "GUEST SEQ WRITE 1M QD8", "MiB/s", &GUEST_SW),
+    GuestRandRead4kQd1 => guest("guest_rand_read_4k_qd1", "GUEST RANDOM READ 4K QD1", "IOPS", &GUEST_RR1),
+    GuestRandRead4kQd32 => guest("guest_rand_read_4k_qd32", "GUEST RANDOM READ 4K QD32", "IOPS", &GUEST_RR32),
+    GuestRandWrite4kQd1 => guest("guest_rand_write_4k_qd1", "GUEST RANDOM WRITE 4K QD1", "IOPS", &GUEST_RW1),
+    GuestRandWrite4kQd32 => guest("guest_rand_write_4k_qd32", "GUEST RANDOM WRITE 4K QD32", "IOPS", &GUEST_RW32),
+    GuestSyncWrite4k => guest("guest_sync_write_4k", "GUEST SYNC WRITE 4K", "IOPS", &GUEST_SYNC),
 }
 
 impl Figure {
@@ -1483,6 +1568,18 @@ impl Figure {
         F::DiskSeqRead1mQd8,
         F::DiskSeqWrite1mQd8,
         F::DiskSustained,
+    ];
+
+    /// `guest VMID`'s figures, each the profile's figure of that key
+    /// (`guest_` and the profile's key) measured inside the guest.
+    pub const GUEST: [Figure; 7] = [
+        F::GuestSeqRead1mQd8,
+        F::GuestSeqWrite1mQd8,
+        F::GuestRandRead4kQd1,
+        F::GuestRandRead4kQd32,
+        F::GuestRandWrite4kQd1,
+        F::GuestRandWrite4kQd32,
+        F::GuestSyncWrite4k,
     ];
 
     /// pveperf's eight lines, in pveperf's order.
@@ -1573,11 +1670,21 @@ mod tests {
         );
         assert!(values().all(|v| v.figure.group() != Group::Network));
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 16..][..6],
+            &Figure::ALL[Figure::ALL.len() - 23..][..6],
             &Figure::NETWORK
         );
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 10..], &Figure::QUALIFY);
+        assert_eq!(
+            &Figure::ALL[Figure::ALL.len() - 17..][..10],
+            &Figure::QUALIFY
+        );
         assert!(values().all(|v| v.figure.group() != Group::Qualify));
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 7..], &Figure::GUEST);
+        assert!(
+            Figure::GUEST
+                .iter()
+                .all(|f| f.group() == Group::Guest && f.spec().per == Some("disk"))
+        );
+        assert!(values().all(|v| v.figure.group() != Group::Guest));
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
             Figure::Mixed.spec().values[1].label(),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pveprobe_parse::vmconf::{self, Drive, VmConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ProbeError, Stop};
 use crate::measure::window::Interrupt;
@@ -51,7 +51,7 @@ pub struct GuestRequest {
 }
 
 /// A VM disk's settings as the report shows them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DiskSettings {
     pub key: String,
     pub bus: vmconf::Bus,
@@ -92,7 +92,7 @@ impl DiskSettings {
 }
 
 /// One VM disk measured on both sides.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DiskResult {
     pub settings: DiskSettings,
     /// The guest directory measured in and its filesystem.
@@ -105,7 +105,7 @@ pub struct DiskResult {
 }
 
 /// The VM as read.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VmSummary {
     pub vmid: u32,
     pub name: Option<String>,
@@ -507,7 +507,13 @@ pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestRep
         None
     };
     let mut report = report::GuestReport {
-        kind: "guest",
+        schema_version: report::SCHEMA_VERSION,
+        kind: report::KIND.into(),
+        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+        timestamp: jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
         vm: VmSummary {
             vmid: req.vmid,
             name: vm.name.clone(),

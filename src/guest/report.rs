@@ -1,22 +1,32 @@
 //! The guest command's document: each disk's figures guest / host / share,
 //! the VM settings read, and the hints that read the two together.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::profile::{JOBS, Profile, SYNC_KEY};
 use super::{DiskResult, VmSummary};
 
+/// The document's `kind`.
+pub const KIND: &str = "guest";
+/// Its schema's version: a change that breaks a reader counts it up.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// A hint: a code documented in docs/hints.md, the disk, and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuestHint {
-    pub code: &'static str,
+    pub code: String,
     pub disk: String,
     pub message: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuestReport {
-    pub kind: &'static str,
+    pub schema_version: u32,
+    /// Always `guest`: how `compare` knows the document.
+    pub kind: String,
+    pub pveprobe_version: String,
+    /// When the run started (RFC 3339).
+    pub timestamp: String,
     pub vm: VmSummary,
     pub disks: Vec<DiskResult>,
     pub hints: Vec<GuestHint>,
@@ -186,7 +196,7 @@ pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
         .flatten()
         .chain(throttled(d));
         out.extend(found.map(|(code, message)| GuestHint {
-            code,
+            code: code.into(),
             disk: d.settings.key.clone(),
             message,
         }));
@@ -203,6 +213,41 @@ fn fmt_value(v: Option<f64>) -> String {
 }
 
 impl GuestReport {
+    /// The guest side's figures as a result `compare` ranks: one entry per
+    /// figure and VM disk (`guest_rand_read_4k_qd1` for `scsi0`).
+    pub fn as_result(&self) -> crate::probe::report::json::JsonReport {
+        use crate::probe::report::json::{JsonReport, XFigure};
+        let extended = self
+            .disks
+            .iter()
+            .filter_map(|d| Some((d, d.guest.as_ref()?)))
+            .flat_map(|(d, p)| {
+                p.figures.iter().map(|f| XFigure {
+                    key: format!("guest_{}", f.key),
+                    instance: Some(d.settings.key.clone()),
+                    label: format!("GUEST {}", f.label),
+                    unit: f.unit.clone(),
+                    value: f.value,
+                    samples: Vec::new(),
+                    facts: Default::default(),
+                })
+            })
+            .collect();
+        JsonReport {
+            schema_version: crate::probe::report::json::SCHEMA_VERSION,
+            pveprobe_version: self.pveprobe_version.clone(),
+            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
+            path: format!("VM {}", self.vm.vmid),
+            host: crate::model::host::HostInfo {
+                hostname: Some(format!("VM {}", self.vm.vmid)),
+                ..Default::default()
+            },
+            extended,
+            interrupted_by_signal: self.interrupted_by,
+            ..JsonReport::default()
+        }
+    }
+
     pub fn text(&self) -> String {
         let mut out = String::new();
         let vm = &self.vm;
@@ -284,33 +329,68 @@ impl GuestReport {
         out
     }
 
-    pub const CSV_HEADER: [&'static str; 8] = [
-        "vmid", "disk", "storage", "cache", "figure", "guest", "host", "share",
-    ];
+    /// The CSV header: the VM disk and its settings, then each figure
+    /// guest, host and share (`guest_sync_write_4k`, `host_...`, `share_...`).
+    pub fn csv_header() -> Vec<&'static str> {
+        static HEADER: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        HEADER
+            .get_or_init(|| {
+                let mut h = CSV_BEFORE.to_vec();
+                for (key, _) in keys() {
+                    for side in ["guest", "host", "share"] {
+                        h.push(Box::leak(format!("{side}_{key}").into_boxed_str()));
+                    }
+                }
+                h
+            })
+            .clone()
+    }
 
+    /// A row per VM disk (and the header first when `header`).
     pub fn csv(&self, header: bool) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         if header {
-            let _ = w.write_record(Self::CSV_HEADER);
+            let _ = w.write_record(Self::csv_header());
         }
         let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
         for d in &self.disks {
+            let s = &d.settings;
+            let mut row = vec![
+                self.timestamp.clone(),
+                self.vm.vmid.to_string(),
+                s.key.clone(),
+                s.storage.clone().unwrap_or_default(),
+                s.storage_type.clone().unwrap_or_default(),
+                self.vm.scsihw.clone(),
+                s.cache.clone(),
+                s.aio.clone().unwrap_or_default(),
+                u8::from(s.iothread).to_string(),
+                u8::from(s.discard).to_string(),
+            ];
             for (key, _) in keys() {
-                let _ = w.write_record([
-                    self.vm.vmid.to_string(),
-                    d.settings.key.clone(),
-                    d.settings.storage.clone().unwrap_or_default(),
-                    d.settings.cache.clone(),
-                    key.to_string(),
-                    opt(value(d.guest.as_ref(), key)),
-                    opt(value(d.host.as_ref(), key)),
-                    opt(share(d, key)),
-                ]);
+                row.push(opt(value(d.guest.as_ref(), key)));
+                row.push(opt(value(d.host.as_ref(), key)));
+                row.push(opt(share(d, key)));
             }
+            let _ = w.write_record(row);
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }
+
+/// The CSV's columns before the figures.
+const CSV_BEFORE: [&str; 10] = [
+    "timestamp",
+    "vmid",
+    "disk",
+    "storage",
+    "storage_type",
+    "scsihw",
+    "cache",
+    "aio",
+    "iothread",
+    "discard",
+];
 
 /// Set by the session before rendering: whether the CSV starts with its header.
 #[derive(Debug, Clone, Serialize)]
@@ -333,7 +413,7 @@ impl crate::output::Render for GuestDocument {
     }
 
     fn csv_header() -> Option<Vec<&'static str>> {
-        Some(GuestReport::CSV_HEADER.to_vec())
+        Some(GuestReport::csv_header())
     }
 }
 
@@ -369,12 +449,15 @@ mod tests {
         storage_type: Option<&str>,
         guest: &[(&str, f64)],
         host: &[(&str, f64)],
-    ) -> Vec<&'static str> {
+    ) -> Vec<String> {
         let vm = pveprobe_parse::vmconf::parse(line);
         let mut settings = DiskSettings::of(&vm.drives[0]);
         settings.storage_type = storage_type.map(str::to_string);
         let report = GuestReport {
-            kind: "guest",
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: String::new(),
             vm: VmSummary {
                 vmid: 100,
                 name: None,
@@ -517,10 +600,22 @@ mod tests {
     }
 
     #[test]
-    fn the_csv_has_a_row_per_figure_and_the_share() {
-        let vm = pveprobe_parse::vmconf::parse("scsi0: local:v,cache=none");
+    fn the_csv_has_a_row_per_disk_with_each_figure_guest_host_and_share() {
+        let vm =
+            pveprobe_parse::vmconf::parse("scsi0: local:v,cache=none\nscsi1: local:w,iothread=1\n");
+        let disk = |d: &pveprobe_parse::vmconf::Drive| DiskResult {
+            settings: DiskSettings::of(d),
+            guest_path: None,
+            guest_fstype: None,
+            guest: Some(profile(&[(SYNC_KEY, 50.0)])),
+            host: Some(profile(&[(SYNC_KEY, 200.0)])),
+            errors: vec![],
+        };
         let report = GuestReport {
-            kind: "guest",
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: "2026-12-04T03:00:00Z".into(),
             vm: VmSummary {
                 vmid: 7,
                 name: None,
@@ -529,26 +624,31 @@ mod tests {
                 guest_os: None,
                 agent_version: None,
             },
-            disks: vec![DiskResult {
-                settings: DiskSettings::of(&vm.drives[0]),
-                guest_path: None,
-                guest_fstype: None,
-                guest: Some(profile(&[(SYNC_KEY, 50.0)])),
-                host: Some(profile(&[(SYNC_KEY, 200.0)])),
-                errors: vec![],
-            }],
+            disks: vm.drives.iter().map(disk).collect(),
             hints: vec![],
             left_behind: vec![],
             interrupted_by: None,
         };
         let csv = report.csv(true);
-        let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "vmid,disk,storage,cache,figure,guest,host,share");
-        assert_eq!(lines.len(), 8);
+        let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+        assert_eq!(header.len(), 10 + 7 * 3);
         assert_eq!(
-            lines[7],
-            "7,scsi0,local,none,sync_write_4k,50.000,200.000,0.250"
+            header
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            header.len()
         );
-        assert_eq!(lines[1], "7,scsi0,local,none,seq_read_1m_qd8,,,");
+        let rows: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 2);
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(&rows[0][col("disk")], "scsi0");
+        assert_eq!(&rows[1][col("iothread")], "1");
+        assert_eq!(&rows[0][col("guest_sync_write_4k")], "50.000");
+        assert_eq!(&rows[0][col("host_sync_write_4k")], "200.000");
+        assert_eq!(&rows[0][col("share_sync_write_4k")], "0.250");
+        assert_eq!(&rows[0][col("guest_seq_read_1m_qd8")], "");
+        assert!(!report.csv(false).contains("vmid"));
     }
 }

@@ -264,6 +264,32 @@ fn the_text_table_gives_guest_host_and_share() {
     assert!(cols[5].parse::<f64>().unwrap() > 0.0, "{row}");
     assert_eq!(&cols[6..8], ["-", "-"], "{row}");
     assert!(rig.leftovers().is_empty(), "{:?}", rig.leftovers());
+    // --append: a row per VM disk, the header once.
+    let csv = rig.path("vms.csv");
+    for _ in 0..2 {
+        let out = rig
+            .guest(
+                &qga,
+                &[
+                    "--no-host",
+                    "--output-format",
+                    "csv",
+                    "--append",
+                    "--output",
+                    csv.to_str().unwrap(),
+                ],
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("timestamp,vmid,disk,") && lines[1].contains(",100,scsi0,local,"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -392,4 +418,56 @@ fn a_vm_without_the_agent_or_on_another_node_is_told_what_to_do() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn compare_puts_two_guest_results_side_by_side_per_disk() {
+    if !qga_or_skip() {
+        return;
+    }
+    let rig = Rig::new(CONF);
+    let qga = Qga::start(rig.dir.path(), &[]);
+    let mut files = Vec::new();
+    for (i, cache) in ["writeback", "none"].iter().enumerate() {
+        let conf = CONF.replace("cache=writeback", &format!("cache={cache}"));
+        std::fs::write(rig.path("pve/qemu-server/100.conf"), conf).unwrap();
+        let file = rig.path(&format!("run{i}.json"));
+        let out = rig
+            .guest(
+                &qga,
+                &[
+                    "--no-host",
+                    "--output-format",
+                    "json",
+                    "--output",
+                    file.to_str().unwrap(),
+                ],
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(doc["disks"][0]["settings"]["cache"], *cache);
+        files.push(file);
+    }
+    let out = pveprobe()
+        .args(["compare", "--output-format", "json"])
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = table["rows"].as_array().unwrap();
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|r| r["label"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.contains("GUEST SYNC WRITE 4K") && l.contains("scsi0")),
+        "{labels:?}"
+    );
+    assert_eq!(rows.len(), 7, "{labels:?}");
 }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 /// The bus a drive key puts the disk on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Bus {
     Ide,

@@ -285,6 +285,14 @@ impl Report {
             | Figure::DiskSeqRead1mQd8
             | Figure::DiskSeqWrite1mQd8
             | Figure::DiskSustained => None,
+            // Nor a VM's disk from inside: those are `guest`'s (guest::report).
+            Figure::GuestSeqRead1mQd8
+            | Figure::GuestSeqWrite1mQd8
+            | Figure::GuestRandRead4kQd1
+            | Figure::GuestRandRead4kQd32
+            | Figure::GuestRandWrite4kQd1
+            | Figure::GuestRandWrite4kQd32
+            | Figure::GuestSyncWrite4k => None,
         }
     }
 

@@ -464,7 +464,7 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 5] = ["compare", "cluster", "storages", "net", "qualify"];
+const SUBCOMMAND_PAGES: [&str; 6] = ["compare", "cluster", "storages", "net", "qualify", "guest"];
 
 /// (shell, file below completions/).
 const SHELLS: [(Shell, &str); 3] = [
@@ -702,7 +702,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify ..."
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),

@@ -57,6 +57,8 @@ pub struct DiskSettings {
     pub bus: vmconf::Bus,
     pub file: String,
     pub storage: Option<String>,
+    /// The drive string as PVE would write it back (`qm set VMID --KEY` takes it whole).
+    pub drive: String,
     /// The storage's type in storage.cfg (`lvmthin`), where it was read.
     pub storage_type: Option<String>,
     pub cache: String,
@@ -75,6 +77,10 @@ impl DiskSettings {
             bus: d.bus,
             file: d.file.clone(),
             storage: d.storage().map(str::to_string),
+            drive: std::iter::once(d.file.clone())
+                .chain(d.options.iter().map(|(k, v)| format!("{k}={v}")))
+                .collect::<Vec<_>>()
+                .join(","),
             storage_type: None,
             cache: d.cache().to_string(),
             aio: d.aio().map(str::to_string),
@@ -463,12 +469,13 @@ impl Context<'_> {
         result.guest_path = Some(dir.clone());
         result.guest_fstype = fstype;
         if let Some(free) = free
-            && free < req.bytes + (256 << 20)
+            && free < req.bytes + ROOM
         {
             return Err(format!(
-                "{dir} has {} MiB free, too little for a {} MiB file and room to spare: a smaller --write-size fits",
+                "{dir} has {} MiB free, too little for a {} MiB file and {} MiB to spare: a smaller --write-size fits",
                 free >> 20,
-                req.bytes >> 20
+                req.bytes >> 20,
+                ROOM >> 20
             ));
         }
         let (measured, left) = measure_guest(req, self.agent, self.binary, &dir, self.interrupt);
@@ -547,13 +554,30 @@ pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestRep
     Ok(report)
 }
 
-/// The guest's end: `pveprobe guest-side DIR`, the profile in DIR as JSON.
+/// Room the profile needs beside its file: the sync job's file and slack.
+const ROOM: u64 = 256 << 20;
+
+/// The guest's end: `pveprobe guest-side DIR`, the profile in DIR as JSON;
+/// first the free space of DIR's filesystem, so a full guest disk is
+/// refused before a byte is written.
 pub fn guest_side(
     dir: &Path,
     bytes: u64,
     seconds: f64,
     interrupt: &Interrupt,
 ) -> Result<Profile, ProbeError> {
+    let st = nix::sys::statvfs::statvfs(dir)
+        .map_err(|e| ProbeError::io(format!("statvfs {}", dir.display()), e.into()))?;
+    let free = st.blocks_available() as u64 * st.fragment_size() as u64;
+    if free < bytes + ROOM {
+        return Err(ProbeError::Unavailable(format!(
+            "{} has {} MiB free, too little for a {} MiB file and {} MiB to spare: a smaller --write-size fits",
+            dir.display(),
+            free >> 20,
+            bytes >> 20,
+            ROOM >> 20
+        )));
+    }
     profile::run_in_dir(dir, bytes, Duration::from_secs_f64(seconds), interrupt)
 }
 

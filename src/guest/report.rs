@@ -59,6 +59,11 @@ use pveprobe_parse::vmconf::Bus;
 
 type Found = Option<(&'static str, String)>;
 
+/// A hint's code and message (tests/it/docs.rs finds every code by this call).
+fn guest_hint(code: &'static str, message: String) -> (&'static str, String) {
+    (code, message)
+}
+
 /// cache=unsafe always; writeback where the guest's synced writes beat the host's.
 fn cache_absorbs_flushes(d: &DiskResult) -> Found {
     let sync_share = share(d, SYNC_KEY);
@@ -75,7 +80,7 @@ fn cache_absorbs_flushes(d: &DiskResult) -> Found {
         ),
         _ => return None,
     };
-    Some(("cache-absorbs-flushes", message))
+    Some(guest_hint("cache-absorbs-flushes", message))
 }
 
 /// iothread=1 where PVE does not give the disk an I/O thread.
@@ -83,7 +88,7 @@ fn iothread_ignored(d: &DiskResult, vm: &VmSummary) -> Found {
     let s = &d.settings;
     let served = s.bus == Bus::Virtio || (s.bus == Bus::Scsi && vm.scsihw == "virtio-scsi-single");
     (s.iothread && !served).then(|| {
-        (
+        guest_hint(
             "iothread-ignored",
             format!(
                 "iothread=1 on {} with scsihw {}: PVE gives a disk its own I/O thread only on virtio-blk or with virtio-scsi-single; qm set {} --scsihw virtio-scsi-single",
@@ -108,7 +113,7 @@ fn controller_emulated(d: &DiskResult, vm: &VmSummary) -> Found {
         }
         _ => return None,
     };
-    Some((
+    Some(guest_hint(
         "controller-emulated",
         format!(
             "{} is on an emulated controller ({what}): every I/O goes through QEMU's device model; virtio-scsi-single or virtio-blk with the guest's virtio driver",
@@ -138,7 +143,7 @@ fn throttled(d: &DiskResult) -> Vec<(&'static str, String)> {
             let (key, unit) = capped(name)?;
             let v = value(d.guest.as_ref(), key)?;
             (v >= limit * 0.9 && v <= limit * 1.1).then(|| {
-                (
+                guest_hint(
                     "throttled",
                     format!(
                         "{name}={limit} caps it: the guest's {} is {v:.0} {unit}; raise or remove the limit",
@@ -156,11 +161,11 @@ fn discard_off_on_thin(d: &DiskResult, vm: &VmSummary) -> Found {
     let kind = s.storage_type.as_deref().filter(|t| THIN.contains(t));
     let kind = kind.or(s.file.ends_with(".qcow2").then_some("qcow2"))?;
     (!s.discard).then(|| {
-        (
+        guest_hint(
             "discard-off-on-thin",
             format!(
                 "{} is thin ({kind}) without discard=on: what the guest deletes stays allocated; qm set {} --{} {},discard=on and fstrim in the guest",
-                s.key, vm.vmid, s.key, s.file
+                s.key, vm.vmid, s.key, s.drive.replace(",discard=ignore", "")
             ),
         )
     })
@@ -171,7 +176,7 @@ fn aio_threads(d: &DiskResult) -> Found {
     let s = &d.settings;
     let buffered = matches!(s.cache.as_str(), "writeback" | "unsafe" | "writethrough");
     (s.aio.as_deref() == Some("threads") && !buffered).then(|| {
-        (
+        guest_hint(
             "aio-threads",
             format!(
                 "aio=threads on {} with cache={}: a pool of threads per request; aio=io_uring (PVE's default) or native serve this cache mode",
@@ -450,6 +455,19 @@ mod tests {
         guest: &[(&str, f64)],
         host: &[(&str, f64)],
     ) -> Vec<String> {
+        hint_list(scsihw, line, storage_type, guest, host)
+            .into_iter()
+            .map(|h| h.code)
+            .collect()
+    }
+
+    fn hint_list(
+        scsihw: &str,
+        line: &str,
+        storage_type: Option<&str>,
+        guest: &[(&str, f64)],
+        host: &[(&str, f64)],
+    ) -> Vec<GuestHint> {
         let vm = pveprobe_parse::vmconf::parse(line);
         let mut settings = DiskSettings::of(&vm.drives[0]);
         settings.storage_type = storage_type.map(str::to_string);
@@ -478,7 +496,7 @@ mod tests {
             left_behind: vec![],
             interrupted_by: None,
         };
-        hints(&report).into_iter().map(|h| h.code).collect()
+        hints(&report)
     }
 
     const FAST: &str = "virtio-scsi-single";
@@ -543,6 +561,24 @@ mod tests {
         );
         assert!(codes(FAST, "scsi0: l:v,iops_wr=5000", None, &at, &[]).is_empty());
         assert!(codes(FAST, "scsi0: l:v", None, &at, &[]).is_empty());
+    }
+
+    #[test]
+    fn the_discard_hint_gives_the_whole_drive_string_back() {
+        let h = hint_list(
+            FAST,
+            "scsi1: local-lvm:vm-100-disk-1,cache=writeback,discard=ignore,size=32G",
+            Some("lvmthin"),
+            &[],
+            &[],
+        );
+        assert!(
+            h[0].message.contains(
+                "qm set 100 --scsi1 local-lvm:vm-100-disk-1,cache=writeback,size=32G,discard=on"
+            ),
+            "{}",
+            h[0].message
+        );
     }
 
     #[test]

@@ -70,6 +70,14 @@ pub struct DiskSettings {
     pub size_bytes: Option<u64>,
 }
 
+/// The drive string as PVE writes it: file, then each option.
+fn drive_string(d: &Drive) -> String {
+    std::iter::once(d.file.clone())
+        .chain(d.options.iter().map(|(k, v)| format!("{k}={v}")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 impl DiskSettings {
     fn of(d: &Drive) -> Self {
         DiskSettings {
@@ -77,10 +85,7 @@ impl DiskSettings {
             bus: d.bus,
             file: d.file.clone(),
             storage: d.storage().map(str::to_string),
-            drive: std::iter::once(d.file.clone())
-                .chain(d.options.iter().map(|(k, v)| format!("{k}={v}")))
-                .collect::<Vec<_>>()
-                .join(","),
+            drive: drive_string(d),
             storage_type: None,
             cache: d.cache().to_string(),
             aio: d.aio().map(str::to_string),
@@ -247,40 +252,62 @@ pub fn open_agent(
     Ok((agent, info, os))
 }
 
-/// Whether the agent's `disk` is the VM's `drive`. By serial: QEMU names a
-/// SCSI disk without serial= `drive-KEY` (the guest sees
-/// `0QEMU_QEMU_HARDDISK_drive-scsi0`), with serial=NAME `..._NAME`, and a
-/// virtio-blk disk with serial=NAME `NAME`. A virtio-blk disk without one
-/// by its PCI slot: PVE puts virtio0 to virtio5 at slots 10 to 15 of bus 0
-/// (`PVE/QemuServer/PCI.pm`); the rest sit behind bridges whose bus
-/// numbers the guest chooses, so they need serial= or --guest-path.
-pub fn is_drive(disk: &qga::FsDisk, drive: &Drive) -> bool {
+/// Whether the agent's `disk` is the VM's `drive` on a VM whose SCSI
+/// controller is `scsihw`. By serial where the agent gives one (from the
+/// guest's udev): QEMU names a SCSI disk without serial= `drive-KEY` (the
+/// guest sees `0QEMU_QEMU_HARDDISK_drive-scsi0`), with serial=NAME
+/// `..._NAME`, and a virtio-blk disk with serial=NAME `NAME`. Where it gives
+/// none, by the address PVE gives the disk (`PVE/QemuServer/PCI.pm`,
+/// `DriveDevice.pm`): virtio0 to virtio5 at PCI slots 10 to 15 of bus 0;
+/// scsiN on the first controller at slot 5 (lsi's second at 6), as
+/// target N % 7 (lsi), target N (pvscsi) or LUN N of target 0
+/// (virtio-scsi-pci, megasas). Disks behind bridges (virtio-scsi-single's
+/// controllers, virtio6 and up) sit on bus numbers the guest chooses:
+/// they need a serial or --guest-path.
+pub fn is_drive(disk: &qga::FsDisk, drive: &Drive, scsihw: &str) -> bool {
     let named = |name: &str| {
         disk.serial
             .as_deref()
             .is_some_and(|s| s == name || s.ends_with(&format!("_{name}")))
     };
-    match drive.serial() {
-        Some(serial) => named(serial),
-        None if named(&format!("drive-{}", drive.key)) => true,
-        None if drive.bus == vmconf::Bus::Virtio => {
-            let n: Option<i64> = drive
-                .key
-                .strip_prefix("virtio")
-                .and_then(|n| n.parse().ok());
-            let at = disk.pci_controller.unwrap_or_default();
-            disk.bus_type == "virtio"
-                && n.is_some_and(|n| n <= 5 && at.domain == 0 && at.bus == 0 && at.slot == 10 + n)
-        }
-        None => false,
+    if let Some(serial) = drive.serial() {
+        return named(serial);
+    }
+    if disk.serial.as_deref().is_some_and(|s| !s.is_empty()) {
+        return named(&format!("drive-{}", drive.key));
+    }
+    let digits = drive
+        .key
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let Ok(n) = digits.parse::<i64>() else {
+        return false;
+    };
+    let at = disk.pci_controller.unwrap_or_default();
+    let on_bus0 = |slot: i64| at.domain == 0 && at.bus == 0 && at.slot == slot;
+    let scsi = |slot: i64, target: i64, unit: i64| {
+        disk.bus_type == "scsi" && on_bus0(slot) && disk.target == target && disk.unit == unit
+    };
+    match drive.bus {
+        vmconf::Bus::Virtio => disk.bus_type == "virtio" && n <= 5 && on_bus0(10 + n),
+        vmconf::Bus::Scsi => match scsihw {
+            "lsi" | "lsi53c810" => n < 14 && scsi(5 + n / 7, n % 7, 0),
+            "pvscsi" => scsi(5, n, 0),
+            "virtio-scsi-pci" | "megasas" => scsi(5, 0, n),
+            _ => false,
+        },
+        _ => false,
     }
 }
 
 /// The mount point of the filesystem on `drive` nearest the root (`/`
 /// before `/boot`), its type and free bytes.
-pub fn filesystem_on<'a>(drive: &Drive, fs: &'a [qga::Filesystem]) -> Option<&'a qga::Filesystem> {
+pub fn filesystem_on<'a>(
+    drive: &Drive,
+    scsihw: &str,
+    fs: &'a [qga::Filesystem],
+) -> Option<&'a qga::Filesystem> {
     fs.iter()
-        .filter(|f| f.disk.iter().any(|d| is_drive(d, drive)))
+        .filter(|f| f.disk.iter().any(|d| is_drive(d, drive, scsihw)))
         .min_by_key(|f| (f.mountpoint.len(), f.mountpoint.clone()))
 }
 
@@ -295,6 +322,7 @@ fn free_bytes(f: &qga::Filesystem) -> Option<u64> {
 fn guest_target(
     req: &GuestRequest,
     drive: &Drive,
+    scsihw: &str,
     fs: &[qga::Filesystem],
 ) -> Result<(String, Option<String>, Option<u64>), String> {
     if let Some(path) = &req.guest_path {
@@ -309,10 +337,10 @@ fn guest_target(
             on.and_then(free_bytes),
         ));
     }
-    let f = filesystem_on(drive, fs).ok_or_else(|| {
+    let f = filesystem_on(drive, scsihw, fs).ok_or_else(|| {
         format!(
             "the guest agent names no mounted filesystem on {}: give the drive a serial (qm set {} --{} {},serial=NAME) or name a directory on it with --guest-path",
-            drive.key, req.vmid, drive.key, drive.file
+            drive.key, req.vmid, drive.key, drive_string(drive)
         )
     })?;
     Ok((f.mountpoint.clone(), Some(f.fstype.clone()), free_bytes(f)))
@@ -414,6 +442,8 @@ struct Context<'a> {
     agent: &'a mut Agent,
     binary: &'a [u8],
     fs: &'a [qga::Filesystem],
+    /// The VM's SCSI controller, PVE's default filled in.
+    scsihw: &'a str,
     pve: Option<&'a Result<Pve, String>>,
     interrupt: &'a Interrupt,
 }
@@ -465,14 +495,14 @@ impl Context<'_> {
         left_behind: &mut Vec<String>,
     ) -> Result<Profile, String> {
         let req = self.req;
-        let (dir, fstype, free) = guest_target(req, drive, self.fs)?;
+        let (dir, fstype, free) = guest_target(req, drive, self.scsihw, self.fs)?;
         result.guest_path = Some(dir.clone());
         result.guest_fstype = fstype;
         if let Some(free) = free
-            && free < req.bytes + ROOM
+            && free < 2 * req.bytes + ROOM
         {
             return Err(format!(
-                "{dir} has {} MiB free, too little for a {} MiB file and {} MiB to spare: a smaller --write-size fits",
+                "{dir} has {} MiB free, too little for two {} MiB files and {} MiB to spare: a smaller --write-size fits",
                 free >> 20,
                 req.bytes >> 20,
                 ROOM >> 20
@@ -539,6 +569,7 @@ pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestRep
         agent: &mut agent,
         binary: &binary,
         fs: &fs,
+        scsihw: vm.scsi_controller(),
         pve: pve.as_ref(),
         interrupt,
     };
@@ -554,7 +585,8 @@ pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestRep
     Ok(report)
 }
 
-/// Room the profile needs beside its file: the sync job's file and slack.
+/// Room the profile needs beside its two files (the read jobs' and the
+/// write jobs'): the sync job's file and slack.
 const ROOM: u64 = 256 << 20;
 
 /// The guest's end: `pveprobe guest-side DIR`, the profile in DIR as JSON;
@@ -569,9 +601,9 @@ pub fn guest_side(
     let st = nix::sys::statvfs::statvfs(dir)
         .map_err(|e| ProbeError::io(format!("statvfs {}", dir.display()), e.into()))?;
     let free = st.blocks_available() as u64 * st.fragment_size() as u64;
-    if free < bytes + ROOM {
+    if free < 2 * bytes + ROOM {
         return Err(ProbeError::Unavailable(format!(
-            "{} has {} MiB free, too little for a {} MiB file and {} MiB to spare: a smaller --write-size fits",
+            "{} has {} MiB free, too little for two {} MiB files and {} MiB to spare: a smaller --write-size fits",
             dir.display(),
             free >> 20,
             bytes >> 20,
@@ -590,6 +622,10 @@ mod tests {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
+    fn filesystem_on_<'a>(d: &Drive, fs: &'a [qga::Filesystem]) -> Option<&'a qga::Filesystem> {
+        filesystem_on(d, "virtio-scsi-pci", fs)
+    }
+
     fn drive(line: &str) -> Drive {
         vmconf::parse(line).drives.remove(0)
     }
@@ -597,16 +633,18 @@ mod tests {
     #[test]
     fn a_scsi_disk_is_found_by_the_serial_qemu_gives_it() {
         let fs = fsinfo("fsinfo-virtio-scsi-pbs.json");
-        let on = filesystem_on(&drive("scsi2: local-lvm:vm-100-disk-2,size=2G"), &fs).unwrap();
+        let on = filesystem_on_(&drive("scsi2: local-lvm:vm-100-disk-2,size=2G"), &fs).unwrap();
         assert_eq!(
             (on.mountpoint.as_str(), on.fstype.as_str()),
             ("/xfs", "xfs")
         );
         assert_eq!(free_bytes(on), Some(2080374784 - 109461504));
-        assert!(filesystem_on(&drive("scsi1: local-lvm:vm-100-disk-1"), &fs).is_none());
-        assert!(filesystem_on(&drive("scsi22: local-lvm:vm-100-disk-1"), &fs).is_none());
+        assert!(filesystem_on_(&drive("scsi1: local-lvm:vm-100-disk-1"), &fs).is_none());
+        assert!(filesystem_on_(&drive("scsi22: local-lvm:vm-100-disk-1"), &fs).is_none());
         // serial=NAME replaces drive-KEY.
-        assert!(filesystem_on(&drive("scsi2: local-lvm:vm-100-disk-2,serial=data"), &fs).is_none());
+        assert!(
+            filesystem_on_(&drive("scsi2: local-lvm:vm-100-disk-2,serial=data"), &fs).is_none()
+        );
     }
 
     #[test]
@@ -614,7 +652,7 @@ mod tests {
         // This test machine's own agent: vda at slot 2 of bus 0, not a slot PVE uses.
         let fs = fsinfo("fsinfo-virtio-blk-debian12.json");
         assert!(fs.iter().any(|f| f.mountpoint == "/"));
-        assert!(filesystem_on(&drive("virtio0: local:vm-100-disk-0"), &fs).is_none());
+        assert!(filesystem_on_(&drive("virtio0: local:vm-100-disk-0"), &fs).is_none());
         let mut moved = fs.clone();
         for f in &mut moved {
             for d in &mut f.disk {
@@ -625,23 +663,42 @@ mod tests {
             }
         }
         assert_eq!(
-            filesystem_on(&drive("virtio1: local:vm-100-disk-0"), &moved)
+            filesystem_on_(&drive("virtio1: local:vm-100-disk-0"), &moved)
                 .unwrap()
                 .mountpoint,
             "/"
         );
-        assert!(filesystem_on(&drive("virtio0: local:vm-100-disk-0"), &moved).is_none());
+        assert!(filesystem_on_(&drive("virtio0: local:vm-100-disk-0"), &moved).is_none());
         for f in &mut moved {
             for d in &mut f.disk {
                 d.serial = Some("db".into());
             }
         }
         assert_eq!(
-            filesystem_on(&drive("virtio3: local:x,serial=db"), &moved)
+            filesystem_on_(&drive("virtio3: local:x,serial=db"), &moved)
                 .unwrap()
                 .mountpoint,
             "/"
         );
+    }
+
+    #[test]
+    fn without_a_serial_a_scsi_disk_is_found_at_the_address_pve_gives_it() {
+        // A VM without udev, booted by tests/it/guest.rs with PVE's layout.
+        let fs = fsinfo("fsinfo-virtio-scsi-pci-no-udev.json");
+        let on = |line: &str, scsihw: &str| {
+            filesystem_on(&drive(line), scsihw, &fs).map(|f| f.mountpoint.clone())
+        };
+        assert_eq!(
+            on("scsi0: local:x", "virtio-scsi-pci").as_deref(),
+            Some("/mnt/data")
+        );
+        assert_eq!(on("scsi1: local:x", "virtio-scsi-pci"), None);
+        assert_eq!(on("scsi0: local:x", "lsi").as_deref(), Some("/mnt/data"));
+        assert_eq!(on("scsi7: local:x", "lsi"), None); // lsi's second controller, slot 6
+        assert_eq!(on("scsi0: local:x", "virtio-scsi-single"), None);
+        assert_eq!(on("virtio0: local:x", "virtio-scsi-pci"), None);
+        assert_eq!(on("scsi0: local:x,serial=abc", "virtio-scsi-pci"), None);
     }
 
     #[test]

@@ -93,9 +93,12 @@ impl Profile {
     }
 }
 
-/// The engine's jobs on `file` (prefilled over `span`), then nothing else.
+/// The engine's jobs over `span` bytes: reads on `read` (prefilled), each
+/// write job on the file `write` gives it (a fresh one per job on a
+/// filesystem, the same device on a scratch volume).
 pub fn run_jobs(
-    file: &File,
+    read: &File,
+    write: &mut dyn FnMut() -> Result<File, ProbeError>,
     span: u64,
     window: Duration,
     interrupt: &Interrupt,
@@ -103,6 +106,13 @@ pub fn run_jobs(
     let mut out = Vec::new();
     for (key, label, params) in JOBS {
         let span = span / params.block as u64 * params.block as u64;
+        let fresh;
+        let file = if params.read_pct == 100 {
+            read
+        } else {
+            fresh = write()?;
+            &fresh
+        };
         let stats = engine::run(
             &Job::new(file, params, span, window),
             EngineChoice::Auto,
@@ -140,8 +150,9 @@ fn sync_figure(fig: &crate::model::sync::SyncWriteFigure) -> ProfileFigure {
 }
 
 /// The profile in a private directory inside `parent` (a file of `bytes`
-/// written first, then every job over it, then SYNC WRITE 4K on a file of
-/// its own), removed afterwards, also when a job fails or is interrupted.
+/// written first and read by the read jobs, a fresh preallocated file of
+/// `bytes` for each write job, then SYNC WRITE 4K on a file of its own),
+/// removed afterwards, also when a job fails or is interrupted.
 pub fn run_in_dir(
     parent: &Path,
     bytes: u64,
@@ -159,8 +170,21 @@ pub fn run_in_dir(
             interrupt,
         )?;
         let (file, direct) = scratch.open_rw("profile.dat")?;
-        let mut figures = run_jobs(&file, bytes, window, interrupt)?;
+        // Each write job on a fresh preallocated file, as -x's RANDOM
+        // WRITE 4K on a path and fio's default file: every write of the
+        // window is a block's first.
+        let mut fresh = || {
+            let f = scratch.create_file("write.dat")?;
+            crate::probe::schedule::preallocate(&f, bytes)
+                .map_err(|e| ProbeError::io(format!("preallocating {bytes} bytes"), e))?;
+            drop(f);
+            Ok(scratch.open_rw("write.dat")?.0)
+        };
+        let mut figures = run_jobs(&file, &mut fresh, bytes, window, interrupt)?;
         drop(file);
+        // The write jobs' file emptied before SYNC WRITE 4K, as -x removes
+        // each test's files before the next.
+        drop(scratch.create_file("write.dat")?);
         let sync = syncwrite::measure(
             &mut scratch,
             1,
@@ -192,7 +216,12 @@ pub fn run_on_device(
     window: Duration,
     interrupt: &Interrupt,
 ) -> Result<Vec<ProfileFigure>, ProbeError> {
-    let mut figures = run_jobs(device, bytes, window, interrupt)?;
+    let mut same = || {
+        device
+            .try_clone()
+            .map_err(|e| ProbeError::io(format!("{name}: dup"), e))
+    };
+    let mut figures = run_jobs(device, &mut same, bytes, window, interrupt)?;
     let sync = syncwrite::measure_device(
         device,
         name,

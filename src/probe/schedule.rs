@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget};
+pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget, preallocate};
 
 use crate::error::ProbeError;
 use crate::figure::Figure;

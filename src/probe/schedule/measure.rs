@@ -176,7 +176,7 @@ pub trait Measure {
 
 /// `bytes` of `file` preallocated (fallocate(2), mode 0), or where the
 /// filesystem does not support that, its size set (a sparse file).
-fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
+pub fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
     use nix::fcntl::{FallocateFlags, fallocate};
     match fallocate(file, FallocateFlags::empty(), 0, bytes as libc::off_t) {
         Ok(()) => Ok(()),

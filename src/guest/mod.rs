@@ -111,6 +111,10 @@ pub struct DiskResult {
     pub guest_fstype: Option<String>,
     pub guest: Option<Profile>,
     pub host: Option<Profile>,
+    /// Whether a disk under the host side is rotational (false: every one
+    /// is an SSD or NVMe); None where it could not be read.
+    #[serde(default)]
+    pub host_rotational: Option<bool>,
     /// Why a side was not measured.
     pub errors: Vec<String>,
 }
@@ -382,13 +386,38 @@ fn measure_guest(
     (result, guest.left.take())
 }
 
-/// The host side of one disk: the same profile on its storage.
+/// Whether a disk under the leaf devices of `stack` turns (None: none known).
+fn any_rotational(disks: &[crate::model::storage::Disk]) -> Option<bool> {
+    let flags: Vec<bool> = disks.iter().filter_map(|d| d.rotational).collect();
+    (!flags.is_empty()).then(|| flags.iter().any(|r| *r))
+}
+
+/// Whether the disks under directory `path` turn.
+fn rotational_under_path(path: &Path) -> Option<bool> {
+    let host = crate::sys::host::Host::real();
+    let fs = crate::probe::pveperf::filesystem::filesystem(&host, path).ok()?;
+    any_rotational(&crate::blockstack::storage(&host, &fs).disks)
+}
+
+/// Whether the disks under block device `device` turn.
+fn rotational_under_device(device: &Path) -> Option<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let host = crate::sys::host::Host::real();
+    let rdev = std::fs::metadata(device).ok()?.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let name =
+        crate::blockstack::sysfs::device_name(&host, &device.to_string_lossy(), major, minor)?;
+    any_rotational(&crate::blockstack::sysfs::resolve(&host, &[name]).disks)
+}
+
+/// The host side of one disk: the same profile on its storage, and
+/// whether a disk under it turns.
 fn measure_host(
     req: &GuestRequest,
     pve: &Pve,
     storage: &str,
     interrupt: &Interrupt,
-) -> Result<Profile, String> {
+) -> Result<(Profile, Option<bool>), String> {
     use crate::pvestorage::Approach;
     let s = pve
         .storages()
@@ -399,14 +428,16 @@ fn measure_host(
     match s.approach() {
         Approach::Skip(why) => Err(why),
         Approach::Path { path, .. } => {
-            profile::run_in_dir(&path, req.bytes, window, interrupt).map_err(|e| e.to_string())
+            let p = profile::run_in_dir(&path, req.bytes, window, interrupt)
+                .map_err(|e| e.to_string())?;
+            Ok((p, rotational_under_path(&path)))
         }
         Approach::Volume { activate } => {
             let vmids = pve.vmids()?;
             let mut volume =
                 crate::pvestorage::volume::ScratchVolume::plan(s.id(), req.bytes, &vmids, activate)
                     .map_err(|e| e.to_string())?;
-            let result = (|| -> Result<Profile, String> {
+            let result = (|| -> Result<(Profile, Option<bool>), String> {
                 let device = volume.create().map_err(|e| e.to_string())?;
                 let file = crate::probe::extended::volume::open_exclusive(&device, false)
                     .map_err(|e| e.to_string())?;
@@ -418,13 +449,14 @@ fn measure_host(
                 let name = device.display().to_string();
                 let figures = profile::run_on_device(&file, &name, req.bytes, window, interrupt)
                     .map_err(|e| e.to_string())?;
-                Ok(Profile {
+                let profile = Profile {
                     target: format!("a scratch volume {}", volume.volid()),
                     direct: true,
                     bytes: req.bytes,
                     seconds: req.seconds,
                     figures,
-                })
+                };
+                Ok((profile, rotational_under_device(&device)))
             })();
             let freed = volume.free();
             match (result, freed) {
@@ -465,6 +497,7 @@ impl Context<'_> {
             guest_fstype: None,
             guest: None,
             host: None,
+            host_rotational: None,
             errors: Vec::new(),
         };
         match self.guest_side(drive, &mut result, left_behind) {
@@ -480,7 +513,10 @@ impl Context<'_> {
                 .map_err(Clone::clone)
                 .and_then(|pve| measure_host(self.req, pve, storage, self.interrupt));
             match host {
-                Ok(p) => result.host = Some(p),
+                Ok((p, rotational)) => {
+                    result.host = Some(p);
+                    result.host_rotational = rotational;
+                }
                 Err(why) => result.errors.push(format!("host: {why}")),
             }
         }

@@ -186,6 +186,23 @@ fn aio_threads(d: &DiskResult) -> Found {
     })
 }
 
+/// A disk on IDE, SATA or SCSI without ssd=1 whose host disks are all
+/// non-rotational: the guest sees a spinning disk (no discard
+/// granularity, no rotation-rate 1), schedules and trims as for one.
+fn ssd_off(d: &DiskResult) -> Found {
+    let s = &d.settings;
+    let emulates = matches!(s.bus, Bus::Ide | Bus::Sata | Bus::Scsi);
+    (emulates && !s.ssd && d.host_rotational == Some(false)).then(|| {
+        guest_hint(
+            "ssd-off",
+            format!(
+                "{} is on non-rotational disks but shown to the guest as a rotating one (ssd=0): its I/O scheduler and fstrim treat it as a spinning disk; add ssd=1",
+                s.key
+            ),
+        )
+    })
+}
+
 /// Every hint the settings and figures show.
 pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
     let mut out = Vec::new();
@@ -196,6 +213,7 @@ pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
             controller_emulated(d, &r.vm),
             discard_off_on_thin(d, &r.vm),
             aio_threads(d),
+            ssd_off(d),
         ]
         .into_iter()
         .flatten()
@@ -455,7 +473,7 @@ mod tests {
         guest: &[(&str, f64)],
         host: &[(&str, f64)],
     ) -> Vec<String> {
-        hint_list(scsihw, line, storage_type, guest, host)
+        hint_list(scsihw, line, storage_type, guest, host, None)
             .into_iter()
             .map(|h| h.code)
             .collect()
@@ -467,6 +485,7 @@ mod tests {
         storage_type: Option<&str>,
         guest: &[(&str, f64)],
         host: &[(&str, f64)],
+        rotational: Option<bool>,
     ) -> Vec<GuestHint> {
         let vm = pveprobe_parse::vmconf::parse(line);
         let mut settings = DiskSettings::of(&vm.drives[0]);
@@ -490,6 +509,7 @@ mod tests {
                 guest_fstype: None,
                 guest: Some(profile(guest)),
                 host: Some(profile(host)),
+                host_rotational: rotational,
                 errors: vec![],
             }],
             hints: vec![],
@@ -564,6 +584,26 @@ mod tests {
     }
 
     #[test]
+    fn ssd_off_where_every_host_disk_is_non_rotational() {
+        let on = |line: &str, rotational| {
+            hint_list(FAST, line, None, &[], &[], rotational)
+                .into_iter()
+                .map(|h| h.code)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(on("scsi0: l:v", Some(false)), ["ssd-off"]);
+        assert_eq!(
+            on("sata0: l:v", Some(false)),
+            ["controller-emulated", "ssd-off"]
+        );
+        assert!(on("scsi0: l:v,ssd=1", Some(false)).is_empty());
+        assert!(on("scsi0: l:v", Some(true)).is_empty());
+        assert!(on("scsi0: l:v", None).is_empty());
+        // virtio-blk has no ssd option.
+        assert!(on("virtio0: l:v", Some(false)).is_empty());
+    }
+
+    #[test]
     fn the_discard_hint_gives_the_whole_drive_string_back() {
         let h = hint_list(
             FAST,
@@ -571,6 +611,7 @@ mod tests {
             Some("lvmthin"),
             &[],
             &[],
+            None,
         );
         assert!(
             h[0].message.contains(
@@ -645,6 +686,7 @@ mod tests {
             guest_fstype: None,
             guest: Some(profile(&[(SYNC_KEY, 50.0)])),
             host: Some(profile(&[(SYNC_KEY, 200.0)])),
+            host_rotational: None,
             errors: vec![],
         };
         let report = GuestReport {

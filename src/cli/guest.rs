@@ -41,7 +41,7 @@ WHAT IT DOES
   The table gives each figure guest / host / share and p99 latencies; HINTS
   name the VM settings that cost (docs/hints.md): cache-absorbs-flushes,
   iothread-ignored, controller-emulated, throttled, discard-off-on-thin,
-  aio-threads, ssd-off.
+  aio-threads, ssd-off, volblocksize-vs-guest-block.
 
 NEEDS
   The VM running with agent enabled (qm set VMID --agent enabled=1), the

@@ -68,6 +68,9 @@ pub struct DiskSettings {
     pub ssd: bool,
     pub throttles: Vec<(String, f64)>,
     pub size_bytes: Option<u64>,
+    /// A zvol's volblocksize (a volume of a zfspool storage), where read.
+    #[serde(default)]
+    pub volblocksize: Option<u64>,
 }
 
 /// The drive string as PVE writes it: file, then each option.
@@ -98,6 +101,7 @@ impl DiskSettings {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             size_bytes: d.size_bytes(),
+            volblocksize: None,
         }
     }
 }
@@ -386,6 +390,15 @@ fn measure_guest(
     (result, guest.left.take())
 }
 
+/// The volblocksize of zvol `pool/name`: its device's physical block size
+/// in sysfs (OpenZFS sets it to the volblocksize), through `/dev/zvol`.
+pub fn zvol_block_size(host: &crate::sys::host::Host, pool: &str, name: &str) -> Option<u64> {
+    let dev = host.link_name(format!("/dev/zvol/{pool}/{name}"))?;
+    host.read_value(format!("/sys/block/{dev}/queue/physical_block_size"))?
+        .parse()
+        .ok()
+}
+
 /// Whether a disk under the leaf devices of `stack` turns (None: none known).
 fn any_rotational(disks: &[crate::model::storage::Disk]) -> Option<bool> {
     let flags: Vec<bool> = disks.iter().filter_map(|d| d.rotational).collect();
@@ -454,6 +467,7 @@ fn measure_host(
                     direct: true,
                     bytes: req.bytes,
                     seconds: req.seconds,
+                    block_size: None,
                     figures,
                 };
                 Ok((profile, rotational_under_device(&device)))
@@ -485,11 +499,16 @@ impl Context<'_> {
     fn disk(&mut self, drive: &Drive, left_behind: &mut Vec<String>) -> DiskResult {
         let mut settings = DiskSettings::of(drive);
         if let (Some(Ok(pve)), Some(id)) = (self.pve, drive.storage()) {
-            settings.storage_type = pve
-                .storages()
-                .iter()
-                .find(|s| s.id() == id)
-                .map(|s| s.kind().to_string());
+            let storage = pve.storages().into_iter().find(|s| s.id() == id);
+            settings.storage_type = storage.as_ref().map(|s| s.kind().to_string());
+            // A zfspool's volume is the zvol POOL/NAME.
+            if let Some(s) = storage.filter(|s| s.kind() == "zfspool")
+                && let (Some(pool), Some((_, name))) =
+                    (s.section.get("pool"), drive.file.split_once(':'))
+            {
+                settings.volblocksize =
+                    zvol_block_size(&crate::sys::host::Host::real(), pool, name);
+            }
         }
         let mut result = DiskResult {
             settings,
@@ -735,6 +754,23 @@ mod tests {
         assert_eq!(on("scsi0: local:x", "virtio-scsi-single"), None);
         assert_eq!(on("virtio0: local:x", "virtio-scsi-pci"), None);
         assert_eq!(on("scsi0: local:x,serial=abc", "virtio-scsi-pci"), None);
+    }
+
+    #[test]
+    fn a_zvols_volblocksize_is_its_devices_physical_block_size() {
+        let root = tempfile::tempdir().unwrap();
+        let zvol = root.path().join("dev/zvol/rpool/data");
+        std::fs::create_dir_all(&zvol).unwrap();
+        std::os::unix::fs::symlink("../../../zd16", zvol.join("vm-100-disk-0")).unwrap();
+        let queue = root.path().join("sys/block/zd16/queue");
+        std::fs::create_dir_all(&queue).unwrap();
+        std::fs::write(queue.join("physical_block_size"), "16384\n").unwrap();
+        let host = crate::sys::host::Host::with_root(root.path());
+        assert_eq!(
+            zvol_block_size(&host, "rpool/data", "vm-100-disk-0"),
+            Some(16384)
+        );
+        assert_eq!(zvol_block_size(&host, "rpool/data", "vm-100-disk-1"), None);
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct Profile {
     /// The span the jobs ran over.
     pub bytes: u64,
     pub seconds: f64,
+    /// The filesystem's block size (statvfs), where the profile ran on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
     pub figures: Vec<ProfileFigure>,
 }
 
@@ -203,6 +206,9 @@ pub fn run_in_dir(
         direct,
         bytes,
         seconds: window.as_secs_f64(),
+        block_size: nix::sys::statvfs::statvfs(parent)
+            .ok()
+            .map(|st| st.block_size() as u64),
         figures,
     })
 }

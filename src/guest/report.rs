@@ -203,6 +203,27 @@ fn ssd_off(d: &DiskResult) -> Found {
     })
 }
 
+/// A zvol whose volblocksize is larger than the guest filesystem's blocks.
+fn volblocksize_vs_guest_block(d: &DiskResult) -> Found {
+    let vol = d.settings.volblocksize?;
+    let block = d.guest.as_ref()?.block_size?;
+    (block > 0 && vol > block).then(|| {
+        guest_hint(
+            "volblocksize-vs-guest-block",
+            format!(
+                "{} is a zvol with volblocksize {}K under a guest filesystem of {}K blocks: each block the guest writes alone makes ZFS read and rewrite a whole {}K block ({}x the data); a new disk on a storage with blocksize {}k, or a guest filesystem of {}K blocks",
+                d.settings.key,
+                vol / 1024,
+                block / 1024,
+                vol / 1024,
+                vol / block,
+                block / 1024,
+                vol / 1024
+            ),
+        )
+    })
+}
+
 /// Every hint the settings and figures show.
 pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
     let mut out = Vec::new();
@@ -214,6 +235,7 @@ pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
             discard_off_on_thin(d, &r.vm),
             aio_threads(d),
             ssd_off(d),
+            volblocksize_vs_guest_block(d),
         ]
         .into_iter()
         .flatten()
@@ -452,6 +474,7 @@ mod tests {
             direct: true,
             bytes: 1 << 30,
             seconds: 1.0,
+            block_size: Some(4096),
             figures: values
                 .iter()
                 .map(|(k, v)| ProfileFigure {
@@ -601,6 +624,35 @@ mod tests {
         assert!(on("scsi0: l:v", None).is_empty());
         // virtio-blk has no ssd option.
         assert!(on("virtio0: l:v", Some(false)).is_empty());
+    }
+
+    #[test]
+    fn volblocksize_vs_guest_block_where_the_zvol_block_is_larger() {
+        let with = |vol: Option<u64>| {
+            let vm =
+                pveprobe_parse::vmconf::parse("scsi0: local-zfs:vm-100-disk-0,discard=on,ssd=1");
+            let mut settings = DiskSettings::of(&vm.drives[0]);
+            settings.volblocksize = vol;
+            let d = DiskResult {
+                settings,
+                guest_path: None,
+                guest_fstype: None,
+                guest: Some(profile(&[])),
+                host: None,
+                host_rotational: None,
+                errors: vec![],
+            };
+            volblocksize_vs_guest_block(&d)
+        };
+        let (code, message) = with(Some(16384)).unwrap();
+        assert_eq!(code, "volblocksize-vs-guest-block");
+        assert!(
+            message.contains("volblocksize 16K under a guest filesystem of 4K blocks")
+                && message.contains("4x"),
+            "{message}"
+        );
+        assert!(with(Some(4096)).is_none());
+        assert!(with(None).is_none());
     }
 
     #[test]

@@ -655,7 +655,7 @@ pub fn guest_side(
 ) -> Result<Profile, ProbeError> {
     let st = nix::sys::statvfs::statvfs(dir)
         .map_err(|e| ProbeError::io(format!("statvfs {}", dir.display()), e.into()))?;
-    let free = st.blocks_available() as u64 * st.fragment_size() as u64;
+    let free = st.blocks_available().saturating_mul(st.fragment_size());
     if free < 2 * bytes + ROOM {
         return Err(ProbeError::Unavailable(format!(
             "{} has {} MiB free, too little for two {} MiB files and {} MiB to spare: a smaller --write-size fits",

@@ -208,7 +208,7 @@ pub fn run_in_dir(
         seconds: window.as_secs_f64(),
         block_size: nix::sys::statvfs::statvfs(parent)
             .ok()
-            .map(|st| st.block_size() as u64),
+            .map(|st| st.block_size()),
         figures,
     })
 }

@@ -102,6 +102,17 @@ fn succeeded(status: &ExecStatus, what: &str) -> Result<(), RemoteError> {
     }
 }
 
+/// Whether `dir` is what `mktemp -d TEMPLATE` makes: the template with its
+/// X's replaced by letters and digits, nothing else (it is what the
+/// cleanup's rm -rf removes).
+fn made_by_mktemp(template: &str, dir: &str) -> bool {
+    let prefix = template.trim_end_matches('X');
+    dir.strip_prefix(prefix).is_some_and(|rest| {
+        rest.len() == template.len() - prefix.len()
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
 impl<'a> InGuest<'a> {
     /// `mktemp -d PARENT/.pveprobe.XXXXXXXXXX` in the guest.
     pub fn create(agent: &'a mut Agent, parent: &str) -> Result<Self, RemoteError> {
@@ -117,8 +128,8 @@ impl<'a> InGuest<'a> {
         )?;
         succeeded(&status, "mktemp -d")?;
         let dir = String::from_utf8_lossy(&status.stdout()).trim().to_string();
-        let prefix = template.trim_end_matches('X');
-        if !dir.starts_with(prefix) || dir.contains('\n') {
+        let made = made_by_mktemp(&template, &dir);
+        if !made {
             return Err(RemoteError::Failed {
                 what: "mktemp -d".into(),
                 why: format!("it gave {dir:?}"),
@@ -240,5 +251,21 @@ impl<'a> InGuest<'a> {
 impl Drop for InGuest<'_> {
     fn drop(&mut self) {
         self.clean();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_mktemp_makes_is_taken_for_the_directory() {
+        let t = "/mnt/data/.pveprobe.XXXXXXXXXX";
+        assert!(made_by_mktemp(t, "/mnt/data/.pveprobe.a1B2c3D4e5"));
+        assert!(!made_by_mktemp(t, "/mnt/data/.pveprobe.a1B2c3D4e"));
+        assert!(!made_by_mktemp(t, "/mnt/data/.pveprobe.a1B2c/../.."));
+        assert!(!made_by_mktemp(t, "/mnt/data/.pveprobe.a1B2c3D4e5\n/"));
+        assert!(!made_by_mktemp(t, "/"));
+        assert!(!made_by_mktemp(t, ""));
     }
 }

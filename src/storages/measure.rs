@@ -111,7 +111,7 @@ pub(super) fn storage(
 }
 
 /// Whether `path` is a mount point (a mountinfo entry mounted there).
-fn is_mount_point(path: &Path) -> bool {
+pub fn is_mount_point(path: &Path) -> bool {
     let Ok(real) = std::fs::canonicalize(path) else {
         return false;
     };

@@ -49,6 +49,9 @@ pub struct Agent {
     /// Each command's time limit.
     limit: Duration,
     buf: Vec<u8>,
+    /// A command was given up on: its late reply may still come, so the
+    /// next command first synchronises.
+    stale: bool,
 }
 
 /// A command the agent has and whether it is enabled (`qemu-ga -b` blocks).
@@ -184,6 +187,7 @@ impl Agent {
             stream,
             limit,
             buf: Vec::new(),
+            stale: false,
         };
         agent.sync()?;
         Ok(agent)
@@ -194,7 +198,8 @@ impl Agent {
         self.limit = limit;
     }
 
-    fn timeout(&self, command: &str) -> QgaError {
+    fn timeout(&mut self, command: &str) -> QgaError {
+        self.stale = true;
         QgaError::Timeout {
             command: command.into(),
             secs: self.limit.as_secs_f64(),
@@ -298,6 +303,7 @@ impl Agent {
                 why: e.to_string(),
             })?;
             if reply.get("return").and_then(Value::as_u64) == Some(u64::from(id)) {
+                self.stale = false;
                 return Ok(());
             }
         }
@@ -309,6 +315,9 @@ impl Agent {
         command: &str,
         arguments: Value,
     ) -> Result<T, QgaError> {
+        if self.stale {
+            self.sync()?;
+        }
         let deadline = Instant::now() + self.limit;
         let msg = if arguments.is_null() {
             json!({ "execute": command })
@@ -407,34 +416,47 @@ mod tests {
     use super::*;
     use std::os::unix::net::UnixListener;
 
-    /// A peer that answers the sync with stale bytes first, then nothing.
+    /// A peer that answers the sync with stale bytes first, then the next
+    /// command late: the agent gives up on it, and the command after
+    /// synchronises again, so the late reply is not taken for its answer.
     #[test]
-    fn sync_skips_what_came_before_the_delimiter_and_a_silent_agent_times_out() {
+    fn a_late_reply_is_skipped_by_the_next_commands_sync() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s");
         let listener = UnixListener::bind(&path).unwrap();
-        let peer = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = vec![0u8; 4096];
-            let n = s.read(&mut buf).unwrap();
-            assert_eq!(buf[0], 0xFF);
+        let sync_reply = |s: &mut UnixStream, buf: &mut [u8]| {
+            let n = s.read(buf).unwrap();
+            assert_eq!(buf[0], 0xFF, "a sync first");
             let msg: Value = serde_json::from_slice(&buf[1..n]).unwrap();
             let id = msg["arguments"]["id"].as_u64().unwrap();
-            s.write_all(b"{\"error\": {\"class\": \"GenericError\", \"desc\": \"stray\"}}\n{\"return\": 7}\n")
-                .unwrap();
-            s.write_all(b"garbage\n").unwrap();
             s.write_all(&[0xFF]).unwrap();
             s.write_all(format!("{{\"return\": {id}}}\n").as_bytes())
                 .unwrap();
-            // The next command gets no answer.
-            let _ = s.read(&mut buf);
-            std::thread::sleep(Duration::from_millis(600));
+        };
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 4096];
+            s.write_all(
+                b"{\"error\": {\"class\": \"GenericError\", \"desc\": \"stray\"}}\ngarbage\n",
+            )
+            .unwrap();
+            sync_reply(&mut s, &mut buf);
+            // guest-info, answered after the agent gave up on it.
+            let _ = s.read(&mut buf).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+            s.write_all(b"{\"return\": {\"version\": \"late\", \"supported_commands\": []}}\n")
+                .unwrap();
+            sync_reply(&mut s, &mut buf);
+            let _ = s.read(&mut buf).unwrap();
+            s.write_all(b"{\"return\": {\"version\": \"7.2\", \"supported_commands\": []}}\n")
+                .unwrap();
         });
         let mut agent = Agent::connect(&path, Duration::from_millis(300)).unwrap();
-        let t = Instant::now();
         let r = agent.info();
         assert!(matches!(r, Err(QgaError::Timeout { .. })), "{r:?}");
-        assert!(t.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(400));
+        agent.set_limit(Duration::from_secs(10));
+        assert_eq!(agent.info().unwrap().version, "7.2");
         peer.join().unwrap();
     }
 

@@ -1,8 +1,9 @@
 //! `pveprobe guest VMID`: the arguments made into a plain request, run in
-//! a session that catches Ctrl-C and SIGTERM (the guest's directory is
-//! removed before the exit); and `guest-side`, the probe's end in a guest.
+//! a session that holds the host-wide lock and catches Ctrl-C and SIGTERM
+//! (the guest's directory is removed before the exit); and `guest-side`,
+//! the probe's end in a guest.
 
-use super::session::{Frame, Session};
+use super::session::{Frame, LockAs, Session};
 use crate::cli::{GuestArgs, GuestSideArgs};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
@@ -27,9 +28,17 @@ pub fn guest(args: &GuestArgs) -> Ended {
         agent_timeout: std::time::Duration::from_secs_f64(args.agent_timeout),
         host: !args.no_host,
     };
+    // The host-wide lock, as the probe's: two measurements at once would
+    // each measure the other.
+    let me = std::path::PathBuf::from(format!("VM {}", args.vmid));
     let session = Session::start::<GuestDocument>(Frame {
         append: args.append,
         signals: true,
+        lock: Some(LockAs {
+            me: crate::sys::lock::describe_me(&me),
+            busy: crate::sys::lock::Busy::Wait,
+            nothing_done: "nothing was measured or copied",
+        }),
         ..Frame::new("pveprobe guest", args.output_format, args.output.as_deref())
     })?;
     let report = guest::run(&req, session.interrupt())?;

@@ -441,23 +441,7 @@ fn measure_host(
     match s.approach() {
         Approach::Skip(why) => Err(why),
         Approach::Path { path, mount_point } => {
-            // PVE's own checks, as --storage makes them: an unmounted
-            // mount point is an inactive storage, and its directory would
-            // be the root filesystem's.
-            if !path.is_dir() {
-                return Err(format!(
-                    "its directory {} does not exist (pveprobe creates nothing there)",
-                    path.display()
-                ));
-            }
-            if let Some(m) = mount_point
-                && !crate::storages::is_mount_point(&m)
-            {
-                return Err(format!(
-                    "{} is not a mount point, and this storage must be mounted there: PVE treats it as inactive",
-                    m.display()
-                ));
-            }
+            crate::storages::check_path(&path, mount_point.as_deref())?;
             let p = profile::run_in_dir(&path, req.bytes, window, interrupt)
                 .map_err(|e| e.to_string())?;
             Ok((p, rotational_under_path(&path)))

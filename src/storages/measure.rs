@@ -30,22 +30,7 @@ pub(super) fn storage(
     match s.approach() {
         Approach::Skip(why) => Err(why),
         Approach::Path { path, mount_point } => {
-            // PVE's own checks: nothing is created, an unmounted mount
-            // point is an inactive storage.
-            if !path.is_dir() {
-                return Err(format!(
-                    "its directory {} does not exist (pveprobe creates nothing there)",
-                    path.display()
-                ));
-            }
-            if let Some(m) = mount_point
-                && !is_mount_point(&m)
-            {
-                return Err(format!(
-                    "{} is not a mount point, and this storage must be mounted there (a network storage, or is_mountpoint): PVE treats it as inactive",
-                    m.display()
-                ));
-            }
+            check_path(&path, mount_point.as_deref())?;
             let config = req.config(path.clone(), false);
             let t = target(How::Path, Some(path.display().to_string()));
             let mut report = runner.run(&config, &t);
@@ -110,8 +95,29 @@ pub(super) fn storage(
     }
 }
 
+/// PVE's own checks of a directory storage before anything is written
+/// there: nothing is created, and an unmounted mount point is an inactive
+/// storage (its directory would be the root filesystem's).
+pub fn check_path(path: &Path, mount_point: Option<&Path>) -> Result<(), String> {
+    if !path.is_dir() {
+        return Err(format!(
+            "its directory {} does not exist (pveprobe creates nothing there)",
+            path.display()
+        ));
+    }
+    if let Some(m) = mount_point
+        && !is_mount_point(m)
+    {
+        return Err(format!(
+            "{} is not a mount point, and this storage must be mounted there (a network storage, or is_mountpoint): PVE treats it as inactive",
+            m.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `path` is a mount point (a mountinfo entry mounted there).
-pub fn is_mount_point(path: &Path) -> bool {
+fn is_mount_point(path: &Path) -> bool {
     let Ok(real) = std::fs::canonicalize(path) else {
         return false;
     };

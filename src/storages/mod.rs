@@ -8,7 +8,7 @@
 //! are the caller's ([`ProbeRunner`]): it prints their lines as they come.
 
 mod measure;
-pub use measure::is_mount_point;
+pub use measure::check_path;
 pub mod table;
 
 use std::collections::BTreeSet;

@@ -2,6 +2,7 @@
 //! reads. Each takes text or bytes and returns plain data, never touching
 //! the file system: the fuzz targets (`fuzz/`) build this crate alone.
 
+pub mod ceph;
 pub mod cephconf;
 pub mod cidr;
 pub mod corosync;

@@ -1,0 +1,714 @@
+//! What Ceph's own tools print, as `pveprobe ceph` reads it: `ceph osd
+//! tree`, `osd metadata`, `osd perf`, `osd df`, `osd pool ls detail` and
+//! `osd pool autoscale-status` with `-f json`, `ceph tell osd.N bench`,
+//! `rados bench --format json` and `rbd bench` (text: it has no JSON).
+//!
+//! Read leniently, as the formats moved between releases:
+//!
+//! - Numbers may come as JSON numbers or as strings holding one (`rados
+//!   bench` prints every figure as a string; `ceph tell osd.N bench` as
+//!   numbers). Both are taken; anything else is no number.
+//! - `rados bench --format json` prints `hints = N` on a line of its own
+//!   before the JSON (Pacific to Reef): text before the first `{` is
+//!   skipped.
+//! - `osd perf`'s list sits under `osdstats.osd_perf_infos` from Nautilus
+//!   on, at the top level before; both are read.
+//! - `osd metadata` gives every value as a string; BlueStore's keys
+//!   (`bluestore_bdev_*`, `bluefs_dedicated_db`, `bluefs_db_*`) are absent
+//!   for memstore and filestore OSDs.
+//!
+//! Every parser returns an error naming what it expected when the text is
+//! no JSON of that shape; a field missing from an item leaves it `None`.
+
+use serde_json::Value;
+
+/// Larger input is refused: a 1,000-OSD cluster's metadata is a few MiB.
+pub const MAX_BYTES: usize = 64 << 20;
+
+/// Output that is no JSON of the expected shape.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CephOutputError {
+    #[error("{what}: the output is {bytes} bytes, more than the {MAX_BYTES} read")]
+    TooLarge { what: &'static str, bytes: usize },
+    #[error("{what}: no JSON: {why}")]
+    NotJson { what: &'static str, why: String },
+    #[error("{what}: {expected} expected")]
+    Shape {
+        what: &'static str,
+        expected: &'static str,
+    },
+}
+
+fn json(what: &'static str, text: &str) -> Result<Value, CephOutputError> {
+    if text.len() > MAX_BYTES {
+        return Err(CephOutputError::TooLarge {
+            what,
+            bytes: text.len(),
+        });
+    }
+    // `hints = 1` (rados bench) and any other line before the document.
+    let start = text
+        .find(['{', '['])
+        .ok_or_else(|| CephOutputError::NotJson {
+            what,
+            why: format!("{:?}", crate::quote(text.trim())),
+        })?;
+    serde_json::from_str(&text[start..]).map_err(|e| CephOutputError::NotJson {
+        what,
+        why: e.to_string(),
+    })
+}
+
+/// A number given as a number or as a string holding one.
+pub fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+    .filter(|x| x.is_finite())
+}
+
+fn field(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(num)
+}
+
+fn string(v: &Value, key: &str) -> Option<String> {
+    match v.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn int(v: &Value, key: &str) -> Option<i64> {
+    let x = field(v, key)?;
+    (x.fract() == 0.0 && x.abs() < 1e15).then_some(x as i64)
+}
+
+/// A flag given as `"1"`/`"0"`, `1`/`0` or `true`/`false`.
+fn flag(v: &Value, key: &str) -> Option<bool> {
+    field(v, key).map(|x| x != 0.0)
+}
+
+fn list<'a>(
+    v: &'a Value,
+    what: &'static str,
+    expected: &'static str,
+) -> Result<&'a Vec<Value>, CephOutputError> {
+    v.as_array()
+        .ok_or(CephOutputError::Shape { what, expected })
+}
+
+/// An OSD in `ceph osd tree`: its host is the `host` bucket that lists it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TreeOsd {
+    pub id: i64,
+    pub name: String,
+    pub device_class: Option<String>,
+    pub host: Option<String>,
+    /// `up` or `down`.
+    pub status: Option<String>,
+    pub crush_weight: Option<f64>,
+    pub reweight: Option<f64>,
+}
+
+/// `ceph osd tree -f json`: its OSDs, in id order.
+pub fn osd_tree(text: &str) -> Result<Vec<TreeOsd>, CephOutputError> {
+    const WHAT: &str = "ceph osd tree";
+    let doc = json(WHAT, text)?;
+    let nodes = list(
+        doc.get("nodes").unwrap_or(&Value::Null),
+        WHAT,
+        "an object with a nodes list",
+    )?;
+    let mut host_of = std::collections::HashMap::new();
+    for n in nodes {
+        if n.get("type").and_then(Value::as_str) == Some("host") {
+            let name = string(n, "name").unwrap_or_default();
+            for child in n.get("children").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(id) = child.as_i64() {
+                    host_of.insert(id, name.clone());
+                }
+            }
+        }
+    }
+    let mut osds: Vec<TreeOsd> = nodes
+        .iter()
+        .filter(|n| n.get("type").and_then(Value::as_str) == Some("osd"))
+        .filter_map(|n| {
+            let id = int(n, "id")?;
+            Some(TreeOsd {
+                id,
+                name: string(n, "name").unwrap_or_else(|| format!("osd.{id}")),
+                device_class: string(n, "device_class"),
+                host: host_of.get(&id).cloned(),
+                status: string(n, "status"),
+                crush_weight: field(n, "crush_weight"),
+                reweight: field(n, "reweight"),
+            })
+        })
+        .collect();
+    osds.sort_by_key(|o| o.id);
+    osds.dedup_by_key(|o| o.id);
+    Ok(osds)
+}
+
+/// One OSD's `ceph osd metadata`: where its data, DB and WAL live.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OsdMetadata {
+    pub id: i64,
+    pub hostname: Option<String>,
+    /// `bluestore`, `filestore`, `memstore`.
+    pub objectstore: Option<String>,
+    /// The data device's node (`/dev/dm-3`) and its type (`hdd`, `ssd`).
+    pub bdev_dev_node: Option<String>,
+    pub bdev_type: Option<String>,
+    pub bdev_rotational: Option<bool>,
+    /// Whether the DB (RocksDB) has a device of its own, and that device's kind.
+    pub dedicated_db: Option<bool>,
+    pub db_rotational: Option<bool>,
+    pub db_dev_node: Option<String>,
+    pub dedicated_wal: Option<bool>,
+    pub wal_rotational: Option<bool>,
+    /// The kernel names of the disks below it (`sda,nvme0n1`), as Ceph found them.
+    pub devices: Vec<String>,
+    /// `MODEL_SERIAL` per device (`sda=WDC_WD4000_XXXX`).
+    pub device_ids: Option<String>,
+    pub ceph_version: Option<String>,
+}
+
+/// `ceph osd metadata -f json`: every OSD's metadata, in id order.
+pub fn osd_metadata(text: &str) -> Result<Vec<OsdMetadata>, CephOutputError> {
+    const WHAT: &str = "ceph osd metadata";
+    let doc = json(WHAT, text)?;
+    // `ceph osd metadata N` gives one object, without N gives a list.
+    let items: Vec<&Value> = match &doc {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(_) => vec![&doc],
+        _ => {
+            return Err(CephOutputError::Shape {
+                what: WHAT,
+                expected: "a list of objects",
+            });
+        }
+    };
+    let mut out: Vec<OsdMetadata> = items
+        .into_iter()
+        .filter_map(|m| {
+            Some(OsdMetadata {
+                id: int(m, "id")?,
+                hostname: string(m, "hostname"),
+                objectstore: string(m, "osd_objectstore"),
+                bdev_dev_node: string(m, "bluestore_bdev_dev_node"),
+                bdev_type: string(m, "bluestore_bdev_type"),
+                bdev_rotational: flag(m, "bluestore_bdev_rotational").or(flag(m, "rotational")),
+                dedicated_db: flag(m, "bluefs_dedicated_db"),
+                db_rotational: flag(m, "bluefs_db_rotational"),
+                db_dev_node: string(m, "bluefs_db_dev_node"),
+                dedicated_wal: flag(m, "bluefs_dedicated_wal"),
+                wal_rotational: flag(m, "bluefs_wal_rotational"),
+                devices: string(m, "devices")
+                    .map(|d| {
+                        d.split(',')
+                            .map(str::trim)
+                            .filter(|s| !s.is_empty())
+                            .map(String::from)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                device_ids: string(m, "device_ids").filter(|s| !s.is_empty()),
+                ceph_version: string(m, "ceph_version_short").or(string(m, "ceph_version")),
+            })
+        })
+        .collect();
+    out.sort_by_key(|o| o.id);
+    Ok(out)
+}
+
+/// An OSD's latencies from `ceph osd perf`, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OsdPerf {
+    pub id: i64,
+    pub commit_ms: f64,
+    pub apply_ms: f64,
+}
+
+/// `ceph osd perf -f json`: each OSD's commit and apply latency.
+pub fn osd_perf(text: &str) -> Result<Vec<OsdPerf>, CephOutputError> {
+    const WHAT: &str = "ceph osd perf";
+    let doc = json(WHAT, text)?;
+    let infos = doc
+        .pointer("/osdstats/osd_perf_infos")
+        .or_else(|| doc.get("osd_perf_infos"))
+        .ok_or(CephOutputError::Shape {
+            what: WHAT,
+            expected: "osdstats.osd_perf_infos",
+        })?;
+    let mut out: Vec<OsdPerf> = list(infos, WHAT, "a list in osd_perf_infos")?
+        .iter()
+        .filter_map(|i| {
+            let s = i.get("perf_stats")?;
+            // The nanosecond fields are exact where present (Mimic on).
+            let ms = |key: &str| {
+                field(s, &format!("{key}_latency_ns"))
+                    .map(|ns| ns / 1e6)
+                    .or_else(|| field(s, &format!("{key}_latency_ms")))
+            };
+            Some(OsdPerf {
+                id: int(i, "id")?,
+                commit_ms: ms("commit")?,
+                apply_ms: ms("apply").unwrap_or(0.0),
+            })
+        })
+        .collect();
+    out.sort_by_key(|o| o.id);
+    Ok(out)
+}
+
+/// An OSD's fill from `ceph osd df`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OsdDf {
+    pub id: i64,
+    /// Percent used.
+    pub utilization: f64,
+    pub kb: f64,
+    pub kb_avail: f64,
+}
+
+/// `ceph osd df -f json`: each OSD's use.
+pub fn osd_df(text: &str) -> Result<Vec<OsdDf>, CephOutputError> {
+    const WHAT: &str = "ceph osd df";
+    let doc = json(WHAT, text)?;
+    let nodes = list(
+        doc.get("nodes").unwrap_or(&Value::Null),
+        WHAT,
+        "an object with a nodes list",
+    )?;
+    Ok(nodes
+        .iter()
+        .filter_map(|n| {
+            Some(OsdDf {
+                id: int(n, "id")?,
+                utilization: field(n, "utilization")?,
+                kb: field(n, "kb").unwrap_or(0.0),
+                kb_avail: field(n, "kb_avail").unwrap_or(0.0),
+            })
+        })
+        .collect())
+}
+
+/// A pool from `ceph osd pool ls detail`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pool {
+    pub id: i64,
+    pub name: String,
+    /// `replicated` or `erasure`.
+    pub kind: String,
+    pub size: Option<i64>,
+    pub min_size: Option<i64>,
+    pub pg_num: Option<i64>,
+    pub autoscale_mode: Option<String>,
+    /// `rbd`, `cephfs`, `rgw`, `mgr_devicehealth`, `mgr`.
+    pub applications: Vec<String>,
+}
+
+/// `ceph osd pool ls detail -f json`.
+pub fn pools(text: &str) -> Result<Vec<Pool>, CephOutputError> {
+    const WHAT: &str = "ceph osd pool ls detail";
+    let doc = json(WHAT, text)?;
+    Ok(list(&doc, WHAT, "a list of pools")?
+        .iter()
+        .filter_map(|p| {
+            Some(Pool {
+                id: int(p, "pool_id").or_else(|| int(p, "pool"))?,
+                name: string(p, "pool_name")?,
+                // pg_pool_t: TYPE_REPLICATED 1, TYPE_ERASURE 3.
+                kind: match int(p, "type") {
+                    Some(3) => "erasure".into(),
+                    _ => "replicated".into(),
+                },
+                size: int(p, "size"),
+                min_size: int(p, "min_size"),
+                pg_num: int(p, "pg_num"),
+                autoscale_mode: string(p, "pg_autoscale_mode"),
+                applications: p
+                    .get("application_metadata")
+                    .and_then(Value::as_object)
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+/// What the autoscaler would do with a pool's placement groups.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Autoscale {
+    pub pool: String,
+    pub pg_num: Option<i64>,
+    /// The count it wants (`pg_num_final`).
+    pub pg_num_final: Option<i64>,
+    /// Whether it would change the count (it does with mode `on`, it warns with `warn`).
+    pub would_adjust: bool,
+    pub mode: Option<String>,
+}
+
+/// `ceph osd pool autoscale-status -f json`.
+pub fn autoscale_status(text: &str) -> Result<Vec<Autoscale>, CephOutputError> {
+    const WHAT: &str = "ceph osd pool autoscale-status";
+    let doc = json(WHAT, text)?;
+    Ok(list(&doc, WHAT, "a list of pools")?
+        .iter()
+        .filter_map(|p| {
+            Some(Autoscale {
+                pool: string(p, "pool_name")?,
+                pg_num: int(p, "pg_num_target"),
+                pg_num_final: int(p, "pg_num_final"),
+                would_adjust: flag(p, "would_adjust").unwrap_or(false),
+                mode: string(p, "pg_autoscale_mode"),
+            })
+        })
+        .collect())
+}
+
+/// `ceph tell osd.N bench`: what the OSD wrote to its own store.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OsdBench {
+    pub bytes_written: f64,
+    pub blocksize: f64,
+    pub elapsed_sec: f64,
+    pub bytes_per_sec: f64,
+    pub iops: f64,
+}
+
+/// `ceph tell osd.N bench ... -f json`.
+pub fn osd_bench(text: &str) -> Result<OsdBench, CephOutputError> {
+    const WHAT: &str = "ceph tell osd bench";
+    let doc = json(WHAT, text)?;
+    let get = |k| field(&doc, k);
+    match (get("bytes_written"), get("elapsed_sec"), get("bytes_per_sec")) {
+        (Some(bytes_written), Some(elapsed_sec), Some(bytes_per_sec)) => Ok(OsdBench {
+            bytes_written,
+            blocksize: get("blocksize").unwrap_or(0.0),
+            elapsed_sec,
+            bytes_per_sec,
+            // Older releases print no iops: it is the rate in blocks.
+            iops: get("iops").unwrap_or_else(|| match get("blocksize") {
+                Some(b) if b > 0.0 => bytes_per_sec / b,
+                _ => 0.0,
+            }),
+        }),
+        _ => Err(CephOutputError::Shape {
+            what: WHAT,
+            expected: "bytes_written, elapsed_sec and bytes_per_sec",
+        }),
+    }
+}
+
+/// One second of a `rados bench` run.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RadosSecond {
+    pub sec: f64,
+    /// Operations finished up to this second.
+    pub finished: f64,
+    /// MB/s (of 2^20 bytes) in this second.
+    pub cur_bw: f64,
+    /// Seconds, of the last operation and the mean so far.
+    pub last_lat: f64,
+    pub avg_lat: f64,
+}
+
+/// `rados bench --format json`: a write, seq or rand run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RadosBench {
+    pub seconds: Vec<RadosSecond>,
+    pub total_time_run: f64,
+    /// Writes or reads made.
+    pub ops: f64,
+    /// Bytes per operation.
+    pub op_size: f64,
+    /// MB/s of 2^20 bytes, as rados bench prints it.
+    pub bandwidth: f64,
+    pub average_iops: f64,
+    /// Seconds.
+    pub average_latency: f64,
+    pub max_latency: f64,
+    pub min_latency: f64,
+    pub stddev_latency: Option<f64>,
+    /// The object names' prefix (write runs): `benchmark_data_HOST_PID`.
+    pub object_prefix: Option<String>,
+}
+
+/// `rados bench ... --format json` (with its `hints = N` line first).
+pub fn rados_bench(text: &str) -> Result<RadosBench, CephOutputError> {
+    const WHAT: &str = "rados bench";
+    // Without --no-cleanup, a write run prints its cleanup's lines on
+    // stdout in the middle of its JSON, before the closing `]` of `datas`.
+    let cleaned: String;
+    let text = match text.find("Cleaning up (deleting benchmark objects)") {
+        Some(at) => {
+            let rest = &text[at..];
+            let end = rest
+                .find("Clean up completed and total clean up time :")
+                .and_then(|c| rest[c..].find('\n').map(|n| c + n + 1))
+                .unwrap_or(rest.len());
+            cleaned = format!("{}{}", &text[..at], &rest[end..]);
+            &cleaned
+        }
+        None => text,
+    };
+    let doc = json(WHAT, text)?;
+    let g = |k| field(&doc, k);
+    let ops = g("total_writes_made").or(g("total_reads_made"));
+    let (Some(total_time_run), Some(ops), Some(bandwidth)) = (g("total_time_run"), ops, g("bandwidth"))
+    else {
+        return Err(CephOutputError::Shape {
+            what: WHAT,
+            expected: "total_time_run, total_writes_made or total_reads_made, and bandwidth",
+        });
+    };
+    let seconds = doc
+        .get("datas")
+        .and_then(Value::as_array)
+        .map(|d| {
+            d.iter()
+                .filter_map(|s| {
+                    Some(RadosSecond {
+                        sec: field(s, "sec")?,
+                        finished: field(s, "finished").unwrap_or(0.0),
+                        cur_bw: field(s, "cur_bw").unwrap_or(0.0),
+                        last_lat: field(s, "last_lat").unwrap_or(0.0),
+                        avg_lat: field(s, "avg_lat").unwrap_or(0.0),
+                    })
+                })
+                // Second 0 is the run's start: nothing finished yet.
+                .filter(|s| s.sec > 0.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(RadosBench {
+        seconds,
+        total_time_run,
+        ops,
+        op_size: g("write_size").or(g("read_size")).or(g("op_size")).unwrap_or(0.0),
+        bandwidth,
+        // Computed when absent or nonsense (a negative stddev shows the
+        // fields are not always sound).
+        average_iops: g("average_iops")
+            .filter(|x| *x >= 0.0)
+            .unwrap_or(if total_time_run > 0.0 { ops / total_time_run } else { 0.0 }),
+        average_latency: g("average_latency").unwrap_or(0.0),
+        max_latency: g("max_latency").unwrap_or(0.0),
+        min_latency: g("min_latency").unwrap_or(0.0),
+        stddev_latency: g("stddev_latency").filter(|x| *x >= 0.0),
+        object_prefix: string(&doc, "object_prefix"),
+    })
+}
+
+/// One second of an `rbd bench` run.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RbdSecond {
+    pub sec: f64,
+    pub ops: f64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// `rbd bench`'s summary and seconds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RbdBench {
+    pub seconds: Vec<RbdSecond>,
+    pub elapsed: f64,
+    pub ops: f64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// `12 MiB/s`, `9.8 KiB/s`, `1.2 GiB/s`, `512 B/s` (Ceph's `byte_u_t`).
+fn rate(words: &[&str]) -> Option<f64> {
+    let (n, unit) = match words {
+        [n, unit, ..] => (n.parse::<f64>().ok()?, *unit),
+        _ => return None,
+    };
+    let mult = match unit.trim_end_matches("/s") {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0f64.powi(4),
+        "PiB" => 1024.0f64.powi(5),
+        _ => return None,
+    };
+    Some(n * mult).filter(|x| x.is_finite())
+}
+
+/// `rbd bench --io-type ...` as it prints it: a line per second
+/// (`  SEC OPS OPS/SEC BYTES/SEC`) and the summary
+/// `elapsed: 12  ops: 65536  ops/sec: 5419.1  bytes/sec: 21 MiB/s`.
+pub fn rbd_bench(text: &str) -> Result<RbdBench, CephOutputError> {
+    const WHAT: &str = "rbd bench";
+    if text.len() > MAX_BYTES {
+        return Err(CephOutputError::TooLarge {
+            what: WHAT,
+            bytes: text.len(),
+        });
+    }
+    let mut out = RbdBench::default();
+    let mut summary = false;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() == Some(&"elapsed:") {
+            let after = |key: &str| {
+                let i = words.iter().position(|w| *w == key)?;
+                words.get(i + 1).and_then(|w| w.parse::<f64>().ok())
+            };
+            let bytes = words
+                .iter()
+                .position(|w| *w == "bytes/sec:")
+                .and_then(|i| rate(&words[i + 1..]));
+            if let (Some(elapsed), Some(ops), Some(ops_per_sec), Some(bytes_per_sec)) =
+                (after("elapsed:"), after("ops:"), after("ops/sec:"), bytes)
+            {
+                (out.elapsed, out.ops, out.ops_per_sec, out.bytes_per_sec) =
+                    (elapsed, ops, ops_per_sec, bytes_per_sec);
+                summary = true;
+            }
+        } else if let [sec, ops, per_sec, rest @ ..] = words.as_slice()
+            && let (Ok(sec), Ok(ops), Ok(ops_per_sec), Some(bytes_per_sec)) = (
+                sec.parse::<f64>(),
+                ops.parse::<f64>(),
+                per_sec.parse::<f64>(),
+                rate(rest),
+            )
+        {
+            out.seconds.push(RbdSecond {
+                sec,
+                ops,
+                ops_per_sec,
+                bytes_per_sec,
+            });
+        }
+    }
+    if summary {
+        Ok(out)
+    } else {
+        Err(CephOutputError::Shape {
+            what: WHAT,
+            expected: "a line `elapsed: S ops: N ops/sec: X bytes/sec: Y`",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::fixture;
+
+    fn pacific(name: &str) -> String {
+        fixture("ceph/pacific", name)
+    }
+
+    #[test]
+    fn the_tree_gives_each_osd_its_host_and_class() {
+        let osds = osd_tree(&pacific("osd-tree.json")).unwrap();
+        assert_eq!(osds.iter().map(|o| o.id).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(osds.iter().all(|o| o.host.as_deref() == Some("vm")));
+        assert!(osds.iter().all(|o| o.device_class.as_deref() == Some("hdd")));
+        assert_eq!(osds[1].status.as_deref(), Some("up"));
+    }
+
+    #[test]
+    fn metadata_of_a_memstore_osd_has_no_bluestore_devices() {
+        let m = osd_metadata(&pacific("osd-metadata.json")).unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].objectstore.as_deref(), Some("memstore"));
+        assert_eq!(m[0].dedicated_db, None);
+        assert_eq!(m[0].hostname.as_deref(), Some("vm"));
+        assert!(m[0].ceph_version.as_deref().unwrap().starts_with("16.2"));
+    }
+
+    #[test]
+    fn perf_reads_nanoseconds_and_both_layouts() {
+        let p = osd_perf(&pacific("osd-perf.json")).unwrap();
+        assert_eq!(p.len(), 3);
+        let old = r#"{"osd_perf_infos":[{"id":4,"perf_stats":{"commit_latency_ms":12,"apply_latency_ms":3}}]}"#;
+        assert_eq!(
+            osd_perf(old).unwrap(),
+            [OsdPerf {
+                id: 4,
+                commit_ms: 12.0,
+                apply_ms: 3.0
+            }]
+        );
+        let ns = r#"{"osdstats":{"osd_perf_infos":[{"id":1,"perf_stats":{"commit_latency_ms":2,"apply_latency_ms":2,"commit_latency_ns":2500000,"apply_latency_ns":2500000}}]}}"#;
+        assert_eq!(osd_perf(ns).unwrap()[0].commit_ms, 2.5);
+        assert!(osd_perf("{}").is_err());
+    }
+
+    #[test]
+    fn pools_give_size_min_size_and_application() {
+        let p = pools(&pacific("osd-pool-ls-detail.json")).unwrap();
+        let bench = p.iter().find(|p| p.name == "bench").unwrap();
+        assert_eq!((bench.size, bench.min_size, bench.pg_num), (Some(1), Some(1), Some(32)));
+        assert_eq!(bench.applications, ["rbd"]);
+        assert_eq!(bench.kind, "replicated");
+        let a = autoscale_status(&pacific("osd-pool-autoscale-status.json")).unwrap();
+        assert!(a.iter().any(|a| a.pool == "bench"));
+        let df = osd_df(&pacific("osd-df.json")).unwrap();
+        assert_eq!(df.len(), 3);
+        assert!(df.iter().all(|d| d.utilization > 0.0 && d.utilization < 100.0));
+    }
+
+    #[test]
+    fn the_osd_bench_gives_bytes_and_iops() {
+        let b = osd_bench(&pacific("tell-osd-bench.json")).unwrap();
+        assert_eq!((b.bytes_written, b.blocksize), (1073741824.0, 4194304.0));
+        let small = osd_bench(&pacific("tell-osd-bench-4k.json")).unwrap();
+        assert_eq!(small.blocksize, 4096.0);
+        assert!(small.iops > 0.0);
+        // Without iops (Luminous): the rate in blocks.
+        let b = osd_bench(r#"{"bytes_written":4096,"blocksize":4096,"elapsed_sec":1,"bytes_per_sec":8192}"#).unwrap();
+        assert_eq!(b.iops, 2.0);
+    }
+
+    #[test]
+    fn rados_bench_skips_the_hints_line_and_reads_strings() {
+        let w = rados_bench(&pacific("rados-bench-write-4m.txt")).unwrap();
+        assert_eq!((w.ops, w.op_size), (245.0, 4194304.0));
+        assert_eq!(w.seconds.len(), 2, "second 0 is left out");
+        assert!(w.bandwidth > 0.0 && w.average_latency > 0.0);
+        assert_eq!(w.object_prefix.as_deref(), Some("benchmark_data_vm_23665"));
+        let seq = rados_bench(&pacific("rados-bench-seq.txt")).unwrap();
+        assert_eq!(seq.ops, 245.0);
+        let rand = rados_bench(&pacific("rados-bench-rand.txt")).unwrap();
+        assert!(rand.average_iops > 0.0);
+        // A run without --no-cleanup: its cleanup's lines cut the JSON.
+        let small = rados_bench(&pacific("rados-bench-write-4k.txt")).unwrap();
+        assert_eq!(small.op_size, 4096.0);
+        assert!(!small.seconds.is_empty() && small.ops > 1000.0);
+        assert!(rados_bench("hints = 1\n").is_err());
+        assert!(rados_bench("hints = 1\n{\"datas\":[]}").is_err());
+    }
+
+    #[test]
+    fn rbd_bench_reads_seconds_and_the_summary_with_units() {
+        let b = rbd_bench(&pacific("rbd-bench-write-4k.txt")).unwrap();
+        assert_eq!(b.seconds.len(), 10);
+        assert_eq!((b.elapsed, b.ops), (153.0, 524288.0));
+        assert_eq!(b.bytes_per_sec, 13.0 * 1024.0 * 1024.0);
+        assert_eq!(b.seconds[0].bytes_per_sec, 46.0 * 1024.0 * 1024.0);
+        let small = "elapsed: 2   ops: 10   ops/sec: 5   bytes/sec: 9.8 KiB/s\n";
+        assert_eq!(rbd_bench(small).unwrap().bytes_per_sec, 9.8 * 1024.0);
+        assert!(rbd_bench("bench  type write\n").is_err());
+    }
+
+    #[test]
+    fn numbers_come_as_numbers_or_strings() {
+        assert_eq!(num(&Value::from("1.5")), Some(1.5));
+        assert_eq!(num(&Value::from(2)), Some(2.0));
+        assert_eq!(num(&Value::from("nan")), None);
+        assert_eq!(num(&Value::Null), None);
+    }
+}

@@ -7,6 +7,7 @@
 use crate::cli::{Command, Opts};
 use crate::error::Ended;
 
+mod ceph;
 mod cluster;
 mod compare;
 mod guest;
@@ -29,6 +30,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::NetInfo) => cluster::net_info(),
         Some(Command::Qualify(args)) => qualify::qualify(args),
         Some(Command::Guest(args)) => guest::guest(args),
+        Some(Command::Ceph(args)) => ceph::ceph(args),
         Some(Command::GuestSide(args)) => guest::guest_side(args),
         None => match &opts.probe.measure.storage {
             Some(which) => storages::probe(&opts.probe, which),

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::probe::schedule::Config;
 use crate::sys::host::Host;
 
+mod ceph;
 mod cluster;
 mod guest;
 mod measure;
@@ -17,6 +18,7 @@ mod qualify;
 mod reach;
 use crate::model::choice::Choice;
 use crate::output::Format;
+pub use ceph::{CephArgs, RBD_BYTES as CEPH_RBD_BYTES};
 pub use cluster::ClusterArgs;
 pub use guest::{BYTES as GUEST_BYTES, GuestArgs, GuestSideArgs};
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
@@ -219,6 +221,10 @@ pub enum Command {
     /// the host's figures on the same storage, and name the VM settings
     /// that cost
     Guest(Box<GuestArgs>),
+    /// Measure a Ceph cluster through its own tools: each OSD's bench and
+    /// latency, each pool's rados and rbd bench, the slow OSD named (writes
+    /// to the cluster: see --help, COST AND SAFETY)
+    Ceph(Box<CephArgs>),
     /// What the probe copied into a guest runs
     #[command(name = "guest-side", hide = true)]
     GuestSide(GuestSideArgs),

@@ -27,6 +27,7 @@
 
 pub mod app;
 pub mod blockstack;
+pub mod ceph;
 pub mod cli;
 pub mod cluster;
 pub mod compare;

@@ -84,6 +84,19 @@ pub fn run(
     limit: Duration,
     interrupt: Option<&Interrupt>,
 ) -> std::io::Result<Finished> {
+    run_stopping(cmd, limit, interrupt, Duration::ZERO)
+}
+
+/// [`run`], but a program stopped for the time limit or the interrupt is
+/// sent SIGTERM first and given `grace` to end by itself before SIGKILL:
+/// for a program that must undo something on its way out (`rbd bench`
+/// closes its image, so no stale watcher holds it for 30 s).
+pub fn run_stopping(
+    cmd: &mut Command,
+    limit: Duration,
+    interrupt: Option<&Interrupt>,
+    grace: Duration,
+) -> std::io::Result<Finished> {
     let start = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
@@ -101,8 +114,7 @@ pub fn run(
                 interrupted = interrupt.and_then(Interrupt::signal);
                 timed_out = start.elapsed() >= limit;
                 if timed_out || interrupted.is_some() {
-                    let _ = child.kill();
-                    break child.wait().ok();
+                    break stop(&mut child, grace);
                 }
                 std::thread::sleep(POLL);
             }
@@ -121,6 +133,27 @@ pub fn run(
         elapsed,
         spawn_error: None,
     })
+}
+
+/// SIGTERM, up to `grace` for the program to end, then SIGKILL.
+fn stop(child: &mut std::process::Child, grace: Duration) -> Option<std::process::ExitStatus> {
+    if !grace.is_zero()
+        && let Ok(pid) = i32::try_from(child.id())
+    {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let until = Instant::now() + grace;
+        while Instant::now() < until {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+    let _ = child.kill();
+    child.wait().ok()
 }
 
 #[cfg(test)]
@@ -163,6 +196,36 @@ mod tests {
         .unwrap();
         assert_eq!(f.interrupted, Some(15));
         assert!(!f.timed_out);
+    }
+
+    #[test]
+    fn a_graceful_stop_lets_the_program_finish_its_way_out() {
+        // The trap runs on SIGTERM and says so; SIGKILL would give no line.
+        let flag = Interrupt::default();
+        let raiser = flag.clone();
+        // Raised once the shell has set its trap.
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            raiser.raise(2);
+        });
+        let f = run_stopping(
+            &mut sh("trap 'kill $!; echo undone; exit 0' TERM; sleep 30 & wait"),
+            Duration::from_secs(60),
+            Some(&flag),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!((f.code, f.interrupted), (Some(0), Some(2)), "{f:?}");
+        assert_eq!(f.stdout, b"undone\n");
+        // One that ignores SIGTERM is killed after the grace.
+        let f = run_stopping(
+            &mut sh("trap '' TERM; while :; do sleep 0.05; done"),
+            Duration::from_millis(100),
+            None,
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        assert!(f.timed_out && f.signal == Some(9), "{f:?}");
     }
 
     #[test]

@@ -11,6 +11,8 @@
 
 mod common;
 
+/// `ceph` against a real one-node Ceph cluster.
+mod ceph;
 /// The command line, the skip rule, the host-wide lock.
 mod cli;
 /// `pveprobe cluster` against simulated nodes.

@@ -127,7 +127,12 @@ pub fn osd_tree(text: &str) -> Result<Vec<TreeOsd>, CephOutputError> {
     for n in nodes {
         if n.get("type").and_then(Value::as_str) == Some("host") {
             let name = string(n, "name").unwrap_or_default();
-            for child in n.get("children").and_then(Value::as_array).into_iter().flatten() {
+            for child in n
+                .get("children")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if let Some(id) = child.as_i64() {
                     host_of.insert(id, name.clone());
                 }
@@ -388,7 +393,11 @@ pub fn osd_bench(text: &str) -> Result<OsdBench, CephOutputError> {
     const WHAT: &str = "ceph tell osd bench";
     let doc = json(WHAT, text)?;
     let get = |k| field(&doc, k);
-    match (get("bytes_written"), get("elapsed_sec"), get("bytes_per_sec")) {
+    match (
+        get("bytes_written"),
+        get("elapsed_sec"),
+        get("bytes_per_sec"),
+    ) {
         (Some(bytes_written), Some(elapsed_sec), Some(bytes_per_sec)) => Ok(OsdBench {
             bytes_written,
             blocksize: get("blocksize").unwrap_or(0.0),
@@ -462,7 +471,8 @@ pub fn rados_bench(text: &str) -> Result<RadosBench, CephOutputError> {
     let doc = json(WHAT, text)?;
     let g = |k| field(&doc, k);
     let ops = g("total_writes_made").or(g("total_reads_made"));
-    let (Some(total_time_run), Some(ops), Some(bandwidth)) = (g("total_time_run"), ops, g("bandwidth"))
+    let (Some(total_time_run), Some(ops), Some(bandwidth)) =
+        (g("total_time_run"), ops, g("bandwidth"))
     else {
         return Err(CephOutputError::Shape {
             what: WHAT,
@@ -492,13 +502,20 @@ pub fn rados_bench(text: &str) -> Result<RadosBench, CephOutputError> {
         seconds,
         total_time_run,
         ops,
-        op_size: g("write_size").or(g("read_size")).or(g("op_size")).unwrap_or(0.0),
+        op_size: g("write_size")
+            .or(g("read_size"))
+            .or(g("op_size"))
+            .unwrap_or(0.0),
         bandwidth,
         // Computed when absent or nonsense (a negative stddev shows the
         // fields are not always sound).
         average_iops: g("average_iops")
             .filter(|x| *x >= 0.0)
-            .unwrap_or(if total_time_run > 0.0 { ops / total_time_run } else { 0.0 }),
+            .unwrap_or(if total_time_run > 0.0 {
+                ops / total_time_run
+            } else {
+                0.0
+            }),
         average_latency: g("average_latency").unwrap_or(0.0),
         max_latency: g("max_latency").unwrap_or(0.0),
         min_latency: g("min_latency").unwrap_or(0.0),
@@ -615,7 +632,10 @@ mod tests {
         let osds = osd_tree(&pacific("osd-tree.json")).unwrap();
         assert_eq!(osds.iter().map(|o| o.id).collect::<Vec<_>>(), [0, 1, 2]);
         assert!(osds.iter().all(|o| o.host.as_deref() == Some("vm")));
-        assert!(osds.iter().all(|o| o.device_class.as_deref() == Some("hdd")));
+        assert!(
+            osds.iter()
+                .all(|o| o.device_class.as_deref() == Some("hdd"))
+        );
         assert_eq!(osds[1].status.as_deref(), Some("up"));
     }
 
@@ -651,14 +671,20 @@ mod tests {
     fn pools_give_size_min_size_and_application() {
         let p = pools(&pacific("osd-pool-ls-detail.json")).unwrap();
         let bench = p.iter().find(|p| p.name == "bench").unwrap();
-        assert_eq!((bench.size, bench.min_size, bench.pg_num), (Some(1), Some(1), Some(32)));
+        assert_eq!(
+            (bench.size, bench.min_size, bench.pg_num),
+            (Some(1), Some(1), Some(32))
+        );
         assert_eq!(bench.applications, ["rbd"]);
         assert_eq!(bench.kind, "replicated");
         let a = autoscale_status(&pacific("osd-pool-autoscale-status.json")).unwrap();
         assert!(a.iter().any(|a| a.pool == "bench"));
         let df = osd_df(&pacific("osd-df.json")).unwrap();
         assert_eq!(df.len(), 3);
-        assert!(df.iter().all(|d| d.utilization > 0.0 && d.utilization < 100.0));
+        assert!(
+            df.iter()
+                .all(|d| d.utilization > 0.0 && d.utilization < 100.0)
+        );
     }
 
     #[test]
@@ -669,7 +695,10 @@ mod tests {
         assert_eq!(small.blocksize, 4096.0);
         assert!(small.iops > 0.0);
         // Without iops (Luminous): the rate in blocks.
-        let b = osd_bench(r#"{"bytes_written":4096,"blocksize":4096,"elapsed_sec":1,"bytes_per_sec":8192}"#).unwrap();
+        let b = osd_bench(
+            r#"{"bytes_written":4096,"blocksize":4096,"elapsed_sec":1,"bytes_per_sec":8192}"#,
+        )
+        .unwrap();
         assert_eq!(b.iops, 2.0);
     }
 

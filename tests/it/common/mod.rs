@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RecordType};
 
+pub mod ceph;
 pub mod faultfs;
 pub mod netlinks;
 pub mod netns;

@@ -1,0 +1,142 @@
+//! `pveprobe ceph`: the arguments made into a plain request, the cluster
+//! read and the plan said (or only said, with `--dry-run`), a yes asked
+//! for, then the run in a session that catches Ctrl-C and SIGTERM (what
+//! the run wrote is removed before the exit).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::session::{Frame, LockAs, Session};
+use crate::ceph::report::CephDocument;
+use crate::ceph::{self, CephError, CephRequest, Tools};
+use crate::cli::CephArgs;
+use crate::error::exit::Exit;
+use crate::error::{Ended, Stop};
+
+/// The node's ceph.conf: PVE's, else Ceph's own.
+fn conf(args: &CephArgs) -> Result<PathBuf, Stop> {
+    if let Some(c) = &args.conf {
+        return if c.is_file() {
+            Ok(c.clone())
+        } else {
+            Err(Stop::bad_input(format!(
+                "--conf {}: no such file",
+                c.display()
+            )))
+        };
+    }
+    [ceph::PVE_CONF, ceph::CEPH_CONF]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            Stop::bad_input(format!(
+                "no {} or {}: this node is not part of a Ceph cluster (pveceph init makes one); --conf FILE names another",
+                ceph::PVE_CONF,
+                ceph::CEPH_CONF
+            ))
+        })
+}
+
+/// `pveprobe ceph`.
+pub fn ceph(args: &CephArgs) -> Ended {
+    let req = CephRequest {
+        conf: conf(args)?,
+        pools: args.pools.clone(),
+        osds: args.osds.clone(),
+        osd_bench: !args.no_osd_bench,
+        pool_bench: !args.no_pool_bench,
+        rbd_bench: !args.no_rbd_bench,
+        seconds: args.seconds,
+        parallel: args.parallel as usize,
+        rbd_bytes: args.rbd_size.unwrap_or(crate::cli::CEPH_RBD_BYTES),
+        osd_limit: Duration::from_secs(args.osd_timeout),
+        run_id: ceph::run_id(&crate::pvestorage::node_name()),
+    };
+    let session = Session::start::<CephDocument>(Frame {
+        append: args.append,
+        signals: true,
+        lock: Some(LockAs {
+            me: crate::sys::lock::describe_me(Path::new("the Ceph cluster")),
+            busy: crate::sys::lock::Busy::Wait,
+            nothing_done: "nothing was written to the cluster",
+        }),
+        ..Frame::new("pveprobe ceph", args.output_format, args.output.as_deref())
+    })?;
+    let interrupt = session.interrupt();
+    let tools = Tools {
+        conf: &req.conf,
+        interrupt,
+    };
+    let view = ceph::inspect(&tools).map_err(|e| match e {
+        CephError::Interrupted(sig) => Stop::new(
+            Exit::Signal(sig),
+            "interrupted; nothing was written to the cluster",
+        ),
+        e => Stop::not_measured(format!("cannot read the cluster: {e}; nothing was written")),
+    })?;
+    let plan = ceph::plan(&req, &view)
+        .map_err(|e| Stop::bad_input(format!("{e}; nothing was written")))?;
+    if args.dry_run {
+        print!("{plan}");
+        return Ok(Exit::Ok);
+    }
+    let writes = req.osd_bench || req.pool_bench;
+    if writes && !args.yes {
+        confirm(&plan)?;
+    } else {
+        eprint!("{plan}");
+    }
+    if let Some(sig) = interrupt.signal() {
+        return Err(Stop::new(
+            Exit::Signal(sig),
+            "interrupted; nothing was written to the cluster",
+        ));
+    }
+    let report = ceph::run(&req, view, interrupt);
+    let measured = report.osds.iter().all(|o| o.errors.is_empty())
+        && report.pools.iter().all(|p| p.errors.is_empty());
+    let exit = match report.interrupted_by {
+        Some(sig) => Exit::Signal(sig),
+        None if measured && report.left_behind.is_empty() => Exit::Ok,
+        None => Exit::NotMeasured,
+    };
+    for o in &report.osds {
+        for e in &o.errors {
+            eprintln!("pveprobe: osd.{}: {e}", o.id);
+        }
+    }
+    for p in &report.pools {
+        for e in &p.errors {
+            eprintln!("pveprobe: pool {}: {e}", p.name);
+        }
+    }
+    for left in &report.left_behind {
+        eprintln!("pveprobe: left behind: {left}");
+    }
+    let doc = CephDocument {
+        report,
+        csv_header: session.csv_header,
+    };
+    session.finish(&doc, exit)
+}
+
+/// Asks on the terminal; without one, or without a yes, refuses (exit 2).
+fn confirm(plan: &str) -> Result<(), Stop> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Stop::bad_input(
+            "pveprobe ceph writes to the cluster and slows its client I/O meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was written",
+        ));
+    }
+    eprint!("{plan}Go on? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    if matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        Ok(())
+    } else {
+        Err(Stop::bad_input("not confirmed; nothing was written"))
+    }
+}

@@ -1,0 +1,769 @@
+//! The ceph command's document: each OSD's place, devices, latencies and
+//! bench; each pool's settings and bench jobs; the hints that read them
+//! together. Plain data in, text, JSON and CSV out.
+
+use serde::{Deserialize, Serialize};
+
+use super::{BenchFigure, CephRequest, ClusterView, PoolJob};
+
+/// The document's `kind`.
+pub const KIND: &str = "ceph";
+/// Its schema's version: a change that breaks a reader counts it up.
+pub const SCHEMA_VERSION: u32 = 1;
+/// An OSD below its device class's median by more than this share is marked `!`.
+pub const SLOW_SHARE: f64 = 1.0 / 3.0;
+/// Commit latency this many times its class's median (and 5 ms above it) is far above.
+pub const LATENCY_FACTOR: f64 = 3.0;
+/// Ceph's default `mon_osd_nearfull_ratio`, in percent.
+pub const NEARFULL_PCT: f64 = 85.0;
+/// 4 KiB writes a second below which an OSD on flash is no datacenter SSD's.
+pub const FLASH_SMALL_IOPS: f64 = 1000.0;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsdResult {
+    pub id: i64,
+    pub host: Option<String>,
+    pub device_class: Option<String>,
+    pub status: Option<String>,
+    pub objectstore: Option<String>,
+    /// The data device (`/dev/sdb`) and whether it spins.
+    pub data_device: Option<String>,
+    pub data_rotational: Option<bool>,
+    /// Whether the DB has a device of its own, that device, and whether it spins.
+    pub dedicated_db: Option<bool>,
+    pub db_device: Option<String>,
+    pub db_rotational: Option<bool>,
+    /// Disks below the OSD as Ceph names them.
+    pub devices: Vec<String>,
+    pub device_ids: Option<String>,
+    pub commit_ms: Option<f64>,
+    pub apply_ms: Option<f64>,
+    /// Percent of the OSD used.
+    pub utilization: Option<f64>,
+    /// `ceph tell osd.N bench`: 1 GiB in 4 MiB writes.
+    pub bench_4m: Option<BenchFigure>,
+    /// The same in 4 KiB writes, within the OSD's limit.
+    pub bench_4k: Option<BenchFigure>,
+    /// Marked `!`: its bench is more than a third below its class's median.
+    pub slow: bool,
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolResult {
+    pub name: String,
+    pub kind: String,
+    pub size: Option<i64>,
+    pub min_size: Option<i64>,
+    pub pg_num: Option<i64>,
+    /// The PG count the autoscaler wants, when it differs.
+    pub pg_num_wanted: Option<i64>,
+    pub autoscale_mode: Option<String>,
+    pub applications: Vec<String>,
+    pub jobs: Vec<PoolJob>,
+    pub errors: Vec<String>,
+}
+
+/// A hint: a code documented in docs/hints.md, what it is about, what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CephHint {
+    pub code: String,
+    pub subject: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CephReport {
+    pub schema_version: u32,
+    /// Always `ceph`: how `compare` knows the document.
+    pub kind: String,
+    pub pveprobe_version: String,
+    /// When the run started (RFC 3339).
+    pub timestamp: String,
+    /// The namespace and scratch image name the run used.
+    pub run_id: String,
+    pub fsid: Option<String>,
+    pub health: Option<String>,
+    /// Seconds of each rados bench run.
+    pub seconds: u32,
+    pub osds: Vec<OsdResult>,
+    pub pools: Vec<PoolResult>,
+    pub hints: Vec<CephHint>,
+    /// What the cluster's tools could not tell.
+    pub notes: Vec<String>,
+    /// What could not be removed.
+    pub left_behind: Vec<String>,
+    pub interrupted_by: Option<i32>,
+}
+
+impl CephReport {
+    /// The cluster as read, before any bench.
+    pub fn from_view(req: &CephRequest, view: &ClusterView) -> Self {
+        let osds = view
+            .tree
+            .iter()
+            .map(|t| {
+                let m = view.metadata.iter().find(|m| m.id == t.id);
+                let perf = view.perf.iter().find(|p| p.id == t.id);
+                OsdResult {
+                    id: t.id,
+                    host: t
+                        .host
+                        .clone()
+                        .or_else(|| m.and_then(|m| m.hostname.clone())),
+                    device_class: t.device_class.clone(),
+                    status: t.status.clone(),
+                    objectstore: m.and_then(|m| m.objectstore.clone()),
+                    data_device: m.and_then(|m| m.bdev_dev_node.clone()),
+                    data_rotational: m.and_then(|m| m.bdev_rotational),
+                    dedicated_db: m.and_then(|m| m.dedicated_db),
+                    db_device: m.and_then(|m| m.db_dev_node.clone()),
+                    db_rotational: m.and_then(|m| m.db_rotational),
+                    devices: m.map(|m| m.devices.clone()).unwrap_or_default(),
+                    device_ids: m.and_then(|m| m.device_ids.clone()),
+                    commit_ms: perf.map(|p| p.commit_ms),
+                    apply_ms: perf.map(|p| p.apply_ms),
+                    utilization: view.df.iter().find(|d| d.id == t.id).map(|d| d.utilization),
+                    ..OsdResult::default()
+                }
+            })
+            .collect();
+        let pools = super::chosen_pools(req, view)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| {
+                let auto = view.autoscale.iter().find(|a| a.pool == p.name);
+                PoolResult {
+                    name: p.name.clone(),
+                    kind: p.kind.clone(),
+                    size: p.size,
+                    min_size: p.min_size,
+                    pg_num: p.pg_num,
+                    pg_num_wanted: auto
+                        .filter(|a| a.would_adjust)
+                        .and_then(|a| a.pg_num_final)
+                        .filter(|n| Some(*n) != p.pg_num),
+                    autoscale_mode: p.autoscale_mode.clone(),
+                    applications: p.applications.clone(),
+                    ..PoolResult::default()
+                }
+            })
+            .collect();
+        CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: jiff::Timestamp::now().to_string(),
+            run_id: req.run_id.clone(),
+            fsid: view.fsid.clone(),
+            health: view.health.clone(),
+            seconds: req.seconds,
+            osds,
+            pools,
+            hints: Vec::new(),
+            notes: view.notes.clone(),
+            left_behind: Vec::new(),
+            interrupted_by: None,
+        }
+    }
+
+    /// Marks the slow OSDs and makes the hints, once the figures are in.
+    pub fn finish(&mut self) {
+        let marks: Vec<bool> = self
+            .osds
+            .iter()
+            .map(|o| slow_in_class(o, &self.osds).is_some())
+            .collect();
+        for (o, slow) in self.osds.iter_mut().zip(marks) {
+            o.slow = slow;
+        }
+        self.hints = hints(self);
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    })
+}
+
+/// The OSDs of `o`'s device class (itself included).
+fn class_of<'a>(o: &OsdResult, all: &'a [OsdResult]) -> impl Iterator<Item = &'a OsdResult> {
+    let class = o.device_class.clone();
+    all.iter().filter(move |x| x.device_class == class)
+}
+
+/// `o`'s 4 MiB bench and its class's median, when it is more than a third
+/// below it (a class of at least three OSDs: with two, which is slow?).
+pub fn slow_in_class(o: &OsdResult, all: &[OsdResult]) -> Option<(f64, f64)> {
+    let mine = o.bench_4m.as_ref()?.mib_s;
+    let peers: Vec<f64> = class_of(o, all)
+        .filter_map(|x| x.bench_4m.as_ref().map(|b| b.mib_s))
+        .collect();
+    if peers.len() < 3 {
+        return None;
+    }
+    let med = median(peers)?;
+    (mine < med * (1.0 - SLOW_SHARE)).then_some((mine, med))
+}
+
+type Hint = (&'static str, String, String);
+
+/// A hint's code, subject and message (tests/it/docs.rs finds every code by this call).
+fn ceph_hint(code: &'static str, subject: String, message: String) -> Hint {
+    (code, subject, message)
+}
+
+fn osd_slow(o: &OsdResult, all: &[OsdResult]) -> Option<Hint> {
+    let (mine, med) = slow_in_class(o, all)?;
+    Some(ceph_hint(
+        "osd-slow",
+        format!("osd.{}", o.id),
+        format!(
+            "its bench wrote {mine:.0} MiB/s where the {} OSDs' median is {med:.0}: every placement group it serves waits for it; check its disk's health and link (pveprobe -v on {}), or mark it out (ceph osd out {})",
+            o.device_class.as_deref().unwrap_or("same-class"),
+            o.host.as_deref().unwrap_or("its node"),
+            o.id
+        ),
+    ))
+}
+
+fn commit_latency_high(o: &OsdResult, all: &[OsdResult]) -> Option<Hint> {
+    let mine = o.commit_ms?;
+    let med = median(class_of(o, all).filter_map(|x| x.commit_ms).collect())?;
+    (class_of(o, all).count() >= 3 && mine > med * LATENCY_FACTOR && mine > med + 5.0).then(|| {
+        ceph_hint(
+            "osd-commit-latency",
+            format!("osd.{}", o.id),
+            format!(
+                "commit latency {mine:.0} ms against its class's median of {med:.0} ms (ceph osd perf): its disk or controller is slow to make writes durable"
+            ),
+        )
+    })
+}
+
+fn hdd_without_flash_db(o: &OsdResult) -> Option<Hint> {
+    if o.data_rotational != Some(true) {
+        return None;
+    }
+    let why = match (o.dedicated_db, o.db_rotational) {
+        (Some(false), _) => "its RocksDB and WAL share the spinning disk",
+        (Some(true), Some(true)) => "its dedicated DB device spins too",
+        _ => return None,
+    };
+    Some(ceph_hint(
+        "hdd-osd-without-flash-db",
+        format!("osd.{}", o.id),
+        format!(
+            "an HDD OSD whose DB is not on flash ({why}): every small write and metadata update waits for a seek; Proxmox recommends the DB/WAL on an SSD or NVMe (pveceph osd create --db_dev)"
+        ),
+    ))
+}
+
+fn small_writes_slow_on_flash(o: &OsdResult) -> Option<Hint> {
+    let small = o.bench_4k.as_ref()?;
+    let flash =
+        o.data_rotational == Some(false) || o.device_class.as_deref().is_some_and(|c| c != "hdd");
+    (flash && small.iops < FLASH_SMALL_IOPS).then(|| {
+        ceph_hint(
+            "osd-small-writes-slow",
+            format!("osd.{}", o.id),
+            format!(
+                "{:.0} synced 4 KiB writes a second on flash: a datacenter SSD with power-loss protection does tens of thousands; a consumer SSD without it does a few hundred, and Ceph waits for every one (check the model: pveprobe qualify on a spare disk of it)",
+                small.iops
+            ),
+        )
+    })
+}
+
+fn near_full(o: &OsdResult) -> Option<Hint> {
+    let used = o.utilization?;
+    (used >= NEARFULL_PCT).then(|| {
+        ceph_hint(
+            "osd-near-full",
+            format!("osd.{}", o.id),
+            format!(
+                "{used:.0}% used, at Ceph's nearfull ratio ({NEARFULL_PCT:.0}%): writes stop at the full ratio; add OSDs or rebalance"
+            ),
+        )
+    })
+}
+
+fn redundancy_low(p: &PoolResult) -> Option<Hint> {
+    if p.kind != "replicated" {
+        return None;
+    }
+    let (size, min) = (p.size?, p.min_size?);
+    let what = if size < 3 {
+        match size {
+            1 => "size 1: one copy of the data, which a single failed OSD loses".to_string(),
+            _ => format!("size {size}: after one failed OSD or node a single copy is left"),
+        }
+    } else if min < 2 {
+        format!("min_size {min}: writes go on with a single copy, which a second failure loses")
+    } else {
+        return None;
+    };
+    Some(ceph_hint(
+        "pool-redundancy-low",
+        format!("pool {}", p.name),
+        format!("{what}; Proxmox and Ceph recommend size 3, min_size 2"),
+    ))
+}
+
+fn pg_count(p: &PoolResult) -> Option<Hint> {
+    let wanted = p.pg_num_wanted?;
+    Some(ceph_hint(
+        "pool-pg-count",
+        format!("pool {}", p.name),
+        format!(
+            "{} placement groups where the autoscaler wants {wanted} (mode {}): too few PGs spread the pool over too few OSDs",
+            p.pg_num
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "?".into()),
+            p.autoscale_mode.as_deref().unwrap_or("?")
+        ),
+    ))
+}
+
+/// Every hint, OSDs first.
+pub fn hints(r: &CephReport) -> Vec<CephHint> {
+    let mut out: Vec<Hint> = Vec::new();
+    for o in &r.osds {
+        out.extend(osd_slow(o, &r.osds));
+        out.extend(commit_latency_high(o, &r.osds));
+        out.extend(hdd_without_flash_db(o));
+        out.extend(small_writes_slow_on_flash(o));
+        out.extend(near_full(o));
+    }
+    for p in &r.pools {
+        out.extend(redundancy_low(p));
+        out.extend(pg_count(p));
+    }
+    out.into_iter()
+        .map(|(code, subject, message)| CephHint {
+            code: code.into(),
+            subject,
+            message,
+        })
+        .collect()
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn flag(v: Option<bool>, yes: &str, no: &str) -> String {
+    match v {
+        Some(true) => yes.into(),
+        Some(false) => no.into(),
+        None => "-".into(),
+    }
+}
+
+impl CephReport {
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "CEPH {} ({}): {} OSDs, run {}\n",
+            self.fsid.as_deref().unwrap_or("?"),
+            self.health.as_deref().unwrap_or("health unknown"),
+            self.osds.len(),
+            self.run_id
+        );
+        out += &format!(
+            "\n{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
+            "OSD",
+            "HOST",
+            "CLASS",
+            "STORE",
+            "DATA",
+            "DB",
+            "COMMIT",
+            "APPLY",
+            "USE%",
+            "BENCH MiB/s",
+            "4K IOPS"
+        );
+        for o in &self.osds {
+            let db = match (o.dedicated_db, o.db_rotational) {
+                (Some(false), _) => "shared".to_string(),
+                (Some(true), r) => flag(r, "hdd", "flash"),
+                (None, _) => "-".into(),
+            };
+            out += &format!(
+                "{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
+                format!("{}osd.{}", if o.slow { "!" } else { "" }, o.id),
+                o.host.as_deref().unwrap_or("-"),
+                o.device_class.as_deref().unwrap_or("-"),
+                o.objectstore.as_deref().unwrap_or("-"),
+                flag(o.data_rotational, "hdd", "flash"),
+                db,
+                opt(o.commit_ms, 1),
+                opt(o.apply_ms, 1),
+                opt(o.utilization, 1),
+                opt(o.bench_4m.as_ref().map(|b| b.mib_s), 0),
+                opt(o.bench_4k.as_ref().map(|b| b.iops), 0),
+            );
+            for e in &o.errors {
+                out += &format!("         not measured: {e}\n");
+            }
+        }
+        if self.osds.iter().any(|o| o.slow) {
+            out += &format!(
+                "  ! more than {:.0}% below its device class's median\n",
+                SLOW_SHARE * 100.0
+            );
+        }
+        for p in &self.pools {
+            out += &format!(
+                "\nPOOL {} ({}, size {}, min_size {}, {} PGs{}; {})\n",
+                p.name,
+                p.kind,
+                p.size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
+                p.min_size
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                p.pg_num
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                p.pg_num_wanted
+                    .map(|n| format!(", autoscaler wants {n}"))
+                    .unwrap_or_default(),
+                if p.applications.is_empty() {
+                    "no application".to_string()
+                } else {
+                    p.applications.join(",")
+                }
+            );
+            if !p.jobs.is_empty() {
+                out += &format!(
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    "JOB", "THREADS", "MiB/s", "IOPS", "AVG ms", "MAX ms"
+                );
+            }
+            for j in &p.jobs {
+                let f = &j.figure;
+                out += &format!(
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    j.label,
+                    f.threads,
+                    format!("{:.1}", f.mib_s),
+                    format!("{:.0}", f.iops),
+                    opt(f.avg_lat_ms, 2),
+                    opt(f.max_lat_ms, 1),
+                );
+            }
+            for e in &p.errors {
+                out += &format!("  not measured: {e}\n");
+            }
+        }
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  [{}] {}: {}\n", h.code, h.subject, h.message);
+            }
+        }
+        for n in &self.notes {
+            out += &format!("\nnote: {n}\n");
+        }
+        for left in &self.left_behind {
+            out += &format!("\nLEFT BEHIND: {left}\n");
+        }
+        out
+    }
+
+    /// A row per figure: each OSD's two benches and latencies, each pool job.
+    pub fn csv(&self, header: bool) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        if header {
+            let _ = w.write_record(CSV_HEADER);
+        }
+        let o2 = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+        let fsid = self.fsid.clone().unwrap_or_default();
+        let mut row =
+            |subject: String, test: &str, f: Option<&BenchFigure>, extra: [Option<f64>; 3]| {
+                let _ = w.write_record([
+                    self.timestamp.clone(),
+                    fsid.clone(),
+                    self.run_id.clone(),
+                    subject,
+                    test.to_string(),
+                    f.map(|f| f.block.to_string()).unwrap_or_default(),
+                    f.map(|f| f.threads.to_string()).unwrap_or_default(),
+                    o2(f.map(|f| f.mib_s)),
+                    o2(f.map(|f| f.iops)),
+                    o2(f.and_then(|f| f.avg_lat_ms)),
+                    o2(f.and_then(|f| f.max_lat_ms)),
+                    o2(extra[0]),
+                    o2(extra[1]),
+                    o2(extra[2]),
+                ]);
+            };
+        for o in &self.osds {
+            let latency = [o.commit_ms, o.apply_ms, o.utilization];
+            row(
+                format!("osd.{}", o.id),
+                "osd_bench_4m",
+                o.bench_4m.as_ref(),
+                latency,
+            );
+            row(
+                format!("osd.{}", o.id),
+                "osd_bench_4k",
+                o.bench_4k.as_ref(),
+                latency,
+            );
+        }
+        for p in &self.pools {
+            for j in &p.jobs {
+                row(
+                    format!("pool {}", p.name),
+                    &j.key,
+                    Some(&j.figure),
+                    [None; 3],
+                );
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+/// The CSV's columns.
+pub const CSV_HEADER: [&str; 14] = [
+    "timestamp",
+    "fsid",
+    "run_id",
+    "subject",
+    "test",
+    "block_bytes",
+    "threads",
+    "mib_s",
+    "iops",
+    "avg_lat_ms",
+    "max_lat_ms",
+    "commit_ms",
+    "apply_ms",
+    "used_pct",
+];
+
+/// Set by the session before rendering: whether the CSV starts with its header.
+#[derive(Debug, Clone, Serialize)]
+pub struct CephDocument {
+    #[serde(flatten)]
+    pub report: CephReport,
+    #[serde(skip)]
+    pub csv_header: bool,
+}
+
+impl crate::output::Render for CephDocument {
+    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
+
+    fn text(&self) -> String {
+        self.report.text()
+    }
+
+    fn csv(&self) -> String {
+        self.report.csv(self.csv_header)
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(CSV_HEADER.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn osd(id: i64, class: &str, mib_s: f64) -> OsdResult {
+        OsdResult {
+            id,
+            device_class: Some(class.into()),
+            bench_4m: Some(BenchFigure {
+                mib_s,
+                ..BenchFigure::default()
+            }),
+            commit_ms: Some(2.0),
+            ..OsdResult::default()
+        }
+    }
+
+    fn codes(osds: Vec<OsdResult>, pools: Vec<PoolResult>) -> Vec<(String, String)> {
+        let mut r = CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: String::new(),
+            run_id: "pveprobe-t".into(),
+            fsid: None,
+            health: None,
+            seconds: 10,
+            osds,
+            pools,
+            hints: Vec::new(),
+            notes: Vec::new(),
+            left_behind: Vec::new(),
+            interrupted_by: None,
+        };
+        r.finish();
+        r.hints.into_iter().map(|h| (h.code, h.subject)).collect()
+    }
+
+    #[test]
+    fn an_osd_a_third_below_its_class_is_marked_and_named() {
+        let all = vec![
+            osd(0, "ssd", 500.0),
+            osd(1, "ssd", 480.0),
+            osd(2, "ssd", 300.0),
+            osd(3, "hdd", 100.0),
+        ];
+        assert_eq!(
+            codes(all.clone(), vec![]),
+            [("osd-slow".into(), "osd.2".into())]
+        );
+        // 0.7 of the median is within a third.
+        let near = vec![
+            osd(0, "ssd", 500.0),
+            osd(1, "ssd", 480.0),
+            osd(2, "ssd", 340.0),
+        ];
+        assert!(codes(near, vec![]).is_empty());
+        // Two of a class: no median to be below.
+        assert!(codes(vec![osd(0, "ssd", 500.0), osd(1, "ssd", 100.0)], vec![]).is_empty());
+        // The other class is not compared with.
+        let mixed = vec![
+            osd(0, "ssd", 500.0),
+            osd(1, "ssd", 480.0),
+            osd(2, "ssd", 490.0),
+            osd(3, "hdd", 100.0),
+        ];
+        assert!(codes(mixed, vec![]).is_empty());
+    }
+
+    #[test]
+    fn commit_latency_far_above_the_class_is_named() {
+        let mut all = vec![
+            osd(0, "hdd", 100.0),
+            osd(1, "hdd", 100.0),
+            osd(2, "hdd", 100.0),
+        ];
+        all[2].commit_ms = Some(40.0);
+        assert!(
+            codes(all.clone(), vec![]).contains(&("osd-commit-latency".into(), "osd.2".into()))
+        );
+        all[2].commit_ms = Some(6.0);
+        assert!(codes(all, vec![]).is_empty(), "3x but only 4 ms above");
+    }
+
+    #[test]
+    fn an_hdd_osd_without_its_db_on_flash_is_named() {
+        let mut o = osd(0, "hdd", 100.0);
+        o.data_rotational = Some(true);
+        o.dedicated_db = Some(false);
+        assert_eq!(
+            codes(vec![o.clone()], vec![])[0].0,
+            "hdd-osd-without-flash-db"
+        );
+        o.dedicated_db = Some(true);
+        o.db_rotational = Some(false);
+        assert!(codes(vec![o.clone()], vec![]).is_empty());
+        o.db_rotational = Some(true);
+        assert_eq!(codes(vec![o], vec![]).len(), 1);
+    }
+
+    #[test]
+    fn slow_small_writes_on_flash_and_a_full_osd_are_named() {
+        let mut o = osd(0, "ssd", 400.0);
+        o.bench_4k = Some(BenchFigure {
+            iops: 350.0,
+            ..BenchFigure::default()
+        });
+        o.utilization = Some(91.0);
+        let c = codes(vec![o.clone()], vec![]);
+        assert!(c.iter().any(|(c, _)| c == "osd-small-writes-slow"));
+        assert!(c.iter().any(|(c, _)| c == "osd-near-full"));
+        o.bench_4k.as_mut().unwrap().iops = 20000.0;
+        o.utilization = Some(40.0);
+        assert!(codes(vec![o], vec![]).is_empty());
+    }
+
+    #[test]
+    fn pools_below_size_3_or_min_size_2_and_off_pg_counts_are_named() {
+        let pool = |size, min, wanted| PoolResult {
+            name: "rbd".into(),
+            kind: "replicated".into(),
+            size: Some(size),
+            min_size: Some(min),
+            pg_num: Some(32),
+            pg_num_wanted: wanted,
+            ..PoolResult::default()
+        };
+        assert_eq!(
+            codes(vec![], vec![pool(2, 1, None)])[0].0,
+            "pool-redundancy-low"
+        );
+        assert_eq!(
+            codes(vec![], vec![pool(3, 1, None)])[0].0,
+            "pool-redundancy-low"
+        );
+        assert!(codes(vec![], vec![pool(3, 2, None)]).is_empty());
+        assert_eq!(
+            codes(vec![], vec![pool(3, 2, Some(128))])[0].0,
+            "pool-pg-count"
+        );
+        let mut ec = pool(2, 1, None);
+        ec.kind = "erasure".into();
+        assert!(codes(vec![], vec![ec]).is_empty());
+    }
+
+    #[test]
+    fn the_csv_has_a_row_per_osd_bench_and_pool_job() {
+        let mut r = CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: "t".into(),
+            run_id: "pveprobe-t".into(),
+            fsid: Some("f".into()),
+            health: None,
+            seconds: 10,
+            osds: vec![osd(0, "ssd", 500.0)],
+            pools: vec![PoolResult {
+                name: "rbd".into(),
+                jobs: vec![PoolJob {
+                    key: "rados_write_4m".into(),
+                    label: "RADOS WRITE 4M".into(),
+                    figure: BenchFigure {
+                        mib_s: 456.5,
+                        threads: 16,
+                        ..BenchFigure::default()
+                    },
+                }],
+                ..PoolResult::default()
+            }],
+            hints: vec![],
+            notes: vec![],
+            left_behind: vec![],
+            interrupted_by: None,
+        };
+        r.finish();
+        let text = r.csv(true);
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert_eq!(rows[0], CSV_HEADER.join(","));
+        assert!(
+            rows[3].contains("pool rbd,rados_write_4m,0,16,456.500"),
+            "{text}"
+        );
+        assert_eq!(r.csv(false).lines().count(), 3);
+    }
+}

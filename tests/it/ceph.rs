@@ -1,0 +1,269 @@
+//! `pveprobe ceph` against a real one-node Ceph cluster (Debian's
+//! ceph-mon, ceph-mgr and three memstore ceph-osd, `common::ceph`): the
+//! OSD benches, `ceph osd perf`/`metadata`/`tree`, rados bench on a pool
+//! and rbd bench on a scratch image, and that nothing of the run's is left
+//! in the pool afterwards, after a SIGINT mid-bench too.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::ceph::{self, Cluster, POOL};
+use crate::common::{pveprobe, stderr, stdout, wait_within};
+
+fn run(c: &Cluster, args: &[&str]) -> Output {
+    pveprobe()
+        .arg("ceph")
+        .arg("--conf")
+        .arg(c.conf())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// What a run of pveprobe's left in the rig's pool: objects in a
+/// `pveprobe-` namespace, images named `pveprobe-`.
+fn leftovers(c: &Cluster) -> Vec<String> {
+    let mut left: Vec<String> = c
+        .objects(POOL)
+        .into_iter()
+        .filter(|o| o.starts_with("pveprobe-"))
+        .collect();
+    left.extend(
+        c.rbd(&["ls", POOL])
+            .lines()
+            .filter(|i| i.starts_with("pveprobe-"))
+            .map(String::from),
+    );
+    left
+}
+
+#[test]
+fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
+    if !ceph::or_skip() {
+        return;
+    }
+    let c = Cluster::start();
+    let out = run(
+        &c,
+        &[
+            "--yes",
+            "--seconds",
+            "2",
+            "--rbd-size",
+            "16M",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["kind"], "ceph");
+    let osds = doc["osds"].as_array().unwrap();
+    assert_eq!(osds.len(), ceph::OSDS);
+    for o in osds {
+        // ceph osd tree and metadata read, ceph osd perf read, both benches run.
+        assert_eq!(o["objectstore"], "memstore", "{o}");
+        assert!(o["host"].is_string() && o["commit_ms"].is_number(), "{o}");
+        assert!(o["bench_4m"]["mib_s"].as_f64().unwrap() > 0.0, "{o}");
+        assert_eq!(o["bench_4m"]["block"], 4 << 20);
+        assert!(o["bench_4k"]["iops"].as_f64().unwrap() > 0.0, "{o}");
+        assert_eq!(o["bench_4k"]["block"], 4096);
+    }
+    let pool = &doc["pools"].as_array().unwrap()[0];
+    assert_eq!(pool["name"], POOL);
+    let keys: Vec<&str> = pool["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "rados_write_4m",
+            "rados_seq_4m",
+            "rados_rand_4m",
+            "rados_write_4k_t1",
+            "rados_write_4k",
+            "rbd_write_4k",
+            "rbd_read_4k"
+        ]
+    );
+    for j in pool["jobs"].as_array().unwrap() {
+        let f = &j["figure"];
+        assert!(
+            f["iops"].as_f64().unwrap() > 0.0 && f["mib_s"].as_f64().unwrap() > 0.0,
+            "{j}"
+        );
+    }
+    // rados bench's per-second figures came through.
+    assert!(
+        !pool["jobs"][0]["figure"]["per_second"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // size 1 on a one-node rig: named.
+    assert!(
+        doc["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["code"] == "pool-redundancy-low"),
+        "{}",
+        doc["hints"]
+    );
+    assert!(doc["left_behind"].as_array().unwrap().is_empty());
+    assert!(leftovers(&c).is_empty(), "{:?}", leftovers(&c));
+}
+
+#[test]
+fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
+    if !ceph::or_skip() {
+        return;
+    }
+    let c = Cluster::start();
+    for (stage, extra) in [
+        ("rados bench", &["--seconds", "30"][..]),
+        ("rbd bench", &["--seconds", "1", "--rbd-size", "4G"][..]),
+    ] {
+        let mut child = pveprobe()
+            .arg("ceph")
+            .arg("--conf")
+            .arg(c.conf())
+            .args(["--yes", "--no-osd-bench"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Until the bench has written: objects in the run's namespace, or its image.
+        let start = Instant::now();
+        loop {
+            let busy = if stage == "rados bench" {
+                c.objects(POOL)
+                    .iter()
+                    .any(|o| o.starts_with("pveprobe-") && o.contains("benchmark_data"))
+            } else {
+                c.rbd(&["ls", POOL])
+                    .lines()
+                    .any(|i| i.starts_with("pveprobe-"))
+            };
+            if busy {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{stage} never started"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if stage == "rbd bench" {
+            // Into the write job itself.
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let st = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = wait_within(&mut child, Duration::from_secs(120));
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(status.code(), Some(130), "{stage}: {}", stderr(&out));
+        assert!(leftovers(&c).is_empty(), "{stage}: {:?}", leftovers(&c));
+        assert!(!stderr(&out).contains("left behind"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn without_yes_or_a_terminal_nothing_is_written_and_dry_run_says_the_plan() {
+    if !ceph::or_skip() {
+        return;
+    }
+    let c = Cluster::start();
+    let before = c.objects(POOL);
+    let out = run(&c, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    let out = run(&c, &["--dry-run", "--seconds", "7"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = stdout(&out);
+    for said in [
+        "ceph tell osd.N bench",
+        "rados bench` 7 s",
+        "rbd bench",
+        "slows",
+        "namespace pveprobe-",
+    ] {
+        assert!(plan.contains(said), "{said:?} not in {plan}");
+    }
+    let out = run(&c, &["--yes", "--pool", "nosuchpool"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no pool \"nosuchpool\""),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&c, &["--yes", "--osd", "7"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(c.objects(POOL), before, "a refused run wrote nothing");
+    // No cluster at all: said, exit 2.
+    let out = pveprobe()
+        .args(["ceph", "--conf", "/nonexistent/ceph.conf"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no such file"), "{}", stderr(&out));
+}
+
+#[test]
+fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
+    if !ceph::or_skip() {
+        return;
+    }
+    let c = Cluster::start();
+    let csv = c.dir.path().join("ceph.csv");
+    for _ in 0..2 {
+        let out = pveprobe()
+            .arg("ceph")
+            .arg("--conf")
+            .arg(c.conf())
+            .args([
+                "--yes",
+                "--no-pool-bench",
+                "--osd",
+                "1",
+                "--output-format",
+                "csv",
+                "--append",
+                "--output",
+            ])
+            .arg(&csv)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("timestamp,fsid,run_id,subject,test"));
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("timestamp")).count(),
+        1
+    );
+    // Two runs, each a row per OSD per bench (osd.1 benched, the other two listed).
+    assert_eq!(lines.len(), 1 + 2 * ceph::OSDS * 2, "{text}");
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l.contains(",osd.1,osd_bench_4m,4194304,"))
+            .count()
+            == 2,
+        "{text}"
+    );
+    let out = run(&c, &["--yes", "--no-pool-bench", "--osd", "0"]);
+    let t = stdout(&out);
+    assert!(
+        t.contains("OSD      HOST") && t.contains("osd.0 ") && t.contains("memstore"),
+        "{t}"
+    );
+}

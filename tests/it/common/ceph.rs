@@ -1,0 +1,295 @@
+//! A real one-node Ceph cluster from Debian's packages, in userspace, in a
+//! private directory: one monitor, one manager and three memstore OSDs
+//! (ceph-mon, ceph-mgr, ceph-osd run in the foreground as the test's
+//! children, on a free loopback port, cephx off), a replicated pool `rbd`
+//! of size 1 for RBD images. Started in about ten seconds; stopped, and
+//! its directory removed, when dropped.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{in_ci, test_name, workdir};
+
+/// The pool the rig makes for RBD images.
+pub const POOL: &str = "rbd";
+/// OSDs the rig starts.
+pub const OSDS: usize = 3;
+
+pub struct Cluster {
+    pub dir: tempfile::TempDir,
+    daemons: Vec<Child>,
+}
+
+/// Whether Debian's Ceph daemons are installed (scripts/install-test-deps).
+pub fn or_skip() -> bool {
+    let found = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "rbd"]
+        .iter()
+        .all(|p| {
+            Command::new("which")
+                .arg(p)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if !found {
+        let test = test_name();
+        assert!(
+            !in_ci(),
+            "{test} needs Ceph's daemons and tools and CI is set"
+        );
+        eprintln!(
+            "SKIPPED {test}: needs ceph-mon, ceph-mgr, ceph-osd and ceph-common (scripts/install-test-deps)"
+        );
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn uuid() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn ok(out: Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl Cluster {
+    pub fn conf(&self) -> PathBuf {
+        self.dir.path().join("ceph.conf")
+    }
+
+    fn tool(&self, program: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.arg("-c")
+            .arg(self.conf())
+            .args(args)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `ceph ARGS`, which must succeed; its stdout.
+    pub fn ceph(&self, args: &[&str]) -> String {
+        ok(
+            self.tool("ceph", args).output().unwrap(),
+            &format!("ceph {args:?}"),
+        )
+    }
+
+    /// `rados ARGS`, which must succeed; its stdout.
+    pub fn rados(&self, args: &[&str]) -> String {
+        ok(
+            self.tool("rados", args).output().unwrap(),
+            &format!("rados {args:?}"),
+        )
+    }
+
+    /// `rbd ARGS`, which must succeed; its stdout.
+    pub fn rbd(&self, args: &[&str]) -> String {
+        ok(
+            self.tool("rbd", args).output().unwrap(),
+            &format!("rbd {args:?}"),
+        )
+    }
+
+    /// Every object of `pool`, in every namespace, as `NAMESPACE\tNAME`.
+    pub fn objects(&self, pool: &str) -> Vec<String> {
+        self.rados(&["-p", pool, "ls", "--all"])
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    fn spawn(&mut self, program: &str, args: &[&str]) {
+        let log = std::fs::File::create(
+            self.dir
+                .path()
+                .join(format!("{program}.{}.out", self.daemons.len())),
+        )
+        .unwrap();
+        let child = Command::new(program)
+            .arg("-c")
+            .arg(self.conf())
+            .args(args)
+            .arg("-f")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
+        self.daemons.push(child);
+    }
+
+    fn wait_for(&self, what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(
+                start.elapsed() < limit,
+                "the rig's {what} within {limit:?}; logs in {}",
+                self.dir.path().display()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn start() -> Cluster {
+        let dir = workdir();
+        let d = dir.path().to_path_buf();
+        std::fs::create_dir_all(d.join("run")).unwrap();
+        std::fs::create_dir_all(d.join("log")).unwrap();
+        let fsid = uuid();
+        let port = free_port();
+        let p = d.display();
+        std::fs::write(
+            d.join("ceph.conf"),
+            format!(
+                "[global]\n\
+                 fsid = {fsid}\n\
+                 mon_host = v2:127.0.0.1:{port}\n\
+                 auth_cluster_required = none\n\
+                 auth_service_required = none\n\
+                 auth_client_required = none\n\
+                 keyring = {p}/keyring\n\
+                 run_dir = {p}/run\n\
+                 log_file = {p}/log/$name.log\n\
+                 admin_socket = {p}/run/$name.asok\n\
+                 pid_file = {p}/run/$name.pid\n\
+                 osd_pool_default_size = 1\n\
+                 osd_pool_default_min_size = 1\n\
+                 mon_allow_pool_size_one = true\n\
+                 mon_allow_pool_delete = false\n\
+                 osd_crush_chooseleaf_type = 0\n\
+                 ms_bind_msgr1 = false\n\
+                 mon_data = {p}/$name\n\
+                 mgr_data = {p}/$name\n\
+                 osd_data = {p}/$name\n\
+                 osd_objectstore = memstore\n\
+                 memstore_device_bytes = 1073741824\n\
+                 osd_memory_target = 536870912\n\
+                 mgr_initial_modules =\n"
+            ),
+        )
+        .unwrap();
+        let keyring = d.join("keyring");
+        let k = keyring.to_str().unwrap();
+        ok(
+            Command::new("ceph-authtool")
+                .args([
+                    "--create-keyring",
+                    k,
+                    "--gen-key",
+                    "-n",
+                    "mon.",
+                    "--cap",
+                    "mon",
+                    "allow *",
+                ])
+                .output()
+                .unwrap(),
+            "ceph-authtool",
+        );
+        let monmap = d.join("monmap");
+        ok(
+            Command::new("monmaptool")
+                .args([
+                    "--create",
+                    "--fsid",
+                    &fsid,
+                    "--addv",
+                    "a",
+                    &format!("[v2:127.0.0.1:{port}]"),
+                ])
+                .arg(&monmap)
+                .output()
+                .unwrap(),
+            "monmaptool",
+        );
+        ok(
+            Command::new("ceph-mon")
+                .arg("-c")
+                .arg(d.join("ceph.conf"))
+                .args(["--mkfs", "-i", "a", "--monmap"])
+                .arg(&monmap)
+                .args(["--keyring", k])
+                .output()
+                .unwrap(),
+            "ceph-mon --mkfs",
+        );
+        let mut c = Cluster {
+            dir,
+            daemons: Vec::new(),
+        };
+        c.spawn("ceph-mon", &["-i", "a"]);
+        c.spawn("ceph-mgr", &["-i", "x"]);
+        // The OSDs made one after the other, started together.
+        for i in 0..OSDS {
+            let id = i.to_string();
+            let osd_uuid = uuid();
+            c.ceph(&["osd", "new", &osd_uuid, &id]);
+            std::fs::create_dir_all(d.join(format!("osd.{i}"))).unwrap();
+            ok(
+                c.tool("ceph-osd", &["-i", &id, "--mkfs", "--osd-uuid", &osd_uuid])
+                    .output()
+                    .unwrap(),
+                "ceph-osd --mkfs",
+            );
+            c.spawn("ceph-osd", &["-i", &id]);
+        }
+        c.wait_for("OSDs up", Duration::from_secs(60), || {
+            let stat: serde_json::Value =
+                serde_json::from_str(&c.ceph(&["osd", "stat", "-f", "json"])).unwrap();
+            stat["num_up_osds"].as_u64() == Some(OSDS as u64)
+        });
+        c.ceph(&["osd", "pool", "create", POOL, "8"]);
+        c.ceph(&["osd", "pool", "application", "enable", POOL, "rbd"]);
+        c.wait_for("placement groups active", Duration::from_secs(60), || {
+            let stat: serde_json::Value =
+                serde_json::from_str(&c.ceph(&["pg", "stat", "-f", "json"])).unwrap();
+            let s = &stat["pg_summary"];
+            let total = s["num_pgs"].as_u64().unwrap_or(0);
+            let active: u64 = s["num_pg_by_state"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|st| st["name"].as_str().is_some_and(|n| n.starts_with("active")))
+                .filter_map(|st| st["num"].as_u64())
+                .sum();
+            total > 0 && active == total
+        });
+        c
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // SIGTERM (the daemons' clean stop), then SIGKILL after 5 s.
+        for d in &self.daemons {
+            let _ = Command::new("kill").arg(d.id().to_string()).status();
+        }
+        let start = Instant::now();
+        for d in &mut self.daemons {
+            while d.try_wait().ok().flatten().is_none() && start.elapsed() < Duration::from_secs(5)
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+    }
+}

@@ -57,6 +57,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
     };
     let session = Session::start::<CephDocument>(Frame {
         append: args.append,
+        plot: args.plot.as_deref(),
         signals: true,
         lock: Some(LockAs {
             me: crate::sys::lock::describe_me(Path::new("the Ceph cluster")),

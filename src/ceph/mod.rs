@@ -165,6 +165,8 @@ pub struct ClusterView {
     pub df: Vec<parse::OsdDf>,
     pub pools: Vec<parse::Pool>,
     pub autoscale: Vec<parse::Autoscale>,
+    /// Each pool's MAX AVAIL (`ceph df`).
+    pub space: Vec<parse::PoolSpace>,
     /// What could not be read (the run goes on without it).
     pub notes: Vec<String>,
 }
@@ -216,8 +218,28 @@ pub fn inspect(tools: &Tools) -> Result<ClusterView, CephError> {
         Ok(a) => view.autoscale = a,
         Err(e) => note("the autoscaler's view", e),
     }
+    match tools
+        .ceph(&["df", "-f", "json"])
+        .and_then(|t| Ok(parse::df_pools(&t)?))
+    {
+        Ok(s) => view.space = s,
+        Err(e) => note("the pools' room (ceph df)", e),
+    }
     Ok(view)
 }
+
+/// The most a pool bench may write to `pool`: a quarter of its MAX AVAIL,
+/// so a bench never fills a pool (a full pool stops every client's
+/// writes). `None` when ceph df did not say.
+pub fn write_cap(view: &ClusterView, pool: &str) -> Option<u64> {
+    view.space
+        .iter()
+        .find(|s| s.pool == pool)
+        .map(|s| (s.max_avail.max(0.0) / WRITE_SHARE) as u64)
+}
+
+/// The share of a pool's MAX AVAIL a run may write is one in this many.
+pub const WRITE_SHARE: f64 = 4.0;
 
 fn view_note(notes: &mut Vec<String>, what: &str, e: CephError) {
     notes.push(format!("{what} not read: {e}"));
@@ -276,6 +298,9 @@ pub fn chosen_osds<'a>(
 pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
     let pools = chosen_pools(req, view)?;
     let osds = chosen_osds(req, view)?;
+    if req.osd_bench || req.pool_bench {
+        refuse_full(view)?;
+    }
     let mut out = format!(
         "pveprobe ceph: cluster {} ({}), {} OSDs, {} pools\n",
         view.fsid.as_deref().unwrap_or("?"),
@@ -299,8 +324,14 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
         }
         for p in &pools {
             out += &format!(
-                "- pool {}: `rados bench` {} s each: write 4 MiB objects with {THREADS} threads (as many as the cluster takes in {} s: at 1 GB/s, {} GB), read them back sequentially and at random, then 4 KiB writes with 1 and {THREADS} threads; all in RADOS namespace {} of the pool, removed afterwards\n",
-                p.name, req.seconds, req.seconds, req.seconds, req.run_id
+                "- pool {}: `rados bench` {} s each: write 4 MiB objects with {THREADS} threads (as many as the cluster takes in {} s, at most {}: a quarter of the pool's MAX AVAIL), read them back sequentially and at random, then 4 KiB writes with 1 and {THREADS} threads; all in RADOS namespace {} of the pool, removed afterwards\n",
+                p.name,
+                req.seconds,
+                req.seconds,
+                write_cap(view, &p.name)
+                    .map(human)
+                    .unwrap_or_else(|| "as ceph df does not say its room, no cap".into()),
+                req.run_id
             );
             secs += 5 * u64::from(req.seconds);
             if req.rbd_bench && p.applications.iter().any(|a| a == "rbd") {
@@ -320,6 +351,25 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
         secs.div_ceil(60).max(1)
     );
     Ok(out)
+}
+
+/// Refuses to write to a cluster with an OSD at its nearfull ratio: a
+/// bench could fill it, and a full OSD stops every client's writes.
+pub fn refuse_full(view: &ClusterView) -> Result<(), String> {
+    let full: Vec<String> = view
+        .df
+        .iter()
+        .filter(|d| d.utilization >= report::NEARFULL_PCT)
+        .map(|d| format!("osd.{} {:.0}%", d.id, d.utilization))
+        .collect();
+    if full.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to bench: {} used, at or above Ceph's nearfull ratio ({:.0}%); a bench could fill an OSD, and a full OSD stops every client's writes",
+        full.join(", "),
+        report::NEARFULL_PCT
+    ))
 }
 
 fn human(bytes: u64) -> String {
@@ -366,7 +416,7 @@ impl<'a> Scratch<'a> {
         // What is left: the run's metadata object.
         let left = self.rados(&["ls"], READ_LIMIT, false)?;
         for object in left.lines().map(str::trim).filter(|o| !o.is_empty()) {
-            self.rados(&["rm", object], READ_LIMIT, false)?;
+            self.rados(&["rm", "--force-full", object], READ_LIMIT, false)?;
         }
         Ok(())
     }
@@ -484,6 +534,37 @@ fn small_bench_bytes(tools: &Tools, id: i64) -> Result<u64, CephError> {
 }
 
 /// Results of one OSD's two benches.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_with_a_nearly_full_osd_is_not_benched() {
+        let mut view = ClusterView {
+            df: vec![
+                parse::OsdDf {
+                    id: 0,
+                    utilization: 40.0,
+                    ..Default::default()
+                },
+                parse::OsdDf {
+                    id: 3,
+                    utilization: 88.5,
+                    ..Default::default()
+                },
+            ],
+            ..ClusterView::default()
+        };
+        let why = refuse_full(&view).unwrap_err();
+        assert!(
+            why.contains("osd.3 88%") || why.contains("osd.3 89%"),
+            "{why}"
+        );
+        view.df[1].utilization = 84.0;
+        assert!(refuse_full(&view).is_ok());
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct OsdBenches {
     pub large: Option<BenchFigure>,
@@ -607,8 +688,23 @@ fn rbd_figure(r: &parse::RbdBench, threads: u32) -> BenchFigure {
 impl Scratch<'_> {
     /// The rados bench jobs in order; the 4 MiB objects are removed after
     /// the reads, each 4 KiB run's after it. Stops at the first error.
-    pub fn rados_jobs(&self, seconds: u32, jobs: &mut Vec<PoolJob>) -> Result<(), CephError> {
+    pub fn rados_jobs(
+        &self,
+        seconds: u32,
+        cap: Option<u64>,
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
         let secs = seconds.to_string();
+        if cap.is_some_and(|c| c < u64::from(THREADS) * OBJECT) {
+            return Err(CephError::Tool {
+                command: "rados bench".into(),
+                why: format!(
+                    "pool {} has too little room: a quarter of its MAX AVAIL is below {}",
+                    self.pool,
+                    human(u64::from(THREADS) * OBJECT)
+                ),
+            });
+        }
         let limit = Duration::from_secs(u64::from(seconds) * 3 + 120);
         for (key, label, mode, block, threads) in RADOS_JOBS {
             eprintln!(
@@ -617,9 +713,14 @@ impl Scratch<'_> {
                 block >> 10
             );
             let (b, t) = (block.to_string(), threads.to_string());
+            // At most a quarter of the pool's room, in objects of the block.
+            let most = cap.map(|c| (c / block).to_string());
             let mut args = vec!["bench", secs.as_str(), mode, "-t", t.as_str()];
             if mode == "write" {
-                args.extend(["-b", b.as_str(), "--no-cleanup"]);
+                args.extend(["-b", b.as_str(), "-O", b.as_str(), "--no-cleanup"]);
+                if let Some(most) = &most {
+                    args.extend(["--max-objects", most.as_str()]);
+                }
             }
             args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
             let text = self.rados(&args, limit, true)?;
@@ -753,13 +854,15 @@ pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephR
                     .pools
                     .iter()
                     .any(|p| p.name == name && p.applications.iter().any(|a| a == "rbd"));
-            let ran = scratch.rados_jobs(req.seconds, &mut jobs).and_then(|()| {
-                if rbd {
-                    scratch.rbd_jobs(req.rbd_bytes, &mut jobs)
-                } else {
-                    Ok(())
-                }
-            });
+            let ran = scratch
+                .rados_jobs(req.seconds, write_cap(&view, &name), &mut jobs)
+                .and_then(|()| {
+                    if rbd {
+                        scratch.rbd_jobs(req.rbd_bytes, &mut jobs)
+                    } else {
+                        Ok(())
+                    }
+                });
             if let Err(e) = ran {
                 errors.push(e.to_string());
             }

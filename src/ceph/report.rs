@@ -357,6 +357,62 @@ pub fn hints(r: &CephReport) -> Vec<CephHint> {
         .collect()
 }
 
+impl CephReport {
+    /// The figures as a result `compare` ranks: each OSD's two benches
+    /// (`ceph_osd_bench_4m` for `osd.3`) and each pool job
+    /// (`ceph_rados_write_4m` for `rbd`): MiB/s for 4 MiB blocks, IOPS for 4 KiB.
+    pub fn as_result(&self) -> crate::probe::report::json::JsonReport {
+        use crate::figure::Figure;
+        use crate::probe::report::json::{JsonReport, XFigure};
+        let entry = |key: String, instance: String, f: &BenchFigure| {
+            let figure = Figure::from_key(&key)?;
+            let value = if figure.unit() == "IOPS" {
+                f.iops
+            } else {
+                f.mib_s
+            };
+            Some(XFigure {
+                key,
+                instance: Some(instance),
+                label: figure.label().into(),
+                unit: figure.unit().into(),
+                value,
+                samples: Vec::new(),
+                facts: Default::default(),
+            })
+        };
+        let mut extended = Vec::new();
+        for o in &self.osds {
+            let name = format!("osd.{}", o.id);
+            for (key, f) in [
+                ("ceph_osd_bench_4m", &o.bench_4m),
+                ("ceph_osd_bench_4k", &o.bench_4k),
+            ] {
+                extended.extend(f.as_ref().and_then(|f| entry(key.into(), name.clone(), f)));
+            }
+        }
+        for p in &self.pools {
+            for j in &p.jobs {
+                extended.extend(entry(format!("ceph_{}", j.key), p.name.clone(), &j.figure));
+            }
+        }
+        let name = format!("Ceph {}", self.fsid.as_deref().unwrap_or("cluster"));
+        JsonReport {
+            schema_version: crate::probe::report::json::SCHEMA_VERSION,
+            pveprobe_version: self.pveprobe_version.clone(),
+            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
+            path: name.clone(),
+            host: crate::model::host::HostInfo {
+                hostname: Some(name),
+                ..Default::default()
+            },
+            extended,
+            interrupted_by_signal: self.interrupted_by,
+            ..JsonReport::default()
+        }
+    }
+}
+
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map(|v| format!("{v:.decimals$}"))
         .unwrap_or_else(|| "-".into())
@@ -578,6 +634,43 @@ impl crate::output::Render for CephDocument {
     fn csv_header() -> Option<Vec<&'static str>> {
         Some(CSV_HEADER.to_vec())
     }
+
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        let (title, points) = self.report.timeline()?;
+        Some(crate::output::plot::series_svg(&title, "MiB/s", &points))
+    }
+}
+
+impl CephReport {
+    /// The first benched pool's rados bench seconds, job after job on one
+    /// time axis (MiB/s each second), for `--plot`; its title names the jobs.
+    pub fn timeline(&self) -> Option<(String, Vec<(f64, f64)>)> {
+        let pool = self
+            .pools
+            .iter()
+            .find(|p| p.jobs.iter().any(|j| !j.figure.per_second.is_empty()))?;
+        let mut points = Vec::new();
+        let mut names = Vec::new();
+        let mut offset = 0.0;
+        for j in pool.jobs.iter().filter(|j| j.key.starts_with("rados_")) {
+            for (i, v) in j.figure.per_second.iter().enumerate() {
+                points.push((offset + i as f64 + 1.0, *v));
+            }
+            names.push(format!(
+                "{} from {offset:.0} s",
+                j.label.to_lowercase().replace("rados ", "")
+            ));
+            offset += j.figure.per_second.len() as f64;
+        }
+        Some((
+            format!(
+                "rados bench on pool {}, each second: {}",
+                pool.name,
+                names.join(", ")
+            ),
+            points,
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -723,6 +816,22 @@ mod tests {
         let mut ec = pool(2, 1, None);
         ec.kind = "erasure".into();
         assert!(codes(vec![], vec![ec]).is_empty());
+    }
+
+    #[test]
+    fn every_job_and_osd_bench_is_a_figure_compare_knows() {
+        use crate::figure::Figure;
+        let keys: Vec<String> = super::super::RADOS_JOBS
+            .iter()
+            .map(|j| j.0)
+            .chain(super::super::RBD_JOBS.iter().map(|j| j.0))
+            .map(|k| format!("ceph_{k}"))
+            .chain(["ceph_osd_bench_4m".into(), "ceph_osd_bench_4k".into()])
+            .collect();
+        for k in &keys {
+            assert!(Figure::from_key(k).is_some(), "{k} is no figure");
+        }
+        assert_eq!(keys.len(), Figure::CEPH.len());
     }
 
     #[test]

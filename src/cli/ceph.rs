@@ -56,7 +56,9 @@ EXAMPLES
   pveprobe ceph --yes
   pveprobe ceph --pool ceph-vm --seconds 60 --yes
   pveprobe ceph --no-pool-bench --parallel 3 --yes     only the OSD benches
-  pveprobe ceph --yes --output-format json --output ceph.json";
+  pveprobe ceph --yes --output-format json --output ceph.json
+  pveprobe ceph --yes --plot rados.svg                 each second of the pool benches
+  pveprobe compare before.json after.json              two runs, OSD by OSD, job by job";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
@@ -120,4 +122,9 @@ pub struct CephArgs {
     /// With csv and --output: add the rows to FILE (the header only if FILE is empty)
     #[arg(long, requires = "output")]
     pub append: bool,
+
+    /// Also draw the first pool's rados bench MiB/s, second by second, job
+    /// after job, as an SVG picture in FILE
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }

@@ -134,6 +134,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
             doc: g.as_result(),
         });
     }
+    // A ceph document (`ceph`): each OSD's benches and each pool's jobs.
+    if let Ok(head) = serde_json::from_str::<Kind>(text)
+        && head.kind.as_deref() == Some(crate::ceph::report::KIND)
+    {
+        let c: crate::ceph::report::CephReport = parse_versioned(
+            path,
+            text,
+            |d: &crate::ceph::report::CephReport| d.schema_version,
+            crate::ceph::report::SCHEMA_VERSION,
+        )?;
+        return Ok(Input {
+            name: named(
+                c.fsid.as_deref().map(|f| format!("Ceph {f}")).as_deref(),
+                path,
+            ),
+            doc: c.as_result(),
+        });
+    }
     let doc: JsonReport = parse_versioned(
         path,
         text,

@@ -65,6 +65,9 @@ pub enum Group {
     /// `guest VMID`'s: measured inside a VM on each of its disks, in the
     /// guest document; no probe run has them.
     Guest,
+    /// `ceph`'s: measured by Ceph's own tools per OSD and per pool, in the
+    /// ceph document; no probe run has them.
+    Ceph,
 }
 
 /// Which way a value is better, for `compare`, `--baseline` and outliers.
@@ -339,7 +342,7 @@ impl Spec {
 use Aggregate::{Max, Sum};
 use Better::{Higher, Lower};
 use Figure as F;
-use Group::{Extended, Guest, Network, Pveperf, Qualify};
+use Group::{Ceph, Extended, Guest, Network, Pveperf, Qualify};
 
 /// A value that is a figure's `value`.
 const fn main(
@@ -1183,6 +1186,96 @@ const GUEST_SYNC: [Value; 1] = guest_value(
     "IOPS",
 );
 
+/// A `ceph` figure: per OSD (`osd.3`) or per pool, by Ceph's own tools.
+const fn ceph(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    per: &'static str,
+    values: &'static [Value],
+) -> Spec {
+    Spec {
+        per: Some(per),
+        decimals: 0,
+        ..spec(key, label, unit, Ceph, values, &[])
+    }
+}
+
+/// A `ceph` figure's one value.
+const fn ceph_value(
+    figure: Figure,
+    key: &'static str,
+    column: &'static str,
+    short: &'static str,
+    unit: &'static str,
+) -> [Value; 1] {
+    [main(figure, key, column, (short, unit), Some(Higher), None)]
+}
+
+const CEPH_OSD_4M: [Value; 1] = ceph_value(
+    F::CephOsdBench4m,
+    "ceph_osd_bench_4m",
+    "ceph_osd_bench_4m_mib_per_s",
+    "OSD BENCH",
+    "MB/s",
+);
+const CEPH_OSD_4K: [Value; 1] = ceph_value(
+    F::CephOsdBench4k,
+    "ceph_osd_bench_4k",
+    "ceph_osd_bench_4k_iops",
+    "OSD BENCH 4K",
+    "IOPS",
+);
+const CEPH_RW4M: [Value; 1] = ceph_value(
+    F::CephRadosWrite4m,
+    "ceph_rados_write_4m",
+    "ceph_rados_write_4m_mib_per_s",
+    "RADOS W 4M",
+    "MB/s",
+);
+const CEPH_RS4M: [Value; 1] = ceph_value(
+    F::CephRadosSeq4m,
+    "ceph_rados_seq_4m",
+    "ceph_rados_seq_4m_mib_per_s",
+    "RADOS SEQ 4M",
+    "MB/s",
+);
+const CEPH_RR4M: [Value; 1] = ceph_value(
+    F::CephRadosRand4m,
+    "ceph_rados_rand_4m",
+    "ceph_rados_rand_4m_mib_per_s",
+    "RADOS RAND 4M",
+    "MB/s",
+);
+const CEPH_RW4K1: [Value; 1] = ceph_value(
+    F::CephRadosWrite4kT1,
+    "ceph_rados_write_4k_t1",
+    "ceph_rados_write_4k_t1_iops",
+    "RADOS W 4K T1",
+    "IOPS",
+);
+const CEPH_RW4K: [Value; 1] = ceph_value(
+    F::CephRadosWrite4k,
+    "ceph_rados_write_4k",
+    "ceph_rados_write_4k_iops",
+    "RADOS W 4K",
+    "IOPS",
+);
+const CEPH_RBDW: [Value; 1] = ceph_value(
+    F::CephRbdWrite4k,
+    "ceph_rbd_write_4k",
+    "ceph_rbd_write_4k_iops",
+    "RBD W 4K",
+    "IOPS",
+);
+const CEPH_RBDR: [Value; 1] = ceph_value(
+    F::CephRbdRead4k,
+    "ceph_rbd_read_4k",
+    "ceph_rbd_read_4k_iops",
+    "RBD R 4K",
+    "IOPS",
+);
+
 /// A network figure: per link and pair of nodes, the median of none
 /// (one measurement each), `--net-count` and `--net-rate` shape the
 /// round trips, `--net-seconds` and `--net-streams` the throughput.
@@ -1534,6 +1627,15 @@ figures! {
     GuestRandWrite4kQd1 => guest("guest_rand_write_4k_qd1", "GUEST RANDOM WRITE 4K QD1", "IOPS", &GUEST_RW1),
     GuestRandWrite4kQd32 => guest("guest_rand_write_4k_qd32", "GUEST RANDOM WRITE 4K QD32", "IOPS", &GUEST_RW32),
     GuestSyncWrite4k => guest("guest_sync_write_4k", "GUEST SYNC WRITE 4K", "IOPS", &GUEST_SYNC),
+    CephOsdBench4m => ceph("ceph_osd_bench_4m", "CEPH OSD BENCH 4M", "MiB/s", "osd", &CEPH_OSD_4M),
+    CephOsdBench4k => ceph("ceph_osd_bench_4k", "CEPH OSD BENCH 4K", "IOPS", "osd", &CEPH_OSD_4K),
+    CephRadosWrite4m => ceph("ceph_rados_write_4m", "CEPH RADOS WRITE 4M", "MiB/s", "pool", &CEPH_RW4M),
+    CephRadosSeq4m => ceph("ceph_rados_seq_4m", "CEPH RADOS SEQ READ 4M", "MiB/s", "pool", &CEPH_RS4M),
+    CephRadosRand4m => ceph("ceph_rados_rand_4m", "CEPH RADOS RAND READ 4M", "MiB/s", "pool", &CEPH_RR4M),
+    CephRadosWrite4kT1 => ceph("ceph_rados_write_4k_t1", "CEPH RADOS WRITE 4K 1 THREAD", "IOPS", "pool", &CEPH_RW4K1),
+    CephRadosWrite4k => ceph("ceph_rados_write_4k", "CEPH RADOS WRITE 4K", "IOPS", "pool", &CEPH_RW4K),
+    CephRbdWrite4k => ceph("ceph_rbd_write_4k", "CEPH RBD RAND WRITE 4K", "IOPS", "pool", &CEPH_RBDW),
+    CephRbdRead4k => ceph("ceph_rbd_read_4k", "CEPH RBD RAND READ 4K", "IOPS", "pool", &CEPH_RBDR),
 }
 
 impl Figure {
@@ -1580,6 +1682,20 @@ impl Figure {
         F::GuestRandWrite4kQd1,
         F::GuestRandWrite4kQd32,
         F::GuestSyncWrite4k,
+    ];
+
+    /// `ceph`'s figures: each OSD's two benches, then each pool's jobs
+    /// (`ceph_` and the job's key).
+    pub const CEPH: [Figure; 9] = [
+        F::CephOsdBench4m,
+        F::CephOsdBench4k,
+        F::CephRadosWrite4m,
+        F::CephRadosSeq4m,
+        F::CephRadosRand4m,
+        F::CephRadosWrite4kT1,
+        F::CephRadosWrite4k,
+        F::CephRbdWrite4k,
+        F::CephRbdRead4k,
     ];
 
     /// pveperf's eight lines, in pveperf's order.
@@ -1670,21 +1786,28 @@ mod tests {
         );
         assert!(values().all(|v| v.figure.group() != Group::Network));
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 23..][..6],
+            &Figure::ALL[Figure::ALL.len() - 32..][..6],
             &Figure::NETWORK
         );
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 17..][..10],
+            &Figure::ALL[Figure::ALL.len() - 26..][..10],
             &Figure::QUALIFY
         );
         assert!(values().all(|v| v.figure.group() != Group::Qualify));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 7..], &Figure::GUEST);
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 16..][..7], &Figure::GUEST);
         assert!(
             Figure::GUEST
                 .iter()
                 .all(|f| f.group() == Group::Guest && f.spec().per == Some("disk"))
         );
         assert!(values().all(|v| v.figure.group() != Group::Guest));
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 9..], &Figure::CEPH);
+        assert!(
+            Figure::CEPH
+                .iter()
+                .all(|f| f.group() == Group::Ceph && matches!(f.spec().per, Some("osd" | "pool")))
+        );
+        assert!(values().all(|v| v.figure.group() != Group::Ceph));
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
             Figure::Mixed.spec().values[1].label(),

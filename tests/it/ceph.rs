@@ -43,6 +43,7 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
         return;
     }
     let c = Cluster::start();
+    let svg = c.dir.path().join("rados.svg");
     let out = run(
         &c,
         &[
@@ -53,6 +54,8 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
             "16M",
             "--output-format",
             "json",
+            "--plot",
+            svg.to_str().unwrap(),
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -96,12 +99,30 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
             "{j}"
         );
     }
-    // rados bench's per-second figures came through.
+    // rados bench's per-second figures came through (the 4 MiB write may
+    // end within its first second, at its cap of a quarter of the pool's
+    // room; the 4 KiB runs take their seconds).
     assert!(
-        !pool["jobs"][0]["figure"]["per_second"]
+        !pool["jobs"][3]["figure"]["per_second"]
             .as_array()
             .unwrap()
             .is_empty()
+    );
+    // The 4 MiB write wrote at most a quarter of the pool's MAX AVAIL.
+    let w = &pool["jobs"][0]["figure"];
+    let written = w["ops"].as_f64().unwrap() * w["block"].as_f64().unwrap();
+    let df: serde_json::Value = serde_json::from_str(&c.ceph(&["df", "-f", "json"])).unwrap();
+    let room = df["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == POOL)
+        .unwrap()["stats"]["max_avail"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        written <= room / 4.0 * 1.05 + 64.0 * 1048576.0,
+        "wrote {written} of {room}"
     );
     // size 1 on a one-node rig: named.
     assert!(
@@ -115,6 +136,40 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
     );
     assert!(doc["left_behind"].as_array().unwrap().is_empty());
     assert!(leftovers(&c).is_empty(), "{:?}", leftovers(&c));
+
+    // --plot: the pool's rados bench seconds, job after job.
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("rados bench on pool rbd"), "{picture}");
+    assert!(crate::output::plot::png(&picture).len() > 1000);
+
+    // compare ranks each OSD's benches and each pool job: a second result
+    // with osd.1's bench halved shows it worse, the rest the same.
+    let first = c.dir.path().join("first.json");
+    std::fs::write(&first, stdout(&out)).unwrap();
+    let mut slower = doc.clone();
+    let mib = slower["osds"][1]["bench_4m"]["mib_s"].as_f64().unwrap();
+    slower["osds"][1]["bench_4m"]["mib_s"] = (mib / 2.0).into();
+    let second = c.dir.path().join("second.json");
+    std::fs::write(&second, slower.to_string()).unwrap();
+    let out = pveprobe()
+        .args(["compare", "--output-format", "json"])
+        .args([&first, &second])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = table["rows"].as_array().unwrap();
+    // 3 OSDs x 2 benches, 7 pool jobs.
+    assert_eq!(rows.len(), 3 * 2 + 7, "{table}");
+    let osd1 = rows
+        .iter()
+        .find(|r| {
+            r["label"]
+                .as_str()
+                .is_some_and(|l| l.contains("CEPH OSD BENCH 4M") && l.contains("osd.1"))
+        })
+        .unwrap_or_else(|| panic!("no osd.1 row: {table}"));
+    assert!(osd1.to_string().contains("worse"), "{osd1}");
 }
 
 #[test]

@@ -59,6 +59,16 @@ fn json(what: &'static str, text: &str) -> Result<Value, CephOutputError> {
     })
 }
 
+/// `x`, or 0 where a division overflowed.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() { x } else { 0.0 }
+}
+
+/// A word as a finite number.
+fn word(w: &str) -> Option<f64> {
+    w.parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
 /// A number given as a number or as a string holding one.
 pub fn num(v: &Value) -> Option<f64> {
     match v {
@@ -90,6 +100,15 @@ fn int(v: &Value, key: &str) -> Option<i64> {
 /// A flag given as `"1"`/`"0"`, `1`/`0` or `true`/`false`.
 fn flag(v: &Value, key: &str) -> Option<bool> {
     field(v, key).map(|x| x != 0.0)
+}
+
+/// A device type (`hdd`, `ssd`, `nvme`) as whether it spins.
+fn spins(v: &Value, key: &str) -> Option<bool> {
+    match string(v, key)?.as_str() {
+        "hdd" => Some(true),
+        "ssd" | "nvme" => Some(false),
+        _ => None,
+    }
 }
 
 fn list<'a>(
@@ -206,14 +225,22 @@ pub fn osd_metadata(text: &str) -> Result<Vec<OsdMetadata>, CephOutputError> {
                 id: int(m, "id")?,
                 hostname: string(m, "hostname"),
                 objectstore: string(m, "osd_objectstore"),
-                bdev_dev_node: string(m, "bluestore_bdev_dev_node"),
+                // Nautilus on: `*_dev_node` and `*_rotational`; before,
+                // `*_partition_path` and `*_type` (hdd, ssd, nvme) only.
+                bdev_dev_node: string(m, "bluestore_bdev_dev_node")
+                    .or_else(|| string(m, "bluestore_bdev_partition_path")),
                 bdev_type: string(m, "bluestore_bdev_type"),
-                bdev_rotational: flag(m, "bluestore_bdev_rotational").or(flag(m, "rotational")),
+                bdev_rotational: flag(m, "bluestore_bdev_rotational")
+                    .or_else(|| spins(m, "bluestore_bdev_type"))
+                    .or_else(|| flag(m, "rotational")),
                 dedicated_db: flag(m, "bluefs_dedicated_db"),
-                db_rotational: flag(m, "bluefs_db_rotational"),
-                db_dev_node: string(m, "bluefs_db_dev_node"),
+                db_rotational: flag(m, "bluefs_db_rotational")
+                    .or_else(|| spins(m, "bluefs_db_type")),
+                db_dev_node: string(m, "bluefs_db_dev_node")
+                    .or_else(|| string(m, "bluefs_db_partition_path")),
                 dedicated_wal: flag(m, "bluefs_dedicated_wal"),
-                wal_rotational: flag(m, "bluefs_wal_rotational"),
+                wal_rotational: flag(m, "bluefs_wal_rotational")
+                    .or_else(|| spins(m, "bluefs_wal_type")),
                 devices: string(m, "devices")
                     .map(|d| {
                         d.split(',')
@@ -348,6 +375,37 @@ pub fn pools(text: &str) -> Result<Vec<Pool>, CephOutputError> {
         .collect())
 }
 
+/// A pool's room from `ceph df`: what clients can still write to it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PoolSpace {
+    pub pool: String,
+    /// Bytes a client can still write (after replication and the full ratio).
+    pub max_avail: f64,
+    pub stored: f64,
+}
+
+/// `ceph df -f json`: each pool's MAX AVAIL.
+pub fn df_pools(text: &str) -> Result<Vec<PoolSpace>, CephOutputError> {
+    const WHAT: &str = "ceph df";
+    let doc = json(WHAT, text)?;
+    let pools = list(
+        doc.get("pools").unwrap_or(&Value::Null),
+        WHAT,
+        "an object with a pools list",
+    )?;
+    Ok(pools
+        .iter()
+        .filter_map(|p| {
+            let stats = p.get("stats")?;
+            Some(PoolSpace {
+                pool: string(p, "name")?,
+                max_avail: field(stats, "max_avail")?,
+                stored: field(stats, "stored").unwrap_or(0.0),
+            })
+        })
+        .collect())
+}
+
 /// What the autoscaler would do with a pool's placement groups.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Autoscale {
@@ -405,7 +463,7 @@ pub fn osd_bench(text: &str) -> Result<OsdBench, CephOutputError> {
             bytes_per_sec,
             // Older releases print no iops: it is the rate in blocks.
             iops: get("iops").unwrap_or_else(|| match get("blocksize") {
-                Some(b) if b > 0.0 => bytes_per_sec / b,
+                Some(b) if b > 0.0 => finite(bytes_per_sec / b),
                 _ => 0.0,
             }),
         }),
@@ -546,7 +604,7 @@ pub struct RbdBench {
 /// `12 MiB/s`, `9.8 KiB/s`, `1.2 GiB/s`, `512 B/s` (Ceph's `byte_u_t`).
 fn rate(words: &[&str]) -> Option<f64> {
     let (n, unit) = match words {
-        [n, unit, ..] => (n.parse::<f64>().ok()?, *unit),
+        [n, unit, ..] => (word(n)?, *unit),
         _ => return None,
     };
     let mult = match unit.trim_end_matches("/s") {
@@ -579,7 +637,7 @@ pub fn rbd_bench(text: &str) -> Result<RbdBench, CephOutputError> {
         if words.first() == Some(&"elapsed:") {
             let after = |key: &str| {
                 let i = words.iter().position(|w| *w == key)?;
-                words.get(i + 1).and_then(|w| w.parse::<f64>().ok())
+                words.get(i + 1).and_then(|w| word(w))
             };
             let bytes = words
                 .iter()
@@ -593,12 +651,8 @@ pub fn rbd_bench(text: &str) -> Result<RbdBench, CephOutputError> {
                 summary = true;
             }
         } else if let [sec, ops, per_sec, rest @ ..] = words.as_slice()
-            && let (Ok(sec), Ok(ops), Ok(ops_per_sec), Some(bytes_per_sec)) = (
-                sec.parse::<f64>(),
-                ops.parse::<f64>(),
-                per_sec.parse::<f64>(),
-                rate(rest),
-            )
+            && let (Some(sec), Some(ops), Some(ops_per_sec), Some(bytes_per_sec)) =
+                (word(sec), word(ops), word(per_sec), rate(rest))
         {
             out.seconds.push(RbdSecond {
                 sec,
@@ -650,6 +704,31 @@ mod tests {
     }
 
     #[test]
+    fn reef_metadata_of_one_osd_gives_its_bluestore_devices() {
+        let m = osd_metadata(&fixture("ceph/reef", "osd-metadata-0.json")).unwrap();
+        assert_eq!(m.len(), 1);
+        let m = &m[0];
+        assert_eq!(m.objectstore.as_deref(), Some("bluestore"));
+        assert_eq!(m.bdev_dev_node.as_deref(), Some("/dev/sdb"));
+        assert_eq!(
+            (m.bdev_rotational, m.dedicated_db),
+            (Some(true), Some(false))
+        );
+        assert_eq!(m.devices, ["sdb"]);
+        assert_eq!(m.ceph_version.as_deref(), Some("18.2.4"));
+        // Before Nautilus: partition paths and types only.
+        let old = r#"[{"id":20,"bluestore_bdev_partition_path":"/dev/dm-0","bluestore_bdev_type":"hdd","bluefs_dedicated_db":"1","bluefs_db_type":"ssd","bluefs_db_partition_path":"/dev/dm-1","devices":"vde,vdd"}]"#;
+        let m = &osd_metadata(old).unwrap()[0];
+        assert_eq!(m.bdev_dev_node.as_deref(), Some("/dev/dm-0"));
+        assert_eq!(
+            (m.bdev_rotational, m.db_rotational),
+            (Some(true), Some(false))
+        );
+        assert_eq!(m.db_dev_node.as_deref(), Some("/dev/dm-1"));
+        assert_eq!(m.devices, ["vde", "vdd"]);
+    }
+
+    #[test]
     fn perf_reads_nanoseconds_and_both_layouts() {
         let p = osd_perf(&pacific("osd-perf.json")).unwrap();
         assert_eq!(p.len(), 3);
@@ -685,6 +764,14 @@ mod tests {
             df.iter()
                 .all(|d| d.utilization > 0.0 && d.utilization < 100.0)
         );
+    }
+
+    #[test]
+    fn df_gives_each_pools_room() {
+        let d = df_pools(&pacific("df.json")).unwrap();
+        let bench = d.iter().find(|p| p.pool == "bench").unwrap();
+        assert_eq!(bench.max_avail, 9180424192.0);
+        assert!(df_pools("{}").is_err());
     }
 
     #[test]

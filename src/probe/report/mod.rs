@@ -293,6 +293,16 @@ impl Report {
             | Figure::GuestRandWrite4kQd1
             | Figure::GuestRandWrite4kQd32
             | Figure::GuestSyncWrite4k => None,
+            // Nor a Ceph cluster: those are `ceph`'s (ceph::report).
+            Figure::CephOsdBench4m
+            | Figure::CephOsdBench4k
+            | Figure::CephRadosWrite4m
+            | Figure::CephRadosSeq4m
+            | Figure::CephRadosRand4m
+            | Figure::CephRadosWrite4kT1
+            | Figure::CephRadosWrite4k
+            | Figure::CephRbdWrite4k
+            | Figure::CephRbdRead4k => None,
         }
     }
 

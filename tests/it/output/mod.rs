@@ -1,3 +1,3 @@
 mod formats;
 mod metrics;
-mod plot;
+pub mod plot;

@@ -133,7 +133,7 @@ fn assert_proportional(heights: &[f64], values: &[f64]) {
 }
 
 /// `svg` rendered to PNG with resvg, as a viewer would.
-fn png(svg: &str) -> Vec<u8> {
+pub fn png(svg: &str) -> Vec<u8> {
     let mut opt = resvg::usvg::Options::default();
     opt.fontdb_mut().load_system_fonts();
     opt.fontdb_mut().set_sans_serif_family("DejaVu Sans");

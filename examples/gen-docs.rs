@@ -464,7 +464,9 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 6] = ["compare", "cluster", "storages", "net", "qualify", "guest"];
+const SUBCOMMAND_PAGES: [&str; 7] = [
+    "compare", "cluster", "storages", "net", "qualify", "guest", "ceph",
+];
 
 /// (shell, file below completions/).
 const SHELLS: [(Shell, &str); 3] = [
@@ -702,7 +704,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest ..."
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),

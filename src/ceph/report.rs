@@ -620,8 +620,151 @@ pub struct CephDocument {
     pub csv_header: bool,
 }
 
+/// A gauge's name, `# HELP` and samples (labels, value).
+type Gauge = (&'static str, &'static str, Vec<(String, f64)>);
+
+/// Each OSD's figures as metrics: name (after `pveprobe_ceph_osd_`), the
+/// value in Prometheus' base unit, its `# HELP`, and the Influx field name
+/// and value as the table prints it.
+fn osd_metrics(o: &OsdResult) -> Vec<(&'static str, f64, &'static str, &'static str, f64)> {
+    let mib = 1048576.0;
+    let mut out = Vec::new();
+    if let Some(b) = &o.bench_4m {
+        out.push((
+            "bench_4m_bytes_per_second",
+            b.mib_s * mib,
+            "ceph tell osd.N bench, 1 GiB in 4 MiB writes, bytes per second; higher is better",
+            "bench_4m_mib_per_s",
+            b.mib_s,
+        ));
+    }
+    if let Some(b) = &o.bench_4k {
+        out.push((
+            "bench_4k_per_second",
+            b.iops,
+            "ceph tell osd.N bench in 4 KiB writes, writes per second; higher is better",
+            "bench_4k_iops",
+            b.iops,
+        ));
+    }
+    if let Some(ms) = o.commit_ms {
+        out.push((
+            "commit_latency_seconds",
+            ms / 1000.0,
+            "ceph osd perf commit latency, seconds; lower is better",
+            "commit_ms",
+            ms,
+        ));
+    }
+    if let Some(ms) = o.apply_ms {
+        out.push((
+            "apply_latency_seconds",
+            ms / 1000.0,
+            "ceph osd perf apply latency, seconds; lower is better",
+            "apply_ms",
+            ms,
+        ));
+    }
+    if let Some(pct) = o.utilization {
+        out.push((
+            "used_ratio",
+            pct / 100.0,
+            "share of the OSD used (ceph osd df), 0 to 1",
+            "used_pct",
+            pct,
+        ));
+    }
+    out
+}
+
+impl CephReport {
+    /// Per OSD, in InfluxDB line protocol: measurement `pveprobe_ceph`,
+    /// tags `object=ceph`, `fsid`, `osd`, `host`, `class`; the run's time.
+    pub fn influx(&self) -> String {
+        use crate::probe::report::metrics::influx::tag_value;
+        let ns = self
+            .timestamp
+            .parse::<jiff::Timestamp>()
+            .ok()
+            .map(|t| t.as_nanosecond());
+        let mut out = String::new();
+        for o in &self.osds {
+            let fields: Vec<String> = osd_metrics(o)
+                .into_iter()
+                .filter(|m| m.4.is_finite())
+                .map(|(_, _, _, field, v)| format!("{field}={v}"))
+                .collect();
+            if fields.is_empty() {
+                continue;
+            }
+            let mut tags = vec![
+                ("object", "ceph".to_string()),
+                ("osd", format!("osd.{}", o.id)),
+            ];
+            for (k, v) in [
+                ("fsid", &self.fsid),
+                ("host", &o.host),
+                ("class", &o.device_class),
+            ] {
+                if let Some(v) = v.as_deref().map(tag_value).filter(|v| !v.is_empty()) {
+                    tags.push((k, v));
+                }
+            }
+            tags.sort();
+            let tags: Vec<String> = tags.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out += &format!(
+                "pveprobe_ceph,{} {}{}\n",
+                tags.join(","),
+                fields.join(","),
+                ns.map(|n| format!(" {n}")).unwrap_or_default()
+            );
+        }
+        out
+    }
+
+    /// Per OSD, in Prometheus' text format: `pveprobe_ceph_osd_*` gauges in
+    /// base units, labels `osd`, `host`, `class` (no timestamps: the
+    /// textfile collector refuses them).
+    pub fn prometheus(&self) -> String {
+        use crate::probe::report::metrics::prometheus::escape_label;
+        let mut by_name: Vec<Gauge> = Vec::new();
+        for o in &self.osds {
+            let mut labels = vec![format!("osd=\"osd.{}\"", o.id)];
+            for (k, v) in [("host", &o.host), ("class", &o.device_class)] {
+                if let Some(v) = v {
+                    labels.push(format!("{k}=\"{}\"", escape_label(v)));
+                }
+            }
+            for (name, value, help, _, _) in osd_metrics(o) {
+                if !value.is_finite() {
+                    continue;
+                }
+                let sample = (format!("{{{}}}", labels.join(",")), value);
+                match by_name.iter_mut().find(|(n, _, _)| *n == name) {
+                    Some((_, _, samples)) => samples.push(sample),
+                    None => by_name.push((name, help, vec![sample])),
+                }
+            }
+        }
+        let mut out = String::new();
+        for (name, help, samples) in by_name {
+            let metric = format!("pveprobe_ceph_osd_{name}");
+            out += &format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n");
+            for (labels, v) in samples {
+                out += &format!("{metric}{labels} {v}\n");
+            }
+        }
+        out
+    }
+}
+
 impl crate::output::Render for CephDocument {
-    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
+    fn metrics(&self, format: crate::output::Format) -> String {
+        match format {
+            crate::output::Format::Influx => self.report.influx(),
+            _ => self.report.prometheus(),
+        }
+    }
 
     fn text(&self) -> String {
         self.report.text()
@@ -832,6 +975,54 @@ mod tests {
             assert!(Figure::from_key(k).is_some(), "{k} is no figure");
         }
         assert_eq!(keys.len(), Figure::CEPH.len());
+    }
+
+    #[test]
+    fn the_metrics_have_each_osds_figures_in_base_units() {
+        let mut o = osd(3, "ssd", 512.0);
+        o.host = Some("pve 1".into());
+        o.bench_4k = Some(BenchFigure {
+            iops: 2000.0,
+            ..BenchFigure::default()
+        });
+        o.utilization = Some(40.0);
+        let r = CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: "2026-12-04T15:00:00Z".into(),
+            run_id: "pveprobe-t".into(),
+            fsid: Some("f".into()),
+            health: None,
+            seconds: 10,
+            osds: vec![o],
+            pools: vec![],
+            hints: vec![],
+            notes: vec![],
+            left_behind: vec![],
+            interrupted_by: None,
+        };
+        let prom = r.prometheus();
+        assert!(
+            prom.contains("# TYPE pveprobe_ceph_osd_bench_4m_bytes_per_second gauge"),
+            "{prom}"
+        );
+        assert!(
+            prom.contains("pveprobe_ceph_osd_bench_4m_bytes_per_second{osd=\"osd.3\",host=\"pve 1\",class=\"ssd\"} 536870912"),
+            "{prom}"
+        );
+        assert!(prom.contains("pveprobe_ceph_osd_commit_latency_seconds{osd=\"osd.3\",host=\"pve 1\",class=\"ssd\"} 0.002"), "{prom}");
+        assert!(
+            prom.contains(
+                "pveprobe_ceph_osd_used_ratio{osd=\"osd.3\",host=\"pve 1\",class=\"ssd\"} 0.4"
+            ),
+            "{prom}"
+        );
+        let influx = r.influx();
+        assert_eq!(
+            influx,
+            "pveprobe_ceph,class=ssd,fsid=f,host=pve\\ 1,object=ceph,osd=osd.3 bench_4m_mib_per_s=512,bench_4k_iops=2000,commit_ms=2,used_pct=40 1796396400000000000\n"
+        );
     }
 
     #[test]

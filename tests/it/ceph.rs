@@ -315,6 +315,55 @@ fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
             == 2,
         "{text}"
     );
+    // The metrics formats: each OSD's figures, as promtool and line protocol read them.
+    let out = run(
+        &c,
+        &[
+            "--yes",
+            "--no-pool-bench",
+            "--osd",
+            "2",
+            "--output-format",
+            "prometheus",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let prom = stdout(&out);
+    assert!(
+        prom.contains("pveprobe_ceph_osd_bench_4m_bytes_per_second{osd=\"osd.2\""),
+        "{prom}"
+    );
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian's prometheus, scripts/install-test-deps)");
+    std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), prom.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        stdout(&checked),
+        stderr(&checked)
+    );
+    let out = run(
+        &c,
+        &[
+            "--yes",
+            "--no-pool-bench",
+            "--osd",
+            "2",
+            "--output-format",
+            "influx",
+        ],
+    );
+    let influx = stdout(&out);
+    let lines: Vec<_> = influxdb_line_protocol::parse_lines(&influx)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(lines.len(), ceph::OSDS, "{influx}");
     let out = run(&c, &["--yes", "--no-pool-bench", "--osd", "0"]);
     let t = stdout(&out);
     assert!(

@@ -143,7 +143,7 @@ fn timestamp(m: &MetricsSource) -> Option<i128> {
 /// tag is then left out, as line protocol has no empty tag values). A
 /// trailing backslash is dropped: line protocol cannot end a value with
 /// one.
-fn tag_value(value: &str) -> String {
+pub(crate) fn tag_value(value: &str) -> String {
     escape(value.trim_end_matches('\\'), KEY_SPECIAL)
 }
 

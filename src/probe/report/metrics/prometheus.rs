@@ -273,7 +273,7 @@ fn labels(
 }
 
 /// A label's value: backslash, double quote and newline escaped.
-fn escape_label(text: &str) -> String {
+pub(crate) fn escape_label(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -371,3 +371,49 @@ fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
         "{t}"
     );
 }
+
+#[test]
+#[ignore = "needs root: the slow OSD's store is on the tests' FUSE filesystem"]
+fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
+    if !ceph::or_skip() {
+        return;
+    }
+    // Three BlueStore OSDs on block files: two on /var/tmp, the third on a
+    // faultfs whose every flush waits 40 ms, as a disk without power-loss
+    // protection makes each flush wait for its media.
+    let slow = crate::common::faultfs::FaultFs::mount("slowdisk", 0);
+    let fast = crate::common::workdir();
+    let c = Cluster::start_with(&[fast.path(), fast.path(), slow.path()]);
+    slow.faults().fsync_delay = Duration::from_millis(40);
+    let out = run(&c, &["--yes", "--no-pool-bench", "--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let osds = doc["osds"].as_array().unwrap();
+    let mib: Vec<f64> = osds
+        .iter()
+        .map(|o| o["bench_4m"]["mib_s"].as_f64().unwrap())
+        .collect();
+    assert!(
+        osds.iter().all(|o| o["objectstore"] == "bluestore"),
+        "{doc}"
+    );
+    assert_eq!(
+        osds.iter()
+            .map(|o| o["slow"].as_bool().unwrap())
+            .collect::<Vec<_>>(),
+        [false, false, true],
+        "MiB/s {mib:?}"
+    );
+    let hints = doc["hints"].as_array().unwrap();
+    assert!(
+        hints
+            .iter()
+            .any(|h| h["code"] == "osd-slow" && h["subject"] == "osd.2"),
+        "{hints:?}"
+    );
+    assert!(
+        slow.faults().fsyncs > 0,
+        "the OSD flushed through the faultfs"
+    );
+    drop(c);
+}

@@ -149,6 +149,14 @@ impl Cluster {
     }
 
     pub fn start() -> Cluster {
+        Cluster::start_with(&[])
+    }
+
+    /// With `block_dirs`, three BlueStore OSDs instead, OSD N's block file
+    /// (2 GiB) in `block_dirs[N]` (a FUSE filesystem that delays flushes
+    /// makes that OSD slow), none with a device class (the three are one
+    /// class).
+    pub fn start_with(block_dirs: &[&std::path::Path]) -> Cluster {
         let dir = workdir();
         let d = dir.path().to_path_buf();
         std::fs::create_dir_all(d.join("run")).unwrap();
@@ -186,6 +194,23 @@ impl Cluster {
             ),
         )
         .unwrap();
+        if !block_dirs.is_empty() {
+            let mut conf = std::fs::read_to_string(d.join("ceph.conf"))
+                .unwrap()
+                .replace("osd_objectstore = memstore", "osd_objectstore = bluestore");
+            conf += "bluestore_block_create = true\n\
+                     bluestore_block_size = 2147483648\n\
+                     bluestore_fsck_on_mkfs = false\n\
+                     bluestore_cache_size = 134217728\n\
+                     osd_class_update_on_start = false\n";
+            for (i, b) in block_dirs.iter().enumerate() {
+                conf += &format!(
+                    "[osd.{i}]\nbluestore_block_path = {}/osd{i}.block\n",
+                    b.display()
+                );
+            }
+            std::fs::write(d.join("ceph.conf"), conf).unwrap();
+        }
         let keyring = d.join("keyring");
         let k = keyring.to_str().unwrap();
         ok(

@@ -54,6 +54,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
         rbd_bytes: args.rbd_size.unwrap_or(crate::cli::CEPH_RBD_BYTES),
         osd_limit: Duration::from_secs(args.osd_timeout),
         run_id: ceph::run_id(&crate::pvestorage::node_name()),
+        node: crate::pvestorage::node_name(),
     };
     let session = Session::start::<CephDocument>(Frame {
         append: args.append,

@@ -26,6 +26,7 @@
 //! its image and leaves no watcher behind), and then lists the namespace
 //! to show it is empty. No pool is created or deleted.
 
+pub mod network;
 pub mod report;
 
 use std::path::{Path, PathBuf};
@@ -79,6 +80,8 @@ pub struct CephRequest {
     pub osd_limit: Duration,
     /// The run's id: the RADOS namespace and the scratch image's name.
     pub run_id: String,
+    /// This node's name, for its corosync addresses.
+    pub node: String,
 }
 
 /// Why a step failed.
@@ -814,6 +817,12 @@ pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephR
         interrupt,
     };
     let mut report = CephReport::from_view(req, &view);
+    match network::this_node(&crate::sys::host::Host::real(), &req.conf, &req.node) {
+        Ok(links) => report.networks = links,
+        Err(e) => report
+            .notes
+            .push(format!("Ceph's networks on this node not read: {e}")),
+    }
     if req.osd_bench {
         let ids: Vec<i64> = chosen_osds(req, &view)
             .unwrap_or_default()

@@ -88,6 +88,9 @@ pub struct CephReport {
     pub seconds: u32,
     pub osds: Vec<OsdResult>,
     pub pools: Vec<PoolResult>,
+    /// Ceph's public and cluster networks on this node.
+    #[serde(default)]
+    pub networks: Vec<super::network::CephLink>,
     pub hints: Vec<CephHint>,
     /// What the cluster's tools could not tell.
     pub notes: Vec<String>,
@@ -160,6 +163,7 @@ impl CephReport {
             seconds: req.seconds,
             osds,
             pools,
+            networks: Vec::new(),
             hints: Vec::new(),
             notes: view.notes.clone(),
             left_behind: Vec::new(),
@@ -334,6 +338,35 @@ fn pg_count(p: &PoolResult) -> Option<Hint> {
     ))
 }
 
+fn network_slow(l: &super::network::CephLink) -> Option<Hint> {
+    let speed = l.speed_mbps?;
+    (speed < super::network::MIN_MBPS).then(|| {
+        ceph_hint(
+            "ceph-network-slow",
+            format!("{} network {}", l.kind, l.network),
+            format!(
+                "Ceph's {} network is on {} at {} Mb/s: every client write crosses it {} (Proxmox asks for 10 Gb/s or more for Ceph)",
+                l.kind,
+                l.interface.as_deref().unwrap_or("?"),
+                speed,
+                if l.kind == "cluster" { "once per replica" } else { "and then the replication too, without a cluster network" }
+            ),
+        )
+    })
+}
+
+fn network_shares_corosync(l: &super::network::CephLink) -> Option<Hint> {
+    let what = l.shares_corosync.as_deref()?;
+    Some(ceph_hint(
+        "ceph-network-shares-corosync",
+        format!("{} network {}", l.kind, l.network),
+        format!(
+            "corosync shares Ceph's {} network ({what}): Ceph's traffic delays corosync's packets, which can cost quorum and fence HA nodes; give corosync a network of its own (a second link, pvecm)",
+            l.kind
+        ),
+    ))
+}
+
 /// Every hint, OSDs first.
 pub fn hints(r: &CephReport) -> Vec<CephHint> {
     let mut out: Vec<Hint> = Vec::new();
@@ -347,6 +380,10 @@ pub fn hints(r: &CephReport) -> Vec<CephHint> {
     for p in &r.pools {
         out.extend(redundancy_low(p));
         out.extend(pg_count(p));
+    }
+    for l in &r.networks {
+        out.extend(network_slow(l));
+        out.extend(network_shares_corosync(l));
     }
     out.into_iter()
         .map(|(code, subject, message)| CephHint {
@@ -521,6 +558,23 @@ impl CephReport {
             for e in &p.errors {
                 out += &format!("  not measured: {e}\n");
             }
+        }
+        for l in &self.networks {
+            out += &format!(
+                "\nNETWORK {} {}: {}{}{}\n",
+                l.kind,
+                l.network,
+                l.interface
+                    .as_deref()
+                    .unwrap_or("no interface of this node"),
+                l.speed_mbps
+                    .map(|s| format!(", {s} Mb/s"))
+                    .unwrap_or_default(),
+                l.shares_corosync
+                    .as_deref()
+                    .map(|w| format!(", shared with corosync ({w})"))
+                    .unwrap_or_default()
+            );
         }
         if !self.hints.is_empty() {
             out += "\nHINTS\n";
@@ -845,6 +899,7 @@ mod tests {
             seconds: 10,
             osds,
             pools,
+            networks: Vec::new(),
             hints: Vec::new(),
             notes: Vec::new(),
             left_behind: Vec::new(),
@@ -997,6 +1052,7 @@ mod tests {
             seconds: 10,
             osds: vec![o],
             pools: vec![],
+            networks: vec![],
             hints: vec![],
             notes: vec![],
             left_behind: vec![],
@@ -1026,6 +1082,34 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_or_shared_ceph_network_is_named() {
+        use super::super::network::CephLink;
+        let link = |speed, shares: Option<&str>| CephLink {
+            kind: "public".into(),
+            network: "10.10.10.0/24".into(),
+            interface: Some("ens1".into()),
+            speed_mbps: speed,
+            shares_corosync: shares.map(String::from),
+        };
+        let hint_codes = |l: CephLink| {
+            let mut out = Vec::new();
+            out.extend(network_slow(&l).map(|h| h.0));
+            out.extend(network_shares_corosync(&l).map(|h| h.0));
+            out
+        };
+        assert_eq!(hint_codes(link(Some(1000), None)), ["ceph-network-slow"]);
+        assert!(hint_codes(link(Some(25000), None)).is_empty());
+        assert!(
+            hint_codes(link(None, None)).is_empty(),
+            "no speed: nothing said"
+        );
+        assert_eq!(
+            hint_codes(link(Some(10000), Some("interface ens1"))),
+            ["ceph-network-shares-corosync"]
+        );
+    }
+
+    #[test]
     fn the_csv_has_a_row_per_osd_bench_and_pool_job() {
         let mut r = CephReport {
             schema_version: SCHEMA_VERSION,
@@ -1050,6 +1134,7 @@ mod tests {
                 }],
                 ..PoolResult::default()
             }],
+            networks: vec![],
             hints: vec![],
             notes: vec![],
             left_behind: vec![],

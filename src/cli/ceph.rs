@@ -37,7 +37,9 @@ WHAT IT DOES
      16 threads, --rbd-size each, on a scratch image.
   HINTS (docs/hints.md): osd-slow, osd-commit-latency, hdd-osd-without-flash-db,
   osd-small-writes-slow (the power-loss-protection question), osd-near-full,
-  pool-redundancy-low (size below 3, min_size 1), pool-pg-count.
+  pool-redundancy-low (size below 3, min_size 1), pool-pg-count,
+  ceph-network-slow (this node's link of Ceph's public or cluster network
+  below 10 Gb/s), ceph-network-shares-corosync.
 
 COST AND SAFETY
   Said before the run; --dry-run prints the plan and does nothing. Without a

@@ -136,6 +136,9 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
     );
     assert!(doc["left_behind"].as_array().unwrap().is_empty());
     assert!(leftovers(&c).is_empty(), "{:?}", leftovers(&c));
+    // ceph.conf's public network, found on this node's loopback.
+    assert_eq!(doc["networks"][0]["kind"], "public", "{}", doc["networks"]);
+    assert_eq!(doc["networks"][0]["interface"], "lo", "{}", doc["networks"]);
 
     // --plot: the pool's rados bench seconds, job after job.
     let picture = std::fs::read_to_string(&svg).unwrap();
@@ -393,6 +396,7 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
         .iter()
         .map(|o| o["bench_4m"]["mib_s"].as_f64().unwrap())
         .collect();
+    eprintln!("OSD bench MiB/s, osd.0 to osd.2: {mib:.0?}");
     assert!(
         osds.iter().all(|o| o["objectstore"] == "bluestore"),
         "{doc}"

@@ -184,6 +184,7 @@ impl Cluster {
                  mon_allow_pool_delete = false\n\
                  osd_crush_chooseleaf_type = 0\n\
                  ms_bind_msgr1 = false\n\
+                 public_network = 127.0.0.0/8\n\
                  mon_data = {p}/$name\n\
                  mgr_data = {p}/$name\n\
                  osd_data = {p}/$name\n\

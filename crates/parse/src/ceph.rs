@@ -111,6 +111,25 @@ fn spins(v: &Value, key: &str) -> Option<bool> {
     }
 }
 
+/// The list a command printed: its document (`key` None) or the
+/// document's member `key`; `expected` says which, for the error.
+fn items(
+    what: &'static str,
+    text: &str,
+    key: Option<&str>,
+    expected: &'static str,
+) -> Result<Vec<Value>, CephOutputError> {
+    let doc = json(what, text)?;
+    let found = match key {
+        Some(k) => doc.get(k).cloned(),
+        None => Some(doc),
+    };
+    match found {
+        Some(Value::Array(a)) => Ok(a),
+        _ => Err(CephOutputError::Shape { what, expected }),
+    }
+}
+
 fn list<'a>(
     v: &'a Value,
     what: &'static str,
@@ -135,15 +154,14 @@ pub struct TreeOsd {
 
 /// `ceph osd tree -f json`: its OSDs, in id order.
 pub fn osd_tree(text: &str) -> Result<Vec<TreeOsd>, CephOutputError> {
-    const WHAT: &str = "ceph osd tree";
-    let doc = json(WHAT, text)?;
-    let nodes = list(
-        doc.get("nodes").unwrap_or(&Value::Null),
-        WHAT,
+    let nodes = items(
+        "ceph osd tree",
+        text,
+        Some("nodes"),
         "an object with a nodes list",
     )?;
     let mut host_of = std::collections::HashMap::new();
-    for n in nodes {
+    for n in &nodes {
         if n.get("type").and_then(Value::as_str) == Some("host") {
             let name = string(n, "name").unwrap_or_default();
             for child in n
@@ -311,11 +329,10 @@ pub struct OsdDf {
 
 /// `ceph osd df -f json`: each OSD's use.
 pub fn osd_df(text: &str) -> Result<Vec<OsdDf>, CephOutputError> {
-    const WHAT: &str = "ceph osd df";
-    let doc = json(WHAT, text)?;
-    let nodes = list(
-        doc.get("nodes").unwrap_or(&Value::Null),
-        WHAT,
+    let nodes = items(
+        "ceph osd df",
+        text,
+        Some("nodes"),
         "an object with a nodes list",
     )?;
     Ok(nodes
@@ -348,31 +365,31 @@ pub struct Pool {
 
 /// `ceph osd pool ls detail -f json`.
 pub fn pools(text: &str) -> Result<Vec<Pool>, CephOutputError> {
-    const WHAT: &str = "ceph osd pool ls detail";
-    let doc = json(WHAT, text)?;
-    Ok(list(&doc, WHAT, "a list of pools")?
-        .iter()
-        .filter_map(|p| {
-            Some(Pool {
-                id: int(p, "pool_id").or_else(|| int(p, "pool"))?,
-                name: string(p, "pool_name")?,
-                // pg_pool_t: TYPE_REPLICATED 1, TYPE_ERASURE 3.
-                kind: match int(p, "type") {
-                    Some(3) => "erasure".into(),
-                    _ => "replicated".into(),
-                },
-                size: int(p, "size"),
-                min_size: int(p, "min_size"),
-                pg_num: int(p, "pg_num"),
-                autoscale_mode: string(p, "pg_autoscale_mode"),
-                applications: p
-                    .get("application_metadata")
-                    .and_then(Value::as_object)
-                    .map(|m| m.keys().cloned().collect())
-                    .unwrap_or_default(),
+    Ok(
+        items("ceph osd pool ls detail", text, None, "a list of pools")?
+            .iter()
+            .filter_map(|p| {
+                Some(Pool {
+                    id: int(p, "pool_id").or_else(|| int(p, "pool"))?,
+                    name: string(p, "pool_name")?,
+                    // pg_pool_t: TYPE_REPLICATED 1, TYPE_ERASURE 3.
+                    kind: match int(p, "type") {
+                        Some(3) => "erasure".into(),
+                        _ => "replicated".into(),
+                    },
+                    size: int(p, "size"),
+                    min_size: int(p, "min_size"),
+                    pg_num: int(p, "pg_num"),
+                    autoscale_mode: string(p, "pg_autoscale_mode"),
+                    applications: p
+                        .get("application_metadata")
+                        .and_then(Value::as_object)
+                        .map(|m| m.keys().cloned().collect())
+                        .unwrap_or_default(),
+                })
             })
-        })
-        .collect())
+            .collect(),
+    )
 }
 
 /// A pool's room from `ceph df`: what clients can still write to it.
@@ -386,11 +403,10 @@ pub struct PoolSpace {
 
 /// `ceph df -f json`: each pool's MAX AVAIL.
 pub fn df_pools(text: &str) -> Result<Vec<PoolSpace>, CephOutputError> {
-    const WHAT: &str = "ceph df";
-    let doc = json(WHAT, text)?;
-    let pools = list(
-        doc.get("pools").unwrap_or(&Value::Null),
-        WHAT,
+    let pools = items(
+        "ceph df",
+        text,
+        Some("pools"),
         "an object with a pools list",
     )?;
     Ok(pools
@@ -420,20 +436,23 @@ pub struct Autoscale {
 
 /// `ceph osd pool autoscale-status -f json`.
 pub fn autoscale_status(text: &str) -> Result<Vec<Autoscale>, CephOutputError> {
-    const WHAT: &str = "ceph osd pool autoscale-status";
-    let doc = json(WHAT, text)?;
-    Ok(list(&doc, WHAT, "a list of pools")?
-        .iter()
-        .filter_map(|p| {
-            Some(Autoscale {
-                pool: string(p, "pool_name")?,
-                pg_num: int(p, "pg_num_target"),
-                pg_num_final: int(p, "pg_num_final"),
-                would_adjust: flag(p, "would_adjust").unwrap_or(false),
-                mode: string(p, "pg_autoscale_mode"),
-            })
+    Ok(items(
+        "ceph osd pool autoscale-status",
+        text,
+        None,
+        "a list of pools",
+    )?
+    .iter()
+    .filter_map(|p| {
+        Some(Autoscale {
+            pool: string(p, "pool_name")?,
+            pg_num: int(p, "pg_num_target"),
+            pg_num_final: int(p, "pg_num_final"),
+            would_adjust: flag(p, "would_adjust").unwrap_or(false),
+            mode: string(p, "pg_autoscale_mode"),
         })
-        .collect())
+    })
+    .collect())
 }
 
 /// `ceph tell osd.N bench`: what the OSD wrote to its own store.

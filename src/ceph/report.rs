@@ -44,9 +44,38 @@ pub struct OsdResult {
     pub bench_4m: Option<BenchFigure>,
     /// The same in 4 KiB writes, within the OSD's limit.
     pub bench_4k: Option<BenchFigure>,
+    /// A disk below it whose model has a published one-job 4 KiB synced
+    /// write figure (matched on Ceph's `device_ids`).
+    #[serde(default)]
+    pub published: Option<PublishedSync>,
     /// Marked `!`: its bench is more than a third below its class's median.
     pub slow: bool,
     pub errors: Vec<String>,
+}
+
+/// A published SYNC WRITE 4K row for an OSD's disk model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishedSync {
+    /// The disk as Ceph names it (`sdb`).
+    pub disk: String,
+    /// The model as the source names it.
+    pub model: String,
+    pub iops: f64,
+    pub source: String,
+}
+
+/// The first disk of `device_ids` (`sdb=MODEL_SERIAL,sdc=...`) with a published row.
+pub fn published_of(device_ids: &str) -> Option<PublishedSync> {
+    device_ids.split(',').find_map(|pair| {
+        let (disk, id) = pair.split_once('=')?;
+        let (model, iops, source, _) = crate::syncverdict::published::row_for(id)?;
+        Some(PublishedSync {
+            disk: disk.trim().to_string(),
+            model: model.into(),
+            iops,
+            source: source.into(),
+        })
+    })
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -124,6 +153,9 @@ impl CephReport {
                     db_rotational: m.and_then(|m| m.db_rotational),
                     devices: m.map(|m| m.devices.clone()).unwrap_or_default(),
                     device_ids: m.and_then(|m| m.device_ids.clone()),
+                    published: m
+                        .and_then(|m| m.device_ids.as_deref())
+                        .and_then(published_of),
                     commit_ms: perf.map(|p| p.commit_ms),
                     apply_ms: perf.map(|p| p.apply_ms),
                     utilization: view.df.iter().find(|d| d.id == t.id).map(|d| d.utilization),
@@ -273,6 +305,16 @@ fn hdd_without_flash_db(o: &OsdResult) -> Option<Hint> {
 }
 
 fn small_writes_slow_on_flash(o: &OsdResult) -> Option<Hint> {
+    if let Some(p) = o.published.as_ref().filter(|p| p.iops < FLASH_SMALL_IOPS) {
+        return Some(ceph_hint(
+            "osd-small-writes-slow",
+            format!("osd.{}", o.id),
+            format!(
+                "its disk {} is a {}, published at {:.0} synced 4 KiB writes a second ({}): no power-loss protection; a datacenter SSD with it does tens of thousands, and Ceph waits for every one",
+                p.disk, p.model, p.iops, p.source
+            ),
+        ));
+    }
     let small = o.bench_4k.as_ref()?;
     let flash =
         o.data_rotational == Some(false) || o.device_class.as_deref().is_some_and(|c| c != "hdd");
@@ -508,6 +550,14 @@ impl CephReport {
             );
             for e in &o.errors {
                 out += &format!("         not measured: {e}\n");
+            }
+        }
+        for o in &self.osds {
+            if let Some(p) = &o.published {
+                out += &format!(
+                    "  osd.{}: {} is a {}, published SYNC WRITE 4K {:.0}/s ({})\n",
+                    o.id, p.disk, p.model, p.iops, p.source
+                );
             }
         }
         if self.osds.iter().any(|o| o.slow) {
@@ -1107,6 +1157,28 @@ mod tests {
             hint_codes(link(Some(10000), Some("interface ens1"))),
             ["ceph-network-shares-corosync"]
         );
+    }
+
+    #[test]
+    fn a_disk_model_published_without_plp_is_named_from_cephs_device_ids() {
+        let p =
+            published_of("sda=INTEL_SSDPEDMD400G4_CVFT0000,sdb=Samsung_SSD_850_EVO_500GB_S21HNXAG")
+                .unwrap();
+        assert_eq!(
+            (p.disk.as_str(), p.model.as_str(), p.iops),
+            ("sda", "Intel DC P3700", 75162.0)
+        );
+        let mut o = osd(0, "ssd", 400.0);
+        o.published = published_of("sdb=Samsung_SSD_850_EVO_500GB_S21HNXAG");
+        assert_eq!(o.published.as_ref().unwrap().iops, 339.0);
+        let c = codes(vec![o.clone()], vec![]);
+        assert_eq!(
+            c,
+            [("osd-small-writes-slow".to_string(), "osd.0".to_string())]
+        );
+        o.published = published_of("sda=INTEL_SSDPEDMD400G4_CVFT0000");
+        assert!(codes(vec![o], vec![]).is_empty());
+        assert_eq!(published_of("vdb=35a15532-8b56-4f83-9"), None);
     }
 
     #[test]

@@ -148,6 +148,16 @@ fn model(d: &Disk) -> Option<&str> {
         .or(d.model.as_deref())
 }
 
+/// The published row of a model: (the model as published, IOPS, source,
+/// test). `model` is smartctl's, sysfs's, or the model part of Ceph's
+/// `device_ids` (`Samsung_SSD_850_EVO_500GB_S21H...`: `_` for spaces).
+pub fn row_for(model: &str) -> Option<(&'static str, f64, &'static str, &'static str)> {
+    let m = model.replace('_', " ");
+    ROWS.iter()
+        .find(|(part, ..)| m.contains(part))
+        .map(|&(_, name, iops, source, test)| (name, iops, source, test))
+}
+
 /// The published rows for the leaf disks below a figure of `iops`.
 pub fn of(storage: Option<&Storage>, iops: f64) -> Vec<Published> {
     let Some(storage) = storage else {
@@ -157,9 +167,7 @@ pub fn of(storage: Option<&Storage>, iops: f64) -> Vec<Published> {
         .disks
         .iter()
         .filter_map(|d| {
-            let m = model(d)?;
-            let &(_, name, published, source, test) =
-                ROWS.iter().find(|(part, ..)| m.contains(part))?;
+            let (name, published, source, test) = row_for(model(d)?)?;
             Some(Published {
                 disk: d.name.clone(),
                 model: name.to_string(),

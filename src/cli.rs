@@ -181,6 +181,8 @@ EXAMPLES
   pveprobe --output-format json --output node1.json /var/lib/vz
   pveprobe compare node1.json node2.json
   pveprobe cluster --parallel /mnt/pve/cephfs  every node at once, with sums
+  pveprobe ceph --dry-run                     what a Ceph bench would run and write
+  pveprobe ceph --yes                         each OSD's and pool's bench, the slow OSD named
   pveprobe --baseline node1.json --tolerance 15 /var/lib/vz   (exit 3 if worse)";
 
 #[derive(Debug, Parser)]

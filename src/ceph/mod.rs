@@ -809,6 +809,34 @@ pub fn run_id(hostname: &str) -> String {
     format!("pveprobe-{host}-{}-{secs}", std::process::id())
 }
 
+/// SMART health of the disks below this node's OSDs (`devices` of their
+/// metadata), read-only, a disk asleep left asleep; one note when smartctl
+/// is missing.
+fn read_health(report: &mut CephReport, node: &str, interrupt: &Interrupt) {
+    let here = |host: &Option<String>| {
+        host.as_deref()
+            .is_some_and(|h| h == node || h.split('.').next() == Some(node))
+    };
+    let mut missing = false;
+    for o in report.osds.iter_mut().filter(|o| here(&o.host)) {
+        for d in &o.devices {
+            let r = crate::blockstack::smart::read(&format!("/dev/{d}"), None, Some(interrupt));
+            match (r.health, r.problem) {
+                (Some(h), _) => o.health.push(h),
+                (None, Some(p)) if p.contains("not installed") || p.contains("not found") => {
+                    missing = true
+                }
+                _ => {}
+            }
+        }
+    }
+    if missing {
+        report
+            .notes
+            .push("smartctl is not installed (package smartmontools): the OSDs' disks' health was not read".into());
+    }
+}
+
 /// The whole run: the cluster read, then the OSD benches, then each
 /// pool's, each pool's scratch space removed before the next.
 pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephReport {
@@ -817,6 +845,7 @@ pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephR
         interrupt,
     };
     let mut report = CephReport::from_view(req, &view);
+    read_health(&mut report, &req.node, interrupt);
     match network::this_node(&crate::sys::host::Host::real(), &req.conf, &req.node) {
         Ok(links) => report.networks = links,
         Err(e) => report

@@ -48,6 +48,9 @@ pub struct OsdResult {
     /// write figure (matched on Ceph's `device_ids`).
     #[serde(default)]
     pub published: Option<PublishedSync>,
+    /// SMART health of its disks, for the OSDs of this node (smartctl).
+    #[serde(default)]
+    pub health: Vec<crate::model::storage::Health>,
     /// Marked `!`: its bench is more than a third below its class's median.
     pub slow: bool,
     pub errors: Vec<String>,
@@ -330,6 +333,56 @@ fn small_writes_slow_on_flash(o: &OsdResult) -> Option<Hint> {
     })
 }
 
+/// What is wrong with a disk's SMART health, in words; empty when nothing.
+fn unhealthy(h: &crate::model::storage::Health) -> Vec<String> {
+    let mut out = Vec::new();
+    if h.passed == Some(false) {
+        out.push("SMART says FAILED".to_string());
+    }
+    for (n, what) in [
+        (h.pending_sectors, "sectors pending reallocation"),
+        (h.offline_uncorrectable, "offline uncorrectable sectors"),
+        (h.reallocated_sectors, "reallocated sectors"),
+    ] {
+        if let Some(n) = n.filter(|n| *n > 0) {
+            out.push(format!("{n} {what}"));
+        }
+    }
+    if let Some(w) = h.wear_used_pct.filter(|w| *w >= 90) {
+        out.push(format!("{w}% of its rated endurance used"));
+    }
+    out
+}
+
+fn disk_unhealthy(o: &OsdResult) -> Option<Hint> {
+    let bad: Vec<String> = o
+        .health
+        .iter()
+        .filter_map(|h| {
+            let what = unhealthy(h);
+            (!what.is_empty()).then(|| {
+                format!(
+                    "{} ({}): {}",
+                    h.source,
+                    h.model.as_deref().unwrap_or("?"),
+                    what.join(", ")
+                )
+            })
+        })
+        .collect();
+    (!bad.is_empty()).then(|| {
+        ceph_hint(
+            "osd-disk-unhealthy",
+            format!("osd.{}", o.id),
+            format!(
+                "its disk is failing: {}; a failing disk retries reads and slows every placement group on the OSD: replace it (ceph osd out {} first)",
+                bad.join("; "),
+                o.id
+            ),
+        )
+    })
+}
+
 fn near_full(o: &OsdResult) -> Option<Hint> {
     let used = o.utilization?;
     (used >= NEARFULL_PCT).then(|| {
@@ -418,6 +471,7 @@ pub fn hints(r: &CephReport) -> Vec<CephHint> {
         out.extend(hdd_without_flash_db(o));
         out.extend(small_writes_slow_on_flash(o));
         out.extend(near_full(o));
+        out.extend(disk_unhealthy(o));
     }
     for p in &r.pools {
         out.extend(redundancy_low(p));
@@ -553,6 +607,20 @@ impl CephReport {
             }
         }
         for o in &self.osds {
+            for h in &o.health {
+                let what = unhealthy(h);
+                out += &format!(
+                    "  osd.{}: {} {}: {}\n",
+                    o.id,
+                    h.source.trim_start_matches("smartctl "),
+                    h.model.as_deref().unwrap_or(""),
+                    if what.is_empty() {
+                        "healthy".to_string()
+                    } else {
+                        what.join(", ")
+                    }
+                );
+            }
             if let Some(p) = &o.published {
                 out += &format!(
                     "  osd.{}: {} is a {}, published SYNC WRITE 4K {:.0}/s ({})\n",
@@ -1179,6 +1247,24 @@ mod tests {
         o.published = published_of("sda=INTEL_SSDPEDMD400G4_CVFT0000");
         assert!(codes(vec![o], vec![]).is_empty());
         assert_eq!(published_of("vdb=35a15532-8b56-4f83-9"), None);
+    }
+
+    #[test]
+    fn a_failing_disk_below_an_osd_is_named() {
+        use crate::model::storage::Health;
+        let mut o = osd(0, "hdd", 100.0);
+        o.health = vec![Health {
+            source: "smartctl /dev/sdb".into(),
+            passed: Some(true),
+            pending_sectors: Some(8),
+            ..Health::default()
+        }];
+        let c = codes(vec![o.clone()], vec![]);
+        assert_eq!(c, [("osd-disk-unhealthy".to_string(), "osd.0".to_string())]);
+        o.health[0].pending_sectors = Some(0);
+        assert!(codes(vec![o.clone()], vec![]).is_empty());
+        o.health[0].passed = Some(false);
+        assert_eq!(codes(vec![o], vec![]).len(), 1);
     }
 
     #[test]

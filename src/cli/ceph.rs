@@ -36,6 +36,7 @@ WHAT IT DOES
      (librbd, QEMU's path when krbd is off): 4 KiB random writes, then reads,
      16 threads, --rbd-size each, on a scratch image.
   HINTS (docs/hints.md): osd-slow, osd-commit-latency, hdd-osd-without-flash-db,
+  osd-disk-unhealthy (SMART of this node's OSD disks),
   osd-small-writes-slow (the power-loss-protection question), osd-near-full,
   pool-redundancy-low (size below 3, min_size 1), pool-pg-count,
   ceph-network-slow (this node's link of Ceph's public or cluster network

@@ -388,7 +388,32 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
     let fast = crate::common::workdir();
     let c = Cluster::start_with(&[fast.path(), fast.path(), slow.path()]);
     slow.faults().fsync_delay = Duration::from_millis(40);
-    let out = run(&c, &["--yes", "--no-pool-bench", "--output-format", "json"]);
+    // The OSDs on /var/tmp sit on this machine's disk (metadata `devices`);
+    // a stand-in smartctl says it is failing (a capture of a real NVMe disk
+    // whose SMART said FAILED).
+    let smartctl = crate::common::smartctl::Smartctl::new();
+    let metadata: serde_json::Value =
+        serde_json::from_str(&c.ceph(&["osd", "metadata", "-f", "json"])).unwrap();
+    let disks: Vec<String> = metadata
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["devices"].as_str())
+        .flat_map(|d| d.split(','))
+        .filter(|d| !d.is_empty())
+        .map(String::from)
+        .collect();
+    for d in &disks {
+        smartctl.answer(d, "nvme-null-SAMSUNG_MZWLL3T2HAJQ-00005-nvme0.json");
+    }
+    let out = pveprobe()
+        .arg("ceph")
+        .arg("--conf")
+        .arg(c.conf())
+        .args(["--yes", "--no-pool-bench", "--output-format", "json"])
+        .env("PATH", smartctl.path())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let osds = doc["osds"].as_array().unwrap();
@@ -419,5 +444,14 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
         slow.faults().fsyncs > 0,
         "the OSD flushed through the faultfs"
     );
+    // The failing disk under the fast OSDs: read through smartctl, named.
+    assert!(!disks.is_empty(), "no OSD names a disk in its metadata");
+    assert!(
+        hints
+            .iter()
+            .any(|h| h["code"] == "osd-disk-unhealthy" && h["subject"] == "osd.0"),
+        "{hints:?}"
+    );
+    assert!(smartctl.refused().is_empty(), "{}", smartctl.refused());
     drop(c);
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::session::{Frame, LockAs, Session};
 use crate::ceph::report::CephDocument;
-use crate::ceph::{self, CephError, CephRequest, Tools};
+use crate::ceph::{self, CephError, CephRequest, CephTools};
 use crate::cli::CephArgs;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
@@ -68,7 +68,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
         ..Frame::new("pveprobe ceph", args.output_format, args.output.as_deref())
     })?;
     let interrupt = session.interrupt();
-    let tools = Tools {
+    let tools = CephTools {
         conf: &req.conf,
         interrupt,
     };

@@ -38,7 +38,7 @@ use pveprobe_parse::ceph::{self as parse, CephOutputError};
 use crate::measure::window::Interrupt;
 use crate::sys::child;
 
-pub use report::{CephReport, KIND, SCHEMA_VERSION};
+use report::CephReport;
 
 /// Where PVE keeps the cluster's ceph.conf (`/etc/ceph/ceph.conf` links to it).
 pub const PVE_CONF: &str = "/etc/pve/ceph.conf";
@@ -96,12 +96,12 @@ pub enum CephError {
 }
 
 /// The cluster's tools with the node's ceph.conf.
-pub struct Tools<'a> {
+pub struct CephTools<'a> {
     pub conf: &'a Path,
     pub interrupt: &'a Interrupt,
 }
 
-impl Tools<'_> {
+impl CephTools<'_> {
     fn command(&self, program: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
         cmd.arg("-c").arg(self.conf).args(args);
@@ -176,7 +176,7 @@ pub struct ClusterView {
 
 /// Reads the cluster: the tree and pools are needed, the rest is for the
 /// table and the hints and only noted when it fails.
-pub fn inspect(tools: &Tools) -> Result<ClusterView, CephError> {
+pub fn inspect(tools: &CephTools) -> Result<ClusterView, CephError> {
     let status = tools.ceph(&["status", "-f", "json"])?;
     let status: serde_json::Value = serde_json::from_str(&status).unwrap_or_default();
     let mut view = ClusterView {
@@ -386,14 +386,14 @@ fn human(bytes: u64) -> String {
 /// A run's scratch space in one pool: its RADOS namespace and its RBD
 /// image. [`Scratch::clean`] removes both and says what it could not.
 pub struct Scratch<'a> {
-    tools: &'a Tools<'a>,
+    tools: &'a CephTools<'a>,
     pool: String,
     namespace: String,
     image: Option<String>,
 }
 
 impl<'a> Scratch<'a> {
-    pub fn new(tools: &'a Tools<'a>, pool: &str, run_id: &str) -> Self {
+    pub fn new(tools: &'a CephTools<'a>, pool: &str, run_id: &str) -> Self {
         Scratch {
             tools,
             pool: pool.to_string(),
@@ -483,7 +483,7 @@ pub struct BenchFigure {
 
 /// One OSD's bench with `bytes` in `block` writes.
 fn osd_bench(
-    tools: &Tools,
+    tools: &CephTools,
     id: i64,
     bytes: u64,
     block: u64,
@@ -514,7 +514,7 @@ fn osd_bench(
 }
 
 /// The OSD's own limit on its small-block bench, in bytes of 4 KiB writes.
-fn small_bench_bytes(tools: &Tools, id: i64) -> Result<u64, CephError> {
+fn small_bench_bytes(tools: &CephTools, id: i64) -> Result<u64, CephError> {
     let target = format!("osd.{id}");
     let get = |key: &str| -> Result<u64, CephError> {
         let text = tools.ceph(&["tell", &target, "config", "get", key, "-f", "json"])?;
@@ -577,7 +577,7 @@ pub struct OsdBenches {
 
 /// Benches `osds`, `parallel` at a time (an interrupt stops the next ones).
 pub fn bench_osds(
-    tools: &Tools,
+    tools: &CephTools,
     osds: &[i64],
     parallel: usize,
     limit: Duration,
@@ -840,7 +840,7 @@ fn read_health(report: &mut CephReport, node: &str, interrupt: &Interrupt) {
 /// The whole run: the cluster read, then the OSD benches, then each
 /// pool's, each pool's scratch space removed before the next.
 pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephReport {
-    let tools = Tools {
+    let tools = CephTools {
         conf: &req.conf,
         interrupt,
     };

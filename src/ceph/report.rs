@@ -634,6 +634,14 @@ impl CephReport {
                 SLOW_SHARE * 100.0
             );
         }
+        out += &self.pool_tables();
+        out += &self.closing();
+        out
+    }
+
+    /// Each pool's settings and bench jobs.
+    fn pool_tables(&self) -> String {
+        let mut out = String::new();
         for p in &self.pools {
             out += &format!(
                 "\nPOOL {} ({}, size {}, min_size {}, {} PGs{}; {})\n",
@@ -677,6 +685,12 @@ impl CephReport {
                 out += &format!("  not measured: {e}\n");
             }
         }
+        out
+    }
+
+    /// This node's links of Ceph's networks, the hints, notes and what was left.
+    fn closing(&self) -> String {
+        let mut out = String::new();
         for l in &self.networks {
             out += &format!(
                 "\nNETWORK {} {}: {}{}{}\n",

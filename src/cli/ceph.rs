@@ -47,12 +47,15 @@ COST AND SAFETY
   terminal to ask on, --yes is needed. While the pool benches run, the VMs'
   disks on the cluster slow down: run it in a quiet hour. Each OSD bench
   writes 1 GiB to that OSD. The pool benches write as much as the cluster
-  takes in --seconds (at 1 GB/s, 10 GB), in a RADOS namespace of the pool
-  named by the run (pveprobe-HOST-PID-TIME); the scratch image has the same
-  name. Both are removed on every way out, Ctrl-C and SIGTERM included (a
-  bench running then is stopped first), and the namespace is listed to show
-  it is empty; anything that could not be removed is named with the command
-  that removes it. No pool is created or deleted.
+  takes in --seconds, but never more than a quarter of the pool's MAX AVAIL
+  (ceph df; rados bench --max-objects), so a bench cannot fill a pool; with
+  an OSD at Ceph's nearfull ratio (85%) nothing runs. They write in a RADOS
+  namespace of the pool named by the run (pveprobe-HOST-PID-TIME); the
+  scratch image has the same name. Both are removed on every way out,
+  Ctrl-C and SIGTERM included (a bench running then is stopped first), and
+  the namespace is listed to show it is empty; anything that could not be
+  removed is named with the command that removes it. No pool is created or
+  deleted.
 
 EXAMPLES
   pveprobe ceph --dry-run

@@ -449,9 +449,16 @@ impl<'a> Scratch<'a> {
         }
         if let Some(image) = self.image.take() {
             let spec = format!("{}/{image}", self.pool);
-            if let Err(e) =
-                self.tools
-                    .run("rbd", &["rm", "--no-progress", &spec], CLEAN_LIMIT, false)
+            if let Err(e) = self
+                .tools
+                .run("rbd", &["rm", "--no-progress", &spec], CLEAN_LIMIT, false)
+                .or_else(|e| {
+                    if e.to_string().contains("No such file") {
+                        Ok(String::new())
+                    } else {
+                        Err(e)
+                    }
+                })
             {
                 left.push(format!(
                     "RBD image {spec} ({e}); `rbd rm {spec}` removes it"
@@ -746,12 +753,27 @@ impl Scratch<'_> {
     }
 
     /// The rbd bench jobs on a scratch image of `bytes`.
+    /// `bytes` is already capped at a quarter of the pool's room: the image
+    /// can hold no more than its size, however its blocks are allocated.
     pub fn rbd_jobs(&mut self, bytes: u64, jobs: &mut Vec<PoolJob>) -> Result<(), CephError> {
+        if bytes < 16 << 20 {
+            return Err(CephError::Tool {
+                command: "rbd bench".into(),
+                why: format!("pool {} has too little room for a scratch image", self.pool),
+            });
+        }
         let spec = format!("{}/{}", self.pool, self.namespace);
         let size = format!("{}M", bytes.div_ceil(1 << 20));
-        self.tools
-            .run("rbd", &["create", "--size", &size, &spec], READ_LIMIT, true)?;
+        // Counted as made before it is, and not stopped by the interrupt
+        // (it takes a moment): a Ctrl-C while it runs must not leave an
+        // image nobody removes. The interrupt is seen at the bench.
         self.image = Some(self.namespace.clone());
+        self.tools.run(
+            "rbd",
+            &["create", "--size", &size, &spec],
+            READ_LIMIT,
+            false,
+        )?;
         let total = bytes.to_string();
         let threads = THREADS.to_string();
         for (key, label, io) in RBD_JOBS {
@@ -896,7 +918,11 @@ pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephR
                 .rados_jobs(req.seconds, write_cap(&view, &name), &mut jobs)
                 .and_then(|()| {
                     if rbd {
-                        scratch.rbd_jobs(req.rbd_bytes, &mut jobs)
+                        scratch.rbd_jobs(
+                            req.rbd_bytes
+                                .min(write_cap(&view, &name).unwrap_or(u64::MAX)),
+                            &mut jobs,
+                        )
                     } else {
                         Ok(())
                     }

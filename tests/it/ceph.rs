@@ -228,7 +228,12 @@ fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
         let status = wait_within(&mut child, Duration::from_secs(120));
         let out = child.wait_with_output().unwrap();
         assert_eq!(status.code(), Some(130), "{stage}: {}", stderr(&out));
-        assert!(leftovers(&c).is_empty(), "{stage}: {:?}", leftovers(&c));
+        assert!(
+            leftovers(&c).is_empty(),
+            "{stage}: {:?} {}",
+            leftovers(&c),
+            stderr(&out)
+        );
         assert!(!stderr(&out).contains("left behind"), "{}", stderr(&out));
     }
 }

@@ -31,6 +31,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Qualify(args)) => qualify::qualify(args),
         Some(Command::Guest(args)) => guest::guest(args),
         Some(Command::Ceph(args)) => ceph::ceph(args),
+        Some(Command::CephNodeInfo(args)) => ceph::node_info(args),
         Some(Command::GuestSide(args)) => guest::guest_side(args),
         None => match &opts.probe.measure.storage {
             Some(which) => storages::probe(&opts.probe, which),

@@ -18,7 +18,7 @@ mod qualify;
 mod reach;
 use crate::model::choice::Choice;
 use crate::output::Format;
-pub use ceph::{CephArgs, RBD_BYTES as CEPH_RBD_BYTES};
+pub use ceph::{CephArgs, CephNodeInfoArgs, RBD_BYTES as CEPH_RBD_BYTES};
 pub use cluster::ClusterArgs;
 pub use guest::{BYTES as GUEST_BYTES, GuestArgs, GuestSideArgs};
 pub use measure::{Forwarded, MeasureArgs, VOLUME_SIZE, WRITE_SIZE};
@@ -239,6 +239,9 @@ pub enum Command {
     /// A node's interfaces and knet statistics, as JSON, for `net`
     #[command(name = "net-info", hide = true)]
     NetInfo,
+    /// A node's OSD disks' health and Ceph links, as JSON, for `ceph`
+    #[command(name = "ceph-node-info", hide = true)]
+    CephNodeInfo(CephNodeInfoArgs),
 }
 
 #[derive(Debug, Args)]

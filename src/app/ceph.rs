@@ -10,15 +10,15 @@ use std::time::Duration;
 use super::session::{Frame, LockAs, Session};
 use crate::ceph::report::CephDocument;
 use crate::ceph::{self, CephError, CephRequest, CephTools};
-use crate::cli::CephArgs;
+use crate::cli::{CephArgs, CephNodeInfoArgs};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 
 /// The node's ceph.conf: PVE's, else Ceph's own.
-fn conf(args: &CephArgs) -> Result<PathBuf, Stop> {
-    if let Some(c) = &args.conf {
+fn conf(given: Option<&Path>) -> Result<PathBuf, Stop> {
+    if let Some(c) = given {
         return if c.is_file() {
-            Ok(c.clone())
+            Ok(c.to_path_buf())
         } else {
             Err(Stop::bad_input(format!(
                 "--conf {}: no such file",
@@ -43,7 +43,7 @@ fn conf(args: &CephArgs) -> Result<PathBuf, Stop> {
 /// `pveprobe ceph`.
 pub fn ceph(args: &CephArgs) -> Ended {
     let req = CephRequest {
-        conf: conf(args)?,
+        conf: conf(args.conf.as_deref())?,
         pools: args.pools.clone(),
         osds: args.osds.clone(),
         osd_bench: !args.no_osd_bench,
@@ -55,6 +55,8 @@ pub fn ceph(args: &CephArgs) -> Ended {
         osd_limit: Duration::from_secs(args.osd_timeout),
         run_id: ceph::run_id(&crate::pvestorage::node_name()),
         node: crate::pvestorage::node_name(),
+        conf_given: args.conf.is_some(),
+        reach: (!args.this_node_only).then(|| args.reach.to_reach()),
     };
     let session = Session::start::<CephDocument>(Frame {
         append: args.append,
@@ -141,4 +143,21 @@ fn confirm(plan: &str) -> Result<(), Stop> {
     } else {
         Err(Stop::bad_input("not confirmed; nothing was written"))
     }
+}
+
+/// `pveprobe ceph-node-info`: this node's OSD disks and Ceph links as
+/// JSON, for `ceph` on another node.
+pub fn node_info(args: &CephNodeInfoArgs) -> Ended {
+    let conf = conf(args.conf.as_deref())?;
+    let facts = ceph::nodes::facts(
+        &crate::sys::host::Host::real(),
+        &conf,
+        &crate::pvestorage::node_name(),
+        &args.devices,
+        None,
+    );
+    let text = serde_json::to_string(&facts)
+        .map_err(|e| Stop::not_measured(format!("ceph-node-info: {e}")))?;
+    println!("{text}");
+    Ok(Exit::Ok)
 }

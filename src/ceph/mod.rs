@@ -27,6 +27,7 @@
 //! to show it is empty. No pool is created or deleted.
 
 pub mod network;
+pub mod nodes;
 pub mod report;
 
 use std::path::{Path, PathBuf};
@@ -80,8 +81,12 @@ pub struct CephRequest {
     pub osd_limit: Duration,
     /// The run's id: the RADOS namespace and the scratch image's name.
     pub run_id: String,
-    /// This node's name, for its corosync addresses.
+    /// This node's name, for its corosync addresses and its OSDs.
     pub node: String,
+    /// Whether `conf` was given (`--conf`): then the other nodes are told it too.
+    pub conf_given: bool,
+    /// How the other nodes holding OSDs are reached; `None`: this node only.
+    pub reach: Option<crate::nodes::Reach>,
 }
 
 /// Why a step failed.
@@ -831,34 +836,6 @@ pub fn run_id(hostname: &str) -> String {
     format!("pveprobe-{host}-{}-{secs}", std::process::id())
 }
 
-/// SMART health of the disks below this node's OSDs (`devices` of their
-/// metadata), read-only, a disk asleep left asleep; one note when smartctl
-/// is missing.
-fn read_health(report: &mut CephReport, node: &str, interrupt: &Interrupt) {
-    let here = |host: &Option<String>| {
-        host.as_deref()
-            .is_some_and(|h| h == node || h.split('.').next() == Some(node))
-    };
-    let mut missing = false;
-    for o in report.osds.iter_mut().filter(|o| here(&o.host)) {
-        for d in &o.devices {
-            let r = crate::blockstack::smart::read(&format!("/dev/{d}"), None, Some(interrupt));
-            match (r.health, r.problem) {
-                (Some(h), _) => o.health.push(h),
-                (None, Some(p)) if p.contains("not installed") || p.contains("not found") => {
-                    missing = true
-                }
-                _ => {}
-            }
-        }
-    }
-    if missing {
-        report
-            .notes
-            .push("smartctl is not installed (package smartmontools): the OSDs' disks' health was not read".into());
-    }
-}
-
 /// The whole run: the cluster read, then the OSD benches, then each
 /// pool's, each pool's scratch space removed before the next.
 pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephReport {
@@ -867,13 +844,11 @@ pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephR
         interrupt,
     };
     let mut report = CephReport::from_view(req, &view);
-    read_health(&mut report, &req.node, interrupt);
-    match network::this_node(&crate::sys::host::Host::real(), &req.conf, &req.node) {
-        Ok(links) => report.networks = links,
-        Err(e) => report
-            .notes
-            .push(format!("Ceph's networks on this node not read: {e}")),
-    }
+    let reach = req.reach.as_ref().map(|r| nodes::NodeReach {
+        reach: r,
+        conf: req.conf_given.then_some(req.conf.as_path()),
+    });
+    nodes::read_all(&mut report, &req.node, &req.conf, reach.as_ref(), interrupt);
     if req.osd_bench {
         let ids: Vec<i64> = chosen_osds(req, &view)
             .unwrap_or_default()

@@ -28,6 +28,9 @@ pub struct CephLink {
     pub speed_mbps: Option<u64>,
     /// What it shares with corosync: `interface vmbr0`, `subnet 10.0.0.0/24`.
     pub shares_corosync: Option<String>,
+    /// The node, when it is another than the one the run is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// The links of `conf`'s networks on this node. `speed` gives an
@@ -52,6 +55,7 @@ pub fn links(
             speed_mbps: found.and_then(|(_, i)| speed(&i.name)),
             shares_corosync: found
                 .and_then(|(ip, _)| crate::net::links::shares_with(ip, corosync, ifaces)),
+            node: None,
         }
     })
     .collect()

@@ -48,7 +48,7 @@ pub struct OsdResult {
     /// write figure (matched on Ceph's `device_ids`).
     #[serde(default)]
     pub published: Option<PublishedSync>,
-    /// SMART health of its disks, for the OSDs of this node (smartctl).
+    /// SMART health of its disks (smartctl on the OSD's node).
     #[serde(default)]
     pub health: Vec<crate::model::storage::Health>,
     /// Marked `!`: its bench is more than a third below its class's median.
@@ -104,7 +104,7 @@ pub struct CephHint {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CephReport {
     pub schema_version: u32,
     /// Always `ceph`: how `compare` knows the document.
@@ -120,7 +120,8 @@ pub struct CephReport {
     pub seconds: u32,
     pub osds: Vec<OsdResult>,
     pub pools: Vec<PoolResult>,
-    /// Ceph's public and cluster networks on this node.
+    /// Ceph's public and cluster networks on this node, then on the other
+    /// nodes that hold OSDs (`node` set).
     #[serde(default)]
     pub networks: Vec<super::network::CephLink>,
     pub hints: Vec<CephHint>,
@@ -433,12 +434,20 @@ fn pg_count(p: &PoolResult) -> Option<Hint> {
     ))
 }
 
+/// `public network 10.0.0.0/24`, and `on pve2` for another node's link.
+fn link_subject(l: &super::network::CephLink) -> String {
+    match &l.node {
+        Some(n) => format!("{} network {} on {n}", l.kind, l.network),
+        None => format!("{} network {}", l.kind, l.network),
+    }
+}
+
 fn network_slow(l: &super::network::CephLink) -> Option<Hint> {
     let speed = l.speed_mbps?;
     (speed < super::network::MIN_MBPS).then(|| {
         ceph_hint(
             "ceph-network-slow",
-            format!("{} network {}", l.kind, l.network),
+            link_subject(l),
             format!(
                 "Ceph's {} network is on {} at {} Mb/s: every client write crosses it {} (Proxmox asks for 10 Gb/s or more for Ceph)",
                 l.kind,
@@ -454,7 +463,7 @@ fn network_shares_corosync(l: &super::network::CephLink) -> Option<Hint> {
     let what = l.shares_corosync.as_deref()?;
     Some(ceph_hint(
         "ceph-network-shares-corosync",
-        format!("{} network {}", l.kind, l.network),
+        link_subject(l),
         format!(
             "corosync shares Ceph's {} network ({what}): Ceph's traffic delays corosync's packets, which can cost quorum and fence HA nodes; give corosync a network of its own (a second link, pvecm)",
             l.kind
@@ -688,17 +697,21 @@ impl CephReport {
         out
     }
 
-    /// This node's links of Ceph's networks, the hints, notes and what was left.
+    /// The nodes' links of Ceph's networks, the hints, notes and what was left.
     fn closing(&self) -> String {
         let mut out = String::new();
         for l in &self.networks {
             out += &format!(
-                "\nNETWORK {} {}: {}{}{}\n",
+                "\nNETWORK {} {}{}: {}{}{}\n",
                 l.kind,
                 l.network,
+                l.node
+                    .as_deref()
+                    .map(|n| format!(" on {n}"))
+                    .unwrap_or_default(),
                 l.interface
                     .as_deref()
-                    .unwrap_or("no interface of this node"),
+                    .unwrap_or("no interface of the node's"),
                 l.speed_mbps
                     .map(|s| format!(", {s} Mb/s"))
                     .unwrap_or_default(),
@@ -1222,6 +1235,7 @@ mod tests {
             interface: Some("ens1".into()),
             speed_mbps: speed,
             shares_corosync: shares.map(String::from),
+            node: None,
         };
         let hint_codes = |l: CephLink| {
             let mut out = Vec::new();
@@ -1238,6 +1252,13 @@ mod tests {
         assert_eq!(
             hint_codes(link(Some(10000), Some("interface ens1"))),
             ["ceph-network-shares-corosync"]
+        );
+        // Another node's link is named with its node.
+        let mut other = link(Some(1000), None);
+        other.node = Some("pve2".into());
+        assert_eq!(
+            network_slow(&other).unwrap().1,
+            "public network 10.10.10.0/24 on pve2"
         );
     }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::measure;
+use super::reach::ReachArgs;
 use crate::model::choice::Choice;
 use crate::output::Format;
 
@@ -35,11 +36,16 @@ WHAT IT DOES
      latency, each second's MiB/s. On a pool for RBD images, `rbd bench`
      (librbd, QEMU's path when krbd is off): 4 KiB random writes, then reads,
      16 threads, --rbd-size each, on a scratch image.
+  4. On every node that holds OSDs: the SMART health of the disks below them
+     (smartctl, read-only) and the node's links of Ceph's networks. Other
+     nodes are reached as `pveprobe cluster` reaches them (root ssh to the
+     addresses in /etc/pve/.members, --nodes, --ssh-option...), where
+     `pveprobe ceph-node-info` reads them; --this-node-only skips them.
   HINTS (docs/hints.md): osd-slow, osd-commit-latency, hdd-osd-without-flash-db,
-  osd-disk-unhealthy (SMART of this node's OSD disks),
+  osd-disk-unhealthy (SMART of the OSDs' disks),
   osd-small-writes-slow (the power-loss-protection question), osd-near-full,
   pool-redundancy-low (size below 3, min_size 1), pool-pg-count,
-  ceph-network-slow (this node's link of Ceph's public or cluster network
+  ceph-network-slow (a node's link of Ceph's public or cluster network
   below 10 Gb/s), ceph-network-shares-corosync.
 
 COST AND SAFETY
@@ -133,4 +139,24 @@ pub struct CephArgs {
     /// after job, as an SVG picture in FILE
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+
+    /// Read only this node's OSD disks and links, not the other nodes' over ssh
+    #[arg(long, help_heading = "Nodes")]
+    pub this_node_only: bool,
+
+    #[command(flatten)]
+    pub reach: ReachArgs,
+}
+
+/// What `ceph` runs on another node over ssh: the node's OSD disks' SMART
+/// health and its links of Ceph's networks, as JSON.
+#[derive(Debug, Args)]
+pub struct CephNodeInfoArgs {
+    /// ceph.conf to use [default: /etc/pve/ceph.conf, else /etc/ceph/ceph.conf]
+    #[arg(long, value_name = "FILE")]
+    pub conf: Option<PathBuf>,
+
+    /// A disk below an OSD, by its kernel name (repeat for more)
+    #[arg(long = "device", value_name = "NAME")]
+    pub devices: Vec<String>,
 }

@@ -18,7 +18,7 @@ use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
 use super::serve::{DONE_PREFIX, Ready, ServeStats};
 use crate::model::net::ProbeResult;
 use crate::nodes::members::Node;
-use crate::nodes::remote::{self, NodeOutcome, Ssh, Status, shell_line};
+use crate::nodes::remote::{self, Ssh, Status, shell_line};
 use pveprobe_parse::knet::KnetStats;
 
 /// What `pveprobe net-info` prints.
@@ -117,7 +117,7 @@ impl Runner<'_> {
             limit + SLACK,
         );
         let version = env!("CARGO_PKG_VERSION");
-        let (facts, (status, detail)) = match answer::<NodeFacts>(&run, limit, "net-info") {
+        let (facts, (status, detail)) = match remote::answer::<NodeFacts>(&run, limit, "net-info") {
             Ok(f) if f.pveprobe_version == version => (Some(f), (Status::Ok, None)),
             Ok(f) => (
                 None,
@@ -219,7 +219,7 @@ impl Runner<'_> {
                 .argv(&node(&result.a, &na), &self.line(limit, &probe_args)),
             limit + SLACK,
         );
-        let probed = answer::<ProbeResult>(&run, limit, "net-probe");
+        let probed = remote::answer::<ProbeResult>(&run, limit, "net-probe");
         result.responder = responder.stop();
         read_probe(&mut result, probed);
         result.seconds = start.elapsed().as_secs_f64();
@@ -309,39 +309,6 @@ fn read_probe(result: &mut PairResult, probed: Result<ProbeResult, (Status, Opti
             result.path_mtu = probe.path_mtu;
             result.throughput = probe.throughput;
         }
-    }
-}
-
-/// A node's answer that is no failure.
-fn ok() -> NodeOutcome {
-    NodeOutcome {
-        status: Status::Ok,
-        detail: None,
-        result: None,
-        raw: None,
-    }
-}
-
-/// What a node's pveprobe printed as JSON of type `T`, or how its run
-/// failed (status and why), in the words of `cluster`'s table.
-fn answer<T: serde::de::DeserializeOwned>(
-    run: &crate::sys::child::Finished,
-    limit: Duration,
-    what: &str,
-) -> Result<T, (Status, Option<String>)> {
-    let parsed = std::cell::RefCell::new(None);
-    let outcome = remote::classify_with(run, limit, env!("CARGO_PKG_VERSION"), &|stdout, _| {
-        match serde_json::from_slice::<T>(stdout) {
-            Ok(v) => {
-                *parsed.borrow_mut() = Some(v);
-                ok()
-            }
-            Err(e) => NodeOutcome::failed(Status::BadOutput, format!("{what} said no JSON: {e}")),
-        }
-    });
-    match parsed.into_inner() {
-        Some(v) if outcome.status == Status::Ok => Ok(v),
-        _ => Err((outcome.status, outcome.detail)),
     }
 }
 

@@ -416,6 +416,34 @@ pub fn saved_path(dir: &Path, node: &Node) -> PathBuf {
     dir.join(format!("{}.json", node.name))
 }
 
+/// What a node's pveprobe printed as JSON of type `T`, or how its run
+/// failed (status and why), in the words of `cluster`'s table.
+pub fn answer<T: serde::de::DeserializeOwned>(
+    run: &Finished,
+    limit: Duration,
+    what: &str,
+) -> Result<T, (Status, Option<String>)> {
+    let parsed = std::cell::RefCell::new(None);
+    let outcome = classify_with(run, limit, env!("CARGO_PKG_VERSION"), &|stdout, _| {
+        match serde_json::from_slice::<T>(stdout) {
+            Ok(v) => {
+                *parsed.borrow_mut() = Some(v);
+                NodeOutcome {
+                    status: Status::Ok,
+                    detail: None,
+                    result: None,
+                    raw: None,
+                }
+            }
+            Err(e) => NodeOutcome::failed(Status::BadOutput, format!("{what} said no JSON: {e}")),
+        }
+    });
+    match parsed.into_inner() {
+        Some(v) if outcome.status == Status::Ok => Ok(v),
+        _ => Err((outcome.status, outcome.detail)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -460,3 +460,174 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
     assert!(smartctl.refused().is_empty(), "{}", smartctl.refused());
     drop(c);
 }
+
+/// `pveprobe ceph ARGS` on `node` of `nodes` (in its network namespace),
+/// reaching the other nodes with the test's ssh key; with `path` as PATH.
+fn run_on_node(
+    nodes: &crate::common::netns::TestCluster,
+    node: usize,
+    c: &Cluster,
+    path: &str,
+    args: &[&str],
+) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", &nodes.nodes[node].ns])
+        .arg(env!("CARGO_BIN_EXE_pveprobe"))
+        .arg("ceph")
+        .arg("--conf")
+        .arg(c.conf())
+        .arg("--members")
+        .arg(nodes.members())
+        .arg("--ssh-config")
+        .arg(nodes.dir.path().join("ssh_config"))
+        .args(["--connect-timeout", "3"])
+        .args(args)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs root: network namespaces with an sshd each stand in for the nodes"]
+fn osds_on_another_node_get_their_disks_health_and_links_read_over_ssh() {
+    use crate::common::netns::{Behaviour, TestCluster};
+    if !ceph::or_skip() {
+        return;
+    }
+    // Two nodes, each a network namespace with its own sshd; the cluster
+    // runs in pve1's, and its osd.2 under the host name pve2, so Ceph
+    // places it on node pve2. Ceph's public network includes the nodes'.
+    let nodes = TestCluster::new(&[("pve1", Behaviour::Good), ("pve2", Behaviour::Good)]);
+    let blocks = crate::common::workdir();
+    let c = Cluster::start_laid_out(ceph::Layout {
+        block_dirs: &[blocks.path(), blocks.path(), blocks.path()],
+        netns: Some(nodes.nodes[0].ns.clone()),
+        hosts: vec![(2, "pve2".into())],
+        public_network: Some("127.0.0.0/8, 10.231.7.0/24".into()),
+    });
+    let metadata: serde_json::Value =
+        serde_json::from_str(&c.ceph(&["osd", "metadata", "-f", "json"])).unwrap();
+    let osd2 = metadata
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == 2)
+        .unwrap();
+    assert_eq!(osd2["hostname"], "pve2", "the rig placed osd.2 on pve2");
+    let disk = osd2["devices"]
+        .as_str()
+        .and_then(|d| d.split(',').next())
+        .filter(|d| !d.is_empty())
+        .expect("a BlueStore OSD on a file names the disk below it")
+        .to_string();
+    // pve2's smartctl says its disk is failing (a real NVMe disk's capture
+    // whose SMART said FAILED); this node's says the same disk is well (a
+    // real healthy Samsung SSD's capture): so each answer shows where it
+    // was read.
+    let remote = crate::common::smartctl::Smartctl::new();
+    remote.answer(&disk, "nvme-null-SAMSUNG_MZWLL3T2HAJQ-00005-nvme0.json");
+    let pve2_bin = nodes.dir.path().join("pve2/bin/smartctl");
+    std::fs::write(
+        &pve2_bin,
+        format!("#!/bin/sh\nexec {}/smartctl \"$@\"\n", remote.bin.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &pve2_bin,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let local = crate::common::smartctl::Smartctl::new();
+    local.answer(
+        &disk,
+        "sat-Samsung_based_SSDs-SAMSUNG_MZ7LH480HAHQ-00005-sda.json",
+    );
+
+    let args = [
+        "--yes",
+        "--no-pool-bench",
+        "--no-osd-bench",
+        "--output-format",
+        "json",
+    ];
+    let out = run_on_node(&nodes, 0, &c, &local.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let osds = doc["osds"].as_array().unwrap();
+    let passed = |id: i64| -> Vec<bool> {
+        osds.iter().find(|o| o["id"] == id).unwrap()["health"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["passed"].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(passed(0), [true], "read on this node: {doc}");
+    assert_eq!(passed(2), [false], "read on pve2: {doc}");
+    let hints = doc["hints"].as_array().unwrap();
+    let unhealthy: Vec<&str> = hints
+        .iter()
+        .filter(|h| h["code"] == "osd-disk-unhealthy")
+        .map(|h| h["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(unhealthy, ["osd.2"], "{hints:?}");
+    assert!(
+        remote
+            .calls()
+            .iter()
+            .all(|c| c.ends_with(&format!("/dev/{disk}"))),
+        "pve2 was asked about its OSD's disk only: {:?}",
+        remote.calls()
+    );
+    assert!(remote.refused().is_empty() && local.refused().is_empty());
+    // pve2's link of Ceph's public network, as its own sysfs gives it.
+    let speed = crate::common::sh(
+        "ip",
+        &[
+            "netns",
+            "exec",
+            &nodes.nodes[1].ns,
+            "cat",
+            "/sys/class/net/eth0/speed",
+        ],
+    );
+    let link = doc["networks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["node"] == "pve2" && l["network"] == "10.231.7.0/24")
+        .unwrap_or_else(|| panic!("pve2's link: {doc}"));
+    assert_eq!(link["interface"], "eth0");
+    assert_eq!(
+        link["speed_mbps"].as_i64(),
+        speed.trim().parse::<i64>().ok().filter(|s| *s > 0),
+        "{link}"
+    );
+    assert!(doc["notes"].as_array().unwrap().is_empty(), "{doc}");
+
+    // pve2 gone: its OSD is still listed, the note says what is missing.
+    let sshd = nodes.sshd_pid("pve2").unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(sshd as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let out = run_on_node(&nodes, 0, &c, &local.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("node pve2 not read") && notes.contains("health"),
+        "{notes}"
+    );
+    assert!(
+        doc["osds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == 2 && o["health"].as_array().unwrap().is_empty()),
+        "{doc}"
+    );
+    drop(c);
+}

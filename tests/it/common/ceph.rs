@@ -19,6 +19,22 @@ pub const OSDS: usize = 3;
 pub struct Cluster {
     pub dir: tempfile::TempDir,
     daemons: Vec<Child>,
+    /// The network namespace everything runs in (`ip netns exec`), if not this one.
+    netns: Option<String>,
+}
+
+/// How the rig is laid out beyond the default.
+#[derive(Default)]
+pub struct Layout<'a> {
+    /// BlueStore OSDs, OSD N's block file in `block_dirs[N]`; empty: memstore.
+    pub block_dirs: &'a [&'a std::path::Path],
+    /// Every daemon and tool in this network namespace.
+    pub netns: Option<String>,
+    /// OSD N runs under host name H (a UTS namespace of its own): Ceph
+    /// places it on host H, as if it ran on that node.
+    pub hosts: Vec<(usize, String)>,
+    /// ceph.conf's `public_network`, instead of 127.0.0.0/8.
+    pub public_network: Option<String>,
 }
 
 /// Whether Debian's Ceph daemons are installed (scripts/install-test-deps).
@@ -74,8 +90,34 @@ impl Cluster {
         self.dir.path().join("ceph.conf")
     }
 
+    /// `program`, in the rig's namespace and under `hostname` if given.
+    fn command(&self, program: &str, hostname: Option<&str>) -> Command {
+        let mut words: Vec<String> = Vec::new();
+        if let Some(ns) = &self.netns {
+            words.extend(["ip", "netns", "exec", ns].map(String::from));
+        }
+        if let Some(h) = hostname {
+            words.extend(
+                [
+                    "unshare",
+                    "--uts",
+                    "sh",
+                    "-c",
+                    "hostname \"$1\" && shift && exec \"$@\"",
+                    "sh",
+                    h,
+                ]
+                .map(String::from),
+            );
+        }
+        words.push(program.into());
+        let mut cmd = Command::new(&words[0]);
+        cmd.args(&words[1..]);
+        cmd
+    }
+
     fn tool(&self, program: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::new(program);
+        let mut cmd = self.command(program, None);
         cmd.arg("-c")
             .arg(self.conf())
             .args(args)
@@ -117,13 +159,18 @@ impl Cluster {
     }
 
     fn spawn(&mut self, program: &str, args: &[&str]) {
+        self.spawn_as(program, args, None);
+    }
+
+    fn spawn_as(&mut self, program: &str, args: &[&str], hostname: Option<&str>) {
         let log = std::fs::File::create(
             self.dir
                 .path()
                 .join(format!("{program}.{}.out", self.daemons.len())),
         )
         .unwrap();
-        let child = Command::new(program)
+        let child = self
+            .command(program, hostname)
             .arg("-c")
             .arg(self.conf())
             .args(args)
@@ -157,6 +204,14 @@ impl Cluster {
     /// makes that OSD slow), none with a device class (the three are one
     /// class).
     pub fn start_with(block_dirs: &[&std::path::Path]) -> Cluster {
+        Cluster::start_laid_out(Layout {
+            block_dirs,
+            ..Layout::default()
+        })
+    }
+
+    pub fn start_laid_out(layout: Layout) -> Cluster {
+        let block_dirs = layout.block_dirs;
         let dir = workdir();
         let d = dir.path().to_path_buf();
         std::fs::create_dir_all(d.join("run")).unwrap();
@@ -164,6 +219,7 @@ impl Cluster {
         let fsid = uuid();
         let port = free_port();
         let p = d.display();
+        let public = layout.public_network.as_deref().unwrap_or("127.0.0.0/8");
         std::fs::write(
             d.join("ceph.conf"),
             format!(
@@ -184,7 +240,7 @@ impl Cluster {
                  mon_allow_pool_delete = false\n\
                  osd_crush_chooseleaf_type = 0\n\
                  ms_bind_msgr1 = false\n\
-                 public_network = 127.0.0.0/8\n\
+                 public_network = {public}\n\
                  mon_data = {p}/$name\n\
                  mgr_data = {p}/$name\n\
                  osd_data = {p}/$name\n\
@@ -260,6 +316,7 @@ impl Cluster {
         let mut c = Cluster {
             dir,
             daemons: Vec::new(),
+            netns: layout.netns.clone(),
         };
         c.spawn("ceph-mon", &["-i", "a"]);
         c.spawn("ceph-mgr", &["-i", "x"]);
@@ -275,7 +332,12 @@ impl Cluster {
                     .unwrap(),
                 "ceph-osd --mkfs",
             );
-            c.spawn("ceph-osd", &["-i", &id]);
+            let host = layout
+                .hosts
+                .iter()
+                .find(|(n, _)| *n == i)
+                .map(|(_, h)| h.as_str());
+            c.spawn_as("ceph-osd", &["-i", &id], host);
         }
         c.wait_for("OSDs up", Duration::from_secs(60), || {
             let stat: serde_json::Value =

@@ -1,6 +1,7 @@
 //! What `pveprobe ceph` reads of Ceph's tools: `ceph osd tree`,
 //! `metadata`, `perf`, `df`, `pool ls detail`, `autoscale-status`,
-//! `tell osd.N bench`, `rados bench --format json` and `rbd bench`.
+//! `tell osd.N bench`, `rados bench --format json`, `rbd bench`,
+//! `pg ls-by-pool` and `tell mon.X config get`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -30,6 +31,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(r.bandwidth.is_finite() && r.average_iops.is_finite());
         assert!(r.seconds.iter().all(|s| s.sec > 0.0));
     }
+    let _ = ceph::pg_states(&text);
+    let _ = ceph::config_value(&text, "mon_allow_pool_delete");
     if let Ok(r) = ceph::rbd_bench(&text) {
         assert!(r.bytes_per_sec.is_finite() && r.ops_per_sec.is_finite());
     }

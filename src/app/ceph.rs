@@ -57,6 +57,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
         node: crate::pvestorage::node_name(),
         conf_given: args.conf.is_some(),
         reach: (!args.this_node_only).then(|| args.reach.to_reach()),
+        scratch_pool: args.scratch_pool,
     };
     let session = Session::start::<CephDocument>(Frame {
         append: args.append,
@@ -81,6 +82,9 @@ pub fn ceph(args: &CephArgs) -> Ended {
         ),
         e => Stop::not_measured(format!("cannot read the cluster: {e}; nothing was written")),
     })?;
+    if req.scratch_pool {
+        scratch_pool_allowed(&tools, &view)?;
+    }
     let plan = ceph::plan(&req, &view)
         .map_err(|e| Stop::bad_input(format!("{e}; nothing was written")))?;
     if args.dry_run {
@@ -160,4 +164,32 @@ pub fn node_info(args: &CephNodeInfoArgs) -> Ended {
         .map_err(|e| Stop::not_measured(format!("ceph-node-info: {e}")))?;
     println!("{text}");
     Ok(Exit::Ok)
+}
+
+/// `--scratch-pool` only where the pool can be deleted again: every
+/// monitor in quorum must allow it, or nothing is made (exit 2).
+fn scratch_pool_allowed(tools: &CephTools, view: &ceph::ClusterView) -> Result<(), Stop> {
+    let refused = ceph::pool_delete_refused(tools, &view.mons).map_err(|e| {
+        Stop::not_measured(format!(
+            "--scratch-pool: cannot ask the monitors whether a pool may be deleted: {e}; nothing was written"
+        ))
+    })?;
+    if refused.is_empty() && !view.mons.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::bad_input(format!(
+        "--scratch-pool: {} {} pools to be deleted ({} is not true), so the scratch pool could not be removed after the run; allow it (ceph config set mon {} true, or PVE's ceph.conf) or bench an existing pool with --pool; nothing was created",
+        if refused.is_empty() {
+            "no monitor in quorum".to_string()
+        } else {
+            refused.join(", ")
+        },
+        if refused.is_empty() {
+            "answered; it may not allow"
+        } else {
+            "does not allow"
+        },
+        ceph::POOL_DELETE,
+        ceph::POOL_DELETE
+    )))
 }

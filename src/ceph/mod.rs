@@ -24,7 +24,10 @@
 //! same name: [`Scratch`] removes both on every way out, Ctrl-C included
 //! (a bench running then is stopped with SIGTERM, so `rbd bench` closes
 //! its image and leaves no watcher behind), and then lists the namespace
-//! to show it is empty. No pool is created or deleted.
+//! to show it is empty. No pool is created or deleted, unless the run is
+//! asked for a scratch pool ([`ScratchPool`]): then the pool is made for
+//! the run, only when every monitor would let it be deleted, and deleted
+//! on every way out.
 
 pub mod network;
 pub mod nodes;
@@ -87,6 +90,8 @@ pub struct CephRequest {
     pub conf_given: bool,
     /// How the other nodes holding OSDs are reached; `None`: this node only.
     pub reach: Option<crate::nodes::Reach>,
+    /// Bench a pool made for the run (named by `run_id`), deleted after it.
+    pub scratch_pool: bool,
 }
 
 /// Why a step failed.
@@ -166,6 +171,8 @@ impl CephTools<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct ClusterView {
     pub fsid: Option<String>,
+    /// The monitors in quorum, by name.
+    pub mons: Vec<String>,
     pub health: Option<String>,
     pub tree: Vec<parse::TreeOsd>,
     pub metadata: Vec<parse::OsdMetadata>,
@@ -193,6 +200,13 @@ pub fn inspect(tools: &CephTools) -> Result<ClusterView, CephError> {
             .pointer("/health/status")
             .and_then(|v| v.as_str())
             .map(String::from),
+        mons: status
+            .get("quorum_names")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect(),
         tree: parse::osd_tree(&tools.ceph(&["osd", "tree", "-f", "json"])?)?,
         pools: parse::pools(&tools.ceph(&["osd", "pool", "ls", "detail", "-f", "json"])?)?,
         ..ClusterView::default()
@@ -326,9 +340,24 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
         );
         secs += per * osds.len() as u64 * 10 / req.parallel.max(1) as u64;
     }
-    if req.pool_bench {
+    if req.pool_bench && req.scratch_pool {
+        out += &format!(
+            "- pool {0}: made for the run (the cluster's default size and PG count, for RBD images), benched as below, then deleted (every monitor allows it: mon_allow_pool_delete)\n\
+             - pool {0}: `rados bench` {1} s each: write 4 MiB objects with {THREADS} threads (at most a quarter of the new pool's MAX AVAIL), read them back sequentially and at random, then 4 KiB writes with 1 and {THREADS} threads\n",
+            req.run_id, req.seconds
+        );
+        secs += 5 * u64::from(req.seconds);
+        if req.rbd_bench {
+            out += &format!(
+                "- pool {0}: `rbd bench` on a scratch image {0}/{0} of {1}: {1} of 4 KiB random writes, then as much read, {THREADS} threads\n",
+                req.run_id,
+                human(req.rbd_bytes)
+            );
+        }
+    }
+    if req.pool_bench && !req.scratch_pool {
         if pools.is_empty() {
-            out += "- no pool to bench: none is for RBD images; name one with --pool\n";
+            out += "- no pool to bench: none is for RBD images; name one with --pool, or --scratch-pool\n";
         }
         for p in &pools {
             out += &format!(
@@ -355,8 +384,13 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
         }
     }
     out += &format!(
-        "About {} min; client I/O on the cluster (the VMs' disks) slows while the pool benches run. No pool is created or deleted.\n",
-        secs.div_ceil(60).max(1)
+        "About {} min; client I/O on the cluster (the VMs' disks) slows while the pool benches run. {}\n",
+        secs.div_ceil(60).max(1),
+        if req.scratch_pool && req.pool_bench {
+            "One pool is created and deleted."
+        } else {
+            "No pool is created or deleted."
+        }
     );
     Ok(out)
 }
@@ -872,47 +906,197 @@ pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephR
         }
     }
     if req.pool_bench {
-        let names: Vec<String> = chosen_pools(req, &view)
-            .unwrap_or_default()
-            .iter()
-            .map(|p| p.name.clone())
-            .collect();
-        for name in names {
-            if interrupt.signal().is_some() {
-                break;
-            }
-            let mut scratch = Scratch::new(&tools, &name, &req.run_id);
-            let mut jobs = Vec::new();
-            let mut errors = Vec::new();
-            let rbd = req.rbd_bench
-                && view
-                    .pools
-                    .iter()
-                    .any(|p| p.name == name && p.applications.iter().any(|a| a == "rbd"));
-            let ran = scratch
-                .rados_jobs(req.seconds, write_cap(&view, &name), &mut jobs)
-                .and_then(|()| {
-                    if rbd {
-                        scratch.rbd_jobs(
-                            req.rbd_bytes
-                                .min(write_cap(&view, &name).unwrap_or(u64::MAX)),
-                            &mut jobs,
-                        )
-                    } else {
-                        Ok(())
-                    }
-                });
-            if let Err(e) = ran {
-                errors.push(e.to_string());
-            }
-            report.left_behind.extend(scratch.clean());
-            if let Some(pool) = report.pools.iter_mut().find(|p| p.name == name) {
-                pool.jobs = jobs;
-                pool.errors = errors;
-            }
-        }
+        bench_pools(req, view, &tools, &mut report);
     }
     report.interrupted_by = interrupt.signal();
     report.finish();
     report
+}
+
+/// Each chosen pool's benches (or the scratch pool's, made first and
+/// deleted after), each pool's scratch space removed before the next.
+fn bench_pools(
+    req: &CephRequest,
+    mut view: ClusterView,
+    tools: &CephTools,
+    report: &mut CephReport,
+) {
+    let mut scratch_pool = req
+        .scratch_pool
+        .then(|| ScratchPool::new(tools, &req.run_id));
+    let names: Vec<String> = match scratch_pool.as_mut() {
+        Some(sp) => match sp.create(&mut view) {
+            Ok(()) => {
+                if let Some(p) = view.pools.iter().find(|p| p.name == sp.name) {
+                    report.pools.push(report::PoolResult {
+                        scratch: true,
+                        ..report::PoolResult::of(p, &view)
+                    });
+                }
+                vec![sp.name.clone()]
+            }
+            Err(e) => {
+                report.pools.push(report::PoolResult {
+                    name: sp.name.clone(),
+                    scratch: true,
+                    errors: vec![format!("the scratch pool: {e}")],
+                    ..report::PoolResult::default()
+                });
+                Vec::new()
+            }
+        },
+        None => chosen_pools(req, &view)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
+    };
+    for name in names {
+        if tools.interrupt.signal().is_some() {
+            break;
+        }
+        let mut scratch = Scratch::new(tools, &name, &req.run_id);
+        let mut jobs = Vec::new();
+        let mut errors = Vec::new();
+        let rbd = req.rbd_bench
+            && view
+                .pools
+                .iter()
+                .any(|p| p.name == name && p.applications.iter().any(|a| a == "rbd"));
+        let cap = write_cap(&view, &name);
+        let ran = scratch
+            .rados_jobs(req.seconds, cap, &mut jobs)
+            .and_then(|()| {
+                if rbd {
+                    scratch.rbd_jobs(req.rbd_bytes.min(cap.unwrap_or(u64::MAX)), &mut jobs)
+                } else {
+                    Ok(())
+                }
+            });
+        if let Err(e) = ran {
+            errors.push(e.to_string());
+        }
+        report.left_behind.extend(scratch.clean());
+        if let Some(pool) = report.pools.iter_mut().find(|p| p.name == name) {
+            pool.jobs = jobs;
+            pool.errors.extend(errors);
+        }
+    }
+    if let Some(sp) = scratch_pool.as_mut() {
+        report.left_behind.extend(sp.delete());
+    }
+}
+
+/// The monitors in quorum that would refuse to delete a pool
+/// (`mon_allow_pool_delete` is not true on them, as each runs now:
+/// ceph.conf, the config database and `config set` alike); empty when
+/// all allow it.
+pub fn pool_delete_refused(tools: &CephTools, mons: &[String]) -> Result<Vec<String>, CephError> {
+    let mut refused = Vec::new();
+    for m in mons {
+        let text = tools.ceph(&[
+            "tell",
+            &format!("mon.{m}"),
+            "config",
+            "get",
+            POOL_DELETE,
+            "-f",
+            "json",
+        ])?;
+        if parse::config_value(&text, POOL_DELETE)? != "true" {
+            refused.push(format!("mon.{m}"));
+        }
+    }
+    Ok(refused)
+}
+
+/// The monitor option without which no pool can be deleted.
+pub const POOL_DELETE: &str = "mon_allow_pool_delete";
+
+/// How long a new pool's placement groups may take to become active.
+const PG_ACTIVE_LIMIT: Duration = Duration::from_secs(120);
+
+/// A pool made for the run (`--scratch-pool`), named by the run's id,
+/// with the cluster's defaults (size, PG count), for RBD images;
+/// [`ScratchPool::delete`] removes it.
+pub struct ScratchPool<'a> {
+    tools: &'a CephTools<'a>,
+    pub name: String,
+    made: bool,
+}
+
+impl<'a> ScratchPool<'a> {
+    pub fn new(tools: &'a CephTools<'a>, run_id: &str) -> Self {
+        ScratchPool {
+            tools,
+            name: run_id.to_string(),
+            made: false,
+        }
+    }
+
+    /// Makes the pool, waits for its placement groups to be active, and
+    /// reads the cluster's pools and room again into `view`. Ctrl-C does
+    /// not stop the creation (so the pool is known and deleted), only the
+    /// wait.
+    pub fn create(&mut self, view: &mut ClusterView) -> Result<(), CephError> {
+        let t = self.tools;
+        t.run(
+            "ceph",
+            &["osd", "pool", "create", &self.name],
+            READ_LIMIT,
+            false,
+        )?;
+        self.made = true;
+        t.run(
+            "ceph",
+            &["osd", "pool", "application", "enable", &self.name, "rbd"],
+            READ_LIMIT,
+            false,
+        )?;
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(sig) = t.interrupt.signal() {
+                return Err(CephError::Interrupted(sig));
+            }
+            let states =
+                parse::pg_states(&t.ceph(&["pg", "ls-by-pool", &self.name, "-f", "json"])?)?;
+            if !states.is_empty() && states.iter().all(|s| s.starts_with("active")) {
+                break;
+            }
+            if start.elapsed() > PG_ACTIVE_LIMIT {
+                return Err(CephError::Tool {
+                    command: format!("ceph pg ls-by-pool {}", self.name),
+                    why: format!(
+                        "its placement groups were not active within {} s",
+                        PG_ACTIVE_LIMIT.as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        view.pools = parse::pools(&t.ceph(&["osd", "pool", "ls", "detail", "-f", "json"])?)?;
+        view.space = parse::df_pools(&t.ceph(&["df", "-f", "json"])?)?;
+        Ok(())
+    }
+
+    /// Deletes the pool if it was made; what is left, if it could not be.
+    pub fn delete(&mut self) -> Option<String> {
+        if !std::mem::take(&mut self.made) {
+            return None;
+        }
+        let n = self.name.as_str();
+        self.tools
+            .run(
+                "ceph",
+                &["osd", "pool", "rm", n, n, "--yes-i-really-really-mean-it"],
+                CLEAN_LIMIT,
+                false,
+            )
+            .err()
+            .map(|e| {
+                format!(
+                    "pool {n} ({e}); `ceph osd pool rm {n} {n} --yes-i-really-really-mean-it` removes it"
+                )
+            })
+    }
 }

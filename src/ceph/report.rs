@@ -92,9 +92,46 @@ pub struct PoolResult {
     pub pg_num_wanted: Option<i64>,
     pub autoscale_mode: Option<String>,
     pub applications: Vec<String>,
+    /// Made by this run (`--scratch-pool`) and deleted after it.
+    #[serde(default)]
+    pub scratch: bool,
     pub jobs: Vec<PoolJob>,
     pub errors: Vec<String>,
 }
+
+impl PoolResult {
+    /// A pool as the cluster describes it, before its benches.
+    pub fn of(p: &pveprobe_parse::ceph::Pool, view: &super::ClusterView) -> PoolResult {
+        let auto = view.autoscale.iter().find(|a| a.pool == p.name);
+        PoolResult {
+            name: p.name.clone(),
+            kind: p.kind.clone(),
+            size: p.size,
+            min_size: p.min_size,
+            pg_num: p.pg_num,
+            pg_num_wanted: auto
+                .filter(|a| a.would_adjust)
+                .and_then(|a| a.pg_num_final)
+                .filter(|n| Some(*n) != p.pg_num),
+            autoscale_mode: p.autoscale_mode.clone(),
+            applications: p.applications.clone(),
+            ..PoolResult::default()
+        }
+    }
+
+    /// How `compare` names the pool: a scratch pool by what it is, as its
+    /// name changes from run to run.
+    pub fn instance(&self) -> String {
+        if self.scratch {
+            SCRATCH_INSTANCE.into()
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// `compare`'s name for a run's scratch pool.
+pub const SCRATCH_INSTANCE: &str = "scratch pool";
 
 /// A hint: a code documented in docs/hints.md, what it is about, what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,26 +204,15 @@ impl CephReport {
                 }
             })
             .collect();
-        let pools = super::chosen_pools(req, view)
-            .unwrap_or_default()
+        // A scratch pool's run benches that pool alone (added once made).
+        let chosen = if req.scratch_pool {
+            Vec::new()
+        } else {
+            super::chosen_pools(req, view).unwrap_or_default()
+        };
+        let pools = chosen
             .into_iter()
-            .map(|p| {
-                let auto = view.autoscale.iter().find(|a| a.pool == p.name);
-                PoolResult {
-                    name: p.name.clone(),
-                    kind: p.kind.clone(),
-                    size: p.size,
-                    min_size: p.min_size,
-                    pg_num: p.pg_num,
-                    pg_num_wanted: auto
-                        .filter(|a| a.would_adjust)
-                        .and_then(|a| a.pg_num_final)
-                        .filter(|n| Some(*n) != p.pg_num),
-                    autoscale_mode: p.autoscale_mode.clone(),
-                    applications: p.applications.clone(),
-                    ..PoolResult::default()
-                }
-            })
+            .map(|p| PoolResult::of(p, view))
             .collect();
         CephReport {
             schema_version: SCHEMA_VERSION,
@@ -482,7 +508,8 @@ pub fn hints(r: &CephReport) -> Vec<CephHint> {
         out.extend(near_full(o));
         out.extend(disk_unhealthy(o));
     }
-    for p in &r.pools {
+    // A scratch pool is gone after the run: its settings are no advice.
+    for p in r.pools.iter().filter(|p| !p.scratch) {
         out.extend(redundancy_low(p));
         out.extend(pg_count(p));
     }
@@ -535,7 +562,7 @@ impl CephReport {
         }
         for p in &self.pools {
             for j in &p.jobs {
-                extended.extend(entry(format!("ceph_{}", j.key), p.name.clone(), &j.figure));
+                extended.extend(entry(format!("ceph_{}", j.key), p.instance(), &j.figure));
             }
         }
         let name = format!("Ceph {}", self.fsid.as_deref().unwrap_or("cluster"));

@@ -61,13 +61,17 @@ COST AND SAFETY
   Ctrl-C and SIGTERM included (a bench running then is stopped first), and
   the namespace is listed to show it is empty; anything that could not be
   removed is named with the command that removes it. No pool is created or
-  deleted.
+  deleted, unless --scratch-pool asks for a pool of the run's own: then it
+  is made only if every monitor allows pools to be deleted
+  (mon_allow_pool_delete, which PVE's ceph.conf sets; otherwise nothing is
+  made, exit 2), and deleted on every way out.
 
 EXAMPLES
   pveprobe ceph --dry-run
   pveprobe ceph --yes
   pveprobe ceph --pool ceph-vm --seconds 60 --yes
   pveprobe ceph --no-pool-bench --parallel 3 --yes     only the OSD benches
+  pveprobe ceph --scratch-pool --yes                   a pool of its own, deleted after
   pveprobe ceph --yes --output-format json --output ceph.json
   pveprobe ceph --yes --plot rados.svg                 each second of the pool benches
   pveprobe compare before.json after.json              two runs, OSD by OSD, job by job";
@@ -106,6 +110,12 @@ pub struct CephArgs {
     /// Skip the pool benches (rados and rbd)
     #[arg(long)]
     pub no_pool_bench: bool,
+
+    /// Bench a pool made for the run instead (the cluster's default size
+    /// and PG count, named pveprobe-HOST-PID-TIME) and delete it after;
+    /// needs mon_allow_pool_delete on the monitors, checked first
+    #[arg(long, conflicts_with_all = ["pools", "no_pool_bench"])]
+    pub scratch_pool: bool,
 
     /// Skip rbd bench
     #[arg(long)]

@@ -631,3 +631,127 @@ fn osds_on_another_node_get_their_disks_health_and_links_read_over_ssh() {
     );
     drop(c);
 }
+
+/// The cluster's pools, by name.
+fn pools(c: &Cluster) -> Vec<String> {
+    c.ceph(&["osd", "pool", "ls"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_scratch_pool_is_made_only_where_it_can_be_deleted_and_is_deleted_after_a_sigint_too() {
+    if !ceph::or_skip() {
+        return;
+    }
+    let c = Cluster::start();
+    let before = pools(&c);
+    let args = [
+        "--yes",
+        "--scratch-pool",
+        "--no-osd-bench",
+        "--seconds",
+        "1",
+        "--rbd-size",
+        "16M",
+        "--output-format",
+        "json",
+    ];
+    // The rig's monitor refuses to delete pools (mon_allow_pool_delete =
+    // false in its ceph.conf): nothing is made.
+    let out = run(&c, &args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mon.a")
+            && err.contains("mon_allow_pool_delete")
+            && err.contains("nothing was created"),
+        "{err}"
+    );
+    assert_eq!(pools(&c), before);
+    let plan = stdout(&run(&c, &["--scratch-pool", "--dry-run"]));
+    assert!(plan.is_empty(), "the refusal comes before the plan: {plan}");
+
+    // Allowed for the running monitor: made, benched, deleted.
+    c.ceph(&[
+        "tell",
+        "mon.a",
+        "config",
+        "set",
+        "mon_allow_pool_delete",
+        "true",
+    ]);
+    let plan = stdout(&run(&c, &["--scratch-pool", "--dry-run"]));
+    assert!(
+        plan.contains("made for the run") && plan.contains("One pool is created and deleted"),
+        "{plan}"
+    );
+    let out = run(&c, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let benched = doc["pools"].as_array().unwrap();
+    assert_eq!(benched.len(), 1, "only the scratch pool: {doc}");
+    let p = &benched[0];
+    assert_eq!(p["scratch"], true);
+    assert!(p["name"].as_str().unwrap().starts_with("pveprobe-"), "{p}");
+    let jobs: Vec<&str> = p["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["figure"]["iops"].as_f64().unwrap() > 0.0)
+        .map(|j| j["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        jobs.contains(&"rados_write_4m") && jobs.contains(&"rbd_write_4k"),
+        "{jobs:?}"
+    );
+    assert_eq!(pools(&c), before, "the scratch pool is gone");
+    assert!(
+        !doc["hints"].to_string().contains("pveprobe-"),
+        "no advice on a pool that is gone: {}",
+        doc["hints"]
+    );
+
+    // Ctrl-C in the middle of its rados bench: the pool is deleted all the same.
+    let mut child = pveprobe()
+        .arg("ceph")
+        .arg("--conf")
+        .arg(c.conf())
+        .args([
+            "--yes",
+            "--scratch-pool",
+            "--no-osd-bench",
+            "--seconds",
+            "30",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let scratch = loop {
+        if let Some(name) = pools(&c).into_iter().find(|p| p.starts_with("pveprobe-"))
+            && c.objects(&name)
+                .iter()
+                .any(|o| o.contains("benchmark_data"))
+        {
+            break name;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the bench never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = wait_within(&mut child, Duration::from_secs(120));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(pools(&c), before, "{scratch} deleted: {}", stderr(&out));
+    assert!(!stderr(&out).contains("left behind"), "{}", stderr(&out));
+}

@@ -468,8 +468,11 @@ pub struct OsdBench {
 /// `ceph tell osd.N bench ... -f json`.
 pub fn osd_bench(text: &str) -> Result<OsdBench, CephOutputError> {
     const WHAT: &str = "ceph tell osd bench";
-    let doc = json(WHAT, text)?;
-    let get = |k| field(&doc, k);
+    let whole = json(WHAT, text)?;
+    // Crimson's OSD wraps the same figures in `osd_bench_results` (ceph
+    // commit ee84f8970ab5, "crimson: Add support for bench osd command").
+    let doc = whole.get("osd_bench_results").unwrap_or(&whole);
+    let get = |k| field(doc, k);
     match (
         get("bytes_written"),
         get("elapsed_sec"),
@@ -491,6 +494,33 @@ pub fn osd_bench(text: &str) -> Result<OsdBench, CephOutputError> {
             expected: "bytes_written, elapsed_sec and bytes_per_sec",
         }),
     }
+}
+
+/// Each placement group's state (`active+clean`, `creating+peering`...)
+/// from `ceph pg ls-by-pool POOL -f json` (`{"pg_stats": [...]}`; before
+/// Nautilus a bare list).
+pub fn pg_states(text: &str) -> Result<Vec<String>, CephOutputError> {
+    const WHAT: &str = "ceph pg ls-by-pool";
+    let list = match json(WHAT, text)? {
+        Value::Array(a) => a,
+        _ => items(
+            WHAT,
+            text,
+            Some("pg_stats"),
+            "an object with a pg_stats list",
+        )?,
+    };
+    Ok(list.iter().filter_map(|p| string(p, "state")).collect())
+}
+
+/// One option's value from `ceph tell mon.X config get OPTION -f json`
+/// (`{"OPTION": "VALUE"}`).
+pub fn config_value(text: &str, option: &str) -> Result<String, CephOutputError> {
+    const WHAT: &str = "ceph tell config get";
+    string(&json(WHAT, text)?, option).ok_or(CephOutputError::Shape {
+        what: WHAT,
+        expected: "an object with the option's value",
+    })
 }
 
 /// One second of a `rados bench` run.
@@ -806,6 +836,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(b.iops, 2.0);
+        // Crimson's OSD: the same figures inside osd_bench_results.
+        let c = osd_bench(&fixture("ceph/crimson", "tell-osd-bench.json")).unwrap();
+        assert_eq!((c.bytes_written, c.iops), (1073741824.0, 512.0));
+    }
+
+    #[test]
+    fn placement_group_states_and_a_monitors_option_are_read() {
+        let states = pg_states(&pacific("pg-ls-by-pool.json")).unwrap();
+        assert!(!states.is_empty());
+        assert!(states.iter().all(|s| s.starts_with("active")), "{states:?}");
+        assert_eq!(
+            pg_states(r#"[{"pgid":"1.0","state":"creating+peering"}]"#).unwrap(),
+            ["creating+peering"]
+        );
+        assert!(pg_states(r#"{"pg_ready":true}"#).is_err());
+        let v = config_value(
+            &pacific("tell-mon-config-get.json"),
+            "mon_allow_pool_delete",
+        )
+        .unwrap();
+        assert_eq!(v, "false");
+        assert!(config_value("{}", "mon_allow_pool_delete").is_err());
     }
 
     #[test]

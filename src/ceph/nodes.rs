@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::network::{self, CephLink};
 use super::report::CephReport;
 use crate::measure::window::Interrupt;
-use crate::model::storage::Health;
+use crate::model::storage::{Health, Link};
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, shell_line};
 use crate::nodes::{Reach, load_nodes};
@@ -34,13 +34,16 @@ pub struct CephNodeFacts {
     pub notes: Vec<String>,
 }
 
-/// One disk's SMART health, or why there is none.
+/// One disk's SMART health (or why there is none) and its links.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskHealth {
     /// The kernel's name (`sda`, `nvme0n1`), as Ceph's metadata gives it.
     pub device: String,
     pub health: Option<Health>,
     pub problem: Option<String>,
+    /// Its SATA link, SAS phy or USB port and its controller's PCIe link (sysfs).
+    #[serde(default)]
+    pub links: Vec<Link>,
 }
 
 /// A kernel device name as Ceph's `devices` gives it: letters, digits,
@@ -72,6 +75,7 @@ pub fn facts(
                     device: d.clone(),
                     health: None,
                     problem: Some(format!("{d:?} is not a device name")),
+                    links: Vec::new(),
                 };
             }
             let r = crate::blockstack::smart::read(&format!("/dev/{d}"), None, interrupt);
@@ -79,6 +83,7 @@ pub fn facts(
                 device: d.clone(),
                 health: r.health,
                 problem: r.problem,
+                links: crate::blockstack::sysfs::disk(host, d).links,
             }
         })
         .collect();
@@ -121,18 +126,19 @@ fn devices_by_host(report: &CephReport) -> BTreeMap<String, Vec<String>> {
 pub fn merge(report: &mut CephReport, host: &str, facts: CephNodeFacts, remote: bool) {
     let mut missing = false;
     for d in &facts.disks {
-        if let Some(h) = &d.health {
-            for o in report
-                .osds
-                .iter_mut()
-                .filter(|o| o.host.as_deref() == Some(host) && o.devices.contains(&d.device))
-            {
-                o.health.push(h.clone());
-            }
-        } else if d
-            .problem
-            .as_deref()
-            .is_some_and(|p| p.contains("not installed"))
+        for o in report
+            .osds
+            .iter_mut()
+            .filter(|o| o.host.as_deref() == Some(host) && o.devices.contains(&d.device))
+        {
+            o.health.extend(d.health.clone());
+            o.links
+                .extend(d.links.iter().map(|l| (d.device.clone(), l.clone())));
+        }
+        if d.health.is_none()
+            && d.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("not installed"))
         {
             missing = true;
         }
@@ -337,6 +343,15 @@ mod tests {
             passed: Some(false),
             ..Health::default()
         };
+        let sata_at_3g = Link {
+            kind: "SATA".into(),
+            at: "ata1".into(),
+            current: "3.0 Gb/s".into(),
+            ceiling_mb_s: 300.0,
+            capable: Some("6.0 Gb/s".into()),
+            capable_mb_s: Some(600.0),
+            capable_by: Some("the disk and the port".into()),
+        };
         let facts = CephNodeFacts {
             pveprobe_version: env!("CARGO_PKG_VERSION").into(),
             node: "pve2".into(),
@@ -345,11 +360,13 @@ mod tests {
                     device: "sda".into(),
                     health: Some(failed.clone()),
                     problem: None,
+                    links: vec![sata_at_3g.clone()],
                 },
                 DiskHealth {
                     device: "sdb".into(),
                     health: None,
                     problem: Some("smartctl is not installed: ...".into()),
+                    links: Vec::new(),
                 },
             ],
             links: vec![CephLink {
@@ -368,6 +385,8 @@ mod tests {
             "pve1's sda is another disk"
         );
         assert_eq!(report.osds[1].health, [failed]);
+        assert_eq!(report.osds[1].links, [("sda".to_string(), sata_at_3g)]);
+        assert!(report.osds[0].links.is_empty());
         assert!(report.osds[2].health.is_empty());
         assert!(report.notes[0].contains("not installed on pve2"));
         assert_eq!(report.networks[0].node.as_deref(), Some("pve2"));

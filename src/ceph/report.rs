@@ -51,6 +51,10 @@ pub struct OsdResult {
     /// SMART health of its disks (smartctl on the OSD's node).
     #[serde(default)]
     pub health: Vec<crate::model::storage::Health>,
+    /// Its disks' links (SATA, SAS, USB, the controller's PCIe), each with
+    /// its disk's name, read in sysfs on the OSD's node.
+    #[serde(default)]
+    pub links: Vec<(String, crate::model::storage::Link)>,
     /// Marked `!`: its bench is more than a third below its class's median.
     pub slow: bool,
     pub errors: Vec<String>,
@@ -381,6 +385,24 @@ fn unhealthy(h: &crate::model::storage::Health) -> Vec<String> {
     out
 }
 
+/// A link below an OSD that runs slower than both its ends can.
+fn disk_link_slow(o: &OsdResult) -> Option<Hint> {
+    let (disk, l) = o.links.iter().find(|(_, l)| l.degraded())?;
+    Some(ceph_hint(
+        "osd-link-below-capability",
+        format!("osd.{}", o.id),
+        format!(
+            "{disk}'s {} link {} runs at {}, {} can do {}: the OSD's disk cannot move more than about {:.0} MB/s (a cable, a backplane, a port or a BIOS setting)",
+            l.kind,
+            l.at,
+            l.current,
+            l.capable_by.as_deref().unwrap_or("both ends"),
+            l.capable.as_deref().unwrap_or_default(),
+            l.ceiling_mb_s
+        ),
+    ))
+}
+
 fn disk_unhealthy(o: &OsdResult) -> Option<Hint> {
     let bad: Vec<String> = o
         .health
@@ -507,6 +529,7 @@ pub fn hints(r: &CephReport) -> Vec<CephHint> {
         out.extend(small_writes_slow_on_flash(o));
         out.extend(near_full(o));
         out.extend(disk_unhealthy(o));
+        out.extend(disk_link_slow(o));
     }
     // A scratch pool is gone after the run: its settings are no advice.
     for p in r.pools.iter().filter(|p| !p.scratch) {
@@ -655,6 +678,23 @@ impl CephReport {
                     } else {
                         what.join(", ")
                     }
+                );
+            }
+            for (disk, l) in &o.links {
+                out += &format!(
+                    "  osd.{}: {disk} {} link {} at {}{}\n",
+                    o.id,
+                    l.kind,
+                    l.at,
+                    l.current,
+                    l.capable
+                        .as_deref()
+                        .filter(|_| l.degraded())
+                        .map(|c| format!(
+                            ", {} can do {c}",
+                            l.capable_by.as_deref().unwrap_or("both ends")
+                        ))
+                        .unwrap_or_default()
                 );
             }
             if let Some(p) = &o.published {
@@ -1327,6 +1367,32 @@ mod tests {
         assert!(codes(vec![o.clone()], vec![]).is_empty());
         o.health[0].passed = Some(false);
         assert_eq!(codes(vec![o], vec![]).len(), 1);
+    }
+
+    #[test]
+    fn a_disk_link_below_what_both_ends_can_do_is_named() {
+        use crate::model::storage::Link;
+        let mut o = osd(0, "ssd", 500.0);
+        let sata = |current: &str, ceiling: f64| Link {
+            kind: "SATA".into(),
+            at: "ata2".into(),
+            current: current.into(),
+            ceiling_mb_s: ceiling,
+            capable: Some("6.0 Gb/s".into()),
+            capable_mb_s: Some(600.0),
+            capable_by: Some("the disk and the port".into()),
+        };
+        o.links = vec![("sdb".into(), sata("3.0 Gb/s", 300.0))];
+        let c = codes(vec![o.clone()], vec![]);
+        assert_eq!(
+            c,
+            [("osd-link-below-capability".to_string(), "osd.0".to_string())]
+        );
+        o.links = vec![("sdb".into(), sata("6.0 Gb/s", 600.0))];
+        assert!(
+            codes(vec![o], vec![]).is_empty(),
+            "at full rate: nothing said"
+        );
     }
 
     #[test]

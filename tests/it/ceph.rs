@@ -564,6 +564,8 @@ fn osds_on_another_node_get_their_disks_health_and_links_read_over_ssh() {
             .collect()
     };
     assert_eq!(passed(0), [true], "read on this node: {doc}");
+    let links = |id: i64| &osds.iter().find(|o| o["id"] == id).unwrap()["links"];
+    assert_eq!(links(2), links(0), "one disk's links, read on either node");
     assert_eq!(passed(2), [false], "read on pve2: {doc}");
     let hints = doc["hints"].as_array().unwrap();
     let unhealthy: Vec<&str> = hints

@@ -175,6 +175,19 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
     assert!(osd1.to_string().contains("worse"), "{osd1}");
 }
 
+/// Ctrl-C to a running pveprobe (SIGINT); what it printed and how it ended.
+fn interrupt(mut child: std::process::Child) -> Output {
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = wait_within(&mut child, Duration::from_secs(120));
+    let mut out = child.wait_with_output().unwrap();
+    out.status = status;
+    out
+}
+
 #[test]
 fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
     if !ceph::or_skip() {
@@ -185,7 +198,7 @@ fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
         ("rados bench", &["--seconds", "30"][..]),
         ("rbd bench", &["--seconds", "1", "--rbd-size", "4G"][..]),
     ] {
-        let mut child = pveprobe()
+        let child = pveprobe()
             .arg("ceph")
             .arg("--conf")
             .arg(c.conf())
@@ -220,14 +233,8 @@ fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
             // Into the write job itself.
             std::thread::sleep(Duration::from_secs(1));
         }
-        let st = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let status = wait_within(&mut child, Duration::from_secs(120));
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(status.code(), Some(130), "{stage}: {}", stderr(&out));
+        let out = interrupt(child);
+        assert_eq!(out.status.code(), Some(130), "{stage}: {}", stderr(&out));
         assert!(
             leftovers(&c).is_empty(),
             "{stage}: {:?} {}",
@@ -716,7 +723,7 @@ fn a_scratch_pool_is_made_only_where_it_can_be_deleted_and_is_deleted_after_a_si
     );
 
     // Ctrl-C in the middle of its rados bench: the pool is deleted all the same.
-    let mut child = pveprobe()
+    let child = pveprobe()
         .arg("ceph")
         .arg("--conf")
         .arg(c.conf())
@@ -746,14 +753,8 @@ fn a_scratch_pool_is_made_only_where_it_can_be_deleted_and_is_deleted_after_a_si
         );
         std::thread::sleep(Duration::from_millis(100));
     };
-    let st = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let status = wait_within(&mut child, Duration::from_secs(120));
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    let out = interrupt(child);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(pools(&c), before, "{scratch} deleted: {}", stderr(&out));
     assert!(!stderr(&out).contains("left behind"), "{}", stderr(&out));
 }

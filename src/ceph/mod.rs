@@ -1040,13 +1040,16 @@ impl<'a> ScratchPool<'a> {
     /// wait.
     pub fn create(&mut self, view: &mut ClusterView) -> Result<(), CephError> {
         let t = self.tools;
+        // Counted as made before the answer: a create that timed out may
+        // still have made it, and removing a pool that is not there is no
+        // error to Ceph (`osd pool rm` says it does not exist, status 0).
+        self.made = true;
         t.run(
             "ceph",
             &["osd", "pool", "create", &self.name],
             READ_LIMIT,
             false,
         )?;
-        self.made = true;
         t.run(
             "ceph",
             &["osd", "pool", "application", "enable", &self.name, "rbd"],

@@ -778,7 +778,7 @@ impl CephReport {
                     .unwrap_or_default(),
                 l.interface
                     .as_deref()
-                    .unwrap_or("no interface of the node's"),
+                    .unwrap_or("no interface of the node in it"),
                 l.speed_mbps
                     .map(|s| format!(", {s} Mb/s"))
                     .unwrap_or_default(),

@@ -237,7 +237,8 @@ pub fn parse(text: &str) -> VmConfig {
             key => {
                 if let Some(bus) = Bus::of_key(key) {
                     let mut options = properties(value, "file");
-                    if let Some(file) = options.remove("file") {
+                    // A drive with no volume is no drive (PVE refuses it).
+                    if let Some(file) = options.remove("file").filter(|f| !f.is_empty()) {
                         vm.drives.push(Drive {
                             key: key.to_string(),
                             bus,
@@ -255,6 +256,16 @@ pub fn parse(text: &str) -> VmConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drive_with_an_empty_volume_is_no_disk() {
+        // Found by the `guests` fuzz target: `file=` with nothing after it.
+        let vm = parse(
+            "scsi0: local-lvm:vm-100-disk-0,size=32G\nscsi2: file=,size=/dev/disk/x\nvirtio1: ,cache=none\n",
+        );
+        let keys: Vec<&str> = vm.disks().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, ["scsi0"]);
+    }
 
     fn fixture(name: &str) -> VmConfig {
         parse(&crate::testutil::fixture("pve/vm-conf", name))

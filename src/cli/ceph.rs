@@ -38,10 +38,10 @@ WHAT IT DOES
      16 threads, --rbd-size each, on a scratch image.
   4. On every node that holds OSDs: the SMART health of the disks below them
      (smartctl, read-only), the disks' links (sysfs) and the node's links of
-     Ceph's networks. Other
-     nodes are reached as `pveprobe cluster` reaches them (root ssh to the
-     addresses in /etc/pve/.members, --nodes, --ssh-option...), where
-     `pveprobe ceph-node-info` reads them; --this-node-only skips them.
+     Ceph's networks. Other nodes are reached as `pveprobe cluster` reaches
+     them (root ssh to the addresses in /etc/pve/.members, --nodes,
+     --ssh-option...), where `pveprobe ceph-node-info` reads them;
+     --this-node-only skips them.
   HINTS (docs/hints.md): osd-slow, osd-commit-latency, hdd-osd-without-flash-db,
   osd-disk-unhealthy (SMART of the OSDs' disks), osd-link-below-capability,
   osd-small-writes-slow (the power-loss-protection question), osd-near-full,

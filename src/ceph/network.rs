@@ -110,13 +110,7 @@ pub fn this_node(host: &Host, conf: &std::path::Path, node: &str) -> Result<Vec<
 mod tests {
     use super::*;
 
-    fn iface(name: &str, addrs: &[&str]) -> Iface {
-        Iface {
-            name: name.into(),
-            mtu: Some(1500),
-            addresses: addrs.iter().map(|a| a.parse().unwrap()).collect(),
-        }
-    }
+    use crate::net::iface::fixture as iface;
 
     #[test]
     fn each_network_finds_its_interface_speed_and_corosync() {

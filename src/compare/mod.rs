@@ -87,81 +87,82 @@ struct Kind {
     kind: Option<String>,
 }
 
-/// A result read from `path` as `text`.
+/// A result read from `path` as `text`, by its `kind` (read once): a
+/// network, qualify, guest or ceph document, else a probe result.
 pub fn parse(path: &Path, text: &str) -> Result<Input, CompareError> {
-    // A network document (`cluster --net`, `net`): its figures per link and pair.
-    if let Ok(head) = serde_json::from_str::<Kind>(text)
-        && head.kind.as_deref() == Some(crate::net::report::KIND)
-    {
-        let net: crate::net::report::NetReport = parse_versioned(
-            path,
-            text,
-            |d: &crate::net::report::NetReport| d.schema_version,
-            crate::net::report::SCHEMA_VERSION,
-        )?;
-        return Ok(Input {
-            name: named(net.cluster.as_deref(), path),
-            doc: net.as_result(),
-        });
-    }
-    // A qualify document (`qualify DEVICE`): its disk's figures.
-    if let Ok(head) = serde_json::from_str::<Kind>(text)
-        && head.kind.as_deref() == Some(crate::qualify::report::KIND)
-    {
-        let q: crate::qualify::report::QualifyReport = parse_versioned(
-            path,
-            text,
-            |d: &crate::qualify::report::QualifyReport| d.schema_version,
-            crate::qualify::report::SCHEMA_VERSION,
-        )?;
-        return Ok(Input {
-            name: named(Some(&crate::qualify::report::device_words(&q.device)), path),
-            doc: q.as_result(),
-        });
-    }
-    // A guest document (`guest VMID`): the guest side's figures per VM disk.
-    if let Ok(head) = serde_json::from_str::<Kind>(text)
-        && head.kind.as_deref() == Some(crate::guest::report::KIND)
-    {
-        let g: crate::guest::report::GuestReport = parse_versioned(
-            path,
-            text,
-            |d: &crate::guest::report::GuestReport| d.schema_version,
-            crate::guest::report::SCHEMA_VERSION,
-        )?;
-        return Ok(Input {
-            name: named(Some(&format!("VM {}", g.vm.vmid)), path),
-            doc: g.as_result(),
-        });
-    }
-    // A ceph document (`ceph`): each OSD's benches and each pool's jobs.
-    if let Ok(head) = serde_json::from_str::<Kind>(text)
-        && head.kind.as_deref() == Some(crate::ceph::report::KIND)
-    {
-        let c: crate::ceph::report::CephReport = parse_versioned(
-            path,
-            text,
-            |d: &crate::ceph::report::CephReport| d.schema_version,
-            crate::ceph::report::SCHEMA_VERSION,
-        )?;
-        return Ok(Input {
-            name: named(
-                c.fsid.as_deref().map(|f| format!("Ceph {f}")).as_deref(),
+    let kind = serde_json::from_str::<Kind>(text)
+        .ok()
+        .and_then(|k| k.kind)
+        .unwrap_or_default();
+    match kind.as_str() {
+        // `cluster --net`, `net`: its figures per link and pair.
+        crate::net::report::KIND => {
+            let net: crate::net::report::NetReport = parse_versioned(
                 path,
-            ),
-            doc: c.as_result(),
-        });
+                text,
+                |d: &crate::net::report::NetReport| d.schema_version,
+                crate::net::report::SCHEMA_VERSION,
+            )?;
+            Ok(Input {
+                name: named(net.cluster.as_deref(), path),
+                doc: net.as_result(),
+            })
+        }
+        // `qualify DEVICE`: its disk's figures.
+        crate::qualify::report::KIND => {
+            let q: crate::qualify::report::QualifyReport = parse_versioned(
+                path,
+                text,
+                |d: &crate::qualify::report::QualifyReport| d.schema_version,
+                crate::qualify::report::SCHEMA_VERSION,
+            )?;
+            Ok(Input {
+                name: named(Some(&crate::qualify::report::device_words(&q.device)), path),
+                doc: q.as_result(),
+            })
+        }
+        // `guest VMID`: the guest side's figures per VM disk.
+        crate::guest::report::KIND => {
+            let g: crate::guest::report::GuestReport = parse_versioned(
+                path,
+                text,
+                |d: &crate::guest::report::GuestReport| d.schema_version,
+                crate::guest::report::SCHEMA_VERSION,
+            )?;
+            Ok(Input {
+                name: named(Some(&format!("VM {}", g.vm.vmid)), path),
+                doc: g.as_result(),
+            })
+        }
+        // `ceph`: each OSD's benches and each pool's jobs.
+        crate::ceph::report::KIND => {
+            let c: crate::ceph::report::CephReport = parse_versioned(
+                path,
+                text,
+                |d: &crate::ceph::report::CephReport| d.schema_version,
+                crate::ceph::report::SCHEMA_VERSION,
+            )?;
+            Ok(Input {
+                name: named(
+                    c.fsid.as_deref().map(|f| format!("Ceph {f}")).as_deref(),
+                    path,
+                ),
+                doc: c.as_result(),
+            })
+        }
+        _ => {
+            let doc: JsonReport = parse_versioned(
+                path,
+                text,
+                |d: &JsonReport| d.schema_version,
+                SCHEMA_VERSION,
+            )?;
+            Ok(Input {
+                name: named(doc.host.hostname.as_deref(), path),
+                doc,
+            })
+        }
     }
-    let doc: JsonReport = parse_versioned(
-        path,
-        text,
-        |d: &JsonReport| d.schema_version,
-        SCHEMA_VERSION,
-    )?;
-    Ok(Input {
-        name: named(doc.host.hostname.as_deref(), path),
-        doc,
-    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1118,15 +1118,28 @@ const fn guest(
     unit: &'static str,
     values: &'static [Value],
 ) -> Spec {
+    per_subject(key, label, unit, Guest, "disk", values)
+}
+
+/// A figure measured once per subject (a VM disk, an OSD, a pool), in
+/// whole units.
+const fn per_subject(
+    key: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    group: Group,
+    per: &'static str,
+    values: &'static [Value],
+) -> Spec {
     Spec {
-        per: Some("disk"),
+        per: Some(per),
         decimals: 0,
-        ..spec(key, label, unit, Guest, values, &[])
+        ..spec(key, label, unit, group, values, &[])
     }
 }
 
-/// A `guest` figure's one value.
-const fn guest_value(
+/// The one value of a `guest` or `ceph` figure: a count where more is better.
+const fn one_value(
     figure: Figure,
     key: &'static str,
     column: &'static str,
@@ -1136,49 +1149,49 @@ const fn guest_value(
     [main(figure, key, column, (short, unit), Some(Higher), None)]
 }
 
-const GUEST_SR: [Value; 1] = guest_value(
+const GUEST_SR: [Value; 1] = one_value(
     F::GuestSeqRead1mQd8,
     "guest_seq_read_1m_qd8",
     "guest_seq_read_1m_qd8_mib_per_s",
     "GUEST SEQ R",
     "MB/s",
 );
-const GUEST_SW: [Value; 1] = guest_value(
+const GUEST_SW: [Value; 1] = one_value(
     F::GuestSeqWrite1mQd8,
     "guest_seq_write_1m_qd8",
     "guest_seq_write_1m_qd8_mib_per_s",
     "GUEST SEQ W",
     "MB/s",
 );
-const GUEST_RR1: [Value; 1] = guest_value(
+const GUEST_RR1: [Value; 1] = one_value(
     F::GuestRandRead4kQd1,
     "guest_rand_read_4k_qd1",
     "guest_rand_read_4k_qd1_iops",
     "GUEST R QD1",
     "IOPS",
 );
-const GUEST_RR32: [Value; 1] = guest_value(
+const GUEST_RR32: [Value; 1] = one_value(
     F::GuestRandRead4kQd32,
     "guest_rand_read_4k_qd32",
     "guest_rand_read_4k_qd32_iops",
     "GUEST R QD32",
     "IOPS",
 );
-const GUEST_RW1: [Value; 1] = guest_value(
+const GUEST_RW1: [Value; 1] = one_value(
     F::GuestRandWrite4kQd1,
     "guest_rand_write_4k_qd1",
     "guest_rand_write_4k_qd1_iops",
     "GUEST W QD1",
     "IOPS",
 );
-const GUEST_RW32: [Value; 1] = guest_value(
+const GUEST_RW32: [Value; 1] = one_value(
     F::GuestRandWrite4kQd32,
     "guest_rand_write_4k_qd32",
     "guest_rand_write_4k_qd32_iops",
     "GUEST W QD32",
     "IOPS",
 );
-const GUEST_SYNC: [Value; 1] = guest_value(
+const GUEST_SYNC: [Value; 1] = one_value(
     F::GuestSyncWrite4k,
     "guest_sync_write_4k",
     "guest_sync_write_4k_iops",
@@ -1194,81 +1207,66 @@ const fn ceph(
     per: &'static str,
     values: &'static [Value],
 ) -> Spec {
-    Spec {
-        per: Some(per),
-        decimals: 0,
-        ..spec(key, label, unit, Ceph, values, &[])
-    }
+    per_subject(key, label, unit, Ceph, per, values)
 }
 
-/// A `ceph` figure's one value.
-const fn ceph_value(
-    figure: Figure,
-    key: &'static str,
-    column: &'static str,
-    short: &'static str,
-    unit: &'static str,
-) -> [Value; 1] {
-    [main(figure, key, column, (short, unit), Some(Higher), None)]
-}
-
-const CEPH_OSD_4M: [Value; 1] = ceph_value(
+const CEPH_OSD_4M: [Value; 1] = one_value(
     F::CephOsdBench4m,
     "ceph_osd_bench_4m",
     "ceph_osd_bench_4m_mib_per_s",
     "OSD BENCH",
     "MB/s",
 );
-const CEPH_OSD_4K: [Value; 1] = ceph_value(
+const CEPH_OSD_4K: [Value; 1] = one_value(
     F::CephOsdBench4k,
     "ceph_osd_bench_4k",
     "ceph_osd_bench_4k_iops",
     "OSD BENCH 4K",
     "IOPS",
 );
-const CEPH_RW4M: [Value; 1] = ceph_value(
+const CEPH_RW4M: [Value; 1] = one_value(
     F::CephRadosWrite4m,
     "ceph_rados_write_4m",
     "ceph_rados_write_4m_mib_per_s",
     "RADOS W 4M",
     "MB/s",
 );
-const CEPH_RS4M: [Value; 1] = ceph_value(
+const CEPH_RS4M: [Value; 1] = one_value(
     F::CephRadosSeq4m,
     "ceph_rados_seq_4m",
     "ceph_rados_seq_4m_mib_per_s",
     "RADOS SEQ 4M",
     "MB/s",
 );
-const CEPH_RR4M: [Value; 1] = ceph_value(
+const CEPH_RR4M: [Value; 1] = one_value(
     F::CephRadosRand4m,
     "ceph_rados_rand_4m",
     "ceph_rados_rand_4m_mib_per_s",
     "RADOS RAND 4M",
     "MB/s",
 );
-const CEPH_RW4K1: [Value; 1] = ceph_value(
+const CEPH_RW4K1: [Value; 1] = one_value(
     F::CephRadosWrite4kT1,
     "ceph_rados_write_4k_t1",
     "ceph_rados_write_4k_t1_iops",
     "RADOS W 4K T1",
     "IOPS",
 );
-const CEPH_RW4K: [Value; 1] = ceph_value(
+const CEPH_RW4K: [Value; 1] = one_value(
     F::CephRadosWrite4k,
     "ceph_rados_write_4k",
     "ceph_rados_write_4k_iops",
     "RADOS W 4K",
     "IOPS",
 );
-const CEPH_RBDW: [Value; 1] = ceph_value(
+const CEPH_RBDW: [Value; 1] = one_value(
     F::CephRbdWrite4k,
     "ceph_rbd_write_4k",
     "ceph_rbd_write_4k_iops",
     "RBD W 4K",
     "IOPS",
 );
-const CEPH_RBDR: [Value; 1] = ceph_value(
+const CEPH_RBDR: [Value; 1] = one_value(
     F::CephRbdRead4k,
     "ceph_rbd_read_4k",
     "ceph_rbd_read_4k_iops",

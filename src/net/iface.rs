@@ -24,6 +24,16 @@ impl Iface {
     }
 }
 
+/// An interface of MTU 1500 with `addrs` (`10.1.2.3/24`), for tests.
+#[cfg(test)]
+pub(crate) fn fixture(name: &str, addrs: &[&str]) -> Iface {
+    Iface {
+        name: name.into(),
+        mtu: Some(1500),
+        addresses: addrs.iter().map(|a| a.parse().unwrap()).collect(),
+    }
+}
+
 /// The interface that holds `ip`, among `ifaces`.
 pub fn holding(ifaces: &[Iface], ip: IpAddr) -> Option<&Iface> {
     ifaces.iter().find(|i| i.has(ip))

@@ -239,13 +239,7 @@ mod tests {
         .unwrap()
     }
 
-    fn iface(name: &str, addrs: &[&str]) -> Iface {
-        Iface {
-            name: name.into(),
-            mtu: Some(1500),
-            addresses: addrs.iter().map(|a| a.parse().unwrap()).collect(),
-        }
-    }
+    use crate::net::iface::fixture as iface;
 
     #[test]
     fn links_come_from_corosync_migration_ceph_and_the_admin() {

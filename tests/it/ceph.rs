@@ -331,17 +331,20 @@ fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
         "{text}"
     );
     // The metrics formats: each OSD's figures, as promtool and line protocol read them.
-    let out = run(
-        &c,
-        &[
-            "--yes",
-            "--no-pool-bench",
-            "--osd",
-            "2",
-            "--output-format",
-            "prometheus",
-        ],
-    );
+    let osd2_as = |format: &str| {
+        run(
+            &c,
+            &[
+                "--yes",
+                "--no-pool-bench",
+                "--osd",
+                "2",
+                "--output-format",
+                format,
+            ],
+        )
+    };
+    let out = osd2_as("prometheus");
     assert!(out.status.success(), "{}", stderr(&out));
     let prom = stdout(&out);
     assert!(
@@ -363,17 +366,7 @@ fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
         stdout(&checked),
         stderr(&checked)
     );
-    let out = run(
-        &c,
-        &[
-            "--yes",
-            "--no-pool-bench",
-            "--osd",
-            "2",
-            "--output-format",
-            "influx",
-        ],
-    );
+    let out = osd2_as("influx");
     let influx = stdout(&out);
     let lines: Vec<_> = influxdb_line_protocol::parse_lines(&influx)
         .collect::<Result<_, _>>()

@@ -664,6 +664,66 @@ pub fn ping(ns: &str, addr: Ipv4Addr, count: u32, interval: Duration) -> Vec<Dur
         .collect()
 }
 
+/// `ping -n -D -i INTERVAL ADDR` in `ns`, running until [`Pinger::stop`]:
+/// for comparing a figure with ping's over the very seconds it was
+/// measured in.
+pub struct Pinger(Option<Child>);
+
+impl Pinger {
+    pub fn start(ns: &str, addr: Ipv4Addr, interval: Duration) -> Pinger {
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns, "ping", "-n", "-D"])
+            .args(["-i", &format!("{:.3}", interval.as_secs_f64())])
+            .arg(addr.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot run ping (run scripts/install-test-deps)");
+        Pinger(Some(child))
+    }
+
+    /// Stops ping (SIGINT, as Ctrl-C; `ip netns exec` execs it) and
+    /// returns each reply's wall-clock time (`-D`) with its round trip.
+    pub fn stop(mut self) -> Vec<(std::time::SystemTime, Duration)> {
+        let child = self.0.take().unwrap();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(ping_line)
+            .collect()
+    }
+}
+
+impl Drop for Pinger {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `[1733340000.123456] 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.021 ms`
+fn ping_line(l: &str) -> Option<(std::time::SystemTime, Duration)> {
+    let stamp: f64 = l.strip_prefix('[')?.split(']').next()?.parse().ok()?;
+    let ms: f64 = l
+        .split("time=")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some((
+        std::time::UNIX_EPOCH + Duration::from_secs_f64(stamp),
+        Duration::from_secs_f64(ms / 1000.0),
+    ))
+}
+
 /// True when one ping of `payload` bytes with Don't Fragment set
 /// (`ping -M do -s PAYLOAD -c 1 -W 1`) from `ns` to `addr` is answered.
 /// The IP packet is `payload + 28` bytes.

@@ -470,20 +470,12 @@ fn run_on_node(
     path: &str,
     args: &[&str],
 ) -> Output {
-    Command::new("ip")
-        .args(["netns", "exec", &nodes.nodes[node].ns])
-        .arg(env!("CARGO_BIN_EXE_pveprobe"))
-        .arg("ceph")
+    nodes
+        .pveprobe_on(node, "ceph")
         .arg("--conf")
         .arg(c.conf())
-        .arg("--members")
-        .arg(nodes.members())
-        .arg("--ssh-config")
-        .arg(nodes.dir.path().join("ssh_config"))
-        .args(["--connect-timeout", "3"])
         .args(args)
         .env("PATH", path)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }

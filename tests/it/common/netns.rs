@@ -364,17 +364,24 @@ impl TestCluster {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let first = &self.nodes[0].ns;
+        let mut cmd = self.pveprobe_on(0, "cluster");
+        cmd.args(args);
+        cmd
+    }
+
+    /// `pveprobe SUBCOMMAND` on node `node` (in its network namespace),
+    /// reaching the others as an admin would: pmxcfs's members, the test's
+    /// ssh key, a 3 s connect timeout. Arguments go after these.
+    pub fn pveprobe_on(&self, node: usize, subcommand: &str) -> Command {
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", first])
+        cmd.args(["netns", "exec", &self.nodes[node].ns])
             .arg(env!("CARGO_BIN_EXE_pveprobe"))
-            .arg("cluster")
+            .arg(subcommand)
             .arg("--members")
             .arg(self.members())
             .arg("--ssh-config")
             .arg(self.dir.path().join("ssh_config"))
             .args(["--connect-timeout", "3"])
-            .args(args)
             .stdin(Stdio::null());
         cmd
     }

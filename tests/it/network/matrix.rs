@@ -98,16 +98,11 @@ fn responders_left(c: &TestCluster) -> Vec<String> {
 /// `pveprobe net NODES... --pve-config DIR ARGS` from the first node, as
 /// `TestCluster::command` runs `cluster` (its ssh settings and members).
 fn net(c: &TestCluster, nodes: &[&str], args: &[&str]) -> std::process::Output {
-    let cmd = c.command(&[]);
-    let mut argv: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_os_string()).collect();
-    let i = argv.iter().position(|a| a == "cluster").unwrap();
-    argv[i] = "net".into();
-    argv.splice(i + 1..i + 1, nodes.iter().map(|n| n.into()));
-    argv.extend(["--pve-config".into(), pve_dir(c).into_os_string()]);
-    argv.extend(args.iter().map(|a| a.into()));
-    std::process::Command::new("ip")
-        .args(argv)
-        .stdin(std::process::Stdio::null())
+    c.pveprobe_on(0, "net")
+        .args(nodes)
+        .arg("--pve-config")
+        .arg(pve_dir(c))
+        .args(args)
         .output()
         .unwrap()
 }

@@ -1,5 +1,5 @@
 //! Writes pveprobe's man page and shell completions, generated from the
-//! clap definition (`pveprobe::cli::Opts`), below a directory:
+//! clap definition (`pveprobe::commands::Opts`), below a directory:
 //!
 //! ```text
 //! cargo run --example gen-docs -- OUTDIR
@@ -22,7 +22,7 @@ use clap::{ArgAction, CommandFactory};
 use clap_complete::Shell;
 use clap_mangen::roff::{Roff, bold, roman};
 
-use pveprobe::cli::Opts;
+use pveprobe::commands::Opts;
 
 const BIN: &str = "pveprobe";
 

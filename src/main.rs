@@ -4,9 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use pveprobe::app;
-use pveprobe::app::pveperf;
-use pveprobe::cli::Opts;
+use pveprobe::commands::probe::as_pveperf as pveperf;
+use pveprobe::commands::{self, Opts};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
@@ -18,7 +17,7 @@ fn main() -> ExitCode {
     }
     let opts = Opts::parse();
     // The one place a command's error is printed.
-    match app::run(&opts) {
+    match commands::run(&opts) {
         Ok(exit) => exit.into(),
         Err(stop) => {
             eprintln!("pveprobe: {stop}");

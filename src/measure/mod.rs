@@ -4,6 +4,13 @@
 //! qualify share ([`engine`]). What a measurement returns is the model's
 //! (its statistics and latency histograms too).
 
+pub mod blockdev;
 pub mod engine;
+pub mod filesystem;
 pub mod iobuf;
+pub mod plan;
+pub mod seqwrite;
+pub mod sustained;
+pub mod syncwrite;
+pub mod volume;
 pub mod window;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::members::Node;
-use crate::probe::report::json::JsonReport;
+use crate::output::result::JsonReport;
 
 /// What `timeout` on the node waits after its SIGTERM before SIGKILL.
 pub const KILL_AFTER_S: u64 = 10;

@@ -5,8 +5,12 @@
 //! file with the same rules everywhere: a reader that stops reading
 //! (`| head`) is no error, a file that cannot be written is.
 
+pub mod csv;
+pub mod document;
+pub mod metrics;
 pub mod plot;
 pub mod progress;
+pub mod result;
 pub mod table;
 
 use std::io::Write as _;

@@ -9,8 +9,11 @@
 //! not a mount point as inactive; a storage is available on the nodes its
 //! `nodes` list names (all when absent) unless `disable` is set.
 
+mod node;
 pub mod pvesm;
 pub mod volume;
+
+pub use node::{Pve, check_path};
 
 use std::path::{Path, PathBuf};
 

@@ -197,9 +197,9 @@ pub fn check_device(path: &Path, name: &str, bytes: u64) -> Result<PathBuf, Volu
             "{shown} is not a block device: nothing written"
         )));
     }
-    let file = crate::probe::pveperf::blockdev::open_device(&device, false)
+    let file = crate::measure::blockdev::open_device(&device, false)
         .map_err(|e| VolumeError::NotTheVolume(e.to_string()))?;
-    let size = crate::probe::pveperf::blockdev::device_size(&file, &device)
+    let size = crate::measure::blockdev::device_size(&file, &device)
         .map_err(|e| VolumeError::NotTheVolume(e.to_string()))?;
     drop(file);
     if size < bytes || size > bytes + SIZE_SLACK {
@@ -217,7 +217,7 @@ pub fn check_device(path: &Path, name: &str, bytes: u64) -> Result<PathBuf, Volu
         )));
     }
     // The kernel refuses an exclusive open of a mounted or held device.
-    crate::probe::extended::volume::open_exclusive(&device, false)
+    crate::measure::volume::open_exclusive(&device, false)
         .map_err(|e| VolumeError::InUse(format!("{e}: nothing written")))?;
     Ok(device)
 }

@@ -7,7 +7,7 @@ use std::fs;
 use std::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::path::{Path, PathBuf};
 
-use pveprobe::probe::pveperf::cpu;
+use pveprobe::commands::probe::pveperf::cpu;
 use pveprobe::sys::host::Host;
 use pveprobe_parse::mountinfo::{self, MountEntry};
 use pveprobe_parse::{cpuinfo, resolv};

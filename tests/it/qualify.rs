@@ -591,8 +591,8 @@ fn the_tests_write_their_pattern_and_the_discard_punches_it_out() {
     );
     // The last test, the sustained write, wrote its buffer at offset 0,
     // stamped with that offset.
-    let mut pattern = pveprobe::probe::extended::sustained::data();
-    pveprobe::probe::extended::sustained::stamp(pattern.as_mut_slice(), 0);
+    let mut pattern = pveprobe::measure::sustained::data();
+    pveprobe::measure::sustained::stamp(pattern.as_mut_slice(), 0);
     let mut head = vec![0u8; 1 << 20];
     File::open(dev.backing())
         .unwrap()

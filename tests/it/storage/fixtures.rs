@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use pveprobe::blockstack::{Captured, storage_with};
+use pveprobe::commands::probe::report::verbose::storage_section;
 use pveprobe::model::filesystem::FsInfo;
 use pveprobe::model::storage::Storage;
-use pveprobe::probe::report::verbose::storage_section;
 use pveprobe::sys::host::{Host, PROC_MOUNTINFO};
 use pveprobe_parse::mountinfo;
 

@@ -1,0 +1,1108 @@
+//! `pveprobe ceph`: a hyper-converged cluster's storage measured through
+//! Ceph's own tools, as the Proxmox VE Ceph benchmark papers measure it,
+//! and the OSD that drags it named.
+//!
+//! Everything goes through the cluster's command-line tools (`ceph`,
+//! `rados`, `rbd`, with the node's ceph.conf and the keyring it names),
+//! run by [`crate::sys::child`] with a time limit each, never through a
+//! shell:
+//!
+//! - read: `ceph status`, `osd tree`, `osd metadata`, `osd perf`, `osd df`,
+//!   `osd pool ls detail`, `osd pool autoscale-status` (`-f json`);
+//! - per OSD: `ceph tell osd.N bench` with its defaults (1 GiB in 4 MiB
+//!   writes) and a 4 KiB run within the OSD's own limit
+//!   (`osd_bench_small_size_max_iops` x `osd_bench_duration` writes, read
+//!   from the OSD), one OSD at a time unless `parallel` says more;
+//! - per pool: `rados bench` writes of 4 MiB objects with 16 threads, then
+//!   sequential and random reads of what they wrote, then 4 KiB writes with
+//!   1 and 16 threads; and on a pool for RBD images, `rbd bench` (librbd,
+//!   QEMU's path when krbd is off) 4 KiB random writes and reads on a
+//!   scratch image.
+//!
+//! What a run writes lives in a RADOS namespace of its own named by the
+//! run's id (`pveprobe-HOST-PID-TIME`), and its scratch image carries the
+//! same name: [`Scratch`] removes both on every way out, Ctrl-C included
+//! (a bench running then is stopped with SIGTERM, so `rbd bench` closes
+//! its image and leaves no watcher behind), and then lists the namespace
+//! to show it is empty. No pool is created or deleted, unless the run is
+//! asked for a scratch pool ([`ScratchPool`]): then the pool is made for
+//! the run, only when every monitor would let it be deleted, and deleted
+//! on every way out.
+
+pub mod args;
+pub mod run;
+
+pub mod network;
+pub mod nodes;
+pub mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use pveprobe_parse::ceph::{self as parse, CephOutputError};
+
+use crate::measure::window::Interrupt;
+use crate::sys::child;
+
+use report::CephReport;
+
+/// Where PVE keeps the cluster's ceph.conf (`/etc/ceph/ceph.conf` links to it).
+pub const PVE_CONF: &str = "/etc/pve/ceph.conf";
+/// Where a plain Ceph node keeps it.
+pub const CEPH_CONF: &str = "/etc/ceph/ceph.conf";
+/// Threads of the pool benches, as the PVE Ceph benchmark papers use.
+pub const THREADS: u32 = 16;
+/// The large object size of the pool benches.
+pub const OBJECT: u64 = 4 << 20;
+/// The small block of the pool and RBD benches.
+pub const SMALL: u64 = 4096;
+/// How long a reading command (`ceph osd tree`...) may take.
+const READ_LIMIT: Duration = Duration::from_secs(60);
+/// How long a removal may take (`rados cleanup` of many small objects,
+/// `rbd rm` waiting out a watcher of a killed client).
+const CLEAN_LIMIT: Duration = Duration::from_secs(300);
+/// How long a stopped bench gets to finish its way out.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// What the run does, from the command line.
+#[derive(Debug, Clone)]
+pub struct CephRequest {
+    /// ceph.conf; the tools find the keyring through it.
+    pub conf: PathBuf,
+    /// Pools to bench; empty: every pool whose application is rbd.
+    pub pools: Vec<String>,
+    /// OSDs to bench; empty: every OSD that is up.
+    pub osds: Vec<i64>,
+    pub osd_bench: bool,
+    pub pool_bench: bool,
+    pub rbd_bench: bool,
+    /// Seconds of each rados bench run.
+    pub seconds: u32,
+    /// OSD benches at once.
+    pub parallel: usize,
+    /// Bytes each rbd bench job moves, and the scratch image's size.
+    pub rbd_bytes: u64,
+    /// How long one OSD's bench may take.
+    pub osd_limit: Duration,
+    /// The run's id: the RADOS namespace and the scratch image's name.
+    pub run_id: String,
+    /// This node's name, for its corosync addresses and its OSDs.
+    pub node: String,
+    /// Whether `conf` was given (`--conf`): then the other nodes are told it too.
+    pub conf_given: bool,
+    /// How the other nodes holding OSDs are reached; `None`: this node only.
+    pub reach: Option<crate::nodes::Reach>,
+    /// Bench a pool made for the run (named by `run_id`), deleted after it.
+    pub scratch_pool: bool,
+}
+
+/// Why a step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CephError {
+    #[error("{command}: {why}")]
+    Tool { command: String, why: String },
+    #[error(transparent)]
+    Output(#[from] CephOutputError),
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
+}
+
+/// The cluster's tools with the node's ceph.conf.
+pub struct CephTools<'a> {
+    pub conf: &'a Path,
+    pub interrupt: &'a Interrupt,
+}
+
+impl CephTools<'_> {
+    fn command(&self, program: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.arg("-c").arg(self.conf).args(args);
+        cmd
+    }
+
+    /// Runs `program args` until `limit`; its stdout when it exits 0.
+    /// `stop` says whether the interrupt stops it (a cleanup runs to its end).
+    fn run(
+        &self,
+        program: &str,
+        args: &[&str],
+        limit: Duration,
+        stop: bool,
+    ) -> Result<String, CephError> {
+        let words = format!("{program} {}", args.join(" "));
+        let interrupt = stop.then_some(self.interrupt);
+        let done = child::run_stopping(&mut self.command(program, args), limit, interrupt, GRACE)
+            .map_err(|e| CephError::Tool {
+            command: words.clone(),
+            why: match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("{program} is not installed (package ceph-common on the node)")
+                }
+                _ => crate::error::describe(&e),
+            },
+        })?;
+        if let Some(sig) = done.interrupted {
+            return Err(CephError::Interrupted(sig));
+        }
+        if done.timed_out {
+            return Err(CephError::Tool {
+                command: words,
+                why: format!("gave no answer within {} s", limit.as_secs()),
+            });
+        }
+        if !done.success() {
+            let said = done.first_error_line();
+            return Err(CephError::Tool {
+                command: words,
+                why: if said.is_empty() {
+                    done.status_words()
+                } else {
+                    said
+                },
+            });
+        }
+        Ok(String::from_utf8_lossy(&done.stdout).into_owned())
+    }
+
+    pub fn ceph(&self, args: &[&str]) -> Result<String, CephError> {
+        self.run("ceph", args, READ_LIMIT, true)
+    }
+}
+
+/// What the cluster says of itself before anything is written.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView {
+    pub fsid: Option<String>,
+    /// The monitors in quorum, by name.
+    pub mons: Vec<String>,
+    pub health: Option<String>,
+    pub tree: Vec<parse::TreeOsd>,
+    pub metadata: Vec<parse::OsdMetadata>,
+    pub perf: Vec<parse::OsdPerf>,
+    pub df: Vec<parse::OsdDf>,
+    pub pools: Vec<parse::Pool>,
+    pub autoscale: Vec<parse::Autoscale>,
+    /// Each pool's MAX AVAIL (`ceph df`).
+    pub space: Vec<parse::PoolSpace>,
+    /// What could not be read (the run goes on without it).
+    pub notes: Vec<String>,
+}
+
+/// Reads the cluster: the tree and pools are needed, the rest is for the
+/// table and the hints and only noted when it fails.
+pub fn inspect(tools: &CephTools) -> Result<ClusterView, CephError> {
+    let status = tools.ceph(&["status", "-f", "json"])?;
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap_or_default();
+    let mut view = ClusterView {
+        fsid: status
+            .get("fsid")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        health: status
+            .pointer("/health/status")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        mons: status
+            .get("quorum_names")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect(),
+        tree: parse::osd_tree(&tools.ceph(&["osd", "tree", "-f", "json"])?)?,
+        pools: parse::pools(&tools.ceph(&["osd", "pool", "ls", "detail", "-f", "json"])?)?,
+        ..ClusterView::default()
+    };
+    let mut note = |what: &str, e: CephError| view_note(&mut view.notes, what, e);
+    match tools
+        .ceph(&["osd", "metadata", "-f", "json"])
+        .and_then(|t| Ok(parse::osd_metadata(&t)?))
+    {
+        Ok(m) => view.metadata = m,
+        Err(e) => note("OSD metadata", e),
+    }
+    match tools
+        .ceph(&["osd", "perf", "-f", "json"])
+        .and_then(|t| Ok(parse::osd_perf(&t)?))
+    {
+        Ok(p) => view.perf = p,
+        Err(e) => note("OSD latencies", e),
+    }
+    match tools
+        .ceph(&["osd", "df", "-f", "json"])
+        .and_then(|t| Ok(parse::osd_df(&t)?))
+    {
+        Ok(d) => view.df = d,
+        Err(e) => note("OSD use", e),
+    }
+    match tools
+        .ceph(&["osd", "pool", "autoscale-status", "-f", "json"])
+        .and_then(|t| Ok(parse::autoscale_status(&t)?))
+    {
+        Ok(a) => view.autoscale = a,
+        Err(e) => note("the autoscaler's view", e),
+    }
+    match tools
+        .ceph(&["df", "-f", "json"])
+        .and_then(|t| Ok(parse::df_pools(&t)?))
+    {
+        Ok(s) => view.space = s,
+        Err(e) => note("the pools' room (ceph df)", e),
+    }
+    Ok(view)
+}
+
+/// The most a pool bench may write to `pool`: a quarter of its MAX AVAIL,
+/// so a bench never fills a pool (a full pool stops every client's
+/// writes). `None` when ceph df did not say.
+pub fn write_cap(view: &ClusterView, pool: &str) -> Option<u64> {
+    view.space
+        .iter()
+        .find(|s| s.pool == pool)
+        .map(|s| (s.max_avail.max(0.0) / WRITE_SHARE) as u64)
+}
+
+/// The share of a pool's MAX AVAIL a run may write is one in this many.
+pub const WRITE_SHARE: f64 = 4.0;
+
+fn view_note(notes: &mut Vec<String>, what: &str, e: CephError) {
+    notes.push(format!("{what} not read: {e}"));
+}
+
+/// The pools a run benches: those named, or every pool for RBD images.
+pub fn chosen_pools<'a>(
+    req: &CephRequest,
+    view: &'a ClusterView,
+) -> Result<Vec<&'a parse::Pool>, String> {
+    if req.pools.is_empty() {
+        return Ok(view
+            .pools
+            .iter()
+            .filter(|p| p.applications.iter().any(|a| a == "rbd"))
+            .collect());
+    }
+    req.pools
+        .iter()
+        .map(|name| {
+            view.pools.iter().find(|p| &p.name == name).ok_or_else(|| {
+                format!(
+                    "no pool {name:?} in this cluster (it has: {}); a run creates no pool",
+                    view.pools
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// The OSDs a run benches: those named, or every OSD; `Err` names one the tree lacks.
+pub fn chosen_osds<'a>(
+    req: &CephRequest,
+    view: &'a ClusterView,
+) -> Result<Vec<&'a parse::TreeOsd>, String> {
+    if req.osds.is_empty() {
+        return Ok(view.tree.iter().collect());
+    }
+    req.osds
+        .iter()
+        .map(|id| {
+            view.tree
+                .iter()
+                .find(|o| o.id == *id)
+                .ok_or_else(|| format!("no osd.{id} in this cluster's tree"))
+        })
+        .collect()
+}
+
+/// The plan, said before the run and by `--dry-run`: what runs where, for
+/// how long, and what it writes.
+pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
+    let pools = chosen_pools(req, view)?;
+    let osds = chosen_osds(req, view)?;
+    if req.osd_bench || req.pool_bench {
+        refuse_full(view)?;
+    }
+    let mut out = format!(
+        "pveprobe ceph: cluster {} ({}), {} OSDs, {} pools\n",
+        view.fsid.as_deref().unwrap_or("?"),
+        view.health.as_deref().unwrap_or("health unknown"),
+        view.tree.len(),
+        view.pools.len()
+    );
+    let mut secs = 0u64;
+    if req.osd_bench {
+        let per = 2;
+        out += &format!(
+            "- OSD bench on {} OSD(s), {} at a time: `ceph tell osd.N bench` writes 1 GiB in 4 MiB blocks to each OSD's own store, then a 4 KiB run within the OSD's limit (osd_bench_small_size_max_iops x osd_bench_duration writes, 12 MB by default); the OSD's disk is busy meanwhile, the cluster's other OSDs are not\n",
+            osds.len(),
+            req.parallel
+        );
+        secs += per * osds.len() as u64 * 10 / req.parallel.max(1) as u64;
+    }
+    if req.pool_bench && req.scratch_pool {
+        out += &format!(
+            "- pool {0}: made for the run (the cluster's default size and PG count, for RBD images), benched as below, then deleted (every monitor allows it: mon_allow_pool_delete)\n\
+             - pool {0}: `rados bench` {1} s each: write 4 MiB objects with {THREADS} threads (at most a quarter of the new pool's MAX AVAIL), read them back sequentially and at random, then 4 KiB writes with 1 and {THREADS} threads\n",
+            req.run_id, req.seconds
+        );
+        secs += 5 * u64::from(req.seconds);
+        if req.rbd_bench {
+            out += &format!(
+                "- pool {0}: `rbd bench` on a scratch image {0}/{0} of {1}: {1} of 4 KiB random writes, then as much read, {THREADS} threads\n",
+                req.run_id,
+                human(req.rbd_bytes)
+            );
+        }
+    }
+    if req.pool_bench && !req.scratch_pool {
+        if pools.is_empty() {
+            out += "- no pool to bench: none is for RBD images; name one with --pool, or --scratch-pool\n";
+        }
+        for p in &pools {
+            out += &format!(
+                "- pool {}: `rados bench` {} s each: write 4 MiB objects with {THREADS} threads (as many as the cluster takes in {} s, at most {}: a quarter of the pool's MAX AVAIL), read them back sequentially and at random, then 4 KiB writes with 1 and {THREADS} threads; all in RADOS namespace {} of the pool, removed afterwards\n",
+                p.name,
+                req.seconds,
+                req.seconds,
+                write_cap(view, &p.name)
+                    .map(human)
+                    .unwrap_or_else(|| "as ceph df does not say its room, no cap".into()),
+                req.run_id
+            );
+            secs += 5 * u64::from(req.seconds);
+            if req.rbd_bench && p.applications.iter().any(|a| a == "rbd") {
+                out += &format!(
+                    "- pool {}: `rbd bench` on a scratch image {}/{} of {}: {} of 4 KiB random writes, then as much read, {THREADS} threads; the image is removed afterwards\n",
+                    p.name,
+                    p.name,
+                    req.run_id,
+                    human(req.rbd_bytes),
+                    human(req.rbd_bytes)
+                );
+            }
+        }
+    }
+    out += &format!(
+        "About {} min; client I/O on the cluster (the VMs' disks) slows while the pool benches run. {}\n",
+        secs.div_ceil(60).max(1),
+        if req.scratch_pool && req.pool_bench {
+            "One pool is created and deleted."
+        } else {
+            "No pool is created or deleted."
+        }
+    );
+    Ok(out)
+}
+
+/// Refuses to write to a cluster with an OSD at its nearfull ratio: a
+/// bench could fill it, and a full OSD stops every client's writes.
+pub fn refuse_full(view: &ClusterView) -> Result<(), String> {
+    let full: Vec<String> = view
+        .df
+        .iter()
+        .filter(|d| d.utilization >= report::NEARFULL_PCT)
+        .map(|d| format!("osd.{} {:.0}%", d.id, d.utilization))
+        .collect();
+    if full.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to bench: {} used, at or above Ceph's nearfull ratio ({:.0}%); a bench could fill an OSD, and a full OSD stops every client's writes",
+        full.join(", "),
+        report::NEARFULL_PCT
+    ))
+}
+
+fn human(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
+        format!("{} GiB", bytes >> 30)
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
+}
+
+/// A run's scratch space in one pool: its RADOS namespace and its RBD
+/// image. [`Scratch::clean`] removes both and says what it could not.
+pub struct Scratch<'a> {
+    tools: &'a CephTools<'a>,
+    pool: String,
+    namespace: String,
+    image: Option<String>,
+}
+
+impl<'a> Scratch<'a> {
+    pub fn new(tools: &'a CephTools<'a>, pool: &str, run_id: &str) -> Self {
+        Scratch {
+            tools,
+            pool: pool.to_string(),
+            namespace: run_id.to_string(),
+            image: None,
+        }
+    }
+
+    fn rados(&self, args: &[&str], limit: Duration, stop: bool) -> Result<String, CephError> {
+        let mut all = vec!["-p", self.pool.as_str(), "-N", self.namespace.as_str()];
+        all.extend_from_slice(args);
+        self.tools.run("rados", &all, limit, stop)
+    }
+
+    /// `rados bench`'s objects, and anything else, out of the namespace.
+    fn clear_namespace(&self) -> Result<(), CephError> {
+        // Every bench object starts so; a killed run's too.
+        self.rados(
+            &["cleanup", "--prefix", "benchmark_data"],
+            CLEAN_LIMIT,
+            false,
+        )?;
+        // What is left: the run's metadata object.
+        let left = self.rados(&["ls"], READ_LIMIT, false)?;
+        for object in left.lines().map(str::trim).filter(|o| !o.is_empty()) {
+            self.rados(&["rm", "--force-full", object], READ_LIMIT, false)?;
+        }
+        Ok(())
+    }
+
+    /// Removes what the run made in this pool; the list of what is left.
+    pub fn clean(&mut self) -> Vec<String> {
+        let mut left = Vec::new();
+        if let Err(e) = self.clear_namespace() {
+            left.push(format!(
+                "objects in namespace {} of pool {} ({e}); `rados -p {} -N {} cleanup --prefix benchmark_data` removes them",
+                self.namespace, self.pool, self.pool, self.namespace
+            ));
+        } else {
+            match self.rados(&["ls"], READ_LIMIT, false) {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => left.push(format!(
+                    "{} object(s) in namespace {} of pool {}",
+                    text.lines().count(),
+                    self.namespace,
+                    self.pool
+                )),
+                Err(e) => left.push(format!(
+                    "namespace {} of pool {}: {e}",
+                    self.namespace, self.pool
+                )),
+            }
+        }
+        if let Some(image) = self.image.take() {
+            let spec = format!("{}/{image}", self.pool);
+            if let Err(e) = self
+                .tools
+                .run("rbd", &["rm", "--no-progress", &spec], CLEAN_LIMIT, false)
+                .or_else(|e| {
+                    if e.to_string().contains("No such file") {
+                        Ok(String::new())
+                    } else {
+                        Err(e)
+                    }
+                })
+            {
+                left.push(format!(
+                    "RBD image {spec} ({e}); `rbd rm {spec}` removes it"
+                ));
+            }
+        }
+        left
+    }
+}
+
+/// One figure of a bench: what it moved, how fast, how long each operation took.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BenchFigure {
+    /// Bytes per operation.
+    pub block: u64,
+    pub threads: u32,
+    pub seconds: f64,
+    pub ops: f64,
+    /// MiB/s (rados bench's "MB/sec").
+    pub mib_s: f64,
+    pub iops: f64,
+    /// Milliseconds, where the tool says.
+    pub avg_lat_ms: Option<f64>,
+    pub max_lat_ms: Option<f64>,
+    /// Each second: MiB/s in it.
+    #[serde(default)]
+    pub per_second: Vec<f64>,
+}
+
+/// One OSD's bench with `bytes` in `block` writes.
+fn osd_bench(
+    tools: &CephTools,
+    id: i64,
+    bytes: u64,
+    block: u64,
+    limit: Duration,
+) -> Result<BenchFigure, CephError> {
+    let target = format!("osd.{id}");
+    let (b, s) = (bytes.to_string(), block.to_string());
+    let text = tools.run(
+        "ceph",
+        &["tell", &target, "bench", &b, &s, "-f", "json"],
+        limit,
+        true,
+    )?;
+    let r = parse::osd_bench(&text)?;
+    Ok(BenchFigure {
+        block,
+        threads: 1,
+        seconds: r.elapsed_sec,
+        ops: if block > 0 {
+            r.bytes_written / block as f64
+        } else {
+            0.0
+        },
+        mib_s: r.bytes_per_sec / 1048576.0,
+        iops: r.iops,
+        ..BenchFigure::default()
+    })
+}
+
+/// The OSD's own limit on its small-block bench, in bytes of 4 KiB writes.
+fn small_bench_bytes(tools: &CephTools, id: i64) -> Result<u64, CephError> {
+    let target = format!("osd.{id}");
+    let get = |key: &str| -> Result<u64, CephError> {
+        let text = tools.ceph(&["tell", &target, "config", "get", key, "-f", "json"])?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| CephOutputError::NotJson {
+                what: "ceph tell config get",
+                why: e.to_string(),
+            })?;
+        v.get(key)
+            .and_then(parse::num)
+            .map(|x| x as u64)
+            .ok_or(CephError::Output(CephOutputError::Shape {
+                what: "ceph tell config get",
+                expected: "the key's value",
+            }))
+    };
+    let iops = get("osd_bench_small_size_max_iops")?;
+    let secs = get("osd_bench_duration")?;
+    Ok((iops * secs).max(1) * SMALL)
+}
+
+/// Results of one OSD's two benches.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_with_a_nearly_full_osd_is_not_benched() {
+        let mut view = ClusterView {
+            df: vec![
+                parse::OsdDf {
+                    id: 0,
+                    utilization: 40.0,
+                    ..Default::default()
+                },
+                parse::OsdDf {
+                    id: 3,
+                    utilization: 88.5,
+                    ..Default::default()
+                },
+            ],
+            ..ClusterView::default()
+        };
+        let why = refuse_full(&view).unwrap_err();
+        assert!(
+            why.contains("osd.3 88%") || why.contains("osd.3 89%"),
+            "{why}"
+        );
+        view.df[1].utilization = 84.0;
+        assert!(refuse_full(&view).is_ok());
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct OsdBenches {
+    pub large: Option<BenchFigure>,
+    pub small: Option<BenchFigure>,
+    pub errors: Vec<String>,
+}
+
+/// Benches `osds`, `parallel` at a time (an interrupt stops the next ones).
+pub fn bench_osds(
+    tools: &CephTools,
+    osds: &[i64],
+    parallel: usize,
+    limit: Duration,
+) -> Vec<(i64, OsdBenches)> {
+    let mut out = Vec::new();
+    for chunk in osds.chunks(parallel.max(1)) {
+        if tools.interrupt.signal().is_some() {
+            break;
+        }
+        let done: Vec<(i64, OsdBenches)> = std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|&id| {
+                    s.spawn(move || {
+                        eprintln!("pveprobe: osd.{id}: ceph tell osd.{id} bench (1 GiB in 4 MiB writes), then 4 KiB writes");
+                        let mut r = OsdBenches::default();
+                        match osd_bench(tools, id, 1 << 30, OBJECT, limit) {
+                            Ok(f) => r.large = Some(f),
+                            Err(e) => r.errors.push(e.to_string()),
+                        }
+                        if tools.interrupt.signal().is_none() {
+                            match small_bench_bytes(tools, id).and_then(|bytes| osd_bench(tools, id, bytes, SMALL, limit)) {
+                                Ok(f) => r.small = Some(f),
+                                Err(e) => r.errors.push(e.to_string()),
+                            }
+                        }
+                        (id, r)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("an OSD bench does not panic"))
+                .collect()
+        });
+        out.extend(done);
+    }
+    out
+}
+
+/// A job of the pool benches.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PoolJob {
+    /// `rados_write_4m`, `rados_seq_4m`, `rados_rand_4m`, `rados_write_4k_t1`,
+    /// `rados_write_4k`, `rbd_write_4k`, `rbd_read_4k`.
+    pub key: String,
+    pub label: String,
+    pub figure: BenchFigure,
+}
+
+/// The rados bench jobs: key, label, mode, block, threads.
+pub const RADOS_JOBS: [(&str, &str, &str, u64, u32); 5] = [
+    ("rados_write_4m", "RADOS WRITE 4M", "write", OBJECT, THREADS),
+    ("rados_seq_4m", "RADOS SEQ READ 4M", "seq", OBJECT, THREADS),
+    (
+        "rados_rand_4m",
+        "RADOS RAND READ 4M",
+        "rand",
+        OBJECT,
+        THREADS,
+    ),
+    (
+        "rados_write_4k_t1",
+        "RADOS WRITE 4K 1 THREAD",
+        "write",
+        SMALL,
+        1,
+    ),
+    ("rados_write_4k", "RADOS WRITE 4K", "write", SMALL, THREADS),
+];
+
+/// The rbd bench jobs: key, label, io type.
+pub const RBD_JOBS: [(&str, &str, &str); 2] = [
+    ("rbd_write_4k", "RBD RAND WRITE 4K", "write"),
+    ("rbd_read_4k", "RBD RAND READ 4K", "read"),
+];
+
+fn rados_figure(r: &parse::RadosBench, block: u64, threads: u32) -> BenchFigure {
+    BenchFigure {
+        block,
+        threads,
+        seconds: r.total_time_run,
+        ops: r.ops,
+        mib_s: r.bandwidth,
+        iops: r.average_iops,
+        avg_lat_ms: Some(r.average_latency * 1e3),
+        max_lat_ms: Some(r.max_latency * 1e3),
+        per_second: r.seconds.iter().map(|s| s.cur_bw).collect(),
+    }
+}
+
+fn rbd_figure(r: &parse::RbdBench, threads: u32) -> BenchFigure {
+    BenchFigure {
+        block: SMALL,
+        threads,
+        seconds: r.elapsed,
+        ops: r.ops,
+        mib_s: r.bytes_per_sec / 1048576.0,
+        iops: r.ops_per_sec,
+        // rbd bench gives no latency; its mean follows from the threads.
+        avg_lat_ms: (r.ops_per_sec > 0.0).then(|| f64::from(threads) / r.ops_per_sec * 1e3),
+        max_lat_ms: None,
+        per_second: r
+            .seconds
+            .iter()
+            .map(|s| s.bytes_per_sec / 1048576.0)
+            .collect(),
+    }
+}
+
+impl Scratch<'_> {
+    /// The rados bench jobs in order; the 4 MiB objects are removed after
+    /// the reads, each 4 KiB run's after it. Stops at the first error.
+    pub fn rados_jobs(
+        &self,
+        seconds: u32,
+        cap: Option<u64>,
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
+        let secs = seconds.to_string();
+        if cap.is_some_and(|c| c < u64::from(THREADS) * OBJECT) {
+            return Err(CephError::Tool {
+                command: "rados bench".into(),
+                why: format!(
+                    "pool {} has too little room: a quarter of its MAX AVAIL is below {}",
+                    self.pool,
+                    human(u64::from(THREADS) * OBJECT)
+                ),
+            });
+        }
+        let limit = Duration::from_secs(u64::from(seconds) * 3 + 120);
+        for (key, label, mode, block, threads) in RADOS_JOBS {
+            eprintln!(
+                "pveprobe: pool {}: rados bench {secs} {mode}, {} KiB, {threads} thread(s)",
+                self.pool,
+                block >> 10
+            );
+            let (b, t) = (block.to_string(), threads.to_string());
+            // At most a quarter of the pool's room, in objects of the block.
+            let most = cap.map(|c| (c / block).to_string());
+            let mut args = vec!["bench", secs.as_str(), mode, "-t", t.as_str()];
+            if mode == "write" {
+                args.extend(["-b", b.as_str(), "-O", b.as_str(), "--no-cleanup"]);
+                if let Some(most) = &most {
+                    args.extend(["--max-objects", most.as_str()]);
+                }
+            }
+            args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
+            let text = self.rados(&args, limit, true)?;
+            let r = parse::rados_bench(&text)?;
+            jobs.push(PoolJob {
+                key: key.into(),
+                label: label.into(),
+                figure: rados_figure(&r, block, threads),
+            });
+            // The reads are done with the 4 MiB objects; each small run's go at once.
+            if key != "rados_write_4m" && key != "rados_seq_4m" {
+                self.rados(
+                    &["cleanup", "--prefix", "benchmark_data"],
+                    CLEAN_LIMIT,
+                    false,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rbd bench jobs on a scratch image of `bytes`.
+    /// `bytes` is already capped at a quarter of the pool's room: the image
+    /// can hold no more than its size, however its blocks are allocated.
+    pub fn rbd_jobs(&mut self, bytes: u64, jobs: &mut Vec<PoolJob>) -> Result<(), CephError> {
+        if bytes < 16 << 20 {
+            return Err(CephError::Tool {
+                command: "rbd bench".into(),
+                why: format!("pool {} has too little room for a scratch image", self.pool),
+            });
+        }
+        let spec = format!("{}/{}", self.pool, self.namespace);
+        let size = format!("{}M", bytes.div_ceil(1 << 20));
+        // Counted as made before it is, and not stopped by the interrupt
+        // (it takes a moment): a Ctrl-C while it runs must not leave an
+        // image nobody removes. The interrupt is seen at the bench.
+        self.image = Some(self.namespace.clone());
+        self.tools.run(
+            "rbd",
+            &["create", "--size", &size, &spec],
+            READ_LIMIT,
+            false,
+        )?;
+        let total = bytes.to_string();
+        let threads = THREADS.to_string();
+        for (key, label, io) in RBD_JOBS {
+            eprintln!(
+                "pveprobe: pool {}: rbd bench --io-type {io}, 4 KiB random, {THREADS} threads, {}",
+                self.pool,
+                human(bytes)
+            );
+            let text = self.tools.run(
+                "rbd",
+                &[
+                    "bench",
+                    "--io-type",
+                    io,
+                    "--io-size",
+                    "4096",
+                    "--io-threads",
+                    &threads,
+                    "--io-total",
+                    &total,
+                    "--io-pattern",
+                    "rand",
+                    &spec,
+                ],
+                Duration::from_secs(3600),
+                true,
+            )?;
+            jobs.push(PoolJob {
+                key: key.into(),
+                label: label.into(),
+                figure: rbd_figure(&parse::rbd_bench(&text)?, THREADS),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The run's id: host, process and time, unique on the cluster.
+pub fn run_id(hostname: &str) -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let host: String = hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    format!("pveprobe-{host}-{}-{secs}", std::process::id())
+}
+
+/// The whole run: the cluster read, then the OSD benches, then each
+/// pool's, each pool's scratch space removed before the next.
+pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephReport {
+    let tools = CephTools {
+        conf: &req.conf,
+        interrupt,
+    };
+    let mut report = CephReport::from_view(req, &view);
+    let reach = req.reach.as_ref().map(|r| nodes::NodeReach {
+        reach: r,
+        conf: req.conf_given.then_some(req.conf.as_path()),
+    });
+    nodes::read_all(&mut report, &req.node, &req.conf, reach.as_ref(), interrupt);
+    if req.osd_bench {
+        let ids: Vec<i64> = chosen_osds(req, &view)
+            .unwrap_or_default()
+            .iter()
+            .filter(|o| o.status.as_deref() != Some("down"))
+            .map(|o| o.id)
+            .collect();
+        for (id, r) in bench_osds(&tools, &ids, req.parallel, req.osd_limit) {
+            if let Some(osd) = report.osds.iter_mut().find(|o| o.id == id) {
+                osd.bench_4m = r.large;
+                osd.bench_4k = r.small;
+                osd.errors = r.errors;
+            }
+        }
+        for osd in report
+            .osds
+            .iter_mut()
+            .filter(|o| o.status.as_deref() == Some("down"))
+        {
+            osd.errors.push("down: not benched".into());
+        }
+    }
+    if req.pool_bench {
+        bench_pools(req, view, &tools, &mut report);
+    }
+    report.interrupted_by = interrupt.signal();
+    report.finish();
+    report
+}
+
+/// Each chosen pool's benches (or the scratch pool's, made first and
+/// deleted after), each pool's scratch space removed before the next.
+fn bench_pools(
+    req: &CephRequest,
+    mut view: ClusterView,
+    tools: &CephTools,
+    report: &mut CephReport,
+) {
+    let mut scratch_pool = req
+        .scratch_pool
+        .then(|| ScratchPool::new(tools, &req.run_id));
+    let names: Vec<String> = match scratch_pool.as_mut() {
+        Some(sp) => match sp.create(&mut view) {
+            Ok(()) => {
+                if let Some(p) = view.pools.iter().find(|p| p.name == sp.name) {
+                    report.pools.push(report::PoolResult {
+                        scratch: true,
+                        ..report::PoolResult::of(p, &view)
+                    });
+                }
+                vec![sp.name.clone()]
+            }
+            Err(e) => {
+                report.pools.push(report::PoolResult {
+                    name: sp.name.clone(),
+                    scratch: true,
+                    errors: vec![format!("the scratch pool: {e}")],
+                    ..report::PoolResult::default()
+                });
+                Vec::new()
+            }
+        },
+        None => chosen_pools(req, &view)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
+    };
+    for name in names {
+        if tools.interrupt.signal().is_some() {
+            break;
+        }
+        let mut scratch = Scratch::new(tools, &name, &req.run_id);
+        let mut jobs = Vec::new();
+        let mut errors = Vec::new();
+        let rbd = req.rbd_bench
+            && view
+                .pools
+                .iter()
+                .any(|p| p.name == name && p.applications.iter().any(|a| a == "rbd"));
+        let cap = write_cap(&view, &name);
+        let ran = scratch
+            .rados_jobs(req.seconds, cap, &mut jobs)
+            .and_then(|()| {
+                if rbd {
+                    scratch.rbd_jobs(req.rbd_bytes.min(cap.unwrap_or(u64::MAX)), &mut jobs)
+                } else {
+                    Ok(())
+                }
+            });
+        if let Err(e) = ran {
+            errors.push(e.to_string());
+        }
+        report.left_behind.extend(scratch.clean());
+        if let Some(pool) = report.pools.iter_mut().find(|p| p.name == name) {
+            pool.jobs = jobs;
+            pool.errors.extend(errors);
+        }
+    }
+    if let Some(sp) = scratch_pool.as_mut() {
+        report.left_behind.extend(sp.delete());
+    }
+}
+
+/// The monitors in quorum that would refuse to delete a pool
+/// (`mon_allow_pool_delete` is not true on them, as each runs now:
+/// ceph.conf, the config database and `config set` alike); empty when
+/// all allow it.
+pub fn pool_delete_refused(tools: &CephTools, mons: &[String]) -> Result<Vec<String>, CephError> {
+    let mut refused = Vec::new();
+    for m in mons {
+        let text = tools.ceph(&[
+            "tell",
+            &format!("mon.{m}"),
+            "config",
+            "get",
+            POOL_DELETE,
+            "-f",
+            "json",
+        ])?;
+        if parse::config_value(&text, POOL_DELETE)? != "true" {
+            refused.push(format!("mon.{m}"));
+        }
+    }
+    Ok(refused)
+}
+
+/// The monitor option without which no pool can be deleted.
+pub const POOL_DELETE: &str = "mon_allow_pool_delete";
+
+/// How long a new pool's placement groups may take to become active.
+const PG_ACTIVE_LIMIT: Duration = Duration::from_secs(120);
+
+/// A pool made for the run (`--scratch-pool`), named by the run's id,
+/// with the cluster's defaults (size, PG count), for RBD images;
+/// [`ScratchPool::delete`] removes it.
+pub struct ScratchPool<'a> {
+    tools: &'a CephTools<'a>,
+    pub name: String,
+    made: bool,
+}
+
+impl<'a> ScratchPool<'a> {
+    pub fn new(tools: &'a CephTools<'a>, run_id: &str) -> Self {
+        ScratchPool {
+            tools,
+            name: run_id.to_string(),
+            made: false,
+        }
+    }
+
+    /// Makes the pool, waits for its placement groups to be active, and
+    /// reads the cluster's pools and room again into `view`. Ctrl-C does
+    /// not stop the creation (so the pool is known and deleted), only the
+    /// wait.
+    pub fn create(&mut self, view: &mut ClusterView) -> Result<(), CephError> {
+        let t = self.tools;
+        // Counted as made before the answer: a create that timed out may
+        // still have made it, and removing a pool that is not there is no
+        // error to Ceph (`osd pool rm` says it does not exist, status 0).
+        self.made = true;
+        t.run(
+            "ceph",
+            &["osd", "pool", "create", &self.name],
+            READ_LIMIT,
+            false,
+        )?;
+        t.run(
+            "ceph",
+            &["osd", "pool", "application", "enable", &self.name, "rbd"],
+            READ_LIMIT,
+            false,
+        )?;
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(sig) = t.interrupt.signal() {
+                return Err(CephError::Interrupted(sig));
+            }
+            let states =
+                parse::pg_states(&t.ceph(&["pg", "ls-by-pool", &self.name, "-f", "json"])?)?;
+            if !states.is_empty() && states.iter().all(|s| s.starts_with("active")) {
+                break;
+            }
+            if start.elapsed() > PG_ACTIVE_LIMIT {
+                return Err(CephError::Tool {
+                    command: format!("ceph pg ls-by-pool {}", self.name),
+                    why: format!(
+                        "its placement groups were not active within {} s",
+                        PG_ACTIVE_LIMIT.as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        view.pools = parse::pools(&t.ceph(&["osd", "pool", "ls", "detail", "-f", "json"])?)?;
+        view.space = parse::df_pools(&t.ceph(&["df", "-f", "json"])?)?;
+        Ok(())
+    }
+
+    /// Deletes the pool if it was made; what is left, if it could not be.
+    pub fn delete(&mut self) -> Option<String> {
+        if !std::mem::take(&mut self.made) {
+            return None;
+        }
+        let n = self.name.as_str();
+        self.tools
+            .run(
+                "ceph",
+                &["osd", "pool", "rm", n, n, "--yes-i-really-really-mean-it"],
+                CLEAN_LIMIT,
+                false,
+            )
+            .err()
+            .map(|e| {
+                format!(
+                    "pool {n} ({e}); `ceph osd pool rm {n} {n} --yes-i-really-really-mean-it` removes it"
+                )
+            })
+    }
+}

@@ -1,0 +1,1467 @@
+//! The ceph command's document: each OSD's place, devices, latencies and
+//! bench; each pool's settings and bench jobs; the hints that read them
+//! together. Plain data in, text, JSON and CSV out.
+
+use serde::{Deserialize, Serialize};
+
+use super::{BenchFigure, CephRequest, ClusterView, PoolJob};
+
+/// The document's `kind`.
+pub const KIND: &str = "ceph";
+/// Its schema's version: a change that breaks a reader counts it up.
+pub const SCHEMA_VERSION: u32 = 1;
+/// An OSD below its device class's median by more than this share is marked `!`.
+pub const SLOW_SHARE: f64 = 1.0 / 3.0;
+/// Commit latency this many times its class's median (and 5 ms above it) is far above.
+pub const LATENCY_FACTOR: f64 = 3.0;
+/// Ceph's default `mon_osd_nearfull_ratio`, in percent.
+pub const NEARFULL_PCT: f64 = 85.0;
+/// 4 KiB writes a second below which an OSD on flash is no datacenter SSD's.
+pub const FLASH_SMALL_IOPS: f64 = 1000.0;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsdResult {
+    pub id: i64,
+    pub host: Option<String>,
+    pub device_class: Option<String>,
+    pub status: Option<String>,
+    pub objectstore: Option<String>,
+    /// The data device (`/dev/sdb`) and whether it spins.
+    pub data_device: Option<String>,
+    pub data_rotational: Option<bool>,
+    /// Whether the DB has a device of its own, that device, and whether it spins.
+    pub dedicated_db: Option<bool>,
+    pub db_device: Option<String>,
+    pub db_rotational: Option<bool>,
+    /// Disks below the OSD as Ceph names them.
+    pub devices: Vec<String>,
+    pub device_ids: Option<String>,
+    pub commit_ms: Option<f64>,
+    pub apply_ms: Option<f64>,
+    /// Percent of the OSD used.
+    pub utilization: Option<f64>,
+    /// `ceph tell osd.N bench`: 1 GiB in 4 MiB writes.
+    pub bench_4m: Option<BenchFigure>,
+    /// The same in 4 KiB writes, within the OSD's limit.
+    pub bench_4k: Option<BenchFigure>,
+    /// A disk below it whose model has a published one-job 4 KiB synced
+    /// write figure (matched on Ceph's `device_ids`).
+    #[serde(default)]
+    pub published: Option<PublishedSync>,
+    /// SMART health of its disks (smartctl on the OSD's node).
+    #[serde(default)]
+    pub health: Vec<crate::model::storage::Health>,
+    /// Its disks' links (SATA, SAS, USB, the controller's PCIe), each with
+    /// its disk's name, read in sysfs on the OSD's node.
+    #[serde(default)]
+    pub links: Vec<(String, crate::model::storage::Link)>,
+    /// Marked `!`: its bench is more than a third below its class's median.
+    pub slow: bool,
+    pub errors: Vec<String>,
+}
+
+/// A published SYNC WRITE 4K row for an OSD's disk model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishedSync {
+    /// The disk as Ceph names it (`sdb`).
+    pub disk: String,
+    /// The model as the source names it.
+    pub model: String,
+    pub iops: f64,
+    pub source: String,
+}
+
+/// The first disk of `device_ids` (`sdb=MODEL_SERIAL,sdc=...`) with a published row.
+pub fn published_of(device_ids: &str) -> Option<PublishedSync> {
+    device_ids.split(',').find_map(|pair| {
+        let (disk, id) = pair.split_once('=')?;
+        let (model, iops, source, _) = crate::syncverdict::published::row_for(id)?;
+        Some(PublishedSync {
+            disk: disk.trim().to_string(),
+            model: model.into(),
+            iops,
+            source: source.into(),
+        })
+    })
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolResult {
+    pub name: String,
+    pub kind: String,
+    pub size: Option<i64>,
+    pub min_size: Option<i64>,
+    pub pg_num: Option<i64>,
+    /// The PG count the autoscaler wants, when it differs.
+    pub pg_num_wanted: Option<i64>,
+    pub autoscale_mode: Option<String>,
+    pub applications: Vec<String>,
+    /// Made by this run (`--scratch-pool`) and deleted after it.
+    #[serde(default)]
+    pub scratch: bool,
+    pub jobs: Vec<PoolJob>,
+    pub errors: Vec<String>,
+}
+
+impl PoolResult {
+    /// A pool as the cluster describes it, before its benches.
+    pub fn of(p: &pveprobe_parse::ceph::Pool, view: &super::ClusterView) -> PoolResult {
+        let auto = view.autoscale.iter().find(|a| a.pool == p.name);
+        PoolResult {
+            name: p.name.clone(),
+            kind: p.kind.clone(),
+            size: p.size,
+            min_size: p.min_size,
+            pg_num: p.pg_num,
+            pg_num_wanted: auto
+                .filter(|a| a.would_adjust)
+                .and_then(|a| a.pg_num_final)
+                .filter(|n| Some(*n) != p.pg_num),
+            autoscale_mode: p.autoscale_mode.clone(),
+            applications: p.applications.clone(),
+            ..PoolResult::default()
+        }
+    }
+
+    /// How `compare` names the pool: a scratch pool by what it is, as its
+    /// name changes from run to run.
+    pub fn instance(&self) -> String {
+        if self.scratch {
+            SCRATCH_INSTANCE.into()
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// `compare`'s name for a run's scratch pool.
+pub const SCRATCH_INSTANCE: &str = "scratch pool";
+
+/// A hint: a code documented in docs/hints.md, what it is about, what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CephHint {
+    pub code: String,
+    pub subject: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CephReport {
+    pub schema_version: u32,
+    /// Always `ceph`: how `compare` knows the document.
+    pub kind: String,
+    pub pveprobe_version: String,
+    /// When the run started (RFC 3339).
+    pub timestamp: String,
+    /// The namespace and scratch image name the run used.
+    pub run_id: String,
+    pub fsid: Option<String>,
+    pub health: Option<String>,
+    /// Seconds of each rados bench run.
+    pub seconds: u32,
+    pub osds: Vec<OsdResult>,
+    pub pools: Vec<PoolResult>,
+    /// Ceph's public and cluster networks on this node, then on the other
+    /// nodes that hold OSDs (`node` set).
+    #[serde(default)]
+    pub networks: Vec<super::network::CephLink>,
+    pub hints: Vec<CephHint>,
+    /// What the cluster's tools could not tell.
+    pub notes: Vec<String>,
+    /// What could not be removed.
+    pub left_behind: Vec<String>,
+    pub interrupted_by: Option<i32>,
+}
+
+impl crate::output::document::Document for CephReport {
+    const KIND: Option<&'static str> = Some(KIND);
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    fn results(self) -> Vec<crate::output::document::Named> {
+        let who = self.fsid.as_deref().map(|f| format!("Ceph {f}"));
+        vec![crate::output::document::Named::new(who, self.as_result())]
+    }
+
+    /// The signal that stopped the run; else 0 when every OSD's and pool's bench ran and nothing
+    /// was left behind, 1 otherwise.
+    fn exit_status(&self) -> crate::error::exit::Exit {
+        use crate::error::exit::Exit;
+        let measured = self.osds.iter().all(|o| o.errors.is_empty())
+            && self.pools.iter().all(|p| p.errors.is_empty());
+        match self.interrupted_by {
+            Some(sig) => Exit::Signal(sig),
+            None if measured && self.left_behind.is_empty() => Exit::Ok,
+            None => Exit::NotMeasured,
+        }
+    }
+}
+
+impl CephReport {
+    /// The cluster as read, before any bench.
+    pub fn from_view(req: &CephRequest, view: &ClusterView) -> Self {
+        let osds = view
+            .tree
+            .iter()
+            .map(|t| {
+                let m = view.metadata.iter().find(|m| m.id == t.id);
+                let perf = view.perf.iter().find(|p| p.id == t.id);
+                OsdResult {
+                    id: t.id,
+                    host: t
+                        .host
+                        .clone()
+                        .or_else(|| m.and_then(|m| m.hostname.clone())),
+                    device_class: t.device_class.clone(),
+                    status: t.status.clone(),
+                    objectstore: m.and_then(|m| m.objectstore.clone()),
+                    data_device: m.and_then(|m| m.bdev_dev_node.clone()),
+                    data_rotational: m.and_then(|m| m.bdev_rotational),
+                    dedicated_db: m.and_then(|m| m.dedicated_db),
+                    db_device: m.and_then(|m| m.db_dev_node.clone()),
+                    db_rotational: m.and_then(|m| m.db_rotational),
+                    devices: m.map(|m| m.devices.clone()).unwrap_or_default(),
+                    device_ids: m.and_then(|m| m.device_ids.clone()),
+                    published: m
+                        .and_then(|m| m.device_ids.as_deref())
+                        .and_then(published_of),
+                    commit_ms: perf.map(|p| p.commit_ms),
+                    apply_ms: perf.map(|p| p.apply_ms),
+                    utilization: view.df.iter().find(|d| d.id == t.id).map(|d| d.utilization),
+                    ..OsdResult::default()
+                }
+            })
+            .collect();
+        // A scratch pool's run benches that pool alone (added once made).
+        let chosen = if req.scratch_pool {
+            Vec::new()
+        } else {
+            super::chosen_pools(req, view).unwrap_or_default()
+        };
+        let pools = chosen
+            .into_iter()
+            .map(|p| PoolResult::of(p, view))
+            .collect();
+        CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: jiff::Timestamp::now().to_string(),
+            run_id: req.run_id.clone(),
+            fsid: view.fsid.clone(),
+            health: view.health.clone(),
+            seconds: req.seconds,
+            osds,
+            pools,
+            networks: Vec::new(),
+            hints: Vec::new(),
+            notes: view.notes.clone(),
+            left_behind: Vec::new(),
+            interrupted_by: None,
+        }
+    }
+
+    /// Marks the slow OSDs and makes the hints, once the figures are in.
+    pub fn finish(&mut self) {
+        let marks: Vec<bool> = self
+            .osds
+            .iter()
+            .map(|o| slow_in_class(o, &self.osds).is_some())
+            .collect();
+        for (o, slow) in self.osds.iter_mut().zip(marks) {
+            o.slow = slow;
+        }
+        self.hints = hints(self);
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    })
+}
+
+/// The OSDs of `o`'s device class (itself included).
+fn class_of<'a>(o: &OsdResult, all: &'a [OsdResult]) -> impl Iterator<Item = &'a OsdResult> {
+    let class = o.device_class.clone();
+    all.iter().filter(move |x| x.device_class == class)
+}
+
+/// `o`'s 4 MiB bench and its class's median, when it is more than a third
+/// below it (a class of at least three OSDs: with two, which is slow?).
+pub fn slow_in_class(o: &OsdResult, all: &[OsdResult]) -> Option<(f64, f64)> {
+    let mine = o.bench_4m.as_ref()?.mib_s;
+    let peers: Vec<f64> = class_of(o, all)
+        .filter_map(|x| x.bench_4m.as_ref().map(|b| b.mib_s))
+        .collect();
+    if peers.len() < 3 {
+        return None;
+    }
+    let med = median(peers)?;
+    (mine < med * (1.0 - SLOW_SHARE)).then_some((mine, med))
+}
+
+type Hint = (&'static str, String, String);
+
+/// A hint's code, subject and message (tests/it/docs.rs finds every code by this call).
+fn ceph_hint(code: &'static str, subject: String, message: String) -> Hint {
+    (code, subject, message)
+}
+
+fn osd_slow(o: &OsdResult, all: &[OsdResult]) -> Option<Hint> {
+    let (mine, med) = slow_in_class(o, all)?;
+    Some(ceph_hint(
+        "osd-slow",
+        format!("osd.{}", o.id),
+        format!(
+            "its bench wrote {mine:.0} MiB/s where the {} OSDs' median is {med:.0}: every placement group it serves waits for it; check its disk's health and link (pveprobe -v on {}), or mark it out (ceph osd out {})",
+            o.device_class.as_deref().unwrap_or("same-class"),
+            o.host.as_deref().unwrap_or("its node"),
+            o.id
+        ),
+    ))
+}
+
+fn commit_latency_high(o: &OsdResult, all: &[OsdResult]) -> Option<Hint> {
+    let mine = o.commit_ms?;
+    let med = median(class_of(o, all).filter_map(|x| x.commit_ms).collect())?;
+    (class_of(o, all).count() >= 3 && mine > med * LATENCY_FACTOR && mine > med + 5.0).then(|| {
+        ceph_hint(
+            "osd-commit-latency",
+            format!("osd.{}", o.id),
+            format!(
+                "commit latency {mine:.0} ms against its class's median of {med:.0} ms (ceph osd perf): its disk or controller is slow to make writes durable"
+            ),
+        )
+    })
+}
+
+fn hdd_without_flash_db(o: &OsdResult) -> Option<Hint> {
+    if o.data_rotational != Some(true) {
+        return None;
+    }
+    let why = match (o.dedicated_db, o.db_rotational) {
+        (Some(false), _) => "its RocksDB and WAL share the spinning disk",
+        (Some(true), Some(true)) => "its dedicated DB device spins too",
+        _ => return None,
+    };
+    Some(ceph_hint(
+        "hdd-osd-without-flash-db",
+        format!("osd.{}", o.id),
+        format!(
+            "an HDD OSD whose DB is not on flash ({why}): every small write and metadata update waits for a seek; Proxmox recommends the DB/WAL on an SSD or NVMe (pveceph osd create --db_dev)"
+        ),
+    ))
+}
+
+fn small_writes_slow_on_flash(o: &OsdResult) -> Option<Hint> {
+    if let Some(p) = o.published.as_ref().filter(|p| p.iops < FLASH_SMALL_IOPS) {
+        return Some(ceph_hint(
+            "osd-small-writes-slow",
+            format!("osd.{}", o.id),
+            format!(
+                "its disk {} is a {}, published at {:.0} synced 4 KiB writes a second ({}): no power-loss protection; a datacenter SSD with it does tens of thousands, and Ceph waits for every one",
+                p.disk, p.model, p.iops, p.source
+            ),
+        ));
+    }
+    let small = o.bench_4k.as_ref()?;
+    let flash =
+        o.data_rotational == Some(false) || o.device_class.as_deref().is_some_and(|c| c != "hdd");
+    (flash && small.iops < FLASH_SMALL_IOPS).then(|| {
+        ceph_hint(
+            "osd-small-writes-slow",
+            format!("osd.{}", o.id),
+            format!(
+                "{:.0} synced 4 KiB writes a second on flash: a datacenter SSD with power-loss protection does tens of thousands; a consumer SSD without it does a few hundred, and Ceph waits for every one (check the model: pveprobe qualify on a spare disk of it)",
+                small.iops
+            ),
+        )
+    })
+}
+
+/// What is wrong with a disk's SMART health, in words; empty when nothing.
+fn unhealthy(h: &crate::model::storage::Health) -> Vec<String> {
+    let mut out = Vec::new();
+    if h.passed == Some(false) {
+        out.push("SMART says FAILED".to_string());
+    }
+    for (n, what) in [
+        (h.pending_sectors, "sectors pending reallocation"),
+        (h.offline_uncorrectable, "offline uncorrectable sectors"),
+        (h.reallocated_sectors, "reallocated sectors"),
+    ] {
+        if let Some(n) = n.filter(|n| *n > 0) {
+            out.push(format!("{n} {what}"));
+        }
+    }
+    if let Some(w) = h.wear_used_pct.filter(|w| *w >= 90) {
+        out.push(format!("{w}% of its rated endurance used"));
+    }
+    out
+}
+
+/// A link below an OSD that runs slower than both its ends can.
+fn disk_link_slow(o: &OsdResult) -> Option<Hint> {
+    let (disk, l) = o.links.iter().find(|(_, l)| l.degraded())?;
+    Some(ceph_hint(
+        "osd-link-below-capability",
+        format!("osd.{}", o.id),
+        format!(
+            "{disk}'s {} link {} runs at {}, {} can do {}: the OSD's disk cannot move more than about {:.0} MB/s (a cable, a backplane, a port or a BIOS setting)",
+            l.kind,
+            l.at,
+            l.current,
+            l.capable_by.as_deref().unwrap_or("both ends"),
+            l.capable.as_deref().unwrap_or_default(),
+            l.ceiling_mb_s
+        ),
+    ))
+}
+
+fn disk_unhealthy(o: &OsdResult) -> Option<Hint> {
+    let bad: Vec<String> = o
+        .health
+        .iter()
+        .filter_map(|h| {
+            let what = unhealthy(h);
+            (!what.is_empty()).then(|| {
+                format!(
+                    "{} ({}): {}",
+                    h.source,
+                    h.model.as_deref().unwrap_or("?"),
+                    what.join(", ")
+                )
+            })
+        })
+        .collect();
+    (!bad.is_empty()).then(|| {
+        ceph_hint(
+            "osd-disk-unhealthy",
+            format!("osd.{}", o.id),
+            format!(
+                "its disk is failing: {}; a failing disk retries reads and slows every placement group on the OSD: replace it (ceph osd out {} first)",
+                bad.join("; "),
+                o.id
+            ),
+        )
+    })
+}
+
+fn near_full(o: &OsdResult) -> Option<Hint> {
+    let used = o.utilization?;
+    (used >= NEARFULL_PCT).then(|| {
+        ceph_hint(
+            "osd-near-full",
+            format!("osd.{}", o.id),
+            format!(
+                "{used:.0}% used, at Ceph's nearfull ratio ({NEARFULL_PCT:.0}%): writes stop at the full ratio; add OSDs or rebalance"
+            ),
+        )
+    })
+}
+
+fn redundancy_low(p: &PoolResult) -> Option<Hint> {
+    if p.kind != "replicated" {
+        return None;
+    }
+    let (size, min) = (p.size?, p.min_size?);
+    let what = if size < 3 {
+        match size {
+            1 => "size 1: one copy of the data, which a single failed OSD loses".to_string(),
+            _ => format!("size {size}: after one failed OSD or node a single copy is left"),
+        }
+    } else if min < 2 {
+        format!("min_size {min}: writes go on with a single copy, which a second failure loses")
+    } else {
+        return None;
+    };
+    Some(ceph_hint(
+        "pool-redundancy-low",
+        format!("pool {}", p.name),
+        format!("{what}; Proxmox and Ceph recommend size 3, min_size 2"),
+    ))
+}
+
+fn pg_count(p: &PoolResult) -> Option<Hint> {
+    let wanted = p.pg_num_wanted?;
+    Some(ceph_hint(
+        "pool-pg-count",
+        format!("pool {}", p.name),
+        format!(
+            "{} placement groups where the autoscaler wants {wanted} (mode {}): too few PGs spread the pool over too few OSDs",
+            p.pg_num
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "?".into()),
+            p.autoscale_mode.as_deref().unwrap_or("?")
+        ),
+    ))
+}
+
+/// `public network 10.0.0.0/24`, and `on pve2` for another node's link.
+fn link_subject(l: &super::network::CephLink) -> String {
+    match &l.node {
+        Some(n) => format!("{} network {} on {n}", l.kind, l.network),
+        None => format!("{} network {}", l.kind, l.network),
+    }
+}
+
+fn network_slow(l: &super::network::CephLink) -> Option<Hint> {
+    let speed = l.speed_mbps?;
+    (speed < super::network::MIN_MBPS).then(|| {
+        ceph_hint(
+            "ceph-network-slow",
+            link_subject(l),
+            format!(
+                "Ceph's {} network is on {} at {} Mb/s: every client write crosses it {} (Proxmox asks for 10 Gb/s or more for Ceph)",
+                l.kind,
+                l.interface.as_deref().unwrap_or("?"),
+                speed,
+                if l.kind == "cluster" { "once per replica" } else { "and then the replication too, without a cluster network" }
+            ),
+        )
+    })
+}
+
+fn network_shares_corosync(l: &super::network::CephLink) -> Option<Hint> {
+    let what = l.shares_corosync.as_deref()?;
+    Some(ceph_hint(
+        "ceph-network-shares-corosync",
+        link_subject(l),
+        format!(
+            "corosync shares Ceph's {} network ({what}): Ceph's traffic delays corosync's packets, which can cost quorum and fence HA nodes; give corosync a network of its own (a second link, pvecm)",
+            l.kind
+        ),
+    ))
+}
+
+/// Every hint, OSDs first.
+pub fn hints(r: &CephReport) -> Vec<CephHint> {
+    let mut out: Vec<Hint> = Vec::new();
+    for o in &r.osds {
+        out.extend(osd_slow(o, &r.osds));
+        out.extend(commit_latency_high(o, &r.osds));
+        out.extend(hdd_without_flash_db(o));
+        out.extend(small_writes_slow_on_flash(o));
+        out.extend(near_full(o));
+        out.extend(disk_unhealthy(o));
+        out.extend(disk_link_slow(o));
+    }
+    // A scratch pool is gone after the run: its settings are no advice.
+    for p in r.pools.iter().filter(|p| !p.scratch) {
+        out.extend(redundancy_low(p));
+        out.extend(pg_count(p));
+    }
+    for l in &r.networks {
+        out.extend(network_slow(l));
+        out.extend(network_shares_corosync(l));
+    }
+    out.into_iter()
+        .map(|(code, subject, message)| CephHint {
+            code: code.into(),
+            subject,
+            message,
+        })
+        .collect()
+}
+
+impl CephReport {
+    /// The figures as a result `compare` ranks: each OSD's two benches
+    /// (`ceph_osd_bench_4m` for `osd.3`) and each pool job
+    /// (`ceph_rados_write_4m` for `rbd`): MiB/s for 4 MiB blocks, IOPS for 4 KiB.
+    fn as_result(&self) -> crate::output::result::JsonReport {
+        use crate::figure::Figure;
+        use crate::output::result::{JsonReport, XFigure};
+        let entry = |key: String, instance: String, f: &BenchFigure| {
+            let figure = Figure::from_key(&key)?;
+            let value = if figure.unit() == "IOPS" {
+                f.iops
+            } else {
+                f.mib_s
+            };
+            Some(XFigure {
+                key,
+                instance: Some(instance),
+                label: figure.label().into(),
+                unit: figure.unit().into(),
+                value,
+                samples: Vec::new(),
+                facts: Default::default(),
+            })
+        };
+        let mut extended = Vec::new();
+        for o in &self.osds {
+            let name = format!("osd.{}", o.id);
+            for (key, f) in [
+                ("ceph_osd_bench_4m", &o.bench_4m),
+                ("ceph_osd_bench_4k", &o.bench_4k),
+            ] {
+                extended.extend(f.as_ref().and_then(|f| entry(key.into(), name.clone(), f)));
+            }
+        }
+        for p in &self.pools {
+            for j in &p.jobs {
+                extended.extend(entry(format!("ceph_{}", j.key), p.instance(), &j.figure));
+            }
+        }
+        let name = format!("Ceph {}", self.fsid.as_deref().unwrap_or("cluster"));
+        JsonReport {
+            schema_version: crate::output::result::SCHEMA_VERSION,
+            pveprobe_version: self.pveprobe_version.clone(),
+            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
+            path: name.clone(),
+            host: crate::model::host::HostInfo {
+                hostname: Some(name),
+                ..Default::default()
+            },
+            extended,
+            interrupted_by_signal: self.interrupted_by,
+            ..JsonReport::default()
+        }
+    }
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn flag(v: Option<bool>, yes: &str, no: &str) -> String {
+    match v {
+        Some(true) => yes.into(),
+        Some(false) => no.into(),
+        None => "-".into(),
+    }
+}
+
+impl CephReport {
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "CEPH {} ({}): {} OSDs, run {}\n",
+            self.fsid.as_deref().unwrap_or("?"),
+            self.health.as_deref().unwrap_or("health unknown"),
+            self.osds.len(),
+            self.run_id
+        );
+        out += &format!(
+            "\n{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
+            "OSD",
+            "HOST",
+            "CLASS",
+            "STORE",
+            "DATA",
+            "DB",
+            "COMMIT",
+            "APPLY",
+            "USE%",
+            "BENCH MiB/s",
+            "4K IOPS"
+        );
+        for o in &self.osds {
+            let db = match (o.dedicated_db, o.db_rotational) {
+                (Some(false), _) => "shared".to_string(),
+                (Some(true), r) => flag(r, "hdd", "flash"),
+                (None, _) => "-".into(),
+            };
+            out += &format!(
+                "{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
+                format!("{}osd.{}", if o.slow { "!" } else { "" }, o.id),
+                o.host.as_deref().unwrap_or("-"),
+                o.device_class.as_deref().unwrap_or("-"),
+                o.objectstore.as_deref().unwrap_or("-"),
+                flag(o.data_rotational, "hdd", "flash"),
+                db,
+                opt(o.commit_ms, 1),
+                opt(o.apply_ms, 1),
+                opt(o.utilization, 1),
+                opt(o.bench_4m.as_ref().map(|b| b.mib_s), 0),
+                opt(o.bench_4k.as_ref().map(|b| b.iops), 0),
+            );
+            for e in &o.errors {
+                out += &format!("         not measured: {e}\n");
+            }
+        }
+        for o in &self.osds {
+            for h in &o.health {
+                let what = unhealthy(h);
+                out += &format!(
+                    "  osd.{}: {} {}: {}\n",
+                    o.id,
+                    h.source.trim_start_matches("smartctl "),
+                    h.model.as_deref().unwrap_or(""),
+                    if what.is_empty() {
+                        "healthy".to_string()
+                    } else {
+                        what.join(", ")
+                    }
+                );
+            }
+            for (disk, l) in &o.links {
+                out += &format!(
+                    "  osd.{}: {disk} {} link {} at {}{}\n",
+                    o.id,
+                    l.kind,
+                    l.at,
+                    l.current,
+                    l.capable
+                        .as_deref()
+                        .filter(|_| l.degraded())
+                        .map(|c| format!(
+                            ", {} can do {c}",
+                            l.capable_by.as_deref().unwrap_or("both ends")
+                        ))
+                        .unwrap_or_default()
+                );
+            }
+            if let Some(p) = &o.published {
+                out += &format!(
+                    "  osd.{}: {} is a {}, published SYNC WRITE 4K {:.0}/s ({})\n",
+                    o.id, p.disk, p.model, p.iops, p.source
+                );
+            }
+        }
+        if self.osds.iter().any(|o| o.slow) {
+            out += &format!(
+                "  ! more than {:.0}% below its device class's median\n",
+                SLOW_SHARE * 100.0
+            );
+        }
+        out += &self.pool_tables();
+        out += &self.closing();
+        out
+    }
+
+    /// Each pool's settings and bench jobs.
+    fn pool_tables(&self) -> String {
+        let mut out = String::new();
+        for p in &self.pools {
+            out += &format!(
+                "\nPOOL {} ({}, size {}, min_size {}, {} PGs{}; {})\n",
+                p.name,
+                p.kind,
+                p.size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
+                p.min_size
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                p.pg_num
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                p.pg_num_wanted
+                    .map(|n| format!(", autoscaler wants {n}"))
+                    .unwrap_or_default(),
+                if p.applications.is_empty() {
+                    "no application".to_string()
+                } else {
+                    p.applications.join(",")
+                }
+            );
+            if !p.jobs.is_empty() {
+                out += &format!(
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    "JOB", "THREADS", "MiB/s", "IOPS", "AVG ms", "MAX ms"
+                );
+            }
+            for j in &p.jobs {
+                let f = &j.figure;
+                out += &format!(
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    j.label,
+                    f.threads,
+                    format!("{:.1}", f.mib_s),
+                    format!("{:.0}", f.iops),
+                    opt(f.avg_lat_ms, 2),
+                    opt(f.max_lat_ms, 1),
+                );
+            }
+            for e in &p.errors {
+                out += &format!("  not measured: {e}\n");
+            }
+        }
+        out
+    }
+
+    /// The nodes' links of Ceph's networks, the hints, notes and what was left.
+    fn closing(&self) -> String {
+        let mut out = String::new();
+        for l in &self.networks {
+            out += &format!(
+                "\nNETWORK {} {}{}: {}{}{}\n",
+                l.kind,
+                l.network,
+                l.node
+                    .as_deref()
+                    .map(|n| format!(" on {n}"))
+                    .unwrap_or_default(),
+                l.interface
+                    .as_deref()
+                    .unwrap_or("no interface of the node in it"),
+                l.speed_mbps
+                    .map(|s| format!(", {s} Mb/s"))
+                    .unwrap_or_default(),
+                l.shares_corosync
+                    .as_deref()
+                    .map(|w| format!(", shared with corosync ({w})"))
+                    .unwrap_or_default()
+            );
+        }
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  [{}] {}: {}\n", h.code, h.subject, h.message);
+            }
+        }
+        for n in &self.notes {
+            out += &format!("\nnote: {n}\n");
+        }
+        for left in &self.left_behind {
+            out += &format!("\nLEFT BEHIND: {left}\n");
+        }
+        out
+    }
+
+    /// A row per figure: each OSD's two benches and latencies, each pool job.
+    pub fn csv(&self, header: bool) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        if header {
+            let _ = w.write_record(CSV_HEADER);
+        }
+        let o2 = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+        let fsid = self.fsid.clone().unwrap_or_default();
+        let mut row =
+            |subject: String, test: &str, f: Option<&BenchFigure>, extra: [Option<f64>; 3]| {
+                let _ = w.write_record([
+                    self.timestamp.clone(),
+                    fsid.clone(),
+                    self.run_id.clone(),
+                    subject,
+                    test.to_string(),
+                    f.map(|f| f.block.to_string()).unwrap_or_default(),
+                    f.map(|f| f.threads.to_string()).unwrap_or_default(),
+                    o2(f.map(|f| f.mib_s)),
+                    o2(f.map(|f| f.iops)),
+                    o2(f.and_then(|f| f.avg_lat_ms)),
+                    o2(f.and_then(|f| f.max_lat_ms)),
+                    o2(extra[0]),
+                    o2(extra[1]),
+                    o2(extra[2]),
+                ]);
+            };
+        for o in &self.osds {
+            let latency = [o.commit_ms, o.apply_ms, o.utilization];
+            row(
+                format!("osd.{}", o.id),
+                "osd_bench_4m",
+                o.bench_4m.as_ref(),
+                latency,
+            );
+            row(
+                format!("osd.{}", o.id),
+                "osd_bench_4k",
+                o.bench_4k.as_ref(),
+                latency,
+            );
+        }
+        for p in &self.pools {
+            for j in &p.jobs {
+                row(
+                    format!("pool {}", p.name),
+                    &j.key,
+                    Some(&j.figure),
+                    [None; 3],
+                );
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+/// The CSV's columns.
+pub const CSV_HEADER: [&str; 14] = [
+    "timestamp",
+    "fsid",
+    "run_id",
+    "subject",
+    "test",
+    "block_bytes",
+    "threads",
+    "mib_s",
+    "iops",
+    "avg_lat_ms",
+    "max_lat_ms",
+    "commit_ms",
+    "apply_ms",
+    "used_pct",
+];
+
+/// Set by the session before rendering: whether the CSV starts with its header.
+#[derive(Debug, Clone, Serialize)]
+pub struct CephDocument {
+    #[serde(flatten)]
+    pub report: CephReport,
+    #[serde(skip)]
+    pub csv_header: bool,
+}
+
+/// A gauge's name, `# HELP` and samples (labels, value).
+type Gauge = (&'static str, &'static str, Vec<(String, f64)>);
+
+/// Each OSD's figures as metrics: name (after `pveprobe_ceph_osd_`), the
+/// value in Prometheus' base unit, its `# HELP`, and the Influx field name
+/// and value as the table prints it.
+fn osd_metrics(o: &OsdResult) -> Vec<(&'static str, f64, &'static str, &'static str, f64)> {
+    let mib = 1048576.0;
+    let mut out = Vec::new();
+    if let Some(b) = &o.bench_4m {
+        out.push((
+            "bench_4m_bytes_per_second",
+            b.mib_s * mib,
+            "ceph tell osd.N bench, 1 GiB in 4 MiB writes, bytes per second; higher is better",
+            "bench_4m_mib_per_s",
+            b.mib_s,
+        ));
+    }
+    if let Some(b) = &o.bench_4k {
+        out.push((
+            "bench_4k_per_second",
+            b.iops,
+            "ceph tell osd.N bench in 4 KiB writes, writes per second; higher is better",
+            "bench_4k_iops",
+            b.iops,
+        ));
+    }
+    if let Some(ms) = o.commit_ms {
+        out.push((
+            "commit_latency_seconds",
+            ms / 1000.0,
+            "ceph osd perf commit latency, seconds; lower is better",
+            "commit_ms",
+            ms,
+        ));
+    }
+    if let Some(ms) = o.apply_ms {
+        out.push((
+            "apply_latency_seconds",
+            ms / 1000.0,
+            "ceph osd perf apply latency, seconds; lower is better",
+            "apply_ms",
+            ms,
+        ));
+    }
+    if let Some(pct) = o.utilization {
+        out.push((
+            "used_ratio",
+            pct / 100.0,
+            "share of the OSD used (ceph osd df), 0 to 1",
+            "used_pct",
+            pct,
+        ));
+    }
+    out
+}
+
+impl CephReport {
+    /// Per OSD, in InfluxDB line protocol: measurement `pveprobe_ceph`,
+    /// tags `object=ceph`, `fsid`, `osd`, `host`, `class`; the run's time.
+    pub fn influx(&self) -> String {
+        use crate::output::metrics::influx::tag_value;
+        let ns = self
+            .timestamp
+            .parse::<jiff::Timestamp>()
+            .ok()
+            .map(|t| t.as_nanosecond());
+        let mut out = String::new();
+        for o in &self.osds {
+            let fields: Vec<String> = osd_metrics(o)
+                .into_iter()
+                .filter(|m| m.4.is_finite())
+                .map(|(_, _, _, field, v)| format!("{field}={v}"))
+                .collect();
+            if fields.is_empty() {
+                continue;
+            }
+            let mut tags = vec![
+                ("object", "ceph".to_string()),
+                ("osd", format!("osd.{}", o.id)),
+            ];
+            for (k, v) in [
+                ("fsid", &self.fsid),
+                ("host", &o.host),
+                ("class", &o.device_class),
+            ] {
+                if let Some(v) = v.as_deref().map(tag_value).filter(|v| !v.is_empty()) {
+                    tags.push((k, v));
+                }
+            }
+            tags.sort();
+            let tags: Vec<String> = tags.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out += &format!(
+                "pveprobe_ceph,{} {}{}\n",
+                tags.join(","),
+                fields.join(","),
+                ns.map(|n| format!(" {n}")).unwrap_or_default()
+            );
+        }
+        out
+    }
+
+    /// Per OSD, in Prometheus' text format: `pveprobe_ceph_osd_*` gauges in
+    /// base units, labels `osd`, `host`, `class` (no timestamps: the
+    /// textfile collector refuses them).
+    pub fn prometheus(&self) -> String {
+        use crate::output::metrics::prometheus::escape_label;
+        let mut by_name: Vec<Gauge> = Vec::new();
+        for o in &self.osds {
+            let mut labels = vec![format!("osd=\"osd.{}\"", o.id)];
+            for (k, v) in [("host", &o.host), ("class", &o.device_class)] {
+                if let Some(v) = v {
+                    labels.push(format!("{k}=\"{}\"", escape_label(v)));
+                }
+            }
+            for (name, value, help, _, _) in osd_metrics(o) {
+                if !value.is_finite() {
+                    continue;
+                }
+                let sample = (format!("{{{}}}", labels.join(",")), value);
+                match by_name.iter_mut().find(|(n, _, _)| *n == name) {
+                    Some((_, _, samples)) => samples.push(sample),
+                    None => by_name.push((name, help, vec![sample])),
+                }
+            }
+        }
+        let mut out = String::new();
+        for (name, help, samples) in by_name {
+            let metric = format!("pveprobe_ceph_osd_{name}");
+            out += &format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n");
+            for (labels, v) in samples {
+                out += &format!("{metric}{labels} {v}\n");
+            }
+        }
+        out
+    }
+}
+
+impl crate::output::Render for CephDocument {
+    fn metrics(&self, format: crate::output::Format) -> String {
+        match format {
+            crate::output::Format::Influx => self.report.influx(),
+            _ => self.report.prometheus(),
+        }
+    }
+
+    fn text(&self) -> String {
+        self.report.text()
+    }
+
+    fn csv(&self) -> String {
+        self.report.csv(self.csv_header)
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(CSV_HEADER.to_vec())
+    }
+
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        let (title, points) = self.report.timeline()?;
+        Some(crate::output::plot::series_svg(&title, "MiB/s", &points))
+    }
+}
+
+impl CephReport {
+    /// The first benched pool's rados bench seconds, job after job on one
+    /// time axis (MiB/s each second), for `--plot`; its title names the jobs.
+    pub fn timeline(&self) -> Option<(String, Vec<(f64, f64)>)> {
+        let pool = self
+            .pools
+            .iter()
+            .find(|p| p.jobs.iter().any(|j| !j.figure.per_second.is_empty()))?;
+        let mut points = Vec::new();
+        let mut names = Vec::new();
+        let mut offset = 0.0;
+        for j in pool.jobs.iter().filter(|j| j.key.starts_with("rados_")) {
+            for (i, v) in j.figure.per_second.iter().enumerate() {
+                points.push((offset + i as f64 + 1.0, *v));
+            }
+            names.push(format!(
+                "{} from {offset:.0} s",
+                j.label.to_lowercase().replace("rados ", "")
+            ));
+            offset += j.figure.per_second.len() as f64;
+        }
+        Some((
+            format!(
+                "rados bench on pool {}, each second: {}",
+                pool.name,
+                names.join(", ")
+            ),
+            points,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn osd(id: i64, class: &str, mib_s: f64) -> OsdResult {
+        OsdResult {
+            id,
+            device_class: Some(class.into()),
+            bench_4m: Some(BenchFigure {
+                mib_s,
+                ..BenchFigure::default()
+            }),
+            commit_ms: Some(2.0),
+            ..OsdResult::default()
+        }
+    }
+
+    fn codes(osds: Vec<OsdResult>, pools: Vec<PoolResult>) -> Vec<(String, String)> {
+        let mut r = CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: String::new(),
+            run_id: "pveprobe-t".into(),
+            fsid: None,
+            health: None,
+            seconds: 10,
+            osds,
+            pools,
+            networks: Vec::new(),
+            hints: Vec::new(),
+            notes: Vec::new(),
+            left_behind: Vec::new(),
+            interrupted_by: None,
+        };
+        r.finish();
+        r.hints.into_iter().map(|h| (h.code, h.subject)).collect()
+    }
+
+    #[test]
+    fn an_osd_a_third_below_its_class_is_marked_and_named() {
+        let all = vec![
+            osd(0, "ssd", 500.0),
+            osd(1, "ssd", 480.0),
+            osd(2, "ssd", 300.0),
+            osd(3, "hdd", 100.0),
+        ];
+        assert_eq!(
+            codes(all.clone(), vec![]),
+            [("osd-slow".into(), "osd.2".into())]
+        );
+        // 0.7 of the median is within a third.
+        let near = vec![
+            osd(0, "ssd", 500.0),
+            osd(1, "ssd", 480.0),
+            osd(2, "ssd", 340.0),
+        ];
+        assert!(codes(near, vec![]).is_empty());
+        // Two of a class: no median to be below.
+        assert!(codes(vec![osd(0, "ssd", 500.0), osd(1, "ssd", 100.0)], vec![]).is_empty());
+        // The other class is not compared with.
+        let mixed = vec![
+            osd(0, "ssd", 500.0),
+            osd(1, "ssd", 480.0),
+            osd(2, "ssd", 490.0),
+            osd(3, "hdd", 100.0),
+        ];
+        assert!(codes(mixed, vec![]).is_empty());
+    }
+
+    #[test]
+    fn commit_latency_far_above_the_class_is_named() {
+        let mut all = vec![
+            osd(0, "hdd", 100.0),
+            osd(1, "hdd", 100.0),
+            osd(2, "hdd", 100.0),
+        ];
+        all[2].commit_ms = Some(40.0);
+        assert!(
+            codes(all.clone(), vec![]).contains(&("osd-commit-latency".into(), "osd.2".into()))
+        );
+        all[2].commit_ms = Some(6.0);
+        assert!(codes(all, vec![]).is_empty(), "3x but only 4 ms above");
+    }
+
+    #[test]
+    fn an_hdd_osd_without_its_db_on_flash_is_named() {
+        let mut o = osd(0, "hdd", 100.0);
+        o.data_rotational = Some(true);
+        o.dedicated_db = Some(false);
+        assert_eq!(
+            codes(vec![o.clone()], vec![])[0].0,
+            "hdd-osd-without-flash-db"
+        );
+        o.dedicated_db = Some(true);
+        o.db_rotational = Some(false);
+        assert!(codes(vec![o.clone()], vec![]).is_empty());
+        o.db_rotational = Some(true);
+        assert_eq!(codes(vec![o], vec![]).len(), 1);
+    }
+
+    #[test]
+    fn slow_small_writes_on_flash_and_a_full_osd_are_named() {
+        let mut o = osd(0, "ssd", 400.0);
+        o.bench_4k = Some(BenchFigure {
+            iops: 350.0,
+            ..BenchFigure::default()
+        });
+        o.utilization = Some(91.0);
+        let c = codes(vec![o.clone()], vec![]);
+        assert!(c.iter().any(|(c, _)| c == "osd-small-writes-slow"));
+        assert!(c.iter().any(|(c, _)| c == "osd-near-full"));
+        o.bench_4k.as_mut().unwrap().iops = 20000.0;
+        o.utilization = Some(40.0);
+        assert!(codes(vec![o], vec![]).is_empty());
+    }
+
+    #[test]
+    fn pools_below_size_3_or_min_size_2_and_off_pg_counts_are_named() {
+        let pool = |size, min, wanted| PoolResult {
+            name: "rbd".into(),
+            kind: "replicated".into(),
+            size: Some(size),
+            min_size: Some(min),
+            pg_num: Some(32),
+            pg_num_wanted: wanted,
+            ..PoolResult::default()
+        };
+        assert_eq!(
+            codes(vec![], vec![pool(2, 1, None)])[0].0,
+            "pool-redundancy-low"
+        );
+        assert_eq!(
+            codes(vec![], vec![pool(3, 1, None)])[0].0,
+            "pool-redundancy-low"
+        );
+        assert!(codes(vec![], vec![pool(3, 2, None)]).is_empty());
+        assert_eq!(
+            codes(vec![], vec![pool(3, 2, Some(128))])[0].0,
+            "pool-pg-count"
+        );
+        let mut ec = pool(2, 1, None);
+        ec.kind = "erasure".into();
+        assert!(codes(vec![], vec![ec]).is_empty());
+    }
+
+    #[test]
+    fn every_job_and_osd_bench_is_a_figure_compare_knows() {
+        use crate::figure::Figure;
+        let keys: Vec<String> = super::super::RADOS_JOBS
+            .iter()
+            .map(|j| j.0)
+            .chain(super::super::RBD_JOBS.iter().map(|j| j.0))
+            .map(|k| format!("ceph_{k}"))
+            .chain(["ceph_osd_bench_4m".into(), "ceph_osd_bench_4k".into()])
+            .collect();
+        for k in &keys {
+            assert!(Figure::from_key(k).is_some(), "{k} is no figure");
+        }
+        assert_eq!(keys.len(), Figure::CEPH.len());
+    }
+
+    #[test]
+    fn the_metrics_have_each_osds_figures_in_base_units() {
+        let mut o = osd(3, "ssd", 512.0);
+        o.host = Some("pve 1".into());
+        o.bench_4k = Some(BenchFigure {
+            iops: 2000.0,
+            ..BenchFigure::default()
+        });
+        o.utilization = Some(40.0);
+        let r = CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: "2026-12-04T15:00:00Z".into(),
+            run_id: "pveprobe-t".into(),
+            fsid: Some("f".into()),
+            health: None,
+            seconds: 10,
+            osds: vec![o],
+            pools: vec![],
+            networks: vec![],
+            hints: vec![],
+            notes: vec![],
+            left_behind: vec![],
+            interrupted_by: None,
+        };
+        let prom = r.prometheus();
+        assert!(
+            prom.contains("# TYPE pveprobe_ceph_osd_bench_4m_bytes_per_second gauge"),
+            "{prom}"
+        );
+        assert!(
+            prom.contains("pveprobe_ceph_osd_bench_4m_bytes_per_second{osd=\"osd.3\",host=\"pve 1\",class=\"ssd\"} 536870912"),
+            "{prom}"
+        );
+        assert!(prom.contains("pveprobe_ceph_osd_commit_latency_seconds{osd=\"osd.3\",host=\"pve 1\",class=\"ssd\"} 0.002"), "{prom}");
+        assert!(
+            prom.contains(
+                "pveprobe_ceph_osd_used_ratio{osd=\"osd.3\",host=\"pve 1\",class=\"ssd\"} 0.4"
+            ),
+            "{prom}"
+        );
+        let influx = r.influx();
+        assert_eq!(
+            influx,
+            "pveprobe_ceph,class=ssd,fsid=f,host=pve\\ 1,object=ceph,osd=osd.3 bench_4m_mib_per_s=512,bench_4k_iops=2000,commit_ms=2,used_pct=40 1796396400000000000\n"
+        );
+    }
+
+    #[test]
+    fn a_slow_or_shared_ceph_network_is_named() {
+        use super::super::network::CephLink;
+        let link = |speed, shares: Option<&str>| CephLink {
+            kind: "public".into(),
+            network: "10.10.10.0/24".into(),
+            interface: Some("ens1".into()),
+            speed_mbps: speed,
+            shares_corosync: shares.map(String::from),
+            node: None,
+        };
+        let hint_codes = |l: CephLink| {
+            let mut out = Vec::new();
+            out.extend(network_slow(&l).map(|h| h.0));
+            out.extend(network_shares_corosync(&l).map(|h| h.0));
+            out
+        };
+        assert_eq!(hint_codes(link(Some(1000), None)), ["ceph-network-slow"]);
+        assert!(hint_codes(link(Some(25000), None)).is_empty());
+        assert!(
+            hint_codes(link(None, None)).is_empty(),
+            "no speed: nothing said"
+        );
+        assert_eq!(
+            hint_codes(link(Some(10000), Some("interface ens1"))),
+            ["ceph-network-shares-corosync"]
+        );
+        // Another node's link is named with its node.
+        let mut other = link(Some(1000), None);
+        other.node = Some("pve2".into());
+        assert_eq!(
+            network_slow(&other).unwrap().1,
+            "public network 10.10.10.0/24 on pve2"
+        );
+    }
+
+    #[test]
+    fn a_disk_model_published_without_plp_is_named_from_cephs_device_ids() {
+        let p =
+            published_of("sda=INTEL_SSDPEDMD400G4_CVFT0000,sdb=Samsung_SSD_850_EVO_500GB_S21HNXAG")
+                .unwrap();
+        assert_eq!(
+            (p.disk.as_str(), p.model.as_str(), p.iops),
+            ("sda", "Intel DC P3700", 75162.0)
+        );
+        let mut o = osd(0, "ssd", 400.0);
+        o.published = published_of("sdb=Samsung_SSD_850_EVO_500GB_S21HNXAG");
+        assert_eq!(o.published.as_ref().unwrap().iops, 339.0);
+        let c = codes(vec![o.clone()], vec![]);
+        assert_eq!(
+            c,
+            [("osd-small-writes-slow".to_string(), "osd.0".to_string())]
+        );
+        o.published = published_of("sda=INTEL_SSDPEDMD400G4_CVFT0000");
+        assert!(codes(vec![o], vec![]).is_empty());
+        assert_eq!(published_of("vdb=35a15532-8b56-4f83-9"), None);
+    }
+
+    #[test]
+    fn a_failing_disk_below_an_osd_is_named() {
+        use crate::model::storage::Health;
+        let mut o = osd(0, "hdd", 100.0);
+        o.health = vec![Health {
+            source: "smartctl /dev/sdb".into(),
+            passed: Some(true),
+            pending_sectors: Some(8),
+            ..Health::default()
+        }];
+        let c = codes(vec![o.clone()], vec![]);
+        assert_eq!(c, [("osd-disk-unhealthy".to_string(), "osd.0".to_string())]);
+        o.health[0].pending_sectors = Some(0);
+        assert!(codes(vec![o.clone()], vec![]).is_empty());
+        o.health[0].passed = Some(false);
+        assert_eq!(codes(vec![o], vec![]).len(), 1);
+    }
+
+    #[test]
+    fn a_disk_link_below_what_both_ends_can_do_is_named() {
+        use crate::model::storage::Link;
+        let mut o = osd(0, "ssd", 500.0);
+        let sata = |current: &str, ceiling: f64| Link {
+            kind: "SATA".into(),
+            at: "ata2".into(),
+            current: current.into(),
+            ceiling_mb_s: ceiling,
+            capable: Some("6.0 Gb/s".into()),
+            capable_mb_s: Some(600.0),
+            capable_by: Some("the disk and the port".into()),
+        };
+        o.links = vec![("sdb".into(), sata("3.0 Gb/s", 300.0))];
+        let c = codes(vec![o.clone()], vec![]);
+        assert_eq!(
+            c,
+            [("osd-link-below-capability".to_string(), "osd.0".to_string())]
+        );
+        o.links = vec![("sdb".into(), sata("6.0 Gb/s", 600.0))];
+        assert!(
+            codes(vec![o], vec![]).is_empty(),
+            "at full rate: nothing said"
+        );
+    }
+
+    #[test]
+    fn the_csv_has_a_row_per_osd_bench_and_pool_job() {
+        let mut r = CephReport {
+            schema_version: SCHEMA_VERSION,
+            kind: KIND.into(),
+            pveprobe_version: String::new(),
+            timestamp: "t".into(),
+            run_id: "pveprobe-t".into(),
+            fsid: Some("f".into()),
+            health: None,
+            seconds: 10,
+            osds: vec![osd(0, "ssd", 500.0)],
+            pools: vec![PoolResult {
+                name: "rbd".into(),
+                jobs: vec![PoolJob {
+                    key: "rados_write_4m".into(),
+                    label: "RADOS WRITE 4M".into(),
+                    figure: BenchFigure {
+                        mib_s: 456.5,
+                        threads: 16,
+                        ..BenchFigure::default()
+                    },
+                }],
+                ..PoolResult::default()
+            }],
+            networks: vec![],
+            hints: vec![],
+            notes: vec![],
+            left_behind: vec![],
+            interrupted_by: None,
+        };
+        r.finish();
+        let text = r.csv(true);
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert_eq!(rows[0], CSV_HEADER.join(","));
+        assert!(
+            rows[3].contains("pool rbd,rados_write_4m,0,16,456.500"),
+            "{text}"
+        );
+        assert_eq!(r.csv(false).lines().count(), 3);
+    }
+}

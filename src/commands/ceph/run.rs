@@ -1,0 +1,191 @@
+//! `pveprobe ceph`: the arguments made into a plain request, the cluster
+//! read and the plan said (or only said, with `--dry-run`), a yes asked
+//! for, then the run in a session that catches Ctrl-C and SIGTERM (what
+//! the run wrote is removed before the exit).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::args::{CephArgs, CephNodeInfoArgs};
+use crate::commands::ceph::report::CephDocument;
+use crate::commands::ceph::{self, CephError, CephRequest, CephTools};
+use crate::commands::common::requests;
+use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::error::exit::Exit;
+use crate::error::{Ended, Stop};
+use crate::output::document::Document as _;
+
+/// The node's ceph.conf: PVE's, else Ceph's own.
+fn conf(given: Option<&Path>) -> Result<PathBuf, Stop> {
+    if let Some(c) = given {
+        return if c.is_file() {
+            Ok(c.to_path_buf())
+        } else {
+            Err(Stop::bad_input(format!(
+                "--conf {}: no such file",
+                c.display()
+            )))
+        };
+    }
+    [ceph::PVE_CONF, ceph::CEPH_CONF]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            Stop::bad_input(format!(
+                "no {} or {}: this node is not part of a Ceph cluster (pveceph init makes one); --conf FILE names another",
+                ceph::PVE_CONF,
+                ceph::CEPH_CONF
+            ))
+        })
+}
+
+/// `pveprobe ceph`.
+pub fn ceph(args: &CephArgs) -> Ended {
+    let req = CephRequest {
+        conf: conf(args.conf.as_deref())?,
+        pools: args.pools.clone(),
+        osds: args.osds.clone(),
+        osd_bench: !args.no_osd_bench,
+        pool_bench: !args.no_pool_bench,
+        rbd_bench: !args.no_rbd_bench,
+        seconds: args.seconds,
+        parallel: args.parallel as usize,
+        rbd_bytes: args.rbd_size.unwrap_or(super::args::RBD_BYTES),
+        osd_limit: Duration::from_secs(args.osd_timeout),
+        run_id: ceph::run_id(&crate::pvestorage::node_name()),
+        node: crate::pvestorage::node_name(),
+        conf_given: args.conf.is_some(),
+        reach: (!args.this_node_only).then(|| requests::reach(&args.reach)),
+        scratch_pool: args.scratch_pool,
+    };
+    let session = Session::start::<CephDocument>(Frame {
+        append: args.append,
+        plot: args.plot.as_deref(),
+        signals: true,
+        lock: Some(LockAs {
+            me: crate::sys::lock::describe_me(Path::new("the Ceph cluster")),
+            busy: crate::sys::lock::Busy::Wait,
+            nothing_done: "nothing was written to the cluster",
+        }),
+        ..Frame::new("pveprobe ceph", args.output_format, args.output.as_deref())
+    })?;
+    let interrupt = session.interrupt();
+    let tools = CephTools {
+        conf: &req.conf,
+        interrupt,
+    };
+    let view = ceph::inspect(&tools).map_err(|e| match e {
+        CephError::Interrupted(sig) => Stop::new(
+            Exit::Signal(sig),
+            "interrupted; nothing was written to the cluster",
+        ),
+        e => Stop::not_measured(format!("cannot read the cluster: {e}; nothing was written")),
+    })?;
+    if req.scratch_pool {
+        scratch_pool_allowed(&tools, &view)?;
+    }
+    let plan = ceph::plan(&req, &view)
+        .map_err(|e| Stop::bad_input(format!("{e}; nothing was written")))?;
+    if args.dry_run {
+        print!("{plan}");
+        return Ok(Exit::Ok);
+    }
+    let writes = req.osd_bench || req.pool_bench;
+    if writes && !args.yes {
+        confirm(&plan)?;
+    } else {
+        eprint!("{plan}");
+    }
+    if let Some(sig) = interrupt.signal() {
+        return Err(Stop::new(
+            Exit::Signal(sig),
+            "interrupted; nothing was written to the cluster",
+        ));
+    }
+    let report = ceph::run(&req, view, interrupt);
+    let exit = report.exit_status();
+    for o in &report.osds {
+        for e in &o.errors {
+            eprintln!("pveprobe: osd.{}: {e}", o.id);
+        }
+    }
+    for p in &report.pools {
+        for e in &p.errors {
+            eprintln!("pveprobe: pool {}: {e}", p.name);
+        }
+    }
+    for left in &report.left_behind {
+        eprintln!("pveprobe: left behind: {left}");
+    }
+    let doc = CephDocument {
+        report,
+        csv_header: session.csv_header,
+    };
+    session.finish(&doc, exit)
+}
+
+/// Asks on the terminal; without one, or without a yes, refuses (exit 2).
+fn confirm(plan: &str) -> Result<(), Stop> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Stop::bad_input(
+            "pveprobe ceph writes to the cluster and slows its client I/O meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was written",
+        ));
+    }
+    eprint!("{plan}Go on? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    if matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        Ok(())
+    } else {
+        Err(Stop::bad_input("not confirmed; nothing was written"))
+    }
+}
+
+/// `pveprobe ceph-node-info`: this node's OSD disks and Ceph links as
+/// JSON, for `ceph` on another node.
+pub fn node_info(args: &CephNodeInfoArgs) -> Ended {
+    let conf = conf(args.conf.as_deref())?;
+    let facts = ceph::nodes::facts(
+        &crate::sys::host::Host::real(),
+        &conf,
+        &crate::pvestorage::node_name(),
+        &args.devices,
+        None,
+    );
+    let text = serde_json::to_string(&facts)
+        .map_err(|e| Stop::not_measured(format!("ceph-node-info: {e}")))?;
+    println!("{text}");
+    Ok(Exit::Ok)
+}
+
+/// `--scratch-pool` only where the pool can be deleted again: every
+/// monitor in quorum must allow it, or nothing is made (exit 2).
+fn scratch_pool_allowed(tools: &CephTools, view: &ceph::ClusterView) -> Result<(), Stop> {
+    let refused = ceph::pool_delete_refused(tools, &view.mons).map_err(|e| {
+        Stop::not_measured(format!(
+            "--scratch-pool: cannot ask the monitors whether a pool may be deleted: {e}; nothing was written"
+        ))
+    })?;
+    if refused.is_empty() && !view.mons.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::bad_input(format!(
+        "--scratch-pool: {} {} pools to be deleted ({} is not true), so the scratch pool could not be removed after the run; allow it (ceph config set mon {} true, or PVE's ceph.conf) or bench an existing pool with --pool; nothing was created",
+        if refused.is_empty() {
+            "no monitor in quorum".to_string()
+        } else {
+            refused.join(", ")
+        },
+        if refused.is_empty() {
+            "answered; it may not allow"
+        } else {
+            "does not allow"
+        },
+        ceph::POOL_DELETE,
+        ceph::POOL_DELETE
+    )))
+}

@@ -1,0 +1,41 @@
+//! The shared argument groups made into the plain data the work takes:
+//! the nodes to reach (`cluster`, `net`, `ceph`) and the tests a probe
+//! run makes (the probe, `--storage`, `cluster`).
+
+use std::collections::BTreeSet;
+
+use super::measure_args::MeasureArgs;
+use super::reach_args::ReachArgs;
+use crate::measure::plan::{Asked, Test};
+use crate::nodes::Reach;
+
+/// How to reach the cluster's nodes.
+pub fn reach(args: &ReachArgs) -> Reach {
+    Reach {
+        members: args.members.clone(),
+        nodes: args.nodes.clone(),
+        nodes_file: args.nodes_file.clone(),
+        remote_command: args.remote_command.0.clone(),
+        ssh_user: args.ssh_user.clone(),
+        connect_timeout: args.connect_timeout,
+        ssh_config: args.ssh_config.clone(),
+        ssh_options: args.ssh_options.clone(),
+    }
+}
+
+/// What the options ask to run, for [`Asked::select`].
+pub fn asked(args: &MeasureArgs) -> Asked<'_> {
+    Asked {
+        tests: &args.tests,
+        extended: args.extended,
+        sync_jobs: !args.sync_jobs.is_empty(),
+        cpu_threads: args.cpu_threads.is_some(),
+        sustained: args.sustained.is_some(),
+    }
+}
+
+/// The tests to run: `--tests` (pveperf's six when not given), and the
+/// extended ones with `-x`.
+pub fn selected_tests(args: &MeasureArgs) -> BTreeSet<Test> {
+    asked(args).select(&Test::PVEPERF)
+}

@@ -1,0 +1,73 @@
+//! `pveprobe guest VMID`: the arguments made into a plain request, run in
+//! a session that holds the host-wide lock and catches Ctrl-C and SIGTERM
+//! (the guest's directory is removed before the exit); and `guest-side`,
+//! the probe's end in a guest.
+
+use super::args::{GuestArgs, GuestSideArgs};
+use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::commands::guest::report::GuestDocument;
+use crate::commands::guest::{self, GuestRequest, QGA_DIR};
+use crate::error::exit::Exit;
+use crate::error::{Ended, Stop};
+use crate::measure::window::Interrupt;
+use crate::output::document::Document as _;
+
+/// `pveprobe guest VMID`.
+pub fn guest(args: &GuestArgs) -> Ended {
+    let req = GuestRequest {
+        vmid: args.vmid,
+        disk: args.disk.clone(),
+        guest_path: args.guest_path.clone(),
+        pve_config: args.pve_config.clone(),
+        socket: args
+            .agent_socket
+            .clone()
+            .unwrap_or_else(|| std::path::Path::new(QGA_DIR).join(format!("{}.qga", args.vmid))),
+        guest_probe: args.guest_probe.clone(),
+        bytes: args.write_size.unwrap_or(super::args::BYTES),
+        seconds: args.seconds,
+        agent_timeout: std::time::Duration::from_secs_f64(args.agent_timeout),
+        host: !args.no_host,
+    };
+    // The host-wide lock, as the probe's: two measurements at once would
+    // each measure the other.
+    let me = std::path::PathBuf::from(format!("VM {}", args.vmid));
+    let session = Session::start::<GuestDocument>(Frame {
+        append: args.append,
+        signals: true,
+        lock: Some(LockAs {
+            me: crate::sys::lock::describe_me(&me),
+            busy: crate::sys::lock::Busy::Wait,
+            nothing_done: "nothing was measured or copied",
+        }),
+        ..Frame::new("pveprobe guest", args.output_format, args.output.as_deref())
+    })?;
+    let report = guest::run(&req, session.interrupt())?;
+    let exit = report.exit_status();
+    for d in &report.disks {
+        for e in &d.errors {
+            eprintln!("pveprobe: {}: {e}", d.settings.key);
+        }
+    }
+    let doc = GuestDocument {
+        report,
+        csv_header: session.csv_header,
+    };
+    session.finish(&doc, exit)
+}
+
+/// `pveprobe guest-side DIR`: the profile as one line of JSON on stdout.
+pub fn guest_side(args: &GuestSideArgs) -> Ended {
+    let interrupt = Interrupt::install()
+        .map_err(|e| Stop::not_measured(format!("cannot install signal handlers: {e}")))?;
+    let profile =
+        guest::guest_side(&args.dir, args.bytes, args.seconds, &interrupt).map_err(|e| {
+            match interrupt.signal() {
+                Some(sig) => Stop::new(Exit::Signal(sig), e),
+                None => Stop::not_measured(e),
+            }
+        })?;
+    let json = serde_json::to_string(&profile).map_err(|e| Stop::not_measured(e.to_string()))?;
+    println!("{json}");
+    Ok(Exit::Ok)
+}

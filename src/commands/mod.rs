@@ -1,0 +1,161 @@
+//! The commands, one folder each, every one in the same three parts:
+//! `args.rs`, its clap arguments (no other code sees clap, and they build
+//! no domain type); `run.rs`, the code that makes them into the
+//! command's plain request, runs it in its session
+//! ([`common::session`]) and hands its document to be written; and the
+//! command's own work, which returns that document. `common` is what
+//! several commands share around their work (the session, the argument
+//! groups more than one command takes); it is no command. A command never
+//! imports another; the layers below never import a command
+//! (`tests/it/layers.rs`). This file is the command line's top and the
+//! one place that sends each command to its `run`.
+
+pub mod ceph;
+pub mod cluster;
+pub mod common;
+pub mod compare;
+pub mod guest;
+pub mod net;
+pub mod probe;
+pub mod qualify;
+pub mod storages;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Ended;
+use ceph::args::{CephArgs, CephNodeInfoArgs};
+use cluster::args::ClusterArgs;
+use compare::args::CompareArgs;
+use guest::args::{GuestArgs, GuestSideArgs};
+use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
+use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
+use qualify::args::QualifyArgs;
+use storages::args::StoragesArgs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pveprobe",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Opts {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Put JSON results side by side, with each figure's ratio to the first file
+    Compare(CompareArgs),
+    /// Run the probe on every node of a Proxmox VE cluster through ssh: one table
+    Cluster(Box<ClusterArgs>),
+    /// List this node's Proxmox VE storages (/etc/pve/storage.cfg) and how
+    /// --storage ID would measure each, or why it would not
+    Storages(StoragesArgs),
+    /// Measure the network between nodes: UDP latency, jitter, loss and path
+    /// MTU per cluster link and pair of nodes (TCP throughput with
+    /// --net-throughput, never on corosync links)
+    Net(Box<NetArgs>),
+    /// Test an empty disk before it goes into Ceph, ZFS or LVM-thin, as
+    /// Proxmox's Ceph benchmark paper does: destroys its data, refuses a
+    /// disk in use (see --help: SAFETY)
+    Qualify(Box<QualifyArgs>),
+    /// Measure a VM's disks from inside through its guest agent, beside
+    /// the host's figures on the same storage, and name the VM settings
+    /// that cost
+    Guest(Box<GuestArgs>),
+    /// Measure a Ceph cluster through its own tools: each OSD's bench and
+    /// latency, each pool's rados and rbd bench, the slow OSD named (writes
+    /// to the cluster: see --help, COST AND SAFETY)
+    Ceph(Box<CephArgs>),
+    /// What the probe copied into a guest runs
+    #[command(name = "guest-side", hide = true)]
+    GuestSide(GuestSideArgs),
+    /// The responder `net` starts on a node over ssh
+    #[command(name = "net-serve", hide = true)]
+    NetServe(NetServeArgs),
+    /// The measuring end `net` starts on a node over ssh
+    #[command(name = "net-probe", hide = true)]
+    NetProbe(NetProbeArgs),
+    /// A node's interfaces and knet statistics, as JSON, for `net`
+    #[command(name = "net-info", hide = true)]
+    NetInfo,
+    /// A node's OSD disks' health and Ceph links, as JSON, for `ceph`
+    #[command(name = "ceph-node-info", hide = true)]
+    CephNodeInfo(CephNodeInfoArgs),
+}
+
+/// Every command: the options parsed, the exit status to return or the
+/// [`crate::error::Stop`] that `main` prints.
+pub fn run(opts: &Opts) -> Ended {
+    let readers = results_readers();
+    match &opts.command {
+        Some(Command::Compare(args)) => compare::run::compare(args, &readers),
+        Some(Command::Cluster(args)) if cluster::run::wants_net(args)? => {
+            net::run::across_cluster(&net::run::AcrossCluster {
+                reach: &args.reach,
+                net_options: &args.net_options,
+                parallel: args.parallel,
+                dry_run: args.dry_run,
+                output_format: args.output_format,
+                output: args.output.as_deref(),
+            })
+        }
+        Some(Command::Cluster(args)) => cluster::run::cluster(args),
+        Some(Command::Storages(args)) => storages::run::storages(args),
+        Some(Command::Net(args)) => net::run::net(args),
+        Some(Command::NetServe(args)) => net::run::net_serve(args),
+        Some(Command::NetProbe(args)) => net::run::net_probe(args),
+        Some(Command::NetInfo) => net::run::net_info(),
+        Some(Command::Qualify(args)) => qualify::run::qualify(args),
+        Some(Command::Guest(args)) => guest::run::guest(args),
+        Some(Command::Ceph(args)) => ceph::run::ceph(args),
+        Some(Command::CephNodeInfo(args)) => ceph::run::node_info(args),
+        Some(Command::GuestSide(args)) => guest::run::guest_side(args),
+        None => probe::run::probe(&opts.probe, &readers),
+    }
+}
+
+/// Every kind of document a pveprobe command writes, each with its
+/// reader, for `compare`, `--baseline` and `cluster`'s saved results:
+/// `compare` finds a file's reader by its `kind`.
+pub fn results_readers() -> crate::results::Readers {
+    crate::results::Readers::new(vec![
+        crate::results::Reader::of::<net::report::NetReport>(),
+        crate::results::Reader::of::<qualify::report::QualifyReport>(),
+        crate::results::Reader::of::<guest::report::GuestReport>(),
+        crate::results::Reader::of::<ceph::report::CephReport>(),
+        crate::results::Reader::of::<cluster::ClusterReport>(),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn compare_is_a_subcommand_and_dot_slash_reaches_a_directory_of_that_name() {
+        let opts = Opts::parse_from(["pveprobe", "compare", "a.json", "b.json"]);
+        assert!(matches!(opts.command, Some(Command::Compare(ref c)) if c.files.len() == 2));
+        let opts = Opts::parse_from(["pveprobe", "./compare"]);
+        assert!(opts.command.is_none());
+        assert_eq!(opts.probe.path, std::path::PathBuf::from("./compare"));
+        assert!(
+            Opts::try_parse_from(["pveprobe", "compare"]).is_err(),
+            "compare needs files"
+        );
+    }
+}

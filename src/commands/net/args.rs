@@ -1,0 +1,96 @@
+//! `pveprobe net NODE...` and `cluster --net`: the options of the
+//! network measurement between nodes; and the hidden `net-serve`,
+//! `net-probe` and `net-info` that run on the nodes through ssh.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::commands::common::net_args::{NET_AFTER_HELP, NetOptions};
+use crate::commands::common::reach_args::ReachArgs;
+use crate::model::choice::Choice;
+use crate::output::Format as OutputFormat;
+
+/// `pveprobe net NODE NODE...`.
+#[derive(Debug, Args)]
+#[command(after_long_help = NET_AFTER_HELP)]
+pub struct NetArgs {
+    /// The nodes to measure between (names of the members list, or of
+    /// --nodes): every pair of them
+    #[arg(value_name = "NODE", num_args = 2.., required = true)]
+    pub pair_nodes: Vec<String>,
+
+    #[command(flatten)]
+    pub reach: ReachArgs,
+
+    /// Measure all pairs at once (refused with --net-throughput on a link
+    /// corosync shares)
+    #[arg(long, help_heading = "Nodes")]
+    pub parallel: bool,
+
+    /// List the links and pairs that would be measured, and run nothing
+    #[arg(long, help_heading = "Nodes")]
+    pub dry_run: bool,
+
+    #[command(flatten)]
+    pub net_options: NetOptions,
+
+    /// text (the matrix), json, json-pretty or csv (a row per link and pair)
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_parser = crate::commands::common::measure_args::parser::<OutputFormat>(),
+        default_value = OutputFormat::Text.name(),
+        hide_possible_values = true,
+        help_heading = "Output"
+    )]
+    pub output_format: OutputFormat,
+
+    /// Write the matrix to FILE instead of stdout
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+}
+
+/// `pveprobe net-serve`: the responder (run by `net` over ssh).
+#[derive(Debug, Args)]
+pub struct NetServeArgs {
+    /// This node's address on the link: the only one bound
+    #[arg(long, value_name = "ADDR")]
+    pub bind: IpAddr,
+    /// The only address answered
+    #[arg(long, value_name = "ADDR")]
+    pub peer: IpAddr,
+    /// 0: a free port
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub port: u16,
+    /// Exit after this many seconds whatever happens
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub lifetime: u64,
+    /// Datagrams answered per second at most
+    #[arg(long, value_name = "PPS", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_rate: u32,
+}
+
+/// `pveprobe net-probe`: the measuring end (run by `net` over ssh).
+#[derive(Debug, Args)]
+pub struct NetProbeArgs {
+    /// This node's address on the link
+    #[arg(long, value_name = "ADDR")]
+    pub from: IpAddr,
+    /// The responder's ADDR:PORT ([ADDR]:PORT for IPv6)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub to: SocketAddr,
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub count: u32,
+    #[arg(long, value_name = "PPS", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rate: u32,
+    /// Also the path MTU each way
+    #[arg(long)]
+    pub mtu: bool,
+    /// TCP throughput each way for this many seconds per run
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub throughput_seconds: Option<u32>,
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub streams: u32,
+}

@@ -1,0 +1,387 @@
+//! The cluster's network, node to node: `pveprobe cluster --net` and
+//! `pveprobe net NODE...`. `links` plans which links each pair has,
+//! `pairs` starts the responder (`serve`) and the measuring end (`probe`)
+//! on the nodes over ssh, `report` holds what they found with its hints,
+//! `render` writes the matrix. `wire` is what the two ends say.
+
+pub mod args;
+pub mod run;
+
+pub mod iface;
+pub mod links;
+pub mod pairs;
+pub mod probe;
+pub mod render;
+pub mod report;
+pub mod serve;
+mod sockopt;
+pub mod wire;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::error::exit::Exit;
+use crate::error::{Ended, Stop};
+use crate::nodes::Reach;
+use crate::output::Format;
+use report::NetReport;
+
+/// What `--net` measures and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// TCP throughput each way too, never on a corosync link.
+    pub net_throughput: bool,
+    /// `--link`: only these links, or NAME=CIDR for one more.
+    pub links: Vec<String>,
+    /// Latency probes per pair and link.
+    pub net_count: u32,
+    /// Probes per second at most.
+    pub net_rate: u32,
+    /// Seconds of each throughput run.
+    pub net_seconds: u32,
+    /// TCP streams at once for the second throughput run.
+    pub net_streams: u32,
+    /// The responders' port instead of a free one.
+    pub port: Option<u16>,
+    /// Where corosync.conf, datacenter.cfg and ceph.conf are.
+    pub pve_config: std::path::PathBuf,
+}
+
+/// Why the run cannot start (exit status 2), or its matrix could not be
+/// written (1).
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error(transparent)]
+    Output(#[from] crate::output::WriteError),
+    #[error(transparent)]
+    Nodes(#[from] crate::nodes::NodesError),
+    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Parse {
+        path: std::path::PathBuf,
+        message: String,
+    },
+    #[error(transparent)]
+    Link(#[from] links::LinkError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// A file of /etc/pve, parsed; `None` when it does not exist.
+fn read_config<T, E: std::fmt::Display>(
+    dir: &Path,
+    name: &str,
+    parse: fn(&str) -> Result<T, E>,
+) -> Result<Option<T>, NetError> {
+    let path = dir.join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse(&text).map(Some).map_err(|e| NetError::Parse {
+            path,
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(NetError::Read { path, source }),
+    }
+}
+
+/// What a network run is asked.
+pub struct NetRequest<'a> {
+    pub reach: &'a Reach,
+    pub opts: &'a Options,
+    /// `net NODE...`: only these nodes.
+    pub only: Option<&'a [String]>,
+    pub parallel: bool,
+}
+
+/// A network run checked before anything runs: the nodes and the links.
+pub struct NetPlan<'a> {
+    req: &'a NetRequest<'a>,
+    members: crate::nodes::members::Members,
+    nodes: Vec<crate::nodes::members::Node>,
+    corosync: Option<pveprobe_parse::corosync::CorosyncConf>,
+    link_defs: Vec<links::LinkDef>,
+}
+
+/// `net NODE...`'s nodes out of the members list, in the order given.
+fn chosen(
+    nodes: &[crate::nodes::members::Node],
+    only: &[String],
+) -> Result<Vec<crate::nodes::members::Node>, NetError> {
+    let mut chosen = Vec::new();
+    for name in only {
+        let node = nodes.iter().find(|n| n.name == *name).ok_or_else(|| {
+            NetError::Usage(format!(
+                "{name} is not a node of the members list ({})",
+                nodes
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        if !chosen.contains(node) {
+            chosen.push(node.clone());
+        }
+    }
+    Ok(chosen)
+}
+
+/// A usage error (exit status 2), but for a result that cannot be written.
+pub fn stop(why: NetError) -> Stop {
+    match why {
+        NetError::Output(_) => Stop::not_measured(why),
+        _ => Stop::bad_input(why),
+    }
+}
+
+/// Checks `req` and plans the run: `pveprobe cluster --net` and
+/// `pveprobe net NODE...`.
+pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
+    let opts = req.opts;
+    let (members, _) = crate::nodes::load_nodes(req.reach)?;
+    let nodes = match req.only {
+        Some(only) => chosen(&members.nodes, only)?,
+        None => members.nodes.clone(),
+    };
+    if nodes.len() < 2 {
+        return Err(NetError::Usage(
+            "the network is measured between two nodes at least".into(),
+        ));
+    }
+    if req.reach.remote_command_is_empty() {
+        return Err(NetError::Usage("--remote-command is empty".into()));
+    }
+    let dir = &opts.pve_config;
+    let corosync = read_config(dir, "corosync.conf", pveprobe_parse::corosync::parse)?;
+    let datacenter = read_config(dir, "datacenter.cfg", pveprobe_parse::datacenter::parse)?;
+    let ceph = read_config(dir, "ceph.conf", pveprobe_parse::cephconf::parse)?;
+    let link_defs = links::plan(
+        corosync.as_ref(),
+        datacenter.as_ref(),
+        ceph.as_ref(),
+        &opts.links,
+    )?;
+    if opts.net_throughput {
+        links::check_throughput(&link_defs, &opts.links)?;
+    }
+    if link_defs.is_empty() {
+        return Err(NetError::Usage(format!(
+            "no cluster links: {} has no corosync.conf, no migration network and no ceph.conf; name one with --link NAME=CIDR",
+            dir.display()
+        )));
+    }
+    Ok(NetPlan {
+        req,
+        members,
+        nodes,
+        corosync,
+        link_defs,
+    })
+}
+
+impl NetPlan<'_> {
+    /// What `--dry-run` prints.
+    pub fn dry_run(&self) -> String {
+        dry_run(
+            &self.nodes,
+            &self.link_defs,
+            self.req.opts,
+            self.corosync.as_ref(),
+        )
+    }
+
+    /// Measures every pair on every link.
+    pub fn run(self) -> Result<NetReport, NetError> {
+        let (req, opts, corosync) = (self.req, self.req.opts, self.corosync.as_ref());
+        let mut notes = Vec::new();
+        if corosync.is_none() {
+            notes.push(format!(
+                "no {}: no corosync links",
+                opts.pve_config.join("corosync.conf").display()
+            ));
+        }
+        // A node that goes away mid-run costs seconds, not the whole bound:
+        // ssh gives up after 3 unanswered keepalives (the admin's own
+        // ServerAlive options come first and win).
+        let ssh = req
+            .reach
+            .ssh(&["ServerAliveInterval=5", "ServerAliveCountMax=3"]);
+        let chatty = std::io::stderr().is_terminal();
+        let tell = move |what: &str| {
+            if chatty {
+                eprintln!("pveprobe: {what}");
+            }
+        };
+        let runner = pairs::Runner {
+            ssh: &ssh,
+            command: req.reach.remote_command.clone(),
+            opts,
+            tell: &tell,
+        };
+        let started = jiff::Timestamp::now();
+        let (mut net_nodes, facts) = pairs::gather(&runner, &self.nodes);
+        for n in &mut net_nodes {
+            n.corosync_nodeid = corosync.and_then(|c| c.node(&n.name)?.nodeid);
+        }
+        if req.parallel
+            && opts.net_throughput
+            && let Some(why) =
+                pairs::parallel_throughput_refused(&self.nodes, &facts, &self.link_defs, corosync)
+        {
+            return Err(NetError::Usage(format!(
+                "--parallel with --net-throughput is refused: {why}; streams of all pairs at once would fill corosync's network (run without --parallel)"
+            )));
+        }
+        let (pairs, hints) = pairs::measure(
+            &runner,
+            &self.nodes,
+            &net_nodes,
+            &facts,
+            &self.link_defs,
+            corosync,
+            req.parallel,
+        );
+        let figures = report::figures(&pairs);
+        Ok(NetReport {
+            kind: report::KIND.into(),
+            schema_version: report::SCHEMA_VERSION,
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: Some(
+                started
+                    .round(jiff::Unit::Second)
+                    .unwrap_or(started)
+                    .to_string(),
+            ),
+            cluster: self
+                .members
+                .cluster
+                .clone()
+                .or_else(|| corosync.and_then(|c| c.cluster_name.clone())),
+            settings: pairs::settings(opts, req.parallel),
+            links: self.link_defs,
+            nodes: net_nodes,
+            pairs,
+            hints,
+            notes,
+            figures,
+        })
+    }
+}
+
+impl crate::output::Render for NetReport {
+    /// The matrix holds no probe result to send as metrics.
+    const FORMATS: &'static [Format] = crate::output::TABLES;
+
+    fn text(&self) -> String {
+        render::text(self)
+    }
+
+    fn csv(&self) -> String {
+        render::csv(self)
+    }
+}
+
+/// What `--dry-run` prints: each link, and each pair on it with the
+/// addresses known without asking the nodes (corosync's).
+fn dry_run(
+    nodes: &[crate::nodes::members::Node],
+    link_defs: &[links::LinkDef],
+    opts: &Options,
+    corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
+) -> String {
+    let mut out = String::new();
+    for link in link_defs {
+        let what = match (link.kind, opts.net_throughput) {
+            (links::LinkKind::Corosync, _) => "latency and MTU probes only",
+            (_, true) => "latency, MTU and TCP throughput",
+            (_, false) => "latency and MTU probes",
+        };
+        let net = link.network.map(|n| format!(" {n}")).unwrap_or_default();
+        out += &format!("{} ({}{net}): {what}\n", link.name, link.kind.word());
+        for (i, a) in nodes.iter().enumerate() {
+            for b in &nodes[i + 1..] {
+                let addr = |n: &crate::nodes::members::Node| {
+                    links::address(link, &n.name, corosync, None).map_or_else(
+                        |_| "(its address in the network, asked at run time)".to_string(),
+                        |ip| ip.to_string(),
+                    )
+                };
+                out += &format!(
+                    "  {}-{}: net-probe on {} ({}) -> net-serve on {} ({})\n",
+                    a.name,
+                    b.name,
+                    a.name,
+                    addr(a),
+                    b.name,
+                    addr(b)
+                );
+            }
+        }
+    }
+    out += &format!(
+        "{} probes per pair and link at {} per second at most; nothing was run\n",
+        opts.net_count, opts.net_rate
+    );
+    out
+}
+
+/// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
+/// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
+/// line, then its counts.
+pub fn serve_main(opts: &serve::ServeOptions) -> Ended {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    serve::stop_on_stdin_eof(Arc::clone(&stop));
+    let ready = |r: &serve::Ready| {
+        println!("{}", r.line());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    };
+    match serve::serve(opts, &stop, ready) {
+        Ok(stats) => {
+            println!(
+                "{} {}",
+                serve::DONE_PREFIX,
+                serde_json::to_string(&stats).expect("plain data")
+            );
+            Ok(Exit::Ok)
+        }
+        Err(e) => Err(Stop::not_measured(format!("net-serve: {e}"))),
+    }
+}
+
+/// `pveprobe net-probe`: measures and prints the result as JSON.
+pub fn probe_main(opts: &probe::ProbeOptions) -> Exit {
+    let result = probe::probe(opts);
+    println!("{}", serde_json::to_string(&result).expect("plain data"));
+    if result.errors.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::NotMeasured
+    }
+}
+
+/// `pveprobe net-info`: this node's interfaces and knet statistics.
+pub fn info_main() -> Ended {
+    match pairs::facts() {
+        Ok(f) => {
+            println!("{}", serde_json::to_string(&f).expect("plain data"));
+            Ok(Exit::Ok)
+        }
+        Err(e) => Err(Stop::not_measured(format!(
+            "net-info: cannot list the interfaces: {}",
+            crate::error::describe(&e)
+        ))),
+    }
+}

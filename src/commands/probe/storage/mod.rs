@@ -1,0 +1,253 @@
+//! `--storage ID|all`: the probe on PVE storage IDs. A path storage is
+//! probed in its directory after PVE's own checks; a volume storage
+//! through a scratch volume allocated, checked, prefilled, measured and
+//! freed on every way out (success, failure, Ctrl-C, SIGTERM, SIGHUP);
+//! `all` probes each of this node's storages in turn and ends with one
+//! table ([`table`]). The probe's runs themselves are the caller's
+//! ([`ProbeRunner`]): it prints their lines as they come.
+
+mod measure;
+pub mod table;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::commands::probe::report::ProbeReport;
+use crate::commands::probe::schedule::ProbeConfig;
+use crate::error::Stop;
+use crate::error::exit::Exit;
+use crate::measure::plan::Test;
+use crate::measure::window::Interrupt;
+use crate::model::pve::PveTarget;
+use crate::output::Format;
+use crate::output::metrics::{MetricsSource, influx, prometheus};
+use crate::output::result::JsonReport;
+use crate::pvestorage::{Approach, Pve, PveStorage};
+
+/// What `--storage` is asked: which storage, and how the probe runs on it.
+#[derive(Debug, Clone)]
+pub struct StorageRequest {
+    /// A storage ID, or `all`.
+    pub which: String,
+    pub pve_config: PathBuf,
+    /// The probe's configuration; its path and tests are set per storage.
+    pub config: ProbeConfig,
+    /// The tests on a path storage.
+    pub on_path: BTreeSet<Test>,
+    /// The tests on a scratch volume.
+    pub on_volume: BTreeSet<Test>,
+    /// A scratch volume's size.
+    pub volume_bytes: u64,
+}
+
+impl StorageRequest {
+    /// The configuration of a run on `path` (a volume's device when `volume`).
+    fn config(&self, path: PathBuf, volume: bool) -> ProbeConfig {
+        let mut config = self.config.clone();
+        config.path = path.clone();
+        if volume {
+            config.volume = Some(path);
+            config.tests = self.on_volume.clone();
+        } else {
+            config.tests = self.on_path.clone();
+        }
+        config
+    }
+}
+
+/// The caller's part of a storage's run: the probe on a configuration,
+/// its lines printed as they are measured.
+pub trait ProbeRunner {
+    fn interrupt(&self) -> &Interrupt;
+    /// Runs the probe on `config`, measuring `target`.
+    fn run(&mut self, config: &ProbeConfig, target: &PveTarget) -> ProbeReport;
+    /// One storage of `all` was measured: what goes between two.
+    fn measured(&mut self, _report: &ProbeReport) {}
+}
+
+/// `--storage ID|all`, checked before anything runs.
+pub struct StoragePlan {
+    pve: Pve,
+    all: Vec<PveStorage>,
+}
+
+/// Reads the storages and checks that `req.which` names one to measure.
+pub fn plan(req: &StorageRequest) -> Result<StoragePlan, Stop> {
+    let pve = Pve::load(&req.pve_config).map_err(Stop::bad_input)?;
+    if let Err(why) = &pve.status {
+        return Err(Stop::bad_input(why));
+    }
+    let all = pve.storages();
+    if req.which != "all" {
+        let s = one(&pve, &all, &req.which)?;
+        if let Some(why) = why_not(s) {
+            return Err(Stop::bad_input(not_measured(s, why)));
+        }
+    }
+    Ok(StoragePlan { pve, all })
+}
+
+/// The storage `which` names.
+fn one<'a>(pve: &Pve, all: &'a [PveStorage], which: &str) -> Result<&'a PveStorage, Stop> {
+    all.iter().find(|s| s.id() == which).ok_or_else(|| {
+        Stop::bad_input(format!(
+            "no storage {which} in {} (pveprobe storages lists them)",
+            pve.dir.join("storage.cfg").display()
+        ))
+    })
+}
+
+/// Why a storage is not measured at all, if it is not.
+fn why_not(s: &PveStorage) -> Option<String> {
+    s.unavailable().or(match s.approach() {
+        Approach::Skip(why) => Some(why),
+        _ => None,
+    })
+}
+
+fn not_measured(s: &PveStorage, why: String) -> String {
+    format!("storage {} ({}): not measured: {why}", s.id(), s.kind())
+}
+
+impl StoragePlan {
+    /// `--storage ID`: that storage's report.
+    pub fn probe_one(
+        &self,
+        req: &StorageRequest,
+        runner: &mut dyn ProbeRunner,
+    ) -> Result<ProbeReport, Stop> {
+        let s = one(&self.pve, &self.all, &req.which)?;
+        measure::storage(req, &self.pve, s, runner)
+            .map_err(|why| Stop::not_measured(not_measured(s, why)))
+    }
+
+    /// `--storage all`: this node's storages in turn, one document.
+    pub fn probe_all(
+        self,
+        req: &StorageRequest,
+        runner: &mut dyn ProbeRunner,
+    ) -> Result<(AllStorages, Exit), Stop> {
+        let mut all = AllStorages {
+            node: self.pve.node.clone(),
+            ..AllStorages::default()
+        };
+        let mut failed = false;
+        for s in &self.all {
+            if let Some(why) = why_not(s) {
+                eprintln!(
+                    "pveprobe: storage {} ({}): skipped: {why}",
+                    s.id(),
+                    s.kind()
+                );
+                all.skipped.push(Skipped {
+                    id: s.id().into(),
+                    kind: s.kind().into(),
+                    failed: false,
+                    reason: why,
+                });
+                continue;
+            }
+            match measure::storage(req, &self.pve, s, runner) {
+                Ok(report) => {
+                    report.stop_if_interrupted()?;
+                    failed |= report.any_failed();
+                    runner.measured(&report);
+                    all.docs.push(report.to_json());
+                    all.reports.push(report);
+                }
+                Err(why) => {
+                    eprintln!("pveprobe: {}", not_measured(s, why.clone()));
+                    failed = true;
+                    all.skipped.push(Skipped {
+                        id: s.id().into(),
+                        kind: s.kind().into(),
+                        failed: true,
+                        reason: why,
+                    });
+                }
+            }
+        }
+        Ok((all, if failed { Exit::NotMeasured } else { Exit::Ok }))
+    }
+}
+
+/// One storage's line of `--storage all`'s JSON when it was not measured.
+#[derive(Debug, serde::Serialize)]
+pub struct Skipped {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    failed: bool,
+    reason: String,
+}
+
+/// `--storage all`'s document: each storage's result, and those not measured.
+#[derive(Debug, Default)]
+pub struct AllStorages {
+    pub node: String,
+    pub docs: Vec<JsonReport>,
+    pub reports: Vec<ProbeReport>,
+    pub skipped: Vec<Skipped>,
+    /// The lines are on stdout already: the text is the table.
+    pub lines_printed: bool,
+    /// CSV: the header too (not when adding rows under it).
+    pub csv_header: bool,
+}
+
+impl serde::Serialize for AllStorages {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// `--storage all`'s JSON document.
+        #[derive(serde::Serialize)]
+        struct AllDocument<'a> {
+            node: &'a str,
+            storages: &'a [JsonReport],
+            not_measured: &'a [Skipped],
+        }
+        AllDocument {
+            node: &self.node,
+            storages: &self.docs,
+            not_measured: &self.skipped,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl crate::output::Render for AllStorages {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        if !self.lines_printed {
+            for r in &self.reports {
+                out.push_str(&crate::commands::probe::report::text::render(r));
+                out.push('\n');
+            }
+        }
+        out.push_str(&table::table(&self.docs));
+        out
+    }
+
+    fn csv(&self) -> String {
+        let mut out = String::new();
+        for (i, d) in self.docs.iter().enumerate() {
+            out.push_str(&crate::output::csv::render(d, i == 0 && self.csv_header));
+        }
+        out
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(crate::output::csv::header())
+    }
+
+    /// Each storage's figures, labelled with its ID and type, measured on
+    /// this node.
+    fn metrics(&self, format: Format) -> String {
+        let each: Vec<MetricsSource> = self
+            .docs
+            .iter()
+            .map(|d| MetricsSource::on(&self.node, d))
+            .collect();
+        match format {
+            Format::Influx => influx::render(&each),
+            _ => prometheus::render(&each),
+        }
+    }
+}

@@ -14,10 +14,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::measure::window::Interrupt;
 use crate::model::storage::{Disk, Health, Heat, Storage, Thermal};
 use crate::sys::child;
 use crate::sys::host::Host;
+use crate::sys::interrupt::Interrupt;
 use pveprobe_parse::smart::{self, Smart};
 
 /// How long one smartctl call may take. A healthy disk answers `--xall`

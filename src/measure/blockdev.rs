@@ -15,9 +15,10 @@ use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::AlignedBuf;
-use crate::measure::window::{Interrupt, Window};
+use crate::measure::window::Window;
 use crate::model::blockdev::{ReadFigure, SeekFigure};
 use crate::model::latency::Latency;
+use crate::sys::interrupt::Interrupt;
 
 /// pveperf's and hdparm's read size.
 pub const READ_CHUNK: usize = 2 * 1024 * 1024;

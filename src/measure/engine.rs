@@ -15,10 +15,10 @@ use rand::{Rng, RngExt, SeedableRng};
 
 use crate::error::ProbeError;
 use crate::measure::iobuf::{AlignedBuf, fill_random};
-use crate::measure::window::Interrupt;
 use crate::model::choice::Choice;
 use crate::model::io::{Engine, IoStats};
 use crate::model::latency::Latency;
+use crate::sys::interrupt::Interrupt;
 
 /// A page: blocks up to this size lie in one page wherever they are.
 const PAGE: usize = 4096;

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::fill_random;
-use crate::measure::window::Interrupt;
 use crate::model::io::SeqWriteFigure;
+use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
 
 pub const CHUNK: usize = 64 * 1024;

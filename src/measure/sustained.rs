@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::{AlignedBuf, fill_random};
-use crate::measure::window::Interrupt;
 use crate::model::sustained::SustainedFigure;
+use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
 
 use crate::model::sustained::CHUNK;

@@ -16,9 +16,10 @@ use rand::{Rng, RngExt, SeedableRng};
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::seqwrite;
-use crate::measure::window::{Interrupt, Window};
+use crate::measure::window::Window;
 use crate::model::latency::Latency;
 use crate::model::sync::{SyncMode, SyncWriteFigure};
+use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
 
 /// Bytes per write.

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::iobuf::AlignedBuf;
-use crate::measure::window::Interrupt;
 use crate::model::io::SeqWriteFigure;
+use crate::sys::interrupt::Interrupt;
 
 /// Bytes per write of the prefill: large sequential O_DIRECT writes.
 pub const PREFILL_CHUNK: usize = 1 << 20;

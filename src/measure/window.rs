@@ -1,51 +1,12 @@
-//! Timed windows and interruption.
+//! Timed windows. The signal flag they stop at is
+//! [`crate::sys::interrupt::Interrupt`].
 //!
 //! Every timed test runs "until more than the window has passed", reading a
 //! monotonic clock after each operation, as pveperf does with gettimeofday.
 //! SIGINT, SIGTERM and SIGHUP only raise a flag; the loops check it after
 //! each operation and unwind, so cleanup runs on the normal path.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-use crate::error::ProbeError;
-
-/// Set to the number of the first terminating signal received, 0 before.
-#[derive(Debug, Clone, Default)]
-pub struct Interrupt(Arc<AtomicUsize>);
-
-impl Interrupt {
-    /// Routes SIGINT, SIGTERM and SIGHUP to this flag for the rest of the process.
-    pub fn install() -> std::io::Result<Self> {
-        let flag = Self::default();
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            signal_hook::flag::register_usize(sig, Arc::clone(&flag.0), sig as usize)?;
-        }
-        Ok(flag)
-    }
-
-    /// The signal received, if any.
-    pub fn signal(&self) -> Option<i32> {
-        match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            sig => Some(sig as i32),
-        }
-    }
-
-    /// `Err(Interrupted)` once a signal has arrived.
-    pub fn check(&self) -> Result<(), ProbeError> {
-        match self.signal() {
-            Some(sig) => Err(ProbeError::Interrupted(sig)),
-            None => Ok(()),
-        }
-    }
-
-    #[cfg(test)]
-    pub fn raise(&self, sig: i32) {
-        self.0.store(sig as usize, Ordering::Relaxed);
-    }
-}
 
 /// A running test window.
 #[derive(Debug, Clone, Copy)]
@@ -85,15 +46,6 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn interrupt_reports_first_signal() {
-        let flag = Interrupt::default();
-        assert!(flag.check().is_ok());
-        flag.raise(libc::SIGTERM);
-        assert_eq!(flag.signal(), Some(libc::SIGTERM));
-        assert!(matches!(flag.check(), Err(ProbeError::Interrupted(15))));
-    }
 
     #[test]
     fn window_is_over_only_after_its_length() {

@@ -4,6 +4,7 @@
 //! and what its answer means (`remote`). Both commands stand on this; it
 //! knows neither.
 
+pub mod iface;
 pub mod members;
 pub mod remote;
 

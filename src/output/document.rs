@@ -42,3 +42,28 @@ impl Named {
         Named { who, result }
     }
 }
+
+impl Document for JsonReport {
+    const KIND: Option<&'static str> = None;
+    const SCHEMA_VERSION: u32 = crate::output::result::SCHEMA_VERSION;
+
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    /// The result itself, named by the host it records.
+    fn results(self) -> Vec<Named> {
+        vec![Named::new(self.host.hostname.clone(), self)]
+    }
+
+    /// The signal that cut the run short; else 1 when a line that
+    /// applies could not be measured.
+    fn exit_status(&self) -> crate::error::exit::Exit {
+        use crate::error::exit::Exit;
+        match self.interrupted_by_signal {
+            Some(sig) => Exit::Signal(sig),
+            None if self.not_measured.iter().any(|n| n.failed) => Exit::NotMeasured,
+            None => Exit::Ok,
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 pub mod csv;
 pub mod document;
+pub mod line;
 pub mod metrics;
 pub mod plot;
 pub mod progress;

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::measure::window::Interrupt;
+use crate::sys::interrupt::Interrupt;
 
 /// The most of each stream that is kept; the rest is read and dropped.
 pub const OUTPUT_CAP: u64 = 16 << 20;

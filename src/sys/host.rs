@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
 pub const PROC_MOUNTINFO: &str = "/proc/self/mountinfo";
+/// The host name pveperf prints and results record.
+pub const PROC_HOSTNAME: &str = "/proc/sys/kernel/hostname";
 pub const PROC_DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 pub const ETC_RESOLV_CONF: &str = "/etc/resolv.conf";
 

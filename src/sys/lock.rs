@@ -20,8 +20,8 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::error::describe;
-use crate::measure::window::Interrupt;
 use crate::model::host::Waited;
+use crate::sys::interrupt::Interrupt;
 
 /// The host-wide lock file.
 pub const DEFAULT_PATH: &str = "/run/pveprobe.lock";

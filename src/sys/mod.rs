@@ -5,5 +5,6 @@
 
 pub mod child;
 pub mod host;
+pub mod interrupt;
 pub mod lock;
 pub mod scratch;

@@ -282,6 +282,17 @@ impl Drop for ScratchDir {
     }
 }
 
+/// `bytes` of `file` preallocated (fallocate(2), mode 0), or where the
+/// filesystem does not support that, its size set (a sparse file).
+pub fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
+    use nix::fcntl::{FallocateFlags, fallocate};
+    match fallocate(file, FallocateFlags::empty(), 0, bytes as libc::off_t) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EOPNOTSUPP) => file.set_len(bytes),
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,10 @@
-//! The layering of `src/`: no module imports one that imports it back,
-//! file by file or folder by folder, test code included; no module but
-//! `cli`, `app` and `main` sees a command-line type; at most 20 top-level
-//! modules; one name per public type, and one path.
+//! The layering of `src/`: the commands in `src/commands/`, each in its
+//! own folder, never import one another; the layers below them never
+//! import a command; in a command, only its `args.rs` and `run.rs` see the
+//! command line, and its `args.rs` builds no domain type. No module
+//! imports one that imports it back, file by file or folder by folder,
+//! test code included; at most 20 top-level modules; one name per public
+//! type, and one path; no file over 600 lines before its tests.
 //! Imports are read from the source (`use crate::...`, `use super::...`
 //! and `crate::` paths in code).
 
@@ -164,26 +167,246 @@ fn no_module_or_folder_of_src_imports_one_that_imports_it() {
     assert!(folder_circles.is_empty(), "{folder_circles:?}");
 }
 
+/// The commands: the folders of `src/commands/` but `common`.
+fn commands() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "common")
+        .collect();
+    out.sort();
+    out
+}
+
+/// The command a module belongs to, if it belongs to one.
+fn command_of(module: &Module) -> Option<&str> {
+    match module.as_slice() {
+        [c, name, ..] if c == "commands" && name != "common" => Some(name),
+        _ => None,
+    }
+}
+
+/// Each import of one module by another that `allowed` refuses, as
+/// `from -> to`.
+fn forbidden(allowed: impl Fn(&Module, &Module) -> bool) -> Vec<String> {
+    let known = modules();
+    let mut out = Vec::new();
+    for (from, targets) in imports(&known) {
+        for to in targets {
+            if !allowed(&from, &to) {
+                out.push(format!("{} -> {}", from.join("::"), to.join("::")));
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn no_module_but_cli_app_and_main_sees_a_command_line_type() {
+fn every_command_has_its_arguments_its_run_and_its_work() {
+    let all = commands();
+    assert!(all.len() >= 8, "{all:?}");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    for c in &all {
+        for part in ["args.rs", "run.rs", "mod.rs"] {
+            assert!(
+                dir.join(c).join(part).is_file(),
+                "commands/{c} has no {part}"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_command_imports_another() {
+    let crossing = forbidden(|from, to| match (command_of(from), command_of(to)) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    });
+    assert!(crossing.is_empty(), "{crossing:#?}");
+}
+
+#[test]
+fn no_layer_imports_a_command() {
+    let upward = forbidden(|from, to| {
+        from.first()
+            .is_none_or(|top| top == "commands" || top == "main")
+            || to.first().is_none_or(|top| top != "commands")
+    });
+    assert!(upward.is_empty(), "{upward:#?}");
+}
+
+/// Whether a module is command-line code: a command's `args`, or an
+/// argument group of `common` (`*_args`).
+fn is_cli(module: &Module) -> bool {
+    match module.as_slice() {
+        [c, _, last] if c == "commands" => last == "args" || last.ends_with("_args"),
+        _ => false,
+    }
+}
+
+/// Whether a module may see the command line: cli code, a command's
+/// `run` (and the probe's run under pveperf's name), what `common` makes
+/// of the argument groups, the commands' top, and `main` (`[]`, as
+/// `lib.rs`, which sees none).
+fn sees_the_command_line(module: &Module) -> bool {
+    let names: Vec<&str> = module.iter().map(String::as_str).collect();
+    is_cli(module)
+        || matches!(
+            names.as_slice(),
+            [] | ["commands"]
+                | ["commands", _, "run"]
+                | ["commands", "probe", "as_pveperf"]
+                | ["commands", "common", "requests"]
+        )
+}
+
+#[test]
+fn only_arguments_and_runs_see_the_command_line() {
     let mut checked = 0;
     for (module, code) in modules() {
-        if matches!(
-            module.first().map(String::as_str),
-            None | Some("cli" | "app" | "main")
-        ) {
+        if sees_the_command_line(&module) {
             continue;
         }
         checked += 1;
-        for banned in ["crate::cli", "clap::", "use clap", "pveprobe::cli"] {
+        for banned in [
+            "clap::",
+            "use clap",
+            "pveprobe::commands::Opts",
+            "::args::",
+            "_args::",
+        ] {
             assert!(
                 !code.contains(banned),
-                "{} uses {banned}: only cli/ and app/ see the command line",
+                "{} uses {banned}: only a command's args.rs and run.rs see the command line",
                 module.join("::")
             );
         }
     }
     assert!(checked > 80, "{checked} modules");
+}
+
+/// The code of a file before its tests, with string literals emptied.
+fn before_tests(code: &str) -> String {
+    let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+    regex::Regex::new(r#""(?:[^"\\]|\\.)*""#)
+        .unwrap()
+        .replace_all(code, "\"\"")
+        .into_owned()
+}
+
+/// The types that a piece of cli code builds that it does not declare:
+/// struct literals (`Name {`) and returned types (`-> Name`) of types
+/// declared elsewhere.
+fn built_elsewhere(code: &str) -> Vec<String> {
+    let code = before_tests(code);
+    let declared: BTreeSet<String> = regex::Regex::new(r"\b(?:struct|enum|type)\s+([A-Z]\w*)")
+        .unwrap()
+        .captures_iter(&code)
+        .map(|c| c[1].to_string())
+        .collect();
+    // What a clap argument is parsed into, or its parser returns.
+    let plain = [
+        "Self",
+        "String",
+        "Vec",
+        "Option",
+        "Result",
+        "PathBuf",
+        "Duration",
+        "IpAddr",
+        "SocketAddr",
+        "Error",
+        "BTreeSet",
+        // clap's own, in a parser or an argument group's impl.
+        "Command",
+        "TypedValueParser",
+        "Id",
+        "ArgMatches",
+    ];
+    let literal =
+        regex::Regex::new(r"(?m)(?:^|[=(,:]|return|=>)\s*([A-Z]\w*(?:::[A-Z]\w*)*)\s*\{").unwrap();
+    let returned = regex::Regex::new(r"->\s*(?:impl\s+)?([\w:]+)").unwrap();
+    let mut found = Vec::new();
+    for c in literal
+        .captures_iter(&code)
+        .chain(returned.captures_iter(&code))
+    {
+        let path = c[1].to_string();
+        let last = path.rsplit("::").next().unwrap_or_default().to_string();
+        let is_type = last
+            .chars()
+            .next()
+            .is_some_and(|ch| ch.is_ascii_uppercase());
+        if is_type && !declared.contains(&last) && !plain.contains(&last.as_str()) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn cli_code_builds_no_domain_type() {
+    let mut checked = 0;
+    for (module, code) in modules() {
+        if !is_cli(&module) {
+            continue;
+        }
+        checked += 1;
+        let built = built_elsewhere(&code);
+        assert!(
+            built.is_empty(),
+            "{} builds {built:?}: the command's run.rs makes its request",
+            module.join("::")
+        );
+    }
+    assert!(checked >= 10, "{checked} cli modules");
+}
+
+#[test]
+fn the_rules_see_what_they_forbid() {
+    // A struct literal and a returned type of another module's type.
+    let cli = "use crate::nodes::Reach;\nstruct A { x: u8 }\nfn to_reach(a: &A) -> Reach {\n    Reach { x: a.x }\n}\n";
+    assert_eq!(built_elsewhere(cli), ["Reach", "Reach"]);
+    assert!(built_elsewhere("pub struct A { x: u8 }\nfn f() -> Self { A { x: 1 } }\n").is_empty());
+    assert_eq!(
+        command_of(&vec!["commands".into(), "ceph".into(), "run".into()]),
+        Some("ceph")
+    );
+    assert_eq!(command_of(&vec!["commands".into(), "common".into()]), None);
+    assert!(is_cli(&vec![
+        "commands".into(),
+        "common".into(),
+        "reach_args".into()
+    ]));
+    assert!(!is_cli(&vec![
+        "commands".into(),
+        "ceph".into(),
+        "run".into()
+    ]));
+}
+
+#[test]
+fn no_source_file_is_over_600_lines_before_its_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut long = Vec::new();
+    for dir in ["src", "crates/parse/src"] {
+        for (path, text) in crate::common::rust_files(dir) {
+            let lines = text
+                .lines()
+                .take_while(|l| !l.starts_with("#[cfg(test)]"))
+                .count();
+            if lines > 600 {
+                long.push(format!(
+                    "{} ({lines})",
+                    path.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "{long:?}");
 }
 
 /// The top-level modules `src/lib.rs` declares.

@@ -42,8 +42,8 @@ use std::time::Duration;
 
 use pveprobe_parse::ceph::{self as parse, CephOutputError};
 
-use crate::measure::window::Interrupt;
 use crate::sys::child;
+use crate::sys::interrupt::Interrupt;
 
 use report::CephReport;
 

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commands::net::iface::{self, Iface};
+use crate::nodes::iface::{self, Iface};
 use crate::sys::host::Host;
 use pveprobe_parse::cephconf::CephConf;
 use pveprobe_parse::cidr::Cidr;
@@ -54,7 +54,7 @@ pub fn links(
             interface: found.map(|(_, i)| i.name.clone()),
             speed_mbps: found.and_then(|(_, i)| speed(&i.name)),
             shares_corosync: found
-                .and_then(|(ip, _)| crate::commands::net::links::shares_with(ip, corosync, ifaces)),
+                .and_then(|(ip, _)| crate::nodes::iface::shares_with(ip, corosync, ifaces)),
             node: None,
         }
     })
@@ -110,7 +110,7 @@ pub fn this_node(host: &Host, conf: &std::path::Path, node: &str) -> Result<Vec<
 mod tests {
     use super::*;
 
-    use crate::commands::net::iface::fixture as iface;
+    use crate::nodes::iface::fixture as iface;
 
     #[test]
     fn each_network_finds_its_interface_speed_and_corosync() {

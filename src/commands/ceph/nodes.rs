@@ -14,12 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{self, CephLink};
 use super::report::CephReport;
-use crate::measure::window::Interrupt;
 use crate::model::storage::{Health, Link};
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, shell_line};
 use crate::nodes::{Reach, load_nodes};
 use crate::sys::host::Host;
+use crate::sys::interrupt::Interrupt;
 
 /// How long a node gets to answer (one smartctl per disk, each bounded).
 const NODE_LIMIT: Duration = Duration::from_secs(120);

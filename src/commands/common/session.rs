@@ -14,10 +14,10 @@ use std::path::Path;
 
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::measure::window::Interrupt;
 use crate::output::csv;
 use crate::output::plot::SvgFile;
 use crate::output::{self, Destination, Format, Render};
+use crate::sys::interrupt::Interrupt;
 use crate::sys::lock::{self, Busy, HostLock, LockError};
 
 /// The host-wide lock a command takes: one measurement at a time per host.

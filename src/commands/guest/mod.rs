@@ -15,8 +15,8 @@ use pveprobe_parse::vmconf::{self, Drive, VmConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ProbeError, Stop};
-use crate::measure::window::Interrupt;
 use crate::pvestorage::Pve;
+use crate::sys::interrupt::Interrupt;
 
 pub mod profile;
 pub mod qga;

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ProbeError;
 use crate::measure::engine::{self, EngineChoice, Job, JobParams};
-use crate::measure::window::Interrupt;
 use crate::measure::{seqwrite, syncwrite};
 use crate::model::latency::LatencySummary;
 use crate::model::sync::SyncMode;
+use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
 
 /// The profile's jobs on the engine, by key, label and shape.
@@ -178,7 +178,7 @@ pub fn run_in_dir(
         // window is a block's first.
         let mut fresh = || {
             let f = scratch.create_file("write.dat")?;
-            crate::commands::probe::schedule::preallocate(&f, bytes)
+            crate::sys::scratch::preallocate(&f, bytes)
                 .map_err(|e| ProbeError::io(format!("preallocating {bytes} bytes"), e))?;
             drop(f);
             Ok(scratch.open_rw("write.dat")?.0)

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::qga::{Agent, ExecStatus, QgaError};
-use crate::measure::window::Interrupt;
+use crate::sys::interrupt::Interrupt;
 
 /// What the copy and the run need of the agent.
 pub const NEEDED: [&str; 6] = [

@@ -9,8 +9,8 @@ use crate::commands::guest::report::GuestDocument;
 use crate::commands::guest::{self, GuestRequest, QGA_DIR};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::measure::window::Interrupt;
 use crate::output::document::Document as _;
+use crate::sys::interrupt::Interrupt;
 
 /// `pveprobe guest VMID`.
 pub fn guest(args: &GuestArgs) -> Ended {

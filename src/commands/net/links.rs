@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use super::iface::{self, Iface};
+use crate::nodes::iface::{self, Iface};
 use pveprobe_parse::cephconf::CephConf;
 use pveprobe_parse::cidr::Cidr;
 use pveprobe_parse::corosync::CorosyncConf;
@@ -205,26 +205,6 @@ pub fn address(
         .ok_or_else(|| format!("{node} has no address in {net}"))
 }
 
-/// Whether `ip` (a node's address on a bulk link) is on an interface or in
-/// a subnet that also carries one of `corosync_addrs` (that node's
-/// corosync addresses): then corosync shares a network with that traffic.
-pub fn shares_with(ip: IpAddr, corosync_addrs: &[IpAddr], ifaces: &[Iface]) -> Option<String> {
-    let dev = iface::holding(ifaces, ip)?;
-    for c in corosync_addrs {
-        if *c == ip {
-            return Some(format!("the same address {ip}"));
-        }
-        if dev.has(*c) {
-            return Some(format!("interface {}", dev.name));
-        }
-        let subnet = dev.addresses.iter().find(|a| a.addr() == ip)?;
-        if subnet.network().contains(*c) {
-            return Some(format!("subnet {}", subnet.network()));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,7 +219,8 @@ mod tests {
         .unwrap()
     }
 
-    use crate::commands::net::iface::fixture as iface;
+    use crate::nodes::iface::fixture as iface;
+    use crate::nodes::iface::shares_with;
 
     #[test]
     fn links_come_from_corosync_migration_ceph_and_the_admin() {

@@ -7,7 +7,6 @@
 pub mod args;
 pub mod run;
 
-pub mod iface;
 pub mod links;
 pub mod pairs;
 pub mod probe;

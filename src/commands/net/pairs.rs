@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::iface::Iface;
 use super::links::{self, LinkDef, LinkKind};
 use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
 use super::serve::{DONE_PREFIX, Ready, ServeStats};
 use crate::model::net::ProbeResult;
+use crate::nodes::iface::Iface;
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, Ssh, Status, shell_line};
 use pveprobe_parse::knet::KnetStats;
@@ -39,7 +39,7 @@ pub fn facts() -> std::io::Result<NodeFacts> {
     let (knet, knet_error) = knet_stats();
     Ok(NodeFacts {
         pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-        interfaces: super::iface::interfaces()?,
+        interfaces: crate::nodes::iface::interfaces()?,
         knet,
         knet_error,
     })
@@ -431,7 +431,7 @@ pub fn end_of(
     match links::address(link, &node.name, corosync, ifaces) {
         Ok(ip) => {
             end.address = Some(ip);
-            if let Some(i) = ifaces.and_then(|i| super::iface::holding(i, ip)) {
+            if let Some(i) = ifaces.and_then(|i| crate::nodes::iface::holding(i, ip)) {
                 end.dev = Some(i.name.clone());
                 end.mtu = i.mtu;
             }
@@ -488,7 +488,7 @@ pub fn measure(
         let coro = corosync_addresses(&node.name, corosync);
         for link in link_defs.iter().filter(|l| l.kind.is_bulk()) {
             if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
-                && let Some(how) = links::shares_with(ip, &coro, &f.interfaces)
+                && let Some(how) = crate::nodes::iface::shares_with(ip, &coro, &f.interfaces)
             {
                 hints.push(format!(
                     "{}: corosync shares {how} with {} traffic ({}); the PVE docs want corosync on a network of its own",
@@ -580,7 +580,7 @@ pub fn parallel_throughput_refused(
         let coro = corosync_addresses(&node.name, corosync);
         for link in link_defs.iter().filter(|l| l.kind.is_bulk()) {
             if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
-                && let Some(how) = links::shares_with(ip, &coro, &f.interfaces)
+                && let Some(how) = crate::nodes::iface::shares_with(ip, &coro, &f.interfaces)
             {
                 return Some(format!(
                     "{} on {}: corosync shares {how}",

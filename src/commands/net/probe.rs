@@ -80,8 +80,8 @@ fn udp_socket(opts: &ProbeOptions) -> std::io::Result<UdpSocket> {
 /// Measures the link.
 pub fn probe(opts: &ProbeOptions) -> ProbeResult {
     let start = Instant::now();
-    let ifaces = super::iface::interfaces().unwrap_or_default();
-    let iface = super::iface::holding(&ifaces, opts.from);
+    let ifaces = crate::nodes::iface::interfaces().unwrap_or_default();
+    let iface = crate::nodes::iface::holding(&ifaces, opts.from);
     let mut result = ProbeResult {
         from: opts.from,
         to: opts.to,

@@ -7,7 +7,6 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use super::iface::Iface;
 use super::links::{LinkDef, LinkKind};
 use super::serve::ServeStats;
 use crate::figure::Figure;
@@ -16,6 +15,7 @@ use crate::figure::projection::net::NetFacts;
 use crate::figure::projection::{Context, Entry, Project, Projection};
 use crate::model::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
+use crate::nodes::iface::Iface;
 use crate::output::result::{JsonReport, XFigure};
 use pveprobe_parse::knet::KnetStats;
 
@@ -537,7 +537,7 @@ pub(crate) mod tests {
             status: crate::nodes::remote::Status::Ok,
             detail: None,
             corosync_nodeid: Some(1),
-            interfaces: crate::commands::net::iface::interfaces().unwrap(),
+            interfaces: crate::nodes::iface::interfaces().unwrap(),
             knet: Some(
                 pveprobe_parse::knet::parse("stats.knet.node2.link0.connected (u8) = 1\n").unwrap(),
             ),

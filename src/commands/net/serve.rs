@@ -148,8 +148,8 @@ pub fn serve(
     // Never blocks: [`Pace::wait`] waits, with ppoll(2).
     udp.set_nonblocking(true).map_err(ServeError::Socket)?;
     tcp.set_nonblocking(true).map_err(ServeError::Socket)?;
-    let ifaces = super::iface::interfaces().unwrap_or_default();
-    let iface = super::iface::holding(&ifaces, opts.bind);
+    let ifaces = crate::nodes::iface::interfaces().unwrap_or_default();
+    let iface = crate::nodes::iface::holding(&ifaces, opts.bind);
     let own_mtu = iface.and_then(|i| i.mtu).unwrap_or(0);
     ready(&Ready {
         port,

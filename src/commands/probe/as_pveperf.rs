@@ -80,7 +80,10 @@ fn pveperf_line(report: &ProbeReport, line: Figure) -> Option<String> {
         .and_then(|r| r.domain.as_ref())
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
-    Some(format!("{}{mean:.2} ms{domain}", text::label(line)))
+    Some(format!(
+        "{}{mean:.2} ms{domain}",
+        crate::output::line::label(line)
+    ))
 }
 
 /// Runs as pveperf with `args` (argv without argv\[0\]).

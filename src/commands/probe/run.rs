@@ -17,13 +17,13 @@ use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::error::exit::Exit;
 use crate::error::{Ended, PathError, Stop};
 use crate::measure::plan::{SUSTAINED_BYTES, SUSTAINED_SECS, Test};
-use crate::measure::window::Interrupt;
 use crate::model::pve::PveTarget;
 use crate::output::Format as OutputFormat;
 use crate::output::document::Document as _;
 use crate::output::progress::Progress;
 use crate::results::{self, Input, Readers};
 use crate::sys::host::Host;
+use crate::sys::interrupt::Interrupt;
 use crate::sys::lock;
 
 fn check_path(path: &Path) -> Result<(), PathError> {

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget, preallocate};
+pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget};
 
 use crate::commands::probe::report::{Outcome, ProbeReport};
 use crate::error::ProbeError;
@@ -18,7 +18,6 @@ use crate::figure::Figure;
 use crate::measure::engine::EngineChoice;
 use crate::measure::engine::JobParams;
 use crate::measure::plan::Test;
-use crate::measure::window::Interrupt;
 use crate::model::Devices;
 use crate::model::regex::RegexEngine;
 use crate::model::storage::Storage;
@@ -27,6 +26,7 @@ use crate::model::sync::{
 };
 use crate::output::result::Settings;
 use crate::sys::host::Host;
+use crate::sys::interrupt::Interrupt;
 use pveprobe_parse::resolv;
 
 /// Everything a run needs, already validated.

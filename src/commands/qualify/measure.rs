@@ -24,12 +24,12 @@ use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
 use crate::measure::engine::{self, EngineChoice, Job, Pattern};
-use crate::measure::window::Interrupt;
 use crate::model::io::IoStats;
 use crate::model::latency::Latency;
 use crate::model::qualify::{DiskTest, Written};
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncMode, SyncWriteFigure};
+use crate::sys::interrupt::Interrupt;
 
 /// Bytes per write of the paper's test.
 pub const SYNC_BLOCK: usize = 4096;

@@ -23,11 +23,11 @@ use std::time::Duration;
 use crate::error::exit::Exit;
 use crate::error::{ProbeError, Stop};
 use crate::figure::Figure;
-use crate::measure::window::Interrupt;
 use crate::model::filesystem::FsInfo;
 use crate::model::qualify::{DiskTest, QualifyMeasured, SYNC_JOBS};
 use crate::model::storage::Storage;
 use crate::model::sync::SyncResult;
+use crate::sys::interrupt::Interrupt;
 
 use crate::figure::projection::{Context, Project};
 use crate::sys::host::Host;
@@ -396,7 +396,7 @@ pub fn run(
         pveprobe_version: env!("CARGO_PKG_VERSION").into(),
         timestamp: started.map(|t| t.to_string()).unwrap_or_default(),
         hostname: host
-            .read_value(crate::commands::probe::pveperf::hostinfo::PROC_HOSTNAME)
+            .read_value(crate::sys::host::PROC_HOSTNAME)
             .filter(|h| !h.is_empty()),
         device: t.device.clone(),
         settings: QualifySettings {

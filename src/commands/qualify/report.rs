@@ -175,11 +175,7 @@ impl QualifyReport {
             }
         );
         for (figure, line) in &self.lines {
-            let _ = writeln!(
-                out,
-                "{}{line}",
-                crate::commands::probe::report::text::label(*figure)
-            );
+            let _ = writeln!(out, "{}{line}", crate::output::line::label(*figure));
             if *figure == Figure::DiskSync1
                 && let Some(p) = &self.placement
             {

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use openssl::symm::{Cipher, Crypter, Mode};
 
 use crate::error::ProbeError;
-use crate::measure::window::Interrupt;
 use crate::model::cpubench::{CpuBench, CpuOp, CpuOpFigure, CpuThroughput};
+use crate::sys::interrupt::Interrupt;
 
 /// The buffer's size.
 pub const BUFFER_BYTES: usize = 1 << 20;

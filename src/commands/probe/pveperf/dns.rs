@@ -33,8 +33,9 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use rand::RngExt;
 
 use crate::error::{IoContext, ProbeError};
-use crate::measure::window::{Interrupt, Window};
+use crate::measure::window::Window;
 use crate::model::dns::{DnsFigure, Schedule, ServerStats};
+use crate::sys::interrupt::Interrupt;
 use pveprobe_parse::dns::{is_answer, netdns_accepts};
 
 /// pveperf stops once more than 100 queries were sent.

@@ -21,9 +21,10 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::error::{IoContext, ProbeError};
-use crate::measure::window::{Interrupt, Window};
+use crate::measure::window::Window;
 use crate::model::fsync::{FsyncFigure, Order};
 use crate::model::latency::Latency;
+use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
 
 pub const FILES: usize = 300;

@@ -5,10 +5,9 @@
 use std::collections::BTreeSet;
 
 use crate::model::host::HostInfo;
-use crate::sys::host::Host;
+use crate::sys::host::{Host, PROC_HOSTNAME};
 use pveprobe_parse::{cpuinfo, hostfacts};
 
-pub const PROC_HOSTNAME: &str = "/proc/sys/kernel/hostname";
 pub const PROC_OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const PROC_MEMINFO: &str = "/proc/meminfo";
 pub const ETC_OS_RELEASE: &str = "/etc/os-release";

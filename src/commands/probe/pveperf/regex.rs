@@ -10,8 +10,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rand::RngExt;
 
 use crate::error::ProbeError;
-use crate::measure::window::{Interrupt, Window};
+use crate::measure::window::Window;
 use crate::model::regex::{RegexEngine, RegexFigure};
+use crate::sys::interrupt::Interrupt;
 
 pub const PATTERN: &str = r"(.+)123.?123";
 

@@ -4,26 +4,7 @@
 //! float that follows, so this is a contract.
 
 use super::{Figure, Outcome, ProbeReport};
-use crate::figure::Group;
-
-/// Column where every pveperf value starts (pveperf pads `AVERAGE SEEK TIME: `).
-pub const VALUE_COLUMN: usize = 19;
-
-/// Column where the extended lines' values start (their labels are longer).
-pub const X_VALUE_COLUMN: usize = 26;
-
-/// Column where `qualify`'s values start.
-pub const Q_VALUE_COLUMN: usize = 28;
-
-/// The label padded so the value starts in its group's column.
-pub fn label(figure: Figure) -> String {
-    let width = match figure.group() {
-        Group::Pveperf => VALUE_COLUMN,
-        Group::Extended | Group::Network => X_VALUE_COLUMN,
-        Group::Qualify | Group::Guest | Group::Ceph => Q_VALUE_COLUMN,
-    };
-    format!("{:<width$}", format!("{}:", figure.label()))
-}
+use crate::output::line::label;
 
 /// The stdout line of a figure, or `None` when it has none. With several
 /// runs, a pveperf figure is the median.

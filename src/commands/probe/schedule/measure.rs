@@ -22,7 +22,6 @@ use crate::measure::seqwrite;
 use crate::measure::sustained;
 use crate::measure::syncwrite;
 use crate::measure::volume;
-use crate::measure::window::Interrupt;
 use crate::model::blockdev::ReadFigure;
 use crate::model::blockdev::SeekFigure;
 use crate::model::cpubench::CpuBench;
@@ -41,6 +40,7 @@ use crate::model::sustained::SustainedFigure;
 use crate::model::sync::SyncMode;
 use crate::model::sync::SyncWriteFigure;
 use crate::sys::host::Host;
+use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
 
 /// Free space where a test writes its files.
@@ -173,17 +173,6 @@ pub trait Measure {
     fn dns(&mut self, query: &DnsQuery) -> Result<DnsFigure, ProbeError>;
     /// What could not be removed so far.
     fn left_behind(&self) -> Vec<String>;
-}
-
-/// `bytes` of `file` preallocated (fallocate(2), mode 0), or where the
-/// filesystem does not support that, its size set (a sparse file).
-pub fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
-    use nix::fcntl::{FallocateFlags, fallocate};
-    match fallocate(file, FallocateFlags::empty(), 0, bytes as libc::off_t) {
-        Ok(()) => Ok(()),
-        Err(nix::errno::Errno::EOPNOTSUPP) => file.set_len(bytes),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// The probes on this host.
@@ -472,7 +461,7 @@ impl Measure for Real<'_> {
                 jobs.iter()
                     .map(|params| {
                         let file = scratch.create_file("randwrite.dat")?;
-                        preallocate(&file, bytes).map_err(|e| {
+                        crate::sys::scratch::preallocate(&file, bytes).map_err(|e| {
                             ProbeError::io(
                                 format!("preallocating {bytes} bytes for RANDOM WRITE 4K"),
                                 e,

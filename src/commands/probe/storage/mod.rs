@@ -17,12 +17,12 @@ use crate::commands::probe::schedule::ProbeConfig;
 use crate::error::Stop;
 use crate::error::exit::Exit;
 use crate::measure::plan::Test;
-use crate::measure::window::Interrupt;
 use crate::model::pve::PveTarget;
 use crate::output::Format;
 use crate::output::metrics::{MetricsSource, influx, prometheus};
 use crate::output::result::JsonReport;
 use crate::pvestorage::{Approach, Pve, PveStorage};
+use crate::sys::interrupt::Interrupt;
 
 /// What `--storage` is asked: which storage, and how the probe runs on it.
 #[derive(Debug, Clone)]

@@ -25,6 +25,26 @@ impl Iface {
 }
 
 /// An interface of MTU 1500 with `addrs` (`10.1.2.3/24`), for tests.
+/// Whether `ip` (a node's address on a bulk link) is on an interface or in
+/// a subnet that also carries one of `corosync_addrs` (that node's
+/// corosync addresses): then corosync shares a network with that traffic.
+pub fn shares_with(ip: IpAddr, corosync_addrs: &[IpAddr], ifaces: &[Iface]) -> Option<String> {
+    let dev = holding(ifaces, ip)?;
+    for c in corosync_addrs {
+        if *c == ip {
+            return Some(format!("the same address {ip}"));
+        }
+        if dev.has(*c) {
+            return Some(format!("interface {}", dev.name));
+        }
+        let subnet = dev.addresses.iter().find(|a| a.addr() == ip)?;
+        if subnet.network().contains(*c) {
+            return Some(format!("subnet {}", subnet.network()));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 pub(crate) fn fixture(name: &str, addrs: &[&str]) -> Iface {
     Iface {

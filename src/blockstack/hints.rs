@@ -1,6 +1,7 @@
 //! Plain-language hints: what in the storage stack explains a figure.
 
-use super::{Hint, Storage};
+use crate::model::hint::Hint;
+use crate::model::storage::Storage;
 use crate::model::storage::{Disk, Health, ZfsInfo};
 
 /// PCI vendor id of VMware's virtual hardware.
@@ -624,10 +625,10 @@ mod tests {
         s.disks = vec![a, b, loop0];
         let h = hints(&s);
         assert_eq!(h.len(), 4, "{h:#?}");
-        assert!(h[0].text.starts_with("sda: write cache is off"));
-        assert!(h[1].text.starts_with("sda: rotational disk"));
-        assert!(h[2].text.contains("under VMware: PVSCSI"));
-        assert!(h[3].text.starts_with("sdb: behind HP's hpvsa driver"));
+        assert!(h[0].sentence().starts_with("sda: write cache is off"));
+        assert!(h[1].sentence().starts_with("sda: rotational disk"));
+        assert!(h[2].sentence().contains("under VMware: PVSCSI"));
+        assert!(h[3].sentence().starts_with("sdb: behind HP's hpvsa driver"));
     }
 
     #[test]
@@ -653,13 +654,13 @@ mod tests {
         let h = hints(&s);
         assert_eq!(h.len(), 3, "{h:#?}");
         assert!(
-            h[0].text
+            h[0].sentence()
                 .contains("consumer SSD (Samsung SSD 870 ) under ZFS")
         );
         assert!(
-            h[1].text
+            h[1].sentence()
                 .starts_with("rpool/data: sync=disabled makes fsync a no-op")
         );
-        assert!(h[2].text.starts_with("rpool/data: compression=lz4"));
+        assert!(h[2].sentence().starts_with("rpool/data: compression=lz4"));
     }
 }

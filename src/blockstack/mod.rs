@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::model::filesystem::FsInfo;
-use crate::model::storage::{Hint, Layer, Storage, ZfsInfo};
+use crate::model::storage::{Layer, Storage, ZfsInfo};
 use crate::sys::host::Host;
 
 /// Where the facts sysfs lacks come from: `zpool` and `zfs` (a pool's

@@ -15,6 +15,7 @@ pub mod cpubench;
 pub mod dns;
 pub mod filesystem;
 pub mod fsync;
+pub mod hint;
 pub mod host;
 pub mod io;
 pub mod latency;

@@ -134,9 +134,9 @@ fn the_readme_is_a_front_door() {
     }
 }
 
-/// Every hint code the probe can give (`Hint::new("code", ...)`, the
-/// health hints' `add("code", ...)`, `guest`'s `guest_hint("code", ...)` and `ceph`'s
-/// `ceph_hint("code", ...)` in `src/`) has its row in
+/// Every hint code pveprobe can give (`Hint::new("code", ...)`, the
+/// health hints' `add("code", ...)`, `guest`'s `guest_hint("code", ...)`
+/// and `net`'s `hint("code", ...)` in `src/`) has its row in
 /// docs/hints.md, and the table lists no code the probe never gives: a
 /// fleet filters on these codes.
 #[test]
@@ -151,7 +151,7 @@ fn every_hint_code_is_in_docs_hints_md() {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            for start in ["Hint::new(", "add(", "guest_hint(", "ceph_hint("] {
+            for start in ["Hint::new(", "add(", "hint("] {
                 for (i, _) in text.match_indices(start) {
                     let rest = text[i + start.len()..].trim_start();
                     let Some(rest) = rest.strip_prefix('"') else {

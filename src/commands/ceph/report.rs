@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::hint::Hint;
+
 use super::{BenchFigure, CephRequest, ClusterView, PoolJob};
 
 /// The document's `kind`.
@@ -137,14 +139,6 @@ impl PoolResult {
 /// `compare`'s name for a run's scratch pool.
 pub const SCRATCH_INSTANCE: &str = "scratch pool";
 
-/// A hint: a code documented in docs/hints.md, what it is about, what to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CephHint {
-    pub code: String,
-    pub subject: String,
-    pub message: String,
-}
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CephReport {
     pub schema_version: u32,
@@ -165,7 +159,7 @@ pub struct CephReport {
     /// nodes that hold OSDs (`node` set).
     #[serde(default)]
     pub networks: Vec<super::network::CephLink>,
-    pub hints: Vec<CephHint>,
+    pub hints: Vec<Hint>,
     /// What the cluster's tools could not tell.
     pub notes: Vec<String>,
     /// What could not be removed.
@@ -312,16 +306,9 @@ pub fn slow_in_class(o: &OsdResult, all: &[OsdResult]) -> Option<(f64, f64)> {
     (mine < med * (1.0 - SLOW_SHARE)).then_some((mine, med))
 }
 
-type Hint = (&'static str, String, String);
-
-/// A hint's code, subject and message (tests/it/docs.rs finds every code by this call).
-fn ceph_hint(code: &'static str, subject: String, message: String) -> Hint {
-    (code, subject, message)
-}
-
 fn osd_slow(o: &OsdResult, all: &[OsdResult]) -> Option<Hint> {
     let (mine, med) = slow_in_class(o, all)?;
-    Some(ceph_hint(
+    Some(Hint::new(
         "osd-slow",
         format!("osd.{}", o.id),
         format!(
@@ -337,7 +324,7 @@ fn commit_latency_high(o: &OsdResult, all: &[OsdResult]) -> Option<Hint> {
     let mine = o.commit_ms?;
     let med = median(class_of(o, all).filter_map(|x| x.commit_ms).collect())?;
     (class_of(o, all).count() >= 3 && mine > med * LATENCY_FACTOR && mine > med + 5.0).then(|| {
-        ceph_hint(
+        Hint::new(
             "osd-commit-latency",
             format!("osd.{}", o.id),
             format!(
@@ -356,7 +343,7 @@ fn hdd_without_flash_db(o: &OsdResult) -> Option<Hint> {
         (Some(true), Some(true)) => "its dedicated DB device spins too",
         _ => return None,
     };
-    Some(ceph_hint(
+    Some(Hint::new(
         "hdd-osd-without-flash-db",
         format!("osd.{}", o.id),
         format!(
@@ -367,7 +354,7 @@ fn hdd_without_flash_db(o: &OsdResult) -> Option<Hint> {
 
 fn small_writes_slow_on_flash(o: &OsdResult) -> Option<Hint> {
     if let Some(p) = o.published.as_ref().filter(|p| p.iops < FLASH_SMALL_IOPS) {
-        return Some(ceph_hint(
+        return Some(Hint::new(
             "osd-small-writes-slow",
             format!("osd.{}", o.id),
             format!(
@@ -380,7 +367,7 @@ fn small_writes_slow_on_flash(o: &OsdResult) -> Option<Hint> {
     let flash =
         o.data_rotational == Some(false) || o.device_class.as_deref().is_some_and(|c| c != "hdd");
     (flash && small.iops < FLASH_SMALL_IOPS).then(|| {
-        ceph_hint(
+        Hint::new(
             "osd-small-writes-slow",
             format!("osd.{}", o.id),
             format!(
@@ -415,7 +402,7 @@ fn unhealthy(h: &crate::model::storage::Health) -> Vec<String> {
 /// A link below an OSD that runs slower than both its ends can.
 fn disk_link_slow(o: &OsdResult) -> Option<Hint> {
     let (disk, l) = o.links.iter().find(|(_, l)| l.degraded())?;
-    Some(ceph_hint(
+    Some(Hint::new(
         "osd-link-below-capability",
         format!("osd.{}", o.id),
         format!(
@@ -447,7 +434,7 @@ fn disk_unhealthy(o: &OsdResult) -> Option<Hint> {
         })
         .collect();
     (!bad.is_empty()).then(|| {
-        ceph_hint(
+        Hint::new(
             "osd-disk-unhealthy",
             format!("osd.{}", o.id),
             format!(
@@ -462,7 +449,7 @@ fn disk_unhealthy(o: &OsdResult) -> Option<Hint> {
 fn near_full(o: &OsdResult) -> Option<Hint> {
     let used = o.utilization?;
     (used >= NEARFULL_PCT).then(|| {
-        ceph_hint(
+        Hint::new(
             "osd-near-full",
             format!("osd.{}", o.id),
             format!(
@@ -487,7 +474,7 @@ fn redundancy_low(p: &PoolResult) -> Option<Hint> {
     } else {
         return None;
     };
-    Some(ceph_hint(
+    Some(Hint::new(
         "pool-redundancy-low",
         format!("pool {}", p.name),
         format!("{what}; Proxmox and Ceph recommend size 3, min_size 2"),
@@ -496,7 +483,7 @@ fn redundancy_low(p: &PoolResult) -> Option<Hint> {
 
 fn pg_count(p: &PoolResult) -> Option<Hint> {
     let wanted = p.pg_num_wanted?;
-    Some(ceph_hint(
+    Some(Hint::new(
         "pool-pg-count",
         format!("pool {}", p.name),
         format!(
@@ -520,7 +507,7 @@ fn link_subject(l: &super::network::CephLink) -> String {
 fn network_slow(l: &super::network::CephLink) -> Option<Hint> {
     let speed = l.speed_mbps?;
     (speed < super::network::MIN_MBPS).then(|| {
-        ceph_hint(
+        Hint::new(
             "ceph-network-slow",
             link_subject(l),
             format!(
@@ -536,7 +523,7 @@ fn network_slow(l: &super::network::CephLink) -> Option<Hint> {
 
 fn network_shares_corosync(l: &super::network::CephLink) -> Option<Hint> {
     let what = l.shares_corosync.as_deref()?;
-    Some(ceph_hint(
+    Some(Hint::new(
         "ceph-network-shares-corosync",
         link_subject(l),
         format!(
@@ -547,7 +534,7 @@ fn network_shares_corosync(l: &super::network::CephLink) -> Option<Hint> {
 }
 
 /// Every hint, OSDs first.
-pub fn hints(r: &CephReport) -> Vec<CephHint> {
+pub fn hints(r: &CephReport) -> Vec<Hint> {
     let mut out: Vec<Hint> = Vec::new();
     for o in &r.osds {
         out.extend(osd_slow(o, &r.osds));
@@ -567,13 +554,7 @@ pub fn hints(r: &CephReport) -> Vec<CephHint> {
         out.extend(network_slow(l));
         out.extend(network_shares_corosync(l));
     }
-    out.into_iter()
-        .map(|(code, subject, message)| CephHint {
-            code: code.into(),
-            subject,
-            message,
-        })
-        .collect()
+    out
 }
 
 impl CephReport {
@@ -818,7 +799,7 @@ impl CephReport {
         if !self.hints.is_empty() {
             out += "\nHINTS\n";
             for h in &self.hints {
-                out += &format!("  [{}] {}: {}\n", h.code, h.subject, h.message);
+                out += &format!("  {h}\n");
             }
         }
         for n in &self.notes {
@@ -1333,8 +1314,8 @@ mod tests {
         };
         let hint_codes = |l: CephLink| {
             let mut out = Vec::new();
-            out.extend(network_slow(&l).map(|h| h.0));
-            out.extend(network_shares_corosync(&l).map(|h| h.0));
+            out.extend(network_slow(&l).map(|h| h.code));
+            out.extend(network_shares_corosync(&l).map(|h| h.code));
             out
         };
         assert_eq!(hint_codes(link(Some(1000), None)), ["ceph-network-slow"]);
@@ -1351,7 +1332,7 @@ mod tests {
         let mut other = link(Some(1000), None);
         other.node = Some("pve2".into());
         assert_eq!(
-            network_slow(&other).unwrap().1,
+            network_slow(&other).unwrap().subject,
             "public network 10.10.10.0/24 on pve2"
         );
     }

@@ -203,7 +203,7 @@ fn notes(r: &ClusterReport) -> Vec<String> {
     // Each node's hints (what explains its figures), under its name.
     for (node, doc) in r.results() {
         let hints = doc.storage.iter().flat_map(|s| &s.hints);
-        notes.extend(hints.map(|h| format!("{node} hint [{}]: {}", h.code, h.text)));
+        notes.extend(hints.map(|h| format!("{node} hint {h}")));
     }
     if r.parallel && figs.iter().any(|f| f.aggregate.is_some()) {
         notes.push(format!(
@@ -442,7 +442,8 @@ mod tests {
     /// A node's hints are listed under the table with its name and code.
     #[test]
     fn each_nodes_hints_are_listed_under_the_table() {
-        use crate::model::storage::{Hint, Storage};
+        use crate::model::hint::Hint;
+        use crate::model::storage::Storage;
         let mut r = known(false);
         let pve3 = r.nodes.iter_mut().find(|n| n.name == "pve3").unwrap();
         pve3.result.as_mut().unwrap().storage = Some(Storage {
@@ -458,7 +459,7 @@ mod tests {
         assert_eq!(
             hints,
             [
-                "pve3 hint [link-below-capability]: sda: SATA link at 3.0 Gb/s, the disk and the port can do 6.0 Gb/s"
+                "pve3 hint [link-below-capability] sda: SATA link at 3.0 Gb/s, the disk and the port can do 6.0 Gb/s"
             ]
         );
         assert!(!text.contains("pve1 hint"));

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::hint::Hint;
+
 use super::profile::{JOBS, Profile, SYNC_KEY};
 use super::{DiskResult, VmSummary};
 
@@ -10,14 +12,6 @@ use super::{DiskResult, VmSummary};
 pub const KIND: &str = "guest";
 /// Its schema's version: a change that breaks a reader counts it up.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// A hint: a code documented in docs/hints.md, the disk, and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GuestHint {
-    pub code: String,
-    pub disk: String,
-    pub message: String,
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuestReport {
@@ -29,7 +23,7 @@ pub struct GuestReport {
     pub timestamp: String,
     pub vm: VmSummary,
     pub disks: Vec<DiskResult>,
-    pub hints: Vec<GuestHint>,
+    pub hints: Vec<Hint>,
     /// What could not be removed, in the guest or on the host.
     pub left_behind: Vec<String>,
     pub interrupted_by: Option<i32>,
@@ -57,11 +51,11 @@ const THIN: [&str; 3] = ["lvmthin", "zfspool", "rbd"];
 
 use pveprobe_parse::vmconf::Bus;
 
-type Found = Option<(&'static str, String)>;
+type Found = Option<Hint>;
 
-/// A hint's code and message (tests/it/docs.rs finds every code by this call).
-fn guest_hint(code: &'static str, message: String) -> (&'static str, String) {
-    (code, message)
+/// A hint about `d`'s drive (tests/it/docs.rs finds every code by this call).
+fn guest_hint(code: &str, d: &DiskResult, message: String) -> Hint {
+    Hint::new(code, d.settings.key.clone(), message)
 }
 
 /// cache=unsafe always; writeback where the guest's synced writes beat the host's.
@@ -80,7 +74,7 @@ fn cache_absorbs_flushes(d: &DiskResult) -> Found {
         ),
         _ => return None,
     };
-    Some(guest_hint("cache-absorbs-flushes", message))
+    Some(guest_hint("cache-absorbs-flushes", d, message))
 }
 
 /// iothread=1 where PVE does not give the disk an I/O thread.
@@ -88,8 +82,7 @@ fn iothread_ignored(d: &DiskResult, vm: &VmSummary) -> Found {
     let s = &d.settings;
     let served = s.bus == Bus::Virtio || (s.bus == Bus::Scsi && vm.scsihw == "virtio-scsi-single");
     (s.iothread && !served).then(|| {
-        guest_hint(
-            "iothread-ignored",
+        guest_hint("iothread-ignored", d,
             format!(
                 "iothread=1 on {} with scsihw {}: PVE gives a disk its own I/O thread only on virtio-blk or with virtio-scsi-single; qm set {} --scsihw virtio-scsi-single",
                 s.key, vm.scsihw, vm.vmid
@@ -115,6 +108,7 @@ fn controller_emulated(d: &DiskResult, vm: &VmSummary) -> Found {
     };
     Some(guest_hint(
         "controller-emulated",
+        d,
         format!(
             "{} is on an emulated controller ({what}): every I/O goes through QEMU's device model; virtio-scsi-single or virtio-blk with the guest's virtio driver",
             d.settings.key
@@ -135,7 +129,7 @@ fn capped(name: &str) -> Option<(&'static str, &'static str)> {
 }
 
 /// Every limit whose figure sits within 10% of it.
-fn throttled(d: &DiskResult) -> Vec<(&'static str, String)> {
+fn throttled(d: &DiskResult) -> Vec<Hint> {
     d.settings
         .throttles
         .iter()
@@ -143,8 +137,7 @@ fn throttled(d: &DiskResult) -> Vec<(&'static str, String)> {
             let (key, unit) = capped(name)?;
             let v = value(d.guest.as_ref(), key)?;
             (v >= limit * 0.9 && v <= limit * 1.1).then(|| {
-                guest_hint(
-                    "throttled",
+                guest_hint("throttled", d,
                     format!(
                         "{name}={limit} caps it: the guest's {} is {v:.0} {unit}; raise or remove the limit",
                         key.replace('_', " ").to_uppercase()
@@ -161,8 +154,7 @@ fn discard_off_on_thin(d: &DiskResult, vm: &VmSummary) -> Found {
     let kind = s.storage_type.as_deref().filter(|t| THIN.contains(t));
     let kind = kind.or(s.file.ends_with(".qcow2").then_some("qcow2"))?;
     (!s.discard).then(|| {
-        guest_hint(
-            "discard-off-on-thin",
+        guest_hint("discard-off-on-thin", d,
             format!(
                 "{} is thin ({kind}) without discard=on: what the guest deletes stays allocated; qm set {} --{} {},discard=on and fstrim in the guest",
                 s.key, vm.vmid, s.key, s.drive.replace(",discard=ignore", "")
@@ -176,8 +168,7 @@ fn aio_threads(d: &DiskResult) -> Found {
     let s = &d.settings;
     let buffered = matches!(s.cache.as_str(), "writeback" | "unsafe" | "writethrough");
     (s.aio.as_deref() == Some("threads") && !buffered).then(|| {
-        guest_hint(
-            "aio-threads",
+        guest_hint("aio-threads", d,
             format!(
                 "aio=threads on {} with cache={}: a pool of threads per request; aio=io_uring (PVE's default) or native serve this cache mode",
                 s.key, s.cache
@@ -193,8 +184,7 @@ fn ssd_off(d: &DiskResult) -> Found {
     let s = &d.settings;
     let emulates = matches!(s.bus, Bus::Ide | Bus::Sata | Bus::Scsi);
     (emulates && !s.ssd && d.host_rotational == Some(false)).then(|| {
-        guest_hint(
-            "ssd-off",
+        guest_hint("ssd-off", d,
             format!(
                 "{} is on non-rotational disks but shown to the guest as a rotating one (ssd=0): its I/O scheduler and fstrim treat it as a spinning disk; add ssd=1",
                 s.key
@@ -208,8 +198,7 @@ fn volblocksize_vs_guest_block(d: &DiskResult) -> Found {
     let vol = d.settings.volblocksize?;
     let block = d.guest.as_ref()?.block_size?;
     (block > 0 && vol > block).then(|| {
-        guest_hint(
-            "volblocksize-vs-guest-block",
+        guest_hint("volblocksize-vs-guest-block", d,
             format!(
                 "{} is a zvol with volblocksize {}K under a guest filesystem of {}K blocks: each block the guest writes alone makes ZFS read and rewrite a whole {}K block ({}x the data); a new disk on a storage with blocksize {}k, or a guest filesystem of {}K blocks",
                 d.settings.key,
@@ -225,7 +214,7 @@ fn volblocksize_vs_guest_block(d: &DiskResult) -> Found {
 }
 
 /// Every hint the settings and figures show.
-pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
+pub fn hints(r: &GuestReport) -> Vec<Hint> {
     let mut out = Vec::new();
     for d in &r.disks {
         let found = [
@@ -240,11 +229,7 @@ pub fn hints(r: &GuestReport) -> Vec<GuestHint> {
         .into_iter()
         .flatten()
         .chain(throttled(d));
-        out.extend(found.map(|(code, message)| GuestHint {
-            code: code.into(),
-            disk: d.settings.key.clone(),
-            message,
-        }));
+        out.extend(found);
     }
     out
 }
@@ -394,7 +379,7 @@ impl GuestReport {
         if !self.hints.is_empty() {
             out += "\nHINTS\n";
             for h in &self.hints {
-                out += &format!("  [{}] {}: {}\n", h.code, h.disk, h.message);
+                out += &format!("  {h}\n");
             }
         }
         for left in &self.left_behind {
@@ -538,7 +523,7 @@ mod tests {
         guest: &[(&str, f64)],
         host: &[(&str, f64)],
         rotational: Option<bool>,
-    ) -> Vec<GuestHint> {
+    ) -> Vec<Hint> {
         let vm = pveprobe_parse::vmconf::parse(line);
         let mut settings = DiskSettings::of(&vm.drives[0]);
         settings.storage_type = storage_type.map(str::to_string);
@@ -673,7 +658,7 @@ mod tests {
             };
             volblocksize_vs_guest_block(&d)
         };
-        let (code, message) = with(Some(16384)).unwrap();
+        let Hint { code, message, .. } = with(Some(16384)).unwrap();
         assert_eq!(code, "volblocksize-vs-guest-block");
         assert!(
             message.contains("volblocksize 16K under a guest filesystem of 4K blocks")

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::links::{self, LinkDef, LinkKind};
 use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
 use super::serve::{DONE_PREFIX, Ready, ServeStats};
+use crate::model::hint::Hint;
 use crate::model::net::ProbeResult;
 use crate::nodes::iface::Iface;
 use crate::nodes::members::Node;
@@ -479,7 +480,7 @@ pub fn measure(
     link_defs: &[LinkDef],
     corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
     parallel: bool,
-) -> (Vec<PairResult>, Vec<String>) {
+) -> (Vec<PairResult>, Vec<Hint>) {
     let tell = runner.tell;
     let mut hints = Vec::new();
     // Corosync sharing an interface or subnet with bulk traffic.
@@ -490,11 +491,14 @@ pub fn measure(
             if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
                 && let Some(how) = crate::nodes::iface::shares_with(ip, &coro, &f.interfaces)
             {
-                hints.push(format!(
-                    "{}: corosync shares {how} with {} traffic ({}); the PVE docs want corosync on a network of its own",
-                    node.name,
-                    link.kind.word(),
-                    link.name
+                hints.push(Hint::new(
+                    "corosync-shares-network",
+                    node.name.clone(),
+                    format!(
+                        "corosync shares {how} with {} traffic ({}); the PVE docs want corosync on a network of its own",
+                        link.kind.word(),
+                        link.name
+                    ),
                 ));
             }
         }

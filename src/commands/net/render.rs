@@ -141,18 +141,11 @@ fn matrix(report: &NetReport) -> String {
 fn findings(report: &NetReport) -> String {
     let s = &report.settings;
     let mut out = String::new();
-    let pair_hints: Vec<String> = report
-        .pairs
-        .iter()
-        .flat_map(|p| {
-            p.hints
-                .iter()
-                .map(move |h| format!("{}: {h}", p.instance()))
-        })
-        .collect();
-    if !report.hints.is_empty() || !pair_hints.is_empty() {
+    let pair_hints = report.pairs.iter().flat_map(|p| &p.hints);
+    let hints: Vec<_> = report.hints.iter().chain(pair_hints).collect();
+    if !hints.is_empty() {
         out.push_str("\nHINTS\n");
-        for h in report.hints.iter().chain(&pair_hints) {
+        for h in hints {
             let _ = writeln!(out, "  {h}");
         }
     }
@@ -290,7 +283,7 @@ pub fn csv(report: &NetReport) -> String {
                 .map(|t| t.streams.to_string())
                 .unwrap_or_default(),
         );
-        record.push(p.hints.join("; "));
+        record.push(crate::model::hint::csv_cell(&p.hints));
         let _ = w.write_record(record);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -333,8 +326,11 @@ mod tests {
             seconds: 1.0,
         }];
         let mut r = report_of(vec![ok, away, fast]);
-        r.hints =
-            vec!["pve1: corosync shares interface eth0 with migration traffic (migration)".into()];
+        r.hints = vec![crate::model::hint::Hint::new(
+            "corosync-shares-network",
+            "pve1",
+            "corosync shares interface eth0 with migration traffic (migration)",
+        )];
         r.figures = Vec::new();
         r
     }
@@ -369,7 +365,7 @@ mod tests {
         assert!(lines[4].contains("941/-"), "{text}");
         let hints = text.split("HINTS\n").nth(1).unwrap();
         assert!(
-            hints.starts_with("  pve1: corosync shares interface eth0"),
+            hints.starts_with("  [corosync-shares-network] pve1: corosync shares interface eth0"),
             "{text}"
         );
         assert!(

@@ -13,6 +13,7 @@ use crate::figure::Figure;
 use crate::figure::projection::Facts;
 use crate::figure::projection::net::NetFacts;
 use crate::figure::projection::{Context, Entry, Project, Projection};
+use crate::model::hint::Hint;
 use crate::model::latency::LatencySummary;
 use crate::model::net::{PathMtu, Rtt, Throughput, Way};
 use crate::nodes::iface::Iface;
@@ -141,7 +142,7 @@ pub struct PairResult {
     pub responder: Option<ServeStats>,
     pub seconds: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hints: Vec<String>,
+    pub hints: Vec<Hint>,
 }
 
 impl PairResult {
@@ -176,48 +177,80 @@ impl PairResult {
             .find(|t| t.way == way && (t.streams == 1) == one)
     }
 
-    /// This pair's hints, from its figures.
-    pub fn hints_of(&self) -> Vec<String> {
+    /// This pair's hints, from its figures: each about the pair
+    /// ([`PairResult::instance`]).
+    pub fn hints_of(&self) -> Vec<Hint> {
         let mut hints = Vec::new();
+        let subject = self.instance();
+        let mut hint = |code: &str, message: String| {
+            hints.push(Hint::new(code, subject.clone(), message));
+        };
+        self.latency_hints(&mut hint);
+        self.mtu_hints(&mut hint);
+        self.throughput_hints(&mut hint);
+        hints
+    }
+
+    /// Corosync's latency and jitter against the PVE docs, and lost probes.
+    fn latency_hints(&self, hint: &mut impl FnMut(&str, String)) {
         if let Some(l) = &self.latency {
             if self.kind == LinkKind::Corosync && l.received > 0 {
                 if l.p99_ms > COROSYNC_UNSTABLE_MS {
-                    hints.push(format!(
-                        "corosync latency p99 {:.3} ms: above about {COROSYNC_UNSTABLE_MS} ms a cluster of more than three nodes is unlikely to stay stable (PVE docs)",
-                        l.p99_ms
-                    ));
+                    hint(
+                        "corosync-latency-unstable",
+                        format!(
+                            "corosync latency p99 {:.3} ms: above about {COROSYNC_UNSTABLE_MS} ms a cluster of more than three nodes is unlikely to stay stable (PVE docs)",
+                            l.p99_ms
+                        ),
+                    );
                 } else if l.p99_ms > COROSYNC_LATENCY_MS {
-                    hints.push(format!(
-                        "corosync latency p99 {:.3} ms: the PVE docs require corosync links below {COROSYNC_LATENCY_MS} ms",
-                        l.p99_ms
-                    ));
+                    hint(
+                        "corosync-latency-high",
+                        format!(
+                            "corosync latency p99 {:.3} ms: the PVE docs require corosync links below {COROSYNC_LATENCY_MS} ms",
+                            l.p99_ms
+                        ),
+                    );
                 }
                 if l.jitter_ms > JITTER_MS {
-                    hints.push(format!(
-                        "jitter {:.3} ms: corosync is sensitive to jitter",
-                        l.jitter_ms
-                    ));
+                    hint(
+                        "corosync-jitter",
+                        format!(
+                            "jitter {:.3} ms: corosync is sensitive to jitter",
+                            l.jitter_ms
+                        ),
+                    );
                 }
             }
             if l.received < l.sent {
-                hints.push(format!(
-                    "{} of {} probes lost ({:.1}%)",
-                    l.sent - l.received,
-                    l.sent,
-                    l.loss_percent()
-                ));
+                hint(
+                    "net-loss",
+                    format!(
+                        "{} of {} probes lost ({:.1}%)",
+                        l.sent - l.received,
+                        l.sent,
+                        l.loss_percent()
+                    ),
+                );
             }
         }
+    }
+
+    /// The two ends' MTUs, and the path's each way.
+    fn mtu_hints(&self, hint: &mut impl FnMut(&str, String)) {
         if let (Some(am), Some(bm)) = (self.a.mtu, self.b.mtu)
             && am != bm
         {
-            hints.push(format!(
-                "MTU mismatch: {} {} has {am}, {} {} has {bm}; packets larger than the smaller MTU are dropped on the way",
-                self.a.node,
-                self.a.dev.as_deref().unwrap_or("?"),
-                self.b.node,
-                self.b.dev.as_deref().unwrap_or("?"),
-            ));
+            hint(
+                "mtu-mismatch",
+                format!(
+                    "MTU mismatch: {} {} has {am}, {} {} has {bm}; packets larger than the smaller MTU are dropped on the way",
+                    self.a.node,
+                    self.a.dev.as_deref().unwrap_or("?"),
+                    self.b.node,
+                    self.b.dev.as_deref().unwrap_or("?"),
+                ),
+            );
         }
         if let Some(p) = &self.path_mtu {
             let low = |got: Option<u32>, from: &End, to: &End| -> Option<String> {
@@ -234,9 +267,20 @@ impl PairResult {
                     _ => None,
                 }
             };
-            hints.extend(low(p.forward, &self.a, &self.b));
-            hints.extend(low(p.back, &self.b, &self.a));
+            for message in [
+                low(p.forward, &self.a, &self.b),
+                low(p.back, &self.b, &self.a),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                hint("path-mtu-low", message);
+            }
         }
+    }
+
+    /// One way's TCP throughput well below the other's.
+    fn throughput_hints(&self, hint: &mut impl FnMut(&str, String)) {
         for one in [true, false] {
             if let (Some(f), Some(b)) = (self.tcp(Way::Forward, one), self.tcp(Way::Back, one)) {
                 let (lo, hi) = (
@@ -244,21 +288,23 @@ impl PairResult {
                     f.mbit_per_s.max(b.mbit_per_s),
                 );
                 if hi > 0.0 && lo < ASYMMETRY * hi {
-                    hints.push(format!(
-                        "asymmetric throughput ({} stream{}): {}->{} {:.0}, {}->{} {:.0} Mbit/s",
-                        f.streams,
-                        if f.streams == 1 { "" } else { "s" },
-                        self.a.node,
-                        self.b.node,
-                        f.mbit_per_s,
-                        self.b.node,
-                        self.a.node,
-                        b.mbit_per_s
-                    ));
+                    hint(
+                        "throughput-asymmetric",
+                        format!(
+                            "asymmetric throughput ({} stream{}): {}->{} {:.0}, {}->{} {:.0} Mbit/s",
+                            f.streams,
+                            if f.streams == 1 { "" } else { "s" },
+                            self.a.node,
+                            self.b.node,
+                            f.mbit_per_s,
+                            self.b.node,
+                            self.a.node,
+                            b.mbit_per_s
+                        ),
+                    );
                 }
             }
         }
-        hints
     }
 }
 
@@ -276,7 +322,7 @@ pub struct NetReport {
     pub pairs: Vec<PairResult>,
     /// Cluster-wide hints (corosync sharing a network with bulk traffic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hints: Vec<String>,
+    pub hints: Vec<Hint>,
     /// What was not measured and why (a link with no pair, a missing file).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -523,7 +569,7 @@ pub(crate) mod tests {
             end("pve2", "eth2", 1500),
         );
         p.throughput = vec![tcp(Way::Forward, 4, 940.0), tcp(Way::Back, 4, 930.0)];
-        p.hints = vec!["x".into()];
+        p.hints = vec![crate::model::hint::Hint::new("net-loss", "x", "y")];
         let mut report = report_of(vec![p.clone()]);
         report.timestamp = Some("2026-12-01T10:00:00Z".into());
         report.cluster = None;
@@ -574,13 +620,13 @@ pub(crate) mod tests {
         slow.latency = Some(rtt(4.0, 6.0, 1.5, 97));
         let h = slow.hints_of();
         assert!(
-            h[0].contains("p99 6.000 ms") && h[0].contains("below 5 ms"),
+            h[0].message.contains("p99 6.000 ms") && h[0].message.contains("below 5 ms"),
             "{h:?}"
         );
-        assert!(h[1].contains("jitter 1.500 ms"), "{h:?}");
-        assert!(h[2].contains("3 of 100 probes lost"), "{h:?}");
+        assert!(h[1].message.contains("jitter 1.500 ms"), "{h:?}");
+        assert!(h[2].message.contains("3 of 100 probes lost"), "{h:?}");
         slow.latency = Some(rtt(9.0, 12.0, 0.5, 100));
-        assert!(slow.hints_of()[0].contains("more than three nodes"));
+        assert!(slow.hints_of()[0].message.contains("more than three nodes"));
         // The same figures on a migration link: only the loss would count.
         let mut migration = slow.clone();
         migration.kind = LinkKind::Migration;
@@ -603,7 +649,8 @@ pub(crate) mod tests {
         });
         let h = mtu.hints_of();
         assert!(
-            h[0].starts_with("MTU mismatch: a eth1 has 1500, b eth1 has 1400"),
+            h[0].message
+                .starts_with("MTU mismatch: a eth1 has 1500, b eth1 has 1400"),
             "{h:?}"
         );
         assert_eq!(h.len(), 1, "both paths carry the smaller MTU: {h:?}");
@@ -620,10 +667,11 @@ pub(crate) mod tests {
         });
         let h = middle.hints_of();
         assert!(
-            h[0].contains("path MTU a->b is 1500, below the interfaces' 9000"),
+            h[0].message
+                .contains("path MTU a->b is 1500, below the interfaces' 9000"),
             "{h:?}"
         );
-        assert!(h[1].contains("b->a"), "{h:?}");
+        assert!(h[1].message.contains("b->a"), "{h:?}");
 
         let mut asym = pair(
             "migration",
@@ -639,7 +687,10 @@ pub(crate) mod tests {
         ];
         let h = asym.hints_of();
         assert_eq!(h.len(), 1, "{h:?}");
-        assert!(h[0].contains("1 stream): a->b 940, b->a 500"), "{h:?}");
+        assert!(
+            h[0].message.contains("1 stream): a->b 940, b->a 500"),
+            "{h:?}"
+        );
     }
 
     #[test]

@@ -73,10 +73,15 @@ fn tcp(p: &Value, way: &str, streams: u64) -> f64 {
         .unwrap()
 }
 
+/// A pair's hints' messages.
 fn hints(p: &Value) -> Vec<String> {
     p["hints"]
         .as_array()
-        .map(|h| h.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .map(|h| {
+            h.iter()
+                .map(|h| h["message"].as_str().unwrap().to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -452,10 +457,16 @@ fn net_between_two_nodes_includes_the_delay_and_keeps_to_the_packet_rate() {
         "json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let shared = json(&out)["hints"].to_string();
+    let doc = json(&out);
+    let shared = doc["hints"].to_string();
     assert!(
-        shared
-            .contains("pve1: corosync shares the same address 10.232.43.11 with migration traffic"),
+        doc["hints"].as_array().unwrap().iter().any(|h| {
+            h["code"] == "corosync-shares-network"
+                && h["subject"] == "pve1"
+                && h["message"].as_str().unwrap().starts_with(
+                    "corosync shares the same address 10.232.43.11 with migration traffic",
+                )
+        }),
         "{shared}"
     );
 

@@ -142,11 +142,11 @@ fn disk_names(s: &Storage) -> Vec<&str> {
     s.disks.iter().map(|d| d.name.as_str()).collect()
 }
 
-fn hints_about<'a>(s: &'a Storage, what: &str) -> Vec<&'a str> {
+fn hints_about(s: &Storage, what: &str) -> Vec<String> {
     s.hints
         .iter()
-        .filter(|h| h.text.contains(what))
-        .map(|h| h.text.as_str())
+        .map(|h| h.sentence())
+        .filter(|h| h.contains(what))
         .collect()
 }
 
@@ -159,18 +159,18 @@ fn luks_without_discards_above_an_ssd() {
     let crypt = s.layers.iter().find(|l| l.name == "dm-2").unwrap();
     assert_eq!(crypt.discard_max_bytes, Some(0));
     assert_eq!(disk(&s, "sda").discard_max_bytes, Some(2_147_450_880));
-    let h: Vec<&pveprobe::model::storage::Hint> = s
+    let h: Vec<&pveprobe::model::hint::Hint> = s
         .hints
         .iter()
         .filter(|h| h.code == "discard-not-passed")
         .collect();
     assert_eq!(h.len(), 1, "{:#?}", s.hints);
-    assert_eq!(h[0].about, "dm-2");
+    assert_eq!(h[0].subject, "dm-2");
     assert!(
-        h[0].text
+        h[0].sentence()
             .starts_with("dm-2: luks (cryptdata) passes no discard down to the SSD sda:"),
         "{}",
-        h[0].text
+        h[0].sentence()
     );
     let lvm = host("lvm-sata-ahci");
     let sda3 = lvm.layers.iter().find(|l| l.name == "sda3").unwrap();
@@ -473,7 +473,7 @@ fn luks_on_lvm_on_a_write_through_sata_ssd() {
     assert_eq!(s.hints.len(), 2, "{:#?}", s.hints);
     assert!(
         s.hints[0]
-            .text
+            .sentence()
             .starts_with("sda: write cache is off (write through)"),
         "{}",
         s.hints[0]
@@ -543,7 +543,7 @@ fn consumer_ssd_hint_for_a_samsung_870_evo_under_zfs() {
     assert!(
         hints
             .iter()
-            .any(|h| h.text.starts_with("sda: a consumer SSD")),
+            .any(|h| h.sentence().starts_with("sda: a consumer SSD")),
         "{hints:#?}"
     );
 }

@@ -447,11 +447,11 @@ fn zfs_ashift_below_a_4kn_disks_sector() {
         .filter(|h| h["code"] == "ashift-below-sector")
         .collect();
     assert_eq!(hints.len(), 1, "{nine:#}");
-    assert_eq!(hints[0]["about"], "testpool");
-    let text = hints[0]["text"].as_str().unwrap();
+    assert_eq!(hints[0]["subject"], "testpool");
+    let text = hints[0]["message"].as_str().unwrap();
     assert!(
         text.starts_with(&format!(
-            "testpool: ashift 9 (512-byte blocks) on disks with 4096-byte physical sectors ({}):",
+            "ashift 9 (512-byte blocks) on disks with 4096-byte physical sectors ({}):",
             name(&b.dev)
         )),
         "{text}"

@@ -22,11 +22,12 @@ use crate::model::cpubench::{CpuBench, CpuOpFigure};
 use crate::model::dns::DnsFigure;
 use crate::model::filesystem::FsInfo;
 use crate::model::fsync::FsyncFigure;
+use crate::model::hint::Hint;
 use crate::model::host::{Bogomips, HostInfo};
 use crate::model::io::{IoStats, MixedFigure, SeqWriteFigure};
 use crate::model::pve::PveTarget;
 use crate::model::regex::RegexFigure;
-use crate::model::storage::{Hint, Storage};
+use crate::model::storage::Storage;
 use crate::model::sustained::SustainedFigure;
 use crate::model::sync::{SyncResult, SyncScaling};
 
@@ -350,7 +351,7 @@ impl ProbeReport {
                 ))
             })
             .collect();
-        let notes = throttled.iter().map(|h| h.text.clone()).collect();
+        let notes = throttled.iter().map(Hint::sentence).collect();
         found.extend(throttled);
         if let Some(storage) = &mut self.storage {
             storage.hints.extend(found);
@@ -533,12 +534,12 @@ mod tests {
         assert_eq!(hints[0].code, "interface-bound");
         assert!(
             hints[0]
-                .text
+                .sentence()
                 .starts_with("sda: BUFFERED READS reached 94% of what its SATA 3.0 Gb/s link")
         );
         let json = serde_json::to_value(&slow.storage).unwrap();
         assert_eq!(json["hints"][0]["code"], "interface-bound");
-        assert_eq!(json["hints"][0]["about"], "sda");
+        assert_eq!(json["hints"][0]["subject"], "sda");
         let fast = with_link(6.0);
         assert!(fast.storage.as_ref().unwrap().hints.is_empty());
     }

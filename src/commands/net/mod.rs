@@ -7,6 +7,7 @@
 pub mod args;
 pub mod run;
 
+mod facts;
 pub mod links;
 pub mod pairs;
 pub mod probe;
@@ -373,7 +374,7 @@ pub fn probe_main(opts: &probe::ProbeOptions) -> Exit {
 
 /// `pveprobe net-info`: this node's interfaces and knet statistics.
 pub fn info_main() -> Ended {
-    match pairs::facts() {
+    match facts::facts() {
         Ok(f) => {
             println!("{}", serde_json::to_string(&f).expect("plain data"));
             Ok(Exit::Ok)

@@ -1,11 +1,14 @@
 //! Pictures of runs and nodes: SVG charts drawn with plotters, and the
 //! small Unicode bars and sparklines of a terminal table.
 //!
-//! Plain data in, text out: the module knows nothing of results, files or
+//! Plain data in, text out: the drawing knows nothing of results or
 //! clusters. `compare` and `cluster` turn their tables into [`Panel`]s
 //! (one per figure value, a [`Bar`] per file or node) and
-//! [`panels_svg`] draws them side by side; [`series_svg`] draws one value
-//! over time (a sustained write's throughput, second by second).
+//! [`panels_svg`] draws them side by side; [`series_svg`] (in `series`)
+//! draws one value over time (a sustained write's throughput, second by
+//! second). The one file a picture is written to is [`SvgFile`]'s
+//! (`file`): opened before the work, so a path that cannot be written
+//! costs no measurement.
 //!
 //! Every picture reads without colour: bars carry their values as text,
 //! names stand under them, each panel's title says which way is better,
@@ -15,9 +18,11 @@
 
 mod file;
 mod inline;
+mod series;
 
 pub use file::{SaveError, SvgFile, SvgFileError};
 pub use inline::{inline_bar, sparkline};
+pub use series::{seconds_svg, series_svg};
 
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
@@ -509,106 +514,6 @@ pub fn panels_svg(title: &str, outliers: &str, panels: &[Panel]) -> Result<Strin
                 (at.panel_w, PANEL_H),
             );
             draw_panel(&area, panel)?;
-        }
-        root.present()?;
-    }
-    Ok(svg)
-}
-
-/// A long write's MiB/s, second by second from 0, as [`series_svg`] draws it.
-pub fn seconds_svg(title: &str, mib_per_s: Vec<f64>) -> Result<String, PlotError> {
-    let points: Vec<(f64, f64)> = mib_per_s
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| (i as f64, v))
-        .collect();
-    series_svg(title, "MiB/s", &points)
-}
-
-/// A value over time as a line: `points` are (seconds, value), e.g. a
-/// sustained write's MiB/s for each second. `title` goes on top, with a
-/// line under it that gives the count of points and their lowest, median
-/// and highest value in `unit` (readable without the picture's colour);
-/// x is in seconds, y in `unit` from zero. Points that are not finite are
-/// left out; Err when none is left.
-pub fn series_svg(title: &str, unit: &str, points: &[(f64, f64)]) -> Result<String, PlotError> {
-    let points: Vec<(f64, f64)> = points
-        .iter()
-        .copied()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    if points.is_empty() {
-        return Err(PlotError::Empty("no point with a finite time and value"));
-    }
-    let (x0, x1) = points
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-            (a.min(p.0), b.max(p.0))
-        });
-    let (x0, x1) = if x1 > x0 {
-        (x0, x1)
-    } else {
-        (x0 - 0.5, x0 + 0.5)
-    };
-    let mut ys: Vec<f64> = points.iter().map(|p| p.1).collect();
-    ys.sort_by(f64::total_cmp);
-    let (lowest, highest) = (ys[0], ys[ys.len() - 1]);
-    let median = crate::figure::Runs::Median.of(&ys).unwrap_or(lowest);
-    let (low, high) = (lowest.min(0.0), highest.max(0.0));
-    let top = if high > low {
-        high + (high - low) * 0.12
-    } else {
-        1.0
-    };
-    let summary = format!(
-        "{} points over {} s; lowest {}, median {}, highest {}{}",
-        points.len(),
-        axis_number(x1 - x0),
-        axis_number(lowest),
-        axis_number(median),
-        axis_number(highest),
-        if unit.is_empty() {
-            String::new()
-        } else {
-            format!(" {unit}")
-        }
-    );
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
-        draw_head(&root, title, &[summary])?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin_top(HEAD_H - 16)
-            .margin_left(MARGIN)
-            .margin_right(24)
-            .margin_bottom(MARGIN)
-            .x_label_area_size(44)
-            .y_label_area_size(Y_AREA)
-            .build_cartesian_2d(x0..x1, low..top)?;
-        let ticks = |v: &f64| axis_number(*v);
-        let mut mesh = chart.configure_mesh();
-        mesh.x_label_formatter(&ticks)
-            .y_label_formatter(&ticks)
-            .max_light_lines(0)
-            .bold_line_style(GRID)
-            .label_style(style(AXIS_SIZE, false, HPos::Center, VPos::Center))
-            .axis_desc_style(style(AXIS_SIZE, false, HPos::Center, VPos::Center))
-            .x_desc("seconds");
-        if !unit.is_empty() {
-            mesh.y_desc(unit);
-        }
-        mesh.draw()?;
-        chart.draw_series(LineSeries::new(
-            points.iter().copied(),
-            rgb(LINE_STROKE).stroke_width(2),
-        ))?;
-        if points.len() <= 120 {
-            chart.draw_series(
-                points
-                    .iter()
-                    .map(|&p| Circle::new(p, 3, rgb(LINE_STROKE).filled())),
-            )?;
         }
         root.present()?;
     }

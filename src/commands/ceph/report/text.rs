@@ -1,0 +1,258 @@
+//! The ceph document as text: the OSD table, the pools' jobs, the
+//! networks, then the hints, notes and what was left behind.
+
+use super::*;
+
+pub(super) fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+pub(super) fn flag(v: Option<bool>, yes: &str, no: &str) -> String {
+    match v {
+        Some(true) => yes.into(),
+        Some(false) => no.into(),
+        None => "-".into(),
+    }
+}
+
+impl CephReport {
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "CEPH {} ({}): {} OSDs, run {}\n",
+            self.fsid.as_deref().unwrap_or("?"),
+            self.health.as_deref().unwrap_or("health unknown"),
+            self.osds.len(),
+            self.run_id
+        );
+        out += &format!(
+            "\n{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
+            "OSD",
+            "HOST",
+            "CLASS",
+            "STORE",
+            "DATA",
+            "DB",
+            "COMMIT",
+            "APPLY",
+            "USE%",
+            "BENCH MiB/s",
+            "4K IOPS"
+        );
+        for o in &self.osds {
+            let db = match (o.dedicated_db, o.db_rotational) {
+                (Some(false), _) => "shared".to_string(),
+                (Some(true), r) => flag(r, "hdd", "flash"),
+                (None, _) => "-".into(),
+            };
+            out += &format!(
+                "{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
+                format!("{}osd.{}", if o.slow { "!" } else { "" }, o.id),
+                o.host.as_deref().unwrap_or("-"),
+                o.device_class.as_deref().unwrap_or("-"),
+                o.objectstore.as_deref().unwrap_or("-"),
+                flag(o.data_rotational, "hdd", "flash"),
+                db,
+                opt(o.commit_ms, 1),
+                opt(o.apply_ms, 1),
+                opt(o.utilization, 1),
+                opt(o.bench_4m.as_ref().map(|b| b.mib_s), 0),
+                opt(o.bench_4k.as_ref().map(|b| b.iops), 0),
+            );
+            for e in &o.errors {
+                out += &format!("         not measured: {e}\n");
+            }
+        }
+        for o in &self.osds {
+            for h in &o.health {
+                let what = unhealthy(h);
+                out += &format!(
+                    "  osd.{}: {} {}: {}\n",
+                    o.id,
+                    h.source.trim_start_matches("smartctl "),
+                    h.model.as_deref().unwrap_or(""),
+                    if what.is_empty() {
+                        "healthy".to_string()
+                    } else {
+                        what.join(", ")
+                    }
+                );
+            }
+            for (disk, l) in &o.links {
+                out += &format!(
+                    "  osd.{}: {disk} {} link {} at {}{}\n",
+                    o.id,
+                    l.kind,
+                    l.at,
+                    l.current,
+                    l.capable
+                        .as_deref()
+                        .filter(|_| l.degraded())
+                        .map(|c| format!(
+                            ", {} can do {c}",
+                            l.capable_by.as_deref().unwrap_or("both ends")
+                        ))
+                        .unwrap_or_default()
+                );
+            }
+            if let Some(p) = &o.published {
+                out += &format!(
+                    "  osd.{}: {} is a {}, published SYNC WRITE 4K {:.0}/s ({})\n",
+                    o.id, p.disk, p.model, p.iops, p.source
+                );
+            }
+        }
+        if self.osds.iter().any(|o| o.slow) {
+            out += &format!(
+                "  ! more than {:.0}% below its device class's median\n",
+                SLOW_SHARE * 100.0
+            );
+        }
+        out += &self.pool_tables();
+        out += &self.closing();
+        out
+    }
+
+    /// Each pool's settings and bench jobs.
+    fn pool_tables(&self) -> String {
+        let mut out = String::new();
+        for p in &self.pools {
+            out += &format!(
+                "\nPOOL {} ({}, size {}, min_size {}, {} PGs{}; {})\n",
+                p.name,
+                p.kind,
+                p.size.map(|n| n.to_string()).unwrap_or_else(|| "?".into()),
+                p.min_size
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                p.pg_num
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                p.pg_num_wanted
+                    .map(|n| format!(", autoscaler wants {n}"))
+                    .unwrap_or_default(),
+                if p.applications.is_empty() {
+                    "no application".to_string()
+                } else {
+                    p.applications.join(",")
+                }
+            );
+            if !p.jobs.is_empty() {
+                out += &format!(
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    "JOB", "THREADS", "MiB/s", "IOPS", "AVG ms", "MAX ms"
+                );
+            }
+            for j in &p.jobs {
+                let f = &j.figure;
+                out += &format!(
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    j.label,
+                    f.threads,
+                    format!("{:.1}", f.mib_s),
+                    format!("{:.0}", f.iops),
+                    opt(f.avg_lat_ms, 2),
+                    opt(f.max_lat_ms, 1),
+                );
+            }
+            for e in &p.errors {
+                out += &format!("  not measured: {e}\n");
+            }
+        }
+        out
+    }
+
+    /// The nodes' links of Ceph's networks, the hints, notes and what was left.
+    fn closing(&self) -> String {
+        let mut out = String::new();
+        for l in &self.networks {
+            out += &format!(
+                "\nNETWORK {} {}{}: {}{}{}\n",
+                l.kind,
+                l.network,
+                l.node
+                    .as_deref()
+                    .map(|n| format!(" on {n}"))
+                    .unwrap_or_default(),
+                l.interface
+                    .as_deref()
+                    .unwrap_or("no interface of the node in it"),
+                l.speed_mbps
+                    .map(|s| format!(", {s} Mb/s"))
+                    .unwrap_or_default(),
+                l.shares_corosync
+                    .as_deref()
+                    .map(|w| format!(", shared with corosync ({w})"))
+                    .unwrap_or_default()
+            );
+        }
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  {h}\n");
+            }
+        }
+        for n in &self.notes {
+            out += &format!("\nnote: {n}\n");
+        }
+        for left in &self.left_behind {
+            out += &format!("\nLEFT BEHIND: {left}\n");
+        }
+        out
+    }
+
+    /// A row per figure: each OSD's two benches and latencies, each pool job.
+    pub fn csv(&self, header: bool) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        if header {
+            let _ = w.write_record(CSV_HEADER);
+        }
+        let o2 = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+        let fsid = self.fsid.clone().unwrap_or_default();
+        let mut row =
+            |subject: String, test: &str, f: Option<&BenchFigure>, extra: [Option<f64>; 3]| {
+                let _ = w.write_record([
+                    self.timestamp.clone(),
+                    fsid.clone(),
+                    self.run_id.clone(),
+                    subject,
+                    test.to_string(),
+                    f.map(|f| f.block.to_string()).unwrap_or_default(),
+                    f.map(|f| f.threads.to_string()).unwrap_or_default(),
+                    o2(f.map(|f| f.mib_s)),
+                    o2(f.map(|f| f.iops)),
+                    o2(f.and_then(|f| f.avg_lat_ms)),
+                    o2(f.and_then(|f| f.max_lat_ms)),
+                    o2(extra[0]),
+                    o2(extra[1]),
+                    o2(extra[2]),
+                ]);
+            };
+        for o in &self.osds {
+            let latency = [o.commit_ms, o.apply_ms, o.utilization];
+            row(
+                format!("osd.{}", o.id),
+                "osd_bench_4m",
+                o.bench_4m.as_ref(),
+                latency,
+            );
+            row(
+                format!("osd.{}", o.id),
+                "osd_bench_4k",
+                o.bench_4k.as_ref(),
+                latency,
+            );
+        }
+        for p in &self.pools {
+            for j in &p.jobs {
+                row(
+                    format!("pool {}", p.name),
+                    &j.key,
+                    Some(&j.figure),
+                    [None; 3],
+                );
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}

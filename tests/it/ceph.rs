@@ -38,10 +38,9 @@ fn leftovers(c: &Cluster) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs Ceph: a one-node cluster runs in a private directory (scripts/test runs it)"]
 fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     let c = Cluster::start();
     let svg = c.dir.path().join("rados.svg");
     let out = run(
@@ -189,10 +188,9 @@ fn interrupt(mut child: std::process::Child) -> Output {
 }
 
 #[test]
+#[ignore = "needs Ceph: a one-node cluster runs in a private directory (scripts/test runs it)"]
 fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     let c = Cluster::start();
     for (stage, extra) in [
         ("rados bench", &["--seconds", "30"][..]),
@@ -246,10 +244,9 @@ fn sigint_mid_bench_stops_it_and_removes_the_objects_and_the_image() {
 }
 
 #[test]
+#[ignore = "needs Ceph: a one-node cluster runs in a private directory (scripts/test runs it)"]
 fn without_yes_or_a_terminal_nothing_is_written_and_dry_run_says_the_plan() {
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     let c = Cluster::start();
     let before = c.objects(POOL);
     let out = run(&c, &[]);
@@ -287,10 +284,9 @@ fn without_yes_or_a_terminal_nothing_is_written_and_dry_run_says_the_plan() {
 }
 
 #[test]
+#[ignore = "needs Ceph: a one-node cluster runs in a private directory (scripts/test runs it)"]
 fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     let c = Cluster::start();
     let csv = c.dir.path().join("ceph.csv");
     for _ in 0..2 {
@@ -381,11 +377,9 @@ fn csv_rows_append_under_one_header_and_text_shows_the_tables() {
 }
 
 #[test]
-#[ignore = "needs root: the slow OSD's store is on the tests' FUSE filesystem"]
+#[ignore = "needs root and Ceph: the slow OSD's store is on the tests' FUSE filesystem"]
 fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     // Three BlueStore OSDs on block files: two on /var/tmp, the third on a
     // faultfs whose every flush waits 40 ms, as a disk without power-loss
     // protection makes each flush wait for its media.
@@ -481,12 +475,10 @@ fn run_on_node(
 }
 
 #[test]
-#[ignore = "needs root: network namespaces with an sshd each stand in for the nodes"]
+#[ignore = "needs root and Ceph: network namespaces with an sshd each stand in for the nodes"]
 fn osds_on_another_node_get_their_disks_health_and_links_read_over_ssh() {
     use crate::common::netns::{Behaviour, TestCluster};
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     // Two nodes, each a network namespace with its own sshd; the cluster
     // runs in pve1's, and its osd.2 under the host name pve2, so Ceph
     // places it on node pve2. Ceph's public network includes the nodes'.
@@ -635,10 +627,9 @@ fn pools(c: &Cluster) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs Ceph: a one-node cluster runs in a private directory (scripts/test runs it)"]
 fn a_scratch_pool_is_made_only_where_it_can_be_deleted_and_is_deleted_after_a_sigint_too() {
-    if !ceph::or_skip() {
-        return;
-    }
+    ceph::needs_ceph();
     let c = Cluster::start();
     let before = pools(&c);
     let args = [

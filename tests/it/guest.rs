@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, in_ci, pveprobe, stderr, stdout, wait_within, workdir};
+use crate::common::{self, pveprobe, stderr, stdout, wait_within, workdir};
 
 /// The probe copied into the "guest": the tested binary without its
 /// symbols (13 MiB instead of 46: qemu-ga parses each chunk's base64 at
@@ -35,23 +35,10 @@ struct Qga {
     socket: PathBuf,
 }
 
-/// Whether Debian's qemu-ga is installed (scripts/install-test-deps).
-fn qga_or_skip() -> bool {
-    let found = Command::new("qemu-ga")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        let test = common::test_name();
-        assert!(
-            !in_ci(),
-            "{test} needs qemu-ga (package qemu-guest-agent) and CI is set"
-        );
-        eprintln!(
-            "SKIPPED {test}: needs qemu-ga (scripts/install-test-deps installs qemu-guest-agent)"
-        );
-    }
-    found
+/// Fails the test unless Debian's qemu-ga is installed
+/// (scripts/install-test-deps); the test is `#[ignore]`d for it.
+fn needs_qga() {
+    common::needs_tools(&["qemu-ga"], "qemu-guest-agent");
 }
 
 impl Qga {
@@ -190,10 +177,9 @@ fn wait_for_the_probe(rig: &Rig, child: &mut Child) {
 }
 
 #[test]
+#[ignore = "needs qemu-ga: it stands in for the guest (scripts/test runs it)"]
 fn the_whole_exchange_with_a_real_agent_measures_both_sides_and_leaves_nothing() {
-    if !qga_or_skip() {
-        return;
-    }
+    needs_qga();
     let rig = Rig::new(CONF);
     let qga = Qga::start(rig.dir.path(), &[]);
     let out = rig
@@ -245,10 +231,9 @@ fn the_whole_exchange_with_a_real_agent_measures_both_sides_and_leaves_nothing()
 }
 
 #[test]
+#[ignore = "needs qemu-ga: it stands in for the guest (scripts/test runs it)"]
 fn the_text_table_gives_guest_host_and_share() {
-    if !qga_or_skip() {
-        return;
-    }
+    needs_qga();
     let rig = Rig::new(CONF);
     let qga = Qga::start(rig.dir.path(), &[]);
     let out = rig.guest(&qga, &["--no-host"]).output().unwrap();
@@ -293,10 +278,9 @@ fn the_text_table_gives_guest_host_and_share() {
 }
 
 #[test]
+#[ignore = "needs qemu-ga: it stands in for the guest (scripts/test runs it)"]
 fn an_agent_with_guest_exec_blocked_gets_an_error_that_names_the_fix_and_nothing_is_copied() {
-    if !qga_or_skip() {
-        return;
-    }
+    needs_qga();
     let rig = Rig::new(CONF);
     let qga = Qga::start(rig.dir.path(), &["-b", "guest-exec"]);
     let out = rig.guest(&qga, &[]).output().unwrap();
@@ -312,10 +296,9 @@ fn an_agent_with_guest_exec_blocked_gets_an_error_that_names_the_fix_and_nothing
 }
 
 #[test]
+#[ignore = "needs qemu-ga: it stands in for the guest (scripts/test runs it)"]
 fn an_agent_that_stops_answering_mid_run_is_given_up_on_and_what_is_left_is_named() {
-    if !qga_or_skip() {
-        return;
-    }
+    needs_qga();
     let rig = Rig::new(CONF);
     let qga = Qga::start(rig.dir.path(), &[]);
     let mut child = rig
@@ -357,10 +340,9 @@ fn an_agent_that_stops_answering_mid_run_is_given_up_on_and_what_is_left_is_name
 }
 
 #[test]
+#[ignore = "needs qemu-ga: it stands in for the guest (scripts/test runs it)"]
 fn sigint_mid_run_stops_the_probe_in_the_guest_and_leaves_no_file() {
-    if !qga_or_skip() {
-        return;
-    }
+    needs_qga();
     let rig = Rig::new(CONF);
     let qga = Qga::start(rig.dir.path(), &[]);
     let mut child = rig
@@ -421,10 +403,9 @@ fn a_vm_without_the_agent_or_on_another_node_is_told_what_to_do() {
 }
 
 #[test]
+#[ignore = "needs qemu-ga: it stands in for the guest (scripts/test runs it)"]
 fn compare_puts_two_guest_results_side_by_side_per_disk() {
-    if !qga_or_skip() {
-        return;
-    }
+    needs_qga();
     let rig = Rig::new(CONF);
     let qga = Qga::start(rig.dir.path(), &[]);
     let mut files = Vec::new();
@@ -473,9 +454,10 @@ fn compare_puts_two_guest_results_side_by_side_per_disk() {
 }
 
 #[test]
-#[ignore = "needs root: the fake pvesm's scratch volumes are loop devices"]
+#[ignore = "needs root and qemu-ga: the fake pvesm's scratch volumes are loop devices"]
 fn on_a_volume_storage_the_host_side_runs_on_a_scratch_volume_freed_afterwards() {
-    if !qga_or_skip() || !common::root_or_skip() {
+    needs_qga();
+    if !common::root_or_skip() {
         return;
     }
     let fake = crate::common::pve::FakePve::new(
@@ -582,28 +564,18 @@ mod vm {
         found.pop()
     }
 
-    /// Whether QEMU, the cloud kernel and busybox are installed (scripts/install-test-deps).
-    pub fn or_skip() -> bool {
-        let qemu = Command::new("qemu-system-x86_64")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        let busybox = Command::new("busybox")
-            .arg("true")
-            .status()
-            .is_ok_and(|s| s.success());
-        let found = qemu && busybox && kernel().is_some();
-        if !found {
-            let test = common::test_name();
-            assert!(
-                !in_ci(),
-                "{test} needs qemu-system-x86, busybox-static and linux-image-cloud-amd64 and CI is set"
-            );
-            eprintln!(
-                "SKIPPED {test}: needs qemu-system-x86, busybox-static, linux-image-cloud-amd64 (scripts/install-test-deps)"
-            );
-        }
-        found
+    /// Fails the test unless QEMU, busybox and the cloud kernel are
+    /// installed (scripts/install-test-deps); the test is `#[ignore]`d for them.
+    pub fn needs_qemu() {
+        common::needs_tools(
+            &["qemu-system-x86_64", "busybox"],
+            "qemu-system-x86 and busybox-static",
+        );
+        assert!(
+            kernel().is_some(),
+            "{} needs Debian's cloud kernel (linux-image-cloud-amd64; scripts/install-test-deps)",
+            common::test_name()
+        );
     }
 
     impl Vm {
@@ -768,10 +740,10 @@ mod vm {
 }
 
 #[test]
+#[ignore = "needs qemu-ga, QEMU and the cloud kernel: a real VM boots (scripts/test runs it)"]
 fn the_whole_command_against_a_real_vm_booted_with_qemu() {
-    if !qga_or_skip() || !vm::or_skip() {
-        return;
-    }
+    needs_qga();
+    vm::needs_qemu();
     let rig = Rig::new(
         "agent: 1\nname: tiny\nscsihw: virtio-scsi-pci\nscsi0: local:100/vm-100-disk-0.raw,size=512M\n",
     );

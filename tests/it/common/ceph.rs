@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{in_ci, test_name, workdir};
+use super::workdir;
 
 /// The pool the rig makes for RBD images.
 pub const POOL: &str = "rbd";
@@ -37,27 +37,13 @@ pub struct Layout<'a> {
     pub public_network: Option<String>,
 }
 
-/// Whether Debian's Ceph daemons are installed (scripts/install-test-deps).
-pub fn or_skip() -> bool {
-    let found = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "rbd"]
-        .iter()
-        .all(|p| {
-            Command::new("which")
-                .arg(p)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    if !found {
-        let test = test_name();
-        assert!(
-            !in_ci(),
-            "{test} needs Ceph's daemons and tools and CI is set"
-        );
-        eprintln!(
-            "SKIPPED {test}: needs ceph-mon, ceph-mgr, ceph-osd and ceph-common (scripts/install-test-deps)"
-        );
-    }
-    found
+/// Fails the test unless Ceph's daemons and tools are installed
+/// (scripts/install-test-deps); the test is `#[ignore]`d for them.
+pub fn needs_ceph() {
+    super::needs_tools(
+        &["ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "rados", "rbd"],
+        "ceph-mon, ceph-mgr, ceph-osd and ceph-common",
+    );
 }
 
 fn free_port() -> u16 {

@@ -119,6 +119,11 @@ pub fn kernel_has_device_mapper() -> bool {
         .is_ok_and(|o| reports_dm_driver(&String::from_utf8_lossy(&o.stdout)))
 }
 
+/// Whether the running kernel has md: it makes `/proc/mdstat` then.
+pub fn kernel_has_md() -> bool {
+    Path::new("/proc/mdstat").exists()
+}
+
 /// The running test's name, as the runner names it (`storage::stack::...`):
 /// libtest runs each test on a thread of that name.
 pub fn test_name() -> String {
@@ -153,6 +158,35 @@ pub fn root_or_skip() -> bool {
         return false;
     }
     true
+}
+
+/// Whether `tool` is a program on PATH (as a command would find it).
+pub fn on_path(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// Fails the running test unless every one of `tools` is on PATH:
+/// `packages` names what installs them. Every test that calls it is also
+/// `#[ignore = "needs ...: ..."]`, so a run that does not ask for the
+/// ignored tests counts it among them; one that asks for it
+/// (`--include-ignored`, as `scripts/test` does as root and always under
+/// CI) and lacks a tool fails, under CI or not: a test that cannot run is
+/// never counted as passed.
+pub fn needs_tools(tools: &[&str], packages: &str) {
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !on_path(t)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} needs {} on PATH (Debian's {packages}; scripts/install-test-deps installs them){}",
+        test_name(),
+        missing.join(", "),
+        if in_ci() { "; CI is set" } else { "" }
+    );
 }
 
 /// Makes `cmd`'s process refuse io_uring_setup(2) with EPERM, as a

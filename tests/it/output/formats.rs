@@ -470,17 +470,9 @@ fn no_progress_when_stderr_is_not_a_terminal() {
 }
 
 #[test]
+#[ignore = "needs script(1): util-linux gives it a terminal (scripts/test runs it)"]
 fn progress_shows_on_a_terminal_but_never_in_json() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!(
-            "SKIPPED progress_shows_on_a_terminal_but_never_in_json: no script(1) (util-linux)"
-        );
-        return;
-    }
+    crate::common::needs_tools(&["script"], "util-linux");
     let dir = workdir();
     let run = |format: &str| {
         // script(1) gives the probe a pseudo-terminal; the command line is

@@ -230,51 +230,18 @@ fn zfs_without_zpool_says_so() {
     );
 }
 
-#[test]
-#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
-fn a_hanging_zpool_is_cut_off() {
-    if !root_or_skip() {
-        return;
-    }
-    let rig = ZfsRig::new("#!/bin/sh\nexec sleep 600\n");
-    let mut child = pveprobe()
-        .args(["--tests", "read", "--duration", "0.2", "--sysroot"])
-        .arg(&rig.sysroot)
-        .arg(&rig.path)
-        .env(
-            "PATH",
-            format!("{}:/usr/sbin:/usr/bin:/sbin:/bin", rig.bin.display()),
-        )
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let status = crate::common::wait_within(&mut child, Duration::from_secs(60));
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert_eq!(status.code(), Some(1), "{err}");
-    assert!(err.contains("zpool did not answer within 10 s"), "{err}");
-}
-
-fn tool_exists(tool: &str) -> bool {
-    ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
-        .iter()
-        .any(|d| Path::new(d).join(tool).exists())
-}
-
 /// Real md RAID1 where the kernel has md (this project's CI kernel has not).
 #[test]
-#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
+#[ignore = "needs root and md in the kernel: scripts/test runs it where the kernel has md (elsewhere fixtures/storage/md-raid1 covers it)"]
 fn md_raid1_where_the_kernel_has_md() {
     if !root_or_skip() {
         return;
     }
-    if !Path::new("/proc/mdstat").exists() || !tool_exists("mdadm") {
-        eprintln!(
-            "SKIPPED md_raid1_where_the_kernel_has_md: no md in this kernel or no mdadm; covered by fixtures/storage/md-raid1"
-        );
-        return;
-    }
+    assert!(
+        crate::common::kernel_has_md(),
+        "no md in this kernel: scripts/test leaves this test out here (fixtures/storage/md-raid1 covers it)"
+    );
+    crate::common::needs_tools(&["mdadm"], "mdadm");
     let a = LoopDevice::new(64, LoopOptions::default());
     let b = LoopDevice::new(64, LoopOptions::default());
     let md = "/dev/md/pveprobe-test";
@@ -342,19 +309,18 @@ fn device_mapper_is_read_from_the_kernel() {
 
 /// Real LVM where the kernel has device-mapper (this project's CI kernel has not).
 #[test]
-#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
+#[ignore = "needs root and device-mapper in the kernel: scripts/test runs it where the kernel has it (elsewhere fixtures/storage/lvm-sata-ahci covers it)"]
 fn lvm_where_the_kernel_has_device_mapper() {
     if !root_or_skip() {
         return;
     }
     // The kernel decides, never a device node: libdevmapper makes
     // /dev/mapper/control by itself wherever `dmsetup` ran once.
-    if !crate::common::kernel_has_device_mapper() || !tool_exists("lvcreate") {
-        eprintln!(
-            "SKIPPED lvm_where_the_kernel_has_device_mapper: no device-mapper in this kernel or no lvm2; covered by fixtures/storage/lvm-sata-ahci"
-        );
-        return;
-    }
+    assert!(
+        crate::common::kernel_has_device_mapper(),
+        "no device-mapper in this kernel: scripts/test leaves this test out here (fixtures/storage/lvm-sata-ahci covers it)"
+    );
+    crate::common::needs_tools(&["lvcreate"], "lvm2");
     let pv = LoopDevice::new(128, LoopOptions::default());
     let vg = format!("pveprobetest{}", std::process::id());
     sh("vgcreate", &["-q", &vg, pv.path()]);

@@ -1,6 +1,48 @@
 //! pveprobe: a host probe for Proxmox VE and Debian, a drop-in for pveperf.
 //!
-//! (The crate's map is rewritten below once the move is done.)
+//! The top of the crate is the commands, then the layers they stand on.
+//!
+//! [`commands`] holds every command, one folder each, each in the same
+//! three parts: `args.rs` (its clap arguments), `run.rs` (the only code
+//! that sees them: it makes the command's plain request and runs it in its
+//! session) and its own work, which returns a document. `commands/mod.rs`
+//! is the command line's top and sends each command to its `run`. A
+//! command never imports another; `commands::common` is what several
+//! share (the session, the argument groups more than one takes). The
+//! commands: the probe (`pveprobe [PATH]`, pveperf's lines, `-x` and
+//! `--storage`), `storages`, `compare`, `cluster`, `net`, `qualify`,
+//! `guest` and `ceph`. `docs/development.md` has the recipe for a new one.
+//!
+//! The layers, bottom up; none imports a command, and none imports one
+//! above it:
+//!
+//! - [`error`]: the typed errors and the exit status;
+//! - [`model`]: the plain data every measurement returns, and the one
+//!   [`model::hint::Hint`];
+//! - [`sys`]: the host seam ([`sys::host::Host`], so parsers and probes
+//!   run against fixtures too), child processes, the signal flag, the
+//!   host-wide lock, the private scratch directory;
+//! - [`figure`]: what each figure is, and each model type's projection
+//!   onto the figures, read by every renderer;
+//! - [`measure`]: how pveprobe measures (timed windows, buffers, the I/O
+//!   engine) and the measurements more than one command makes (the
+//!   block device's reads, sequential and synced writes, a long write, a
+//!   scratch volume's prefill), with the probe's test plan;
+//! - [`blockstack`] (the block devices under a path), [`syncverdict`]
+//!   (whether a SYNC WRITE figure can be true of its disk), [`pvestorage`]
+//!   (PVE's storage.cfg, pvesm and scratch volumes), [`nodes`] (the
+//!   cluster's nodes, how they are reached, their interfaces);
+//! - [`output`]: the formats, writing, tables, pictures and progress, and
+//!   what every document shares: the [`output::document::Document`]
+//!   trait (kind, schema version, exit status, figures for `compare`), the
+//!   probe result every command reads ([`output::result`]), its CSV and
+//!   metrics;
+//! - [`results`]: results read back by their kind and ranked, which
+//!   `compare`, `--baseline` and `cluster` share.
+//!
+//! The parsers of `/proc`, `/sys`, configs and tool output are a crate of
+//! their own (`crates/parse`), so the compiler keeps them pure and the
+//! fuzz targets build them alone. `tests/it/layers.rs` holds the rules.
 
 pub mod blockstack;
 pub mod commands;

@@ -1,4 +1,5 @@
-//! pveprobe's entry point: parse the command line and hand over to `app`.
+//! pveprobe's entry point: parse the command line and hand over to
+//! `commands::run`; the one place a command's error is printed.
 
 use std::process::ExitCode;
 

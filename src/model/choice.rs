@@ -1,5 +1,5 @@
 //! Choices the command line offers by name (`--tests`, `--regex-engine`,
-//! ...): the domain types say their names and what each means; `cli`
+//! ...): the domain types say their names and what each means; the commands' `args.rs`
 //! makes clap's parsers from them, so the domain types need no clap.
 
 /// A closed set of values, each with a name for the command line.

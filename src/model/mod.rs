@@ -3,11 +3,12 @@
 //! the statistics every figure uses ([`stats`]) and the latency histogram
 //! ([`latency`], plain data too).
 //!
-//! The model depends on nothing but std, serde, jiff, hdrhistogram and its
-//! own submodules. The measurements (`probe`, `measure`, `qualify`), the
-//! block stack (`blockstack`) and the renderers all import it; it imports
-//! none of them, so the model has no cycle through the code that measures.
-//! Each type has this one path.
+//! The model depends on nothing but std, serde, jiff, hdrhistogram, the
+//! parsers' crate (a ZFS vdev's shape) and its own submodules. The
+//! measurements (`measure`, the commands), the block stack (`blockstack`),
+//! the documents and the renderers all import it; it imports none of them,
+//! so the model has no cycle through the code that measures. Each type has
+//! this one path; the one hint every command gives is [`hint::Hint`].
 
 pub mod blockdev;
 pub mod choice;

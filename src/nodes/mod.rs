@@ -1,8 +1,9 @@
-//! The nodes `pveprobe cluster` and `pveprobe net` work on, and how they
+//! The nodes `pveprobe cluster`, `net` and `ceph` work on, and how they
 //! are reached: who is in the cluster (`members`: pmxcfs's `.members`,
-//! `--nodes`, `--nodes-file`) and how a command runs on a node over ssh
-//! and what its answer means (`remote`). Both commands stand on this; it
-//! knows neither.
+//! `--nodes`, `--nodes-file`), how a command runs on a node over ssh and
+//! what its answer means (`remote`), and a node's network interfaces
+//! (`iface`: `net` plans its links on them, `ceph` finds its networks'
+//! links). The commands stand on this; it knows none of them.
 
 pub mod iface;
 pub mod members;

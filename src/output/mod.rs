@@ -4,6 +4,13 @@
 //! probe results it holds), and [`write`] puts the text on stdout or in a
 //! file with the same rules everywhere: a reader that stops reading
 //! (`| head`) is no error, a file that cannot be written is.
+//!
+//! What every document shares lives here too: the [`document::Document`]
+//! trait (its kind, schema version, exit status and figures for
+//! `compare`), the probe result every command reads and writes
+//! ([`result`]), its CSV ([`csv`], with the header check of `--append`)
+//! and metrics ([`metrics`]: names, labels, escaping), and a figure's
+//! line as pveperf prints it ([`line`]).
 
 pub mod csv;
 pub mod document;
@@ -122,7 +129,7 @@ impl crate::model::choice::Choice for Format {
 }
 
 /// A command's document in every format it has; JSON is its serde form.
-/// The command's frame (`app::session`) refuses a format the document
+/// The command's session (`commands::common::session`) refuses a format the document
 /// does not have before the command runs, writes what it renders and
 /// saves its [`Render::picture`] for `--plot`.
 pub trait Render: Serialize {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::measure_args as measure;
+use crate::commands::common::measure_args;
 use crate::commands::common::reach_args::ReachArgs;
 use crate::model::choice::Choice;
 use crate::output::Format;
@@ -101,7 +101,7 @@ pub struct CephArgs {
     pub parallel: u32,
 
     /// Bytes each rbd bench job moves, and the scratch image's size [default: 256M]
-    #[arg(long, value_name = "SIZE", value_parser = measure::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = measure_args::parse_size)]
     pub rbd_size: Option<u64>,
 
     /// Skip the OSD benches
@@ -135,7 +135,7 @@ pub struct CephArgs {
     pub yes: bool,
 
     /// Output format: text, json, json-pretty or csv (a row per figure)
-    #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
+    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
     pub output_format: Format,
 
     /// Write the results to FILE instead of stdout

@@ -1,5 +1,6 @@
 //! `pveprobe cluster`: the options of a whole-cluster run. The measurement
-//! options are the probe's ([`MeasureArgs`]); only those the admin gave
+//! options are the probe's
+//! ([`crate::commands::common::measure_args::MeasureArgs`]); only those the admin gave
 //! travel to the nodes, as typed: each node's pveprobe applies its own
 //! defaults.
 

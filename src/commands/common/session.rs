@@ -5,7 +5,7 @@
 //! and its picture saved, with one policy for a step that fails after
 //! the work: it is said, and it fails a command that had ended well.
 //!
-//! A command's `app/X.rs` makes a [`Frame`] from its arguments,
+//! A command's `run.rs` makes a [`Frame`] from its arguments,
 //! [`Session::start`]s it, runs the command's own code with the session's
 //! [`Interrupt`], and hands the document to [`Session::finish`].
 

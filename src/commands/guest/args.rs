@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::measure_args as measure;
+use crate::commands::common::measure_args;
 use crate::model::choice::Choice;
 use crate::output::Format;
 
@@ -71,11 +71,11 @@ pub struct GuestArgs {
     pub guest_path: Option<String>,
 
     /// Seconds of each of the seven jobs, on each side
-    #[arg(long, value_name = "SECS", default_value_t = SECONDS, value_parser = measure::parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value_t = SECONDS, value_parser = measure_args::parse_seconds)]
     pub seconds: f64,
 
     /// Size of the file each side's jobs run over [default: 1G]
-    #[arg(long, value_name = "SIZE", value_parser = measure::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = measure_args::parse_size)]
     pub write_size: Option<u64>,
 
     /// The guest side only: nothing is measured on the host
@@ -83,11 +83,11 @@ pub struct GuestArgs {
     pub no_host: bool,
 
     /// Seconds each guest agent command may take before it is given up on
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = measure::parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = measure_args::parse_seconds)]
     pub agent_timeout: f64,
 
     /// Output format: text, json, json-pretty or csv (a row per figure of each disk)
-    #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
+    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
     pub output_format: Format,
 
     /// Write the results to FILE instead of stdout
@@ -122,6 +122,6 @@ pub struct GuestSideArgs {
     pub bytes: u64,
 
     /// Seconds of each job
-    #[arg(long, value_parser = measure::parse_seconds)]
+    #[arg(long, value_parser = measure_args::parse_seconds)]
     pub seconds: f64,
 }

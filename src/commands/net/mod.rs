@@ -2,7 +2,9 @@
 //! `pveprobe net NODE...`. `links` plans which links each pair has,
 //! `pairs` starts the responder (`serve`) and the measuring end (`probe`)
 //! on the nodes over ssh, `report` holds what they found with its hints,
-//! `render` writes the matrix. `wire` is what the two ends say.
+//! `render` writes the matrix. `wire` is what the two ends say; `facts`
+//! is what `net-info` prints of a node. `run` makes the arguments (`args`)
+//! into the request, for `net` and for `cluster --net`.
 
 pub mod args;
 pub mod run;

@@ -1,8 +1,11 @@
-//! The probe, `pveprobe [PATH]`: pveperf's eight lines measured as pveperf
-//! measures them ([`pveperf`]), the extended tests of `-x` ([`extended`]),
-//! which tests run and what each costs ([`plan`]), the scheduler that runs
-//! them in print order ([`schedule`]) and the report that holds and
-//! renders what they measured ([`report`]).
+//! The probe, `pveprobe [PATH]`: its arguments and manual ([`args`]), the
+//! run that makes them its configuration and prints the lines as they are
+//! measured ([`run`]; [`as_pveperf`] under pveperf's name); pveperf's eight
+//! lines measured as pveperf measures them ([`pveperf`]), the extended
+//! tests of `-x` ([`extended`]; which tests run and what each costs is
+//! [`crate::measure::plan`]), the scheduler that runs them in print order
+//! ([`schedule`]), the report that holds and renders what they measured
+//! ([`report`]), and `--storage ID|all` ([`storage`]).
 
 pub mod args;
 pub mod as_pveperf;

@@ -6,13 +6,13 @@
 
 mod dns;
 mod extended;
-mod measure;
+mod real;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use measure::{DnsQuery, Measure, Real, Space, WriteTarget};
+pub use real::{DnsQuery, Measure, Real, Space, WriteTarget};
 
 use crate::commands::probe::report::{Outcome, ProbeReport};
 use crate::error::ProbeError;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::measure_args as measure;
+use crate::commands::common::measure_args;
 use crate::model::choice::Choice;
 use crate::output::Format;
 
@@ -93,7 +93,7 @@ pub struct QualifyArgs {
     pub dry_run: bool,
 
     /// Seconds of each test (the paper's: 60)
-    #[arg(long, value_name = "SECS", default_value_t = SECONDS, value_parser = measure::parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value_t = SECONDS, value_parser = measure_args::parse_seconds)]
     pub seconds: f64,
 
     /// Seconds of the sustained write that finds a cache's cliff (0: none)
@@ -105,7 +105,7 @@ pub struct QualifyArgs {
     pub no_discard: bool,
 
     /// Output format: text, json, json-pretty or csv (a row per disk)
-    #[arg(long, value_name = "FORMAT", value_parser = measure::parser::<Format>(), default_value = Format::Text.name())]
+    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
     pub output_format: Format,
 
     /// Write the results to FILE instead of stdout
@@ -134,5 +134,5 @@ fn parse_budget(text: &str) -> Result<f64, String> {
     if text.trim() == "0" {
         return Ok(0.0);
     }
-    measure::parse_seconds(text)
+    measure_args::parse_seconds(text)
 }

@@ -2,15 +2,15 @@
 //! device. It refuses a device in use before any write ([`checks`]), holds
 //! it O_EXCL for the whole run, asks for the disk's identity, runs
 //! Proxmox's Ceph benchmark paper's test and the others on it
-//! ([`measure`]), discards it afterwards, and places the disk per use
+//! ([`disk_tests`]), discards it afterwards, and places the disk per use
 //! ([`verdict`]).
 
 pub mod args;
 pub mod run;
 
 pub mod checks;
+pub mod disk_tests;
 pub mod guests;
-pub mod measure;
 pub mod openers;
 pub mod report;
 pub mod target;
@@ -31,7 +31,7 @@ use crate::sys::interrupt::Interrupt;
 
 use crate::figure::projection::{Context, Project};
 use crate::sys::host::Host;
-use measure::{Held, Tally};
+use disk_tests::{Held, Tally};
 use report::{QualifyReport, QualifySettings, size_words};
 use target::Target;
 
@@ -276,7 +276,7 @@ fn run_tests(
     };
     for (jobs, figure) in SYNC_JOBS.into_iter().zip(Figure::QUALIFY) {
         say(figure, args.seconds);
-        match measure::sync_writes(held, jobs, window, interrupt, tally) {
+        match disk_tests::sync_writes(held, jobs, window, interrupt, tally) {
             Ok(f) if jobs == 1 => m.sync_one = Some(judge_sync(t, f)),
             Ok(f) => m.sync_more.push(f),
             Err(e) => return (m, Some(e)),
@@ -287,7 +287,7 @@ fn run_tests(
         .zip(&Figure::QUALIFY[SYNC_JOBS.len()..])
     {
         say(*figure, args.seconds);
-        match measure::io_test(held, test, window, interrupt, tally) {
+        match disk_tests::io_test(held, test, window, interrupt, tally) {
             Ok(s) => m.io.push((test, s)),
             Err(e) => return (m, Some(e)),
         }
@@ -295,7 +295,7 @@ fn run_tests(
     if args.sustained > 0.0 {
         say(Figure::DiskSustained, args.sustained);
         let budget = Duration::from_secs_f64(args.sustained);
-        match measure::sustained(held, budget, interrupt, tally) {
+        match disk_tests::sustained(held, budget, interrupt, tally) {
             Ok(s) => m.sustained = Some(s),
             Err(e) => return (m, Some(e)),
         }
@@ -359,7 +359,7 @@ fn afterwards(args: &QualifyRequest, t: &Target, held: &Held, written: u64) -> S
     match discard_plan(args, t) {
         Err(why) => format!("not discarded: {why}"),
         Ok(()) if written == 0 => "nothing to discard".into(),
-        Ok(()) => match measure::discard(held) {
+        Ok(()) => match disk_tests::discard(held) {
             Ok(()) => "discarded all of it afterwards (BLKDISCARD)".into(),
             Err(e) => format!("the discard failed: {e}"),
         },

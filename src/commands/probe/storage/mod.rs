@@ -6,7 +6,7 @@
 //! table ([`table`]). The probe's runs themselves are the caller's
 //! ([`ProbeRunner`]): it prints their lines as they come.
 
-mod measure;
+mod one;
 pub mod table;
 
 use std::collections::BTreeSet;
@@ -117,7 +117,7 @@ impl StoragePlan {
         runner: &mut dyn ProbeRunner,
     ) -> Result<ProbeReport, Stop> {
         let s = one(&self.pve, &self.all, &req.which)?;
-        measure::storage(req, &self.pve, s, runner)
+        one::storage(req, &self.pve, s, runner)
             .map_err(|why| Stop::not_measured(not_measured(s, why)))
     }
 
@@ -147,7 +147,7 @@ impl StoragePlan {
                 });
                 continue;
             }
-            match measure::storage(req, &self.pve, s, runner) {
+            match one::storage(req, &self.pve, s, runner) {
                 Ok(report) => {
                     report.stop_if_interrupted()?;
                     failed |= report.any_failed();

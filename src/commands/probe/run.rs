@@ -310,9 +310,10 @@ fn on_storage(args: &ProbeArgs, readers: &Readers, which: &str) -> Ended {
         report.waited_for_probe = prep.waited();
         return finish(args, &report, prep);
     }
-    let (mut all, exit) = plan.probe_all(&req, &mut lines)?;
+    let mut all = plan.probe_all(&req, &mut lines)?;
     all.lines_printed = lines_to_stdout(args);
     all.csv_header = prep.session.csv_header;
+    let exit = all.exit_status();
     prep.session.finish::<AllStorages>(&all, exit)
 }
 

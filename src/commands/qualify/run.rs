@@ -9,6 +9,7 @@ use crate::commands::qualify::{self, QualifyRequest};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output;
+use crate::output::document::Document as _;
 use crate::sys::lock;
 
 /// `pveprobe qualify DEVICE`.
@@ -47,7 +48,8 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
     })?;
     let (mut report, failure) = qualify::run(&req, ready, session.interrupt())?;
     report.csv_header = session.csv_header;
-    let ended = session.finish(&report, Exit::Ok);
+    let exit = report.exit_status();
+    let ended = session.finish(&report, exit);
     match failure {
         Some(e) => also_failed(ended, format!("{e}; the tests stopped there")),
         None => ended,

@@ -126,12 +126,11 @@ impl StoragePlan {
         self,
         req: &StorageRequest,
         runner: &mut dyn ProbeRunner,
-    ) -> Result<(AllStorages, Exit), Stop> {
+    ) -> Result<AllStorages, Stop> {
         let mut all = AllStorages {
             node: self.pve.node.clone(),
             ..AllStorages::default()
         };
-        let mut failed = false;
         for s in &self.all {
             if let Some(why) = why_not(s) {
                 eprintln!(
@@ -150,14 +149,12 @@ impl StoragePlan {
             match one::storage(req, &self.pve, s, runner) {
                 Ok(report) => {
                     report.stop_if_interrupted()?;
-                    failed |= report.any_failed();
                     runner.measured(&report);
                     all.docs.push(report.to_json());
                     all.reports.push(report);
                 }
                 Err(why) => {
                     eprintln!("pveprobe: {}", not_measured(s, why.clone()));
-                    failed = true;
                     all.skipped.push(Skipped {
                         id: s.id().into(),
                         kind: s.kind().into(),
@@ -167,7 +164,7 @@ impl StoragePlan {
                 }
             }
         }
-        Ok((all, if failed { Exit::NotMeasured } else { Exit::Ok }))
+        Ok(all)
     }
 }
 
@@ -192,6 +189,17 @@ pub struct AllStorages {
     pub lines_printed: bool,
     /// CSV: the header too (not when adding rows under it).
     pub csv_header: bool,
+}
+
+impl AllStorages {
+    /// 1 when a storage could not be measured or one of its lines failed,
+    /// else 0 (an interrupted run ends before its document).
+    pub fn exit_status(&self) -> Exit {
+        use crate::output::document::Document as _;
+        let failed = self.skipped.iter().any(|s| s.failed)
+            || self.docs.iter().any(|d| d.exit_status() != Exit::Ok);
+        if failed { Exit::NotMeasured } else { Exit::Ok }
+    }
 }
 
 impl serde::Serialize for AllStorages {

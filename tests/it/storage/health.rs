@@ -86,13 +86,13 @@ fn nvme_on_two_lanes_that_throttles() {
     );
     assert!(
         stdout.contains(
-            "hint: nvme0n1: PCIe link at 8.0 GT/s x2, the device and its slot can do 8.0 GT/s x4: "
+            "hint: [link-below-capability] nvme0n1: PCIe link at 8.0 GT/s x2, the device and its slot can do 8.0 GT/s x4: "
         ),
         "{stdout}"
     );
     assert!(
         stdout.contains(
-            "hint: nvme0n1: throttled during the run (warning temperature time +2 min, 22 -> 81 °C)"
+            "hint: [throttled] nvme0n1: throttled during the run (warning temperature time +2 min, 22 -> 81 °C)"
         ),
         "{stdout}"
     );
@@ -149,13 +149,13 @@ fn sata_link_at_half_speed_with_crc_errors() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stdout.contains(
-            "hint: sda: SATA link at 3.0 Gb/s, the disk and the port can do 6.0 Gb/s: a cable, a backplane or \
+            "hint: [link-below-capability] sda: SATA link at 3.0 Gb/s, the disk and the port can do 6.0 Gb/s: a cable, a backplane or \
              the port's setting; reads cannot pass about 300 MB/s"
         ),
         "{stdout}"
     );
     assert!(
-        stdout.contains("hint: sda: 12 interface CRC errors"),
+        stdout.contains("hint: [crc-errors] sda: 12 interface CRC errors"),
         "{stdout}"
     );
     only_read(&s);

@@ -207,7 +207,7 @@ fn zfs_dataset_reads_its_pools_leaf_disks() {
         "{details}"
     );
     assert!(
-        details.contains("hint: testpool/data: compression=lz4"),
+        details.contains("hint: [compression] testpool/data: compression=lz4"),
         "{details}"
     );
 }

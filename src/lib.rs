@@ -11,7 +11,17 @@
 //! share (the session, the argument groups more than one takes). The
 //! commands: the probe (`pveprobe [PATH]`, pveperf's lines, `-x` and
 //! `--storage`), `storages`, `compare`, `cluster`, `net`, `qualify`,
-//! `guest` and `ceph`. `docs/development.md` has the recipe for a new one.
+//! `guest` and `ceph`.
+//!
+//! A new command `X`: `src/commands/X/args.rs` (its clap `XArgs`),
+//! `run.rs` (`XArgs` made into its plain request, run in a
+//! `commands::common::session::Session`, its document written with the
+//! document's own exit status) and `mod.rs` (the work: the request in, a
+//! document out that implements `output::Render` and
+//! `output::document::Document`, its hints `model::hint::Hint`s); then
+//! its arm in `commands::Command` and `commands::run`, and its reader in
+//! `commands::results_readers`. `docs/development.md` has the whole
+//! recipe and a picture of the layers.
 //!
 //! The layers, bottom up; none imports a command, and none imports one
 //! above it:

@@ -94,9 +94,8 @@ pub enum Command {
 /// Every command: the options parsed, the exit status to return or the
 /// [`crate::error::Stop`] that `main` prints.
 pub fn run(opts: &Opts) -> Ended {
-    let readers = results_readers();
     match &opts.command {
-        Some(Command::Compare(args)) => compare::run::compare(args, &readers),
+        Some(Command::Compare(args)) => compare::run::compare(args, &results_readers()),
         Some(Command::Cluster(args)) if cluster::run::wants_net(args)? => {
             net::run::across_cluster(&net::run::AcrossCluster {
                 reach: &args.reach,
@@ -118,7 +117,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Ceph(args)) => ceph::run::ceph(args),
         Some(Command::CephNodeInfo(args)) => ceph::run::node_info(args),
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
-        None => probe::run::probe(&opts.probe, &readers),
+        None => probe::run::probe(&opts.probe, &results_readers()),
     }
 }
 

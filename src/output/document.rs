@@ -43,6 +43,9 @@ impl Named {
     }
 }
 
+/// The probe result is a document too: `compare`'s reader of a file with
+/// no `kind`, and what `--baseline` reads. Its impl stands beside the
+/// trait, so `result` needs nothing of this module.
 impl Document for JsonReport {
     const KIND: Option<&'static str> = None;
     const SCHEMA_VERSION: u32 = crate::output::result::SCHEMA_VERSION;

@@ -122,8 +122,8 @@ pub fn run(opts: &Opts) -> Ended {
 }
 
 /// Every kind of document a pveprobe command writes, each with its
-/// reader, for `compare`, `--baseline` and `cluster`'s saved results:
-/// `compare` finds a file's reader by its `kind`.
+/// reader, for `compare` and the probe's `--baseline`: each finds a
+/// file's reader by its `kind` (a cluster's file gives a result per node).
 pub fn results_readers() -> crate::results::Readers {
     crate::results::Readers::new(vec![
         crate::results::Reader::of::<net::report::NetReport>(),

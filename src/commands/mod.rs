@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod common;
 pub mod compare;
 pub mod guest;
+pub mod load;
 pub mod net;
 pub mod probe;
 pub mod qualify;
@@ -27,6 +28,7 @@ use ceph::args::{CephArgs, CephNodeInfoArgs};
 use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
+use load::args::{LoadInitramfsArgs, LoadWorkerArgs};
 use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
@@ -89,6 +91,12 @@ pub enum Command {
     /// A node's OSD disks' health and Ceph links, as JSON, for `ceph`
     #[command(name = "ceph-node-info", hide = true)]
     CephNodeInfo(CephNodeInfoArgs),
+    /// A worker VM's /init, for `load`
+    #[command(name = "load-worker", hide = true)]
+    LoadWorker(LoadWorkerArgs),
+    /// A worker VM's initramfs, for `load`
+    #[command(name = "load-initramfs", hide = true)]
+    LoadInitramfs(LoadInitramfsArgs),
 }
 
 /// Every command: the options parsed, the exit status to return or the
@@ -117,6 +125,8 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Ceph(args)) => ceph::run::ceph(args),
         Some(Command::CephNodeInfo(args)) => ceph::run::node_info(args),
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
+        Some(Command::LoadWorker(args)) => load::run::load_worker(args),
+        Some(Command::LoadInitramfs(args)) => load::run::load_initramfs(args),
         None => probe::run::probe(&opts.probe, &results_readers()),
     }
 }

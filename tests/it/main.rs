@@ -29,6 +29,8 @@ mod guest;
 mod layers;
 /// pveperf's eight lines on loop devices, as `pveperf`, under strace.
 mod lines;
+/// `load`'s worker VM booted for real, and its refusal elsewhere.
+mod load;
 /// `cluster --net` and `net` between namespaces, and the rig itself.
 mod network;
 /// JSON, CSV, compare, metrics and pictures.

@@ -13,6 +13,7 @@ pub mod dns;
 pub mod guestconf;
 pub mod hostfacts;
 pub mod inuse;
+pub mod kmod;
 pub mod knet;
 pub mod link;
 pub mod mountinfo;

@@ -1,0 +1,268 @@
+//! `pveprobe load-worker`: pveprobe as a worker VM's `/init` (PID 1; it
+//! refuses to run as anything else, so it never mounts or powers off a
+//! node). It mounts `/proc`, `/sys` and `/dev`, loads the modules of its
+//! disks in `/modules.order`, finds its raw virtual disks, says hello on
+//! its first serial port, runs each job it is sent on all its disks at
+//! once, and powers the VM off when told, when the port closes, or on an
+//! error it cannot report.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use super::initramfs::{MODULE_DIR, ORDER_FILE};
+use super::wire::{self, FromWorker, ToWorker, WorkerDisk, WorkerJob, WorkerResult};
+use crate::measure::engine::{self, EngineChoice, Job, Pattern};
+use crate::model::latency::Latency;
+use crate::sys::interrupt::Interrupt;
+
+/// How long the disks may take to appear after their modules load.
+const DISKS_WITHIN: Duration = Duration::from_secs(20);
+
+/// Why the worker stops.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("pveprobe load-worker runs only as a worker VM's /init (PID 1); this is PID {0}")]
+    NotInit(u32),
+    #[error("{what}: {source}")]
+    Setup {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+fn setup(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> WorkerError {
+    let what = what.into();
+    move |source| WorkerError::Setup { what, source }
+}
+
+/// The worker's life: set up, serve the node on `port`, power off. Only
+/// returns (with why) before the VM is set up.
+pub fn main(port: &Path) -> Result<(), WorkerError> {
+    let pid = std::process::id();
+    if pid != 1 {
+        return Err(WorkerError::NotInit(pid));
+    }
+    let served = mount_all()
+        .and_then(|()| load_modules(Path::new("/")))
+        .and_then(|()| serve(port));
+    if let Err(e) = served {
+        // Said on the console; the node sees the port close.
+        eprintln!("pveprobe load-worker: {e}");
+    }
+    power_off()
+}
+
+fn mount_all() -> Result<(), WorkerError> {
+    use nix::mount::{MsFlags, mount};
+    for (fs, at) in [("proc", "/proc"), ("sysfs", "/sys"), ("devtmpfs", "/dev")] {
+        mount(Some(fs), at, Some(fs), MsFlags::empty(), None::<&str>)
+            .map_err(|e| setup(format!("mount {fs} on {at}"))(e.into()))?;
+    }
+    Ok(())
+}
+
+/// Loads the modules `/modules.order` names, in its order; one the
+/// kernel already has is no error.
+fn load_modules(root: &Path) -> Result<(), WorkerError> {
+    use nix::kmod::{ModuleInitFlags, finit_module};
+    let order = std::fs::read_to_string(root.join(ORDER_FILE)).map_err(setup(ORDER_FILE))?;
+    for name in order.lines().filter(|l| !l.is_empty()) {
+        let path = root.join(MODULE_DIR).join(name);
+        let file = File::open(&path).map_err(setup(format!("open {}", path.display())))?;
+        match finit_module(&file, c"", ModuleInitFlags::empty()) {
+            Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+            Err(e) => return Err(setup(format!("load {name}"))(e.into())),
+        }
+    }
+    Ok(())
+}
+
+/// The SCSI disks the kernel found (`sda`...), waiting for them to appear.
+fn disks() -> Vec<WorkerDisk> {
+    let start = std::time::Instant::now();
+    loop {
+        let mut found: Vec<WorkerDisk> = std::fs::read_dir("/sys/block")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !name.starts_with("sd") {
+                    return None;
+                }
+                let read = |f: &str| -> Option<u64> {
+                    std::fs::read_to_string(e.path().join(f))
+                        .ok()?
+                        .trim()
+                        .parse()
+                        .ok()
+                };
+                Some(WorkerDisk {
+                    bytes: read("size")? * 512,
+                    logical_block: read("queue/logical_block_size").unwrap_or(512),
+                    name,
+                })
+            })
+            .collect();
+        if !found.is_empty() || start.elapsed() > DISKS_WITHIN {
+            found.sort_by(|a, b| (a.name.len(), &a.name).cmp(&(b.name.len(), &b.name)));
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The serial port in raw mode: bytes as sent, no echo.
+fn open_port(port: &Path) -> Result<File, WorkerError> {
+    use nix::sys::termios::{self, BaudRate, SetArg};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(port)
+        .map_err(setup(format!("open {}", port.display())))?;
+    let mut t = termios::tcgetattr(&file).map_err(|e| setup("tcgetattr")(e.into()))?;
+    termios::cfmakeraw(&mut t);
+    termios::cfsetspeed(&mut t, BaudRate::B115200).map_err(|e| setup("cfsetspeed")(e.into()))?;
+    termios::tcsetattr(&file, SetArg::TCSANOW, &t).map_err(|e| setup("tcsetattr")(e.into()))?;
+    Ok(file)
+}
+
+fn say(port: &mut File, message: &FromWorker) -> Result<(), WorkerError> {
+    port.write_all(wire::line(message).as_bytes())
+        .and_then(|()| port.flush())
+        .map_err(setup("write to the node"))
+}
+
+/// Hello, then each job to its result, until the node says bye or goes.
+fn serve(port_path: &Path) -> Result<(), WorkerError> {
+    let disks = disks();
+    let mut port = open_port(port_path)?;
+    let reader = port.try_clone().map_err(setup("dup the port"))?;
+    say(
+        &mut port,
+        &FromWorker::Hello {
+            version: env!("CARGO_PKG_VERSION").into(),
+            disks: disks.clone(),
+        },
+    )?;
+    let mut lines = BufReader::new(reader);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = std::io::Read::take(&mut lines, wire::MAX_LINE as u64)
+            .read_line(&mut line)
+            .map_err(setup("read from the node"))?;
+        if n == 0 {
+            return Ok(());
+        }
+        match wire::read::<ToWorker>(&line) {
+            None => {}
+            Some(Ok(ToWorker::Bye)) => return Ok(()),
+            Some(Ok(ToWorker::Job(job))) => {
+                let answer = match run_job(&disks, &job) {
+                    Ok(result) => FromWorker::Result(result),
+                    Err(message) => FromWorker::Error { message },
+                };
+                say(&mut port, &answer)?;
+            }
+            Some(Err(why)) => say(
+                &mut port,
+                &FromWorker::Error {
+                    message: format!("not a message: {why}"),
+                },
+            )?,
+        }
+    }
+}
+
+/// `job` on every disk at once: its workers dealt to the disks in turn,
+/// each an engine job over the whole disk, O_DIRECT.
+pub fn run_job(disks: &[WorkerDisk], job: &WorkerJob) -> Result<WorkerResult, String> {
+    if disks.is_empty() {
+        return Err("no disk found (sd*)".into());
+    }
+    if job.workers == 0
+        || job.iodepth == 0
+        || job.block == 0
+        || !job.seconds.is_finite()
+        || job.seconds <= 0.0
+    {
+        return Err("a job needs workers, an iodepth, a block size and seconds".into());
+    }
+    let files: Vec<File> = disks
+        .iter()
+        .map(|d| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(job.read_pct < 100)
+                .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+                .open(Path::new("/dev").join(&d.name))
+                .map_err(|e| format!("open /dev/{}: {}", d.name, crate::error::describe(&e)))
+        })
+        .collect::<Result<_, _>>()?;
+    let interrupt = Interrupt::default();
+    let window = Duration::from_secs_f64(job.seconds);
+    let stats: Vec<_> = std::thread::scope(|s| {
+        let running: Vec<_> = (0..job.workers)
+            .map(|w| {
+                let (disk, file) = (&disks[w % disks.len()], &files[w % files.len()]);
+                let interrupt = &interrupt;
+                s.spawn(move || {
+                    let block = job.block as u64;
+                    let run = Job {
+                        file,
+                        block: job.block,
+                        span: disk.bytes / block * block,
+                        depth: job.iodepth,
+                        pattern: Pattern {
+                            read_pct: job.read_pct,
+                            random_pct: job.random_pct,
+                        },
+                        window,
+                    };
+                    engine::run(&run, EngineChoice::Auto, interrupt)
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| h.join().expect("a worker thread does not panic"))
+            .collect()
+    });
+    let mut result = WorkerResult {
+        workers: job.workers,
+        reads: 0,
+        writes: 0,
+        seconds: 0.0,
+        read_latency: None,
+        write_latency: None,
+        engine: String::new(),
+    };
+    let (mut reads, mut writes) = (Latency::default(), Latency::default());
+    for s in stats {
+        let s = s.map_err(|e| e.to_string())?;
+        result.reads += s.reads;
+        result.writes += s.writes;
+        result.seconds = result.seconds.max(s.elapsed.as_secs_f64());
+        reads.merge(&s.read_latency);
+        writes.merge(&s.write_latency);
+        result.engine = s.engine.name().to_string();
+    }
+    result.read_latency = reads.summary();
+    result.write_latency = writes.summary();
+    Ok(result)
+}
+
+/// The VM powered off: the disks' caches written out first.
+fn power_off() -> ! {
+    nix::unistd::sync();
+    let _ = nix::sys::reboot::reboot(nix::sys::reboot::RebootMode::RB_POWER_OFF);
+    // Only a kernel that refused leaves PID 1 here; PID 1 may not exit.
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}

@@ -48,12 +48,22 @@ impl Kind {
     }
 }
 
+/// The most a link rate can be in any unit read here (Gb/s, Gbit, GT/s,
+/// Mbit/s): a number beyond it is no rate the kernel printed, and its
+/// ceiling would not be finite (`6E306`, found by the fuzzer).
+const MAX_RATE: f64 = 1e7;
+
+/// Whether `n` can be a link's rate.
+fn plausible(n: f64) -> bool {
+    n.is_finite() && n > 0.0 && n <= MAX_RATE
+}
+
 /// The number before the unit: `6.0 Gb/s` -> 6.0, `8 GT/s PCIe` -> 8.0.
 fn leading_number(text: &str, units: &[&str]) -> Option<f64> {
     let mut words = text.split_whitespace();
     let number: f64 = words.next()?.parse().ok()?;
     let unit = words.next()?;
-    (number.is_finite() && number > 0.0 && units.contains(&unit)).then_some(number)
+    (plausible(number) && units.contains(&unit)).then_some(number)
 }
 
 /// A SATA rate in Gb/s.
@@ -81,7 +91,7 @@ pub fn pcie_width(text: &str) -> Option<u32> {
 /// A USB device's `speed` in Mbit/s (`480`, `5000`, `1.5`).
 pub fn usb_mbps(text: &str) -> Option<f64> {
     let n: f64 = text.trim().parse().ok()?;
-    (n.is_finite() && n > 0.0).then_some(n)
+    plausible(n).then_some(n)
 }
 
 /// The signalling a USB device of `version` (` 3.20`) can surely use, in
@@ -150,6 +160,13 @@ mod tests {
         assert_eq!(usb_version_mbps(" 3.00"), Some(5000.0));
         assert_eq!(usb_version_mbps(" 2.10"), Some(480.0));
         assert_eq!(usb_version_mbps("x"), None);
+        // No rate: beyond what any link runs at (its ceiling would
+        // overflow; the sysfs_attr fuzz target found `6E306`).
+        assert_eq!(usb_mbps("6E306"), None);
+        assert_eq!(sata_gbps("6E306 Gb/s"), None);
+        assert_eq!(pcie_gts("1e8 GT/s"), None);
+        assert!(ceiling_mb_s(Kind::Usb, MAX_RATE, 1).is_finite());
+        assert!(ceiling_mb_s(Kind::Pcie, MAX_RATE, 32).is_finite());
     }
 
     #[test]

@@ -48,7 +48,12 @@ pub fn parse(text: &str) -> Result<ModulesDep, ModulesDepError> {
             return Err(bad());
         }
         let deps: Vec<String> = deps.split_whitespace().map(str::to_string).collect();
-        if deps.iter().any(|d| !d.contains(".ko")) {
+        // depmod lists modules, never one twice in a line, never a
+        // module as its own dependency.
+        if deps
+            .iter()
+            .any(|d| !d.contains(".ko") || d.contains(':') || d == path)
+        {
             return Err(bad());
         }
         entries.push((path.to_string(), deps));
@@ -128,6 +133,9 @@ mod tests {
         ));
         assert!(parse(": kernel/b.ko\n").is_err());
         assert!(parse("kernel/a.ko: notamodule\n").is_err());
+        // A module that needs itself, or a second colon (the fuzzer's).
+        assert!(parse("kernel/a.ko: kernel/b.ko kernel/a.ko\n").is_err());
+        assert!(parse("kernel/a.ko: kernel/b.ko: kernel/c.ko\n").is_err());
         assert_eq!(parse("\n# comment\n").unwrap(), ModulesDep::default());
         assert_eq!(
             parse(&"x".repeat(MAX_BYTES + 1)),

@@ -115,9 +115,12 @@ fn disks() -> Vec<WorkerDisk> {
     }
 }
 
-/// The serial port in raw mode: bytes as sent, no echo.
+/// The serial port in raw mode (bytes as sent, no echo) at 115200 baud,
+/// which QEMU's UART paces its bytes by. The speed is set in the flags
+/// themselves: the static glibc the package links has no
+/// `cfsetspeed@GLIBC_2.2.5`, the version the libc crate asks for.
 fn open_port(port: &Path) -> Result<File, WorkerError> {
-    use nix::sys::termios::{self, BaudRate, SetArg};
+    use nix::sys::termios::{self, SetArg, Termios};
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -126,7 +129,9 @@ fn open_port(port: &Path) -> Result<File, WorkerError> {
         .map_err(setup(format!("open {}", port.display())))?;
     let mut t = termios::tcgetattr(&file).map_err(|e| setup("tcgetattr")(e.into()))?;
     termios::cfmakeraw(&mut t);
-    termios::cfsetspeed(&mut t, BaudRate::B115200).map_err(|e| setup("cfsetspeed")(e.into()))?;
+    let mut raw: libc::termios = t.into();
+    raw.c_cflag = (raw.c_cflag & !libc::CBAUD) | libc::B115200;
+    let t = Termios::from(raw);
     termios::tcsetattr(&file, SetArg::TCSANOW, &t).map_err(|e| setup("tcsetattr")(e.into()))?;
     Ok(file)
 }

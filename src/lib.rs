@@ -40,7 +40,8 @@
 //!   scratch volume's prefill), with the probe's test plan;
 //! - [`blockstack`] (the block devices under a path), [`syncverdict`]
 //!   (whether a SYNC WRITE figure can be true of its disk), [`pvestorage`]
-//!   (PVE's storage.cfg, pvesm and scratch volumes), [`nodes`] (the
+//!   (PVE's storage.cfg, pvesm and scratch volumes), [`pvevm`] (PVE's
+//!   `qm` and `pvesh` for the VMs `load` makes), [`nodes`] (the
 //!   cluster's nodes, how they are reached, their interfaces);
 //! - [`output`]: the formats, writing, tables, pictures and progress, and
 //!   what every document shares: the [`output::document::Document`]
@@ -63,6 +64,7 @@ pub mod model;
 pub mod nodes;
 pub mod output;
 pub mod pvestorage;
+pub mod pvevm;
 pub mod results;
 pub mod syncverdict;
 pub mod sys;

@@ -28,7 +28,7 @@ use ceph::args::{CephArgs, CephNodeInfoArgs};
 use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
-use load::args::{LoadInitramfsArgs, LoadWorkerArgs};
+use load::args::{LoadArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
 use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
@@ -76,6 +76,10 @@ pub enum Command {
     /// latency, each pool's rados and rbd bench, the slow OSD named (writes
     /// to the cluster: see --help, COST AND SAFETY)
     Ceph(Box<CephArgs>),
+    /// Load the cluster's storage from worker VMs on every node at once
+    /// (HCIBench for PVE): total IOPS, merged latency percentiles, the slow
+    /// node or VM; makes and destroys its VMs (see --help, COST AND SAFETY)
+    Load(Box<LoadArgs>),
     /// What the probe copied into a guest runs
     #[command(name = "guest-side", hide = true)]
     GuestSide(GuestSideArgs),
@@ -91,6 +95,9 @@ pub enum Command {
     /// A node's OSD disks' health and Ceph links, as JSON, for `ceph`
     #[command(name = "ceph-node-info", hide = true)]
     CephNodeInfo(CephNodeInfoArgs),
+    /// A node's agent in a `load` run (its plan on stdin)
+    #[command(name = "load-node", hide = true)]
+    LoadNode(LoadNodeArgs),
     /// A worker VM's /init, for `load`
     #[command(name = "load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
@@ -125,6 +132,8 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Ceph(args)) => ceph::run::ceph(args),
         Some(Command::CephNodeInfo(args)) => ceph::run::node_info(args),
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
+        Some(Command::Load(args)) => load::run::load(args),
+        Some(Command::LoadNode(args)) => load::run::load_node(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),
         Some(Command::LoadInitramfs(args)) => load::run::load_initramfs(args),
         None => probe::run::probe(&opts.probe, &results_readers()),

@@ -140,6 +140,9 @@ pub struct Job<'a> {
     pub depth: usize,
     pub pattern: Pattern,
     pub window: Duration,
+    /// Counts the job's completed operations as they complete, for a
+    /// caller that reports each second's (`load`'s workers).
+    pub progress: Option<&'a AtomicU64>,
 }
 
 impl<'a> Job<'a> {
@@ -155,6 +158,7 @@ impl<'a> Job<'a> {
                 random_pct: params.random_pct,
             },
             window,
+            progress: None,
         }
     }
 }
@@ -320,6 +324,32 @@ pub fn run(job: &Job, choice: EngineChoice, interrupt: &Interrupt) -> Result<IoS
     }
 }
 
+/// Runs `jobs` at once, one thread each, started together (a barrier
+/// between set-up and the first operation); their results in order.
+pub fn run_together(
+    jobs: &[Job<'_>],
+    choice: EngineChoice,
+    interrupt: &Interrupt,
+) -> Vec<Result<IoStats, ProbeError>> {
+    let start = std::sync::Barrier::new(jobs.len());
+    std::thread::scope(|s| {
+        let running: Vec<_> = jobs
+            .iter()
+            .map(|job| {
+                let start = &start;
+                s.spawn(move || {
+                    start.wait();
+                    run(job, choice, interrupt)
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| h.join().expect("an I/O job does not panic"))
+            .collect()
+    })
+}
+
 /// A ring whose submission failed: operations in flight may still write
 /// into the buffers, so both are leaked rather than freed.
 fn abandon(ring: IoUring, bufs: Vec<AlignedBuf>, e: std::io::Error) -> Setup {
@@ -426,6 +456,11 @@ fn run_uring(job: &Job, interrupt: &Interrupt) -> Result<IoStats, Setup> {
                 writes += 1;
                 write_latency.record(now - at);
             }
+            if result >= 0
+                && let Some(p) = job.progress
+            {
+                p.fetch_add(1, Ordering::Relaxed);
+            }
             if !stop && push(slot, &mut ring, &mut bufs, &mut issued) {
                 inflight += 1;
                 // Submitted at once, not with the next wait, as fio does
@@ -509,6 +544,11 @@ fn run_psync(
                                     offset as libc::off_t,
                                 )
                             };
+                            if result.is_ok()
+                                && let Some(p) = job.progress
+                            {
+                                p.fetch_add(1, Ordering::Relaxed);
+                            }
                             match result {
                                 Ok(_) if read => {
                                     reads += 1;
@@ -593,6 +633,7 @@ mod tests {
             depth,
             pattern,
             window: Duration::from_millis(50),
+            progress: None,
         }
     }
 

@@ -243,7 +243,7 @@ impl NodeOutcome {
 /// The line of `text` that says what went wrong: the first `error:` line
 /// (clap's usage errors end with a hint line), else the last line that
 /// says something, without ssh's warnings; at most 300 characters.
-fn last_line(text: &[u8]) -> Option<String> {
+pub fn last_line(text: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(text);
     let lines: Vec<&str> = text
         .lines()

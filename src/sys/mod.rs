@@ -4,6 +4,7 @@
 //! private scratch directory ([`scratch`]).
 
 pub mod child;
+pub mod conversation;
 pub mod host;
 pub mod interrupt;
 pub mod lock;

@@ -3,7 +3,6 @@
 //! for, then the run in a session that catches Ctrl-C and SIGTERM (what
 //! the run wrote is removed before the exit).
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -95,7 +94,11 @@ pub fn ceph(args: &CephArgs) -> Ended {
     }
     let writes = req.osd_bench || req.pool_bench;
     if writes && !args.yes {
-        confirm(&plan)?;
+        crate::commands::common::confirm::confirm(
+            &plan,
+            "pveprobe ceph writes to the cluster and slows its client I/O meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was written",
+            "not confirmed; nothing was written",
+        )?;
     } else {
         eprint!("{plan}");
     }
@@ -125,24 +128,6 @@ pub fn ceph(args: &CephArgs) -> Ended {
         csv_header: session.csv_header,
     };
     session.finish(&doc, exit)
-}
-
-/// Asks on the terminal; without one, or without a yes, refuses (exit 2).
-fn confirm(plan: &str) -> Result<(), Stop> {
-    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return Err(Stop::bad_input(
-            "pveprobe ceph writes to the cluster and slows its client I/O meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was written",
-        ));
-    }
-    eprint!("{plan}Go on? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut line);
-    if matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        Ok(())
-    } else {
-        Err(Stop::bad_input("not confirmed; nothing was written"))
-    }
 }
 
 /// `pveprobe ceph-node-info`: this node's OSD disks and Ceph links as

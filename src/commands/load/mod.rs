@@ -1,18 +1,79 @@
-//! `pveprobe load`'s worker VMs, the first part of the command (issue:
-//! the cluster's storage under many guests at once): what a worker boots
-//! and what it does. A worker boots no OS: the node's kernel, and an
-//! initramfs pveprobe builds on the node ([`initramfs`]: the modules its
-//! virtual disks need, from `/lib/modules`, in their load order, and the
-//! static pveprobe as `/init`). As the VM's PID 1, pveprobe
-//! (`load-worker`, [`worker`]) loads the modules, finds its raw virtual
-//! disks and talks to the node over the VM's first serial port, which PVE
-//! puts on a socket (`serial0: socket`, `/var/run/qemu-server/VMID.serial0`):
-//! a job in, its result out ([`wire`]), and the VM powers off when told
-//! or when the node goes away. It measures its disks, never a filesystem.
+//! `pveprobe load --storage ID`: the cluster's storage under many guests
+//! at once, from worker VMs pveprobe deploys and removes itself (HCIBench
+//! for Proxmox VE). The parts, from the top:
+//!
+//! - [`coordinator`]: the run as a whole on the node it was started on:
+//!   the plan and its cost, an agent on every node, the phases sent to
+//!   all at once, the figures gathered, the workers removed on every way
+//!   out;
+//! - [`node`]: a node's agent (`load-node`): makes and boots the node's
+//!   workers with `qm`, talks to each over its serial socket, destroys
+//!   them with their disks;
+//! - [`worker`]: a worker VM's `/init` (`load-worker`): pveprobe as PID 1
+//!   on the node's kernel and an [`initramfs`] pveprobe builds, measuring
+//!   its raw virtual disks;
+//! - [`wire`]: what the three say to each other; [`profile`]: the
+//!   workloads; [`report`] and [`render`]: the figures and their forms.
 
 pub mod args;
 pub mod run;
 
+pub mod coordinator;
 pub mod initramfs;
+pub mod node;
+pub mod profile;
+pub mod render;
+pub mod report;
 pub mod wire;
 pub mod worker;
+
+use std::path::PathBuf;
+
+use crate::nodes::Reach;
+use crate::pvevm::VmSettings;
+use profile::{Phase, Profile};
+
+/// How the workers' disks are written before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    Random,
+    Zero,
+    Skip,
+}
+
+impl Fill {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Random => "random",
+            Fill::Zero => "zero",
+            Fill::Skip => "skip",
+        }
+    }
+}
+
+/// A `load` run as plain data.
+#[derive(Debug, Clone)]
+pub struct LoadRequest {
+    pub storage: String,
+    pub reach: Reach,
+    pub vms_per_node: usize,
+    pub disks_per_vm: usize,
+    pub disk_bytes: u64,
+    pub profile: Profile,
+    pub phases: Vec<Phase>,
+    pub fill: Fill,
+    /// `None`: each node's own kernel.
+    pub kernel: Option<PathBuf>,
+    pub release: Option<String>,
+    pub modules: PathBuf,
+    /// The static pveprobe, on every node, that becomes the workers' `/init`.
+    pub probe: PathBuf,
+    pub with: Vec<PathBuf>,
+    pub settings: VmSettings,
+    /// Seconds a worker may take to boot.
+    pub boot_within: f64,
+    /// Seconds past a job's end a worker may take to answer.
+    pub answer_within: f64,
+    /// When the run started (RFC 3339).
+    pub timestamp: String,
+}

@@ -1,12 +1,186 @@
-//! `load`'s hidden parts run: `load-worker` as a worker VM's `/init`, and
-//! `load-initramfs`, which writes a worker's initramfs to a new file.
+//! `pveprobe load`: the arguments made into a plain request, the nodes
+//! and VMIDs planned and the cost said (or only said, with `--dry-run`),
+//! a yes asked for, then the run in a session that catches Ctrl-C and
+//! SIGTERM (every worker is destroyed before the exit). And the hidden
+//! parts: `load-node` (a node's agent), `load-worker` (a worker VM's
+//! `/init`) and `load-initramfs` (a worker's initramfs to a new file).
 
 use std::io::BufWriter;
+use std::path::Path;
 
-use super::args::{LoadInitramfsArgs, LoadWorkerArgs};
+use super::args::{LoadArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
+use super::coordinator::{self, Planned};
 use super::initramfs::{self, InitramfsSpec};
+use super::profile::{self, JobChanges};
+use super::render::LoadDocument;
+use super::{Fill, LoadRequest};
+use crate::commands::common::requests;
+use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::pvevm::VmSettings;
+use crate::sys::interrupt::Interrupt;
+
+/// The smallest disk a worker gets.
+const SMALLEST_DISK: u64 = 16 << 20;
+
+fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
+    if args.disk_size < SMALLEST_DISK {
+        return Err(Stop::bad_input(
+            "--disk-size: at least 16M; nothing was made",
+        ));
+    }
+    let changes = JobChanges {
+        block: args.bs.map(|b| b as usize),
+        read_pct: args.rwmix,
+        random_pct: args.random_share,
+        workers: args.workers.map(|w| w as usize),
+        iodepth: args.iodepth.map(|d| d as usize),
+    };
+    if let Some(b) = changes.block
+        && (b < 512 || !b.is_multiple_of(512) || b as u64 > args.disk_size)
+    {
+        return Err(Stop::bad_input(
+            "--bs: a multiple of 512 bytes, at most the disk's size; nothing was made",
+        ));
+    }
+    let phases = profile::phases(
+        args.profile,
+        &changes,
+        args.disks_per_vm as usize,
+        args.warmup,
+        args.seconds,
+    );
+    Ok(LoadRequest {
+        storage: args.storage.clone(),
+        reach: requests::reach(&args.reach),
+        vms_per_node: args.vms_per_node as usize,
+        disks_per_vm: args.disks_per_vm as usize,
+        disk_bytes: args.disk_size,
+        profile: args.profile,
+        phases,
+        fill: match args.fill.as_str() {
+            "zero" => Fill::Zero,
+            "skip" => Fill::Skip,
+            _ => Fill::Random,
+        },
+        kernel: args.kernel.clone(),
+        release: args.kernel_release.clone(),
+        modules: args.modules.clone(),
+        probe: args.worker_probe.clone(),
+        with: args.worker_files.clone(),
+        settings: VmSettings {
+            scsihw: args.scsihw.clone(),
+            iothread: !args.no_iothread,
+            cache: args.cache.clone(),
+            aio: args.aio.clone(),
+            memory_mib: args.memory,
+            cores: args.cores,
+        },
+        boot_within: args.boot_timeout,
+        answer_within: args.answer_timeout,
+        timestamp: jiff::Timestamp::now().to_string(),
+    })
+}
+
+/// The nodes to run on and their workers' VMIDs.
+fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
+    let (members, from) = crate::nodes::load_nodes(&req.reach)
+        .map_err(|e| Stop::bad_input(format!("{e}; nothing was made")))?;
+    let here = members
+        .local
+        .clone()
+        .unwrap_or_else(crate::pvestorage::node_name);
+    let offline: Vec<&str> = members
+        .nodes
+        .iter()
+        .filter(|n| !n.contacted())
+        .map(|n| n.name.as_str())
+        .collect();
+    if !offline.is_empty() {
+        return Err(Stop::bad_input(format!(
+            "{from}: {} offline; a run needs every node it names (--nodes names fewer); nothing was made",
+            offline.join(", ")
+        )));
+    }
+    if members.nodes.is_empty() {
+        return Err(Stop::bad_input(format!(
+            "{from}: no node; nothing was made"
+        )));
+    }
+    let vmids =
+        coordinator::allocate_vmids(members.nodes.len() * req.vms_per_node).map_err(|e| {
+            Stop::not_measured(format!("no VMIDs for the workers: {e}; nothing was made"))
+        })?;
+    Ok(members
+        .nodes
+        .into_iter()
+        .zip(vmids.chunks(req.vms_per_node))
+        .map(|(node, ids)| Planned {
+            local: node.name == here,
+            node,
+            vmids: ids.to_vec(),
+        })
+        .collect())
+}
+
+/// `pveprobe load --storage ID`.
+pub fn load(args: &LoadArgs) -> Ended {
+    let req = request(args)?;
+    let planned = plan(&req)?;
+    let said = coordinator::describe(&req, &planned);
+    if args.dry_run {
+        print!("{said}");
+        return Ok(Exit::Ok);
+    }
+    if args.yes {
+        eprint!("{said}");
+    } else {
+        crate::commands::common::confirm::confirm(
+            &said,
+            "pveprobe load makes worker VMs and loads the cluster's storage, and its guests slow down meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was made",
+            "not confirmed; nothing was made",
+        )?;
+    }
+    let session = Session::start::<LoadDocument>(Frame {
+        append: args.append,
+        signals: true,
+        lock: Some(LockAs {
+            me: crate::sys::lock::describe_me(Path::new(&format!("storage {}", req.storage))),
+            busy: crate::sys::lock::Busy::Wait,
+            nothing_done: "nothing was made",
+        }),
+        ..Frame::new("pveprobe load", args.output_format, args.output.as_deref())
+    })?;
+    let interrupt = session.interrupt();
+    if let Some(sig) = interrupt.signal() {
+        return Err(Stop::new(
+            Exit::Signal(sig),
+            "interrupted; nothing was made",
+        ));
+    }
+    let report = coordinator::run(&req, planned, interrupt);
+    for l in &report.left_behind {
+        eprintln!(
+            "pveprobe: left behind: VM {} on {} ({}); remove it with: {}",
+            l.vmid, l.node, l.why, l.command
+        );
+    }
+    let exit = report.exit_status();
+    let doc = LoadDocument {
+        report,
+        csv_header: session.csv_header,
+    };
+    session.finish(&doc, exit)
+}
+
+/// `pveprobe load-node`: a node's agent; its plan comes on stdin.
+pub fn load_node(_args: &LoadNodeArgs) -> Ended {
+    let interrupt = Interrupt::install()
+        .map_err(|e| Stop::not_measured(format!("cannot install signal handlers: {e}")))?;
+    super::node::serve(&interrupt).map_err(Stop::bad_input)?;
+    Ok(Exit::Ok)
+}
 
 /// `pveprobe load-worker`: returns only when this is no worker VM.
 pub fn load_worker(args: &LoadWorkerArgs) -> Ended {

@@ -1,10 +1,13 @@
-//! What a worker VM and its node say over the VM's serial port: one JSON
-//! object a line, each behind [`PREFIX`], so the kernel's or firmware's
-//! own lines on the port are told apart and skipped.
+//! What `load`'s parts say to each other: a worker VM and its node over
+//! the VM's serial port, a node's agent (`load-node`) and the run's
+//! coordinator over the agent's stdin and stdout (through ssh for other
+//! nodes). One JSON object a line, each behind [`PREFIX`], so the
+//! kernel's or firmware's own lines on the port, or a login banner, are
+//! told apart and skipped.
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::latency::LatencySummary;
+use crate::model::latency::Latency;
 
 /// What starts every line of the protocol, both ways.
 pub const PREFIX: &str = "pveprobe-worker ";
@@ -22,6 +25,13 @@ pub enum FromWorker {
         version: String,
         disks: Vec<WorkerDisk>,
     },
+    /// Every disk written once ([`ToWorker::Fill`]).
+    Filled { bytes: u64, seconds: f64 },
+    /// A job's measured window begins (its warm-up is over): the node
+    /// stamps this line's arrival, and the workers' stamps give their skew.
+    Started,
+    /// Operations completed in second `n` (from 0) of the window.
+    Second { n: u32, ops: u64 },
     /// A job's result.
     Result(WorkerResult),
     /// Why a job or the worker failed.
@@ -32,6 +42,11 @@ pub enum FromWorker {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ToWorker {
+    /// Write every disk once from start to end, 1 MiB at a time: random
+    /// data, or zeros with `zero`.
+    Fill {
+        zero: bool,
+    },
     Job(WorkerJob),
     /// Power off.
     Bye,
@@ -57,6 +72,13 @@ pub struct WorkerJob {
     pub random_pct: u32,
     pub workers: usize,
     pub iodepth: usize,
+    /// Writes opened O_DSYNC: each is on stable storage before the next
+    /// (a database's commits).
+    #[serde(default)]
+    pub sync: bool,
+    /// Run first and not counted.
+    #[serde(default)]
+    pub warmup: f64,
     pub seconds: f64,
 }
 
@@ -68,8 +90,9 @@ pub struct WorkerResult {
     pub writes: u64,
     /// The longest worker's time, in seconds.
     pub seconds: f64,
-    pub read_latency: Option<LatencySummary>,
-    pub write_latency: Option<LatencySummary>,
+    /// Every read's latency, as a histogram (merged, never averaged).
+    pub read_latency: Latency,
+    pub write_latency: Latency,
     /// The I/O engine the workers ran on (`io_uring`, `psync`).
     pub engine: String,
 }
@@ -83,6 +106,94 @@ impl WorkerResult {
             0.0
         }
     }
+}
+
+/// What the coordinator tells a node's agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ToNode {
+    /// Make and boot the node's workers: the first message, once.
+    Deploy(Box<NodePlan>),
+    /// Every worker fills its disks.
+    Fill { zero: bool },
+    /// Every worker runs this job, at once.
+    Job(WorkerJob),
+    /// Power the workers off and destroy them; the agent then exits.
+    Done,
+}
+
+/// One node's share of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePlan {
+    /// The node's name, as the cluster knows it.
+    pub node: String,
+    pub storage: String,
+    pub vmids: Vec<u32>,
+    pub disks_per_vm: usize,
+    pub disk_bytes: u64,
+    /// The kernel the workers boot (the node's own,
+    /// `/boot/vmlinuz-$(uname -r)`, when `None`); its release's modules go
+    /// in the initramfs (from the file name `vmlinuz-RELEASE` unless `release`).
+    pub kernel: Option<std::path::PathBuf>,
+    pub release: Option<String>,
+    pub modules: std::path::PathBuf,
+    /// The static pveprobe that becomes the workers' `/init`.
+    pub probe: std::path::PathBuf,
+    /// Further files in the initramfs (a dynamic probe's libraries: tests).
+    #[serde(default)]
+    pub with: Vec<std::path::PathBuf>,
+    pub settings: crate::pvevm::VmSettings,
+    /// How long a worker may take to boot and say hello, in seconds.
+    pub boot_within: f64,
+    /// How long past a job's end a worker may take to answer, in seconds.
+    pub answer_within: f64,
+}
+
+/// A worker as its node made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeployedVm {
+    pub vmid: u32,
+    pub disks: Vec<WorkerDisk>,
+}
+
+/// A VMID the run made and could not remove, with why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftVm {
+    pub vmid: u32,
+    pub why: String,
+}
+
+/// What a node's agent tells the coordinator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum FromNode {
+    /// Its workers are up, each with its disks (those that failed are
+    /// named by [`FromNode::VmFailed`] before).
+    Deployed { vms: Vec<DeployedVm> },
+    /// A worker filled its disks.
+    Filled { vmid: u32, bytes: u64, seconds: f64 },
+    /// A worker's window began, stamped by the node's clock when its line
+    /// arrived (nanoseconds since the epoch).
+    Started { vmid: u32, at_ns: u64 },
+    /// A worker's operations in second `n` of the window.
+    Second { vmid: u32, n: u32, ops: u64 },
+    /// A worker's result.
+    Result {
+        vmid: u32,
+        result: Box<WorkerResult>,
+    },
+    /// A worker failed (to boot, to fill, a job) or stopped answering:
+    /// it takes no further part.
+    VmFailed { vmid: u32, message: String },
+    /// Every worker answered the job, or was given up on.
+    JobDone,
+    /// The workers are destroyed; those that could not be are in `left`.
+    Removed {
+        removed: Vec<u32>,
+        left: Vec<LeftVm>,
+    },
+    /// The agent cannot go on (it cleans up and says `Removed` next).
+    Failed { message: String },
 }
 
 /// A message as one protocol line, newline included.
@@ -111,6 +222,8 @@ mod tests {
             random_pct: 80,
             workers: 8,
             iodepth: 16,
+            sync: false,
+            warmup: 1.0,
             seconds: 2.0,
         });
         let text = line(&job);
@@ -132,8 +245,8 @@ mod tests {
             reads: 700,
             writes: 300,
             seconds: 2.0,
-            read_latency: None,
-            write_latency: None,
+            read_latency: Latency::default(),
+            write_latency: Latency::default(),
             engine: "io_uring".into(),
         };
         assert_eq!(r.iops(), 500.0);

@@ -10,11 +10,13 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::initramfs::{MODULE_DIR, ORDER_FILE};
 use super::wire::{self, FromWorker, ToWorker, WorkerDisk, WorkerJob, WorkerResult};
 use crate::measure::engine::{self, EngineChoice, Job, Pattern};
+use crate::measure::iobuf::{AlignedBuf, fill_random};
 use crate::model::latency::Latency;
 use crate::sys::interrupt::Interrupt;
 
@@ -164,101 +166,188 @@ fn serve(port_path: &Path) -> Result<(), WorkerError> {
         if n == 0 {
             return Ok(());
         }
-        match wire::read::<ToWorker>(&line) {
-            None => {}
-            Some(Ok(ToWorker::Bye)) => return Ok(()),
-            Some(Ok(ToWorker::Job(job))) => {
-                let answer = match run_job(&disks, &job) {
-                    Ok(result) => FromWorker::Result(result),
-                    Err(message) => FromWorker::Error { message },
-                };
-                say(&mut port, &answer)?;
+        let mut failed = None;
+        let mut tell = |m: &FromWorker| {
+            if failed.is_none() {
+                failed = say(&mut port, m).err();
             }
-            Some(Err(why)) => say(
-                &mut port,
-                &FromWorker::Error {
-                    message: format!("not a message: {why}"),
-                },
-            )?,
+        };
+        let answer = match wire::read::<ToWorker>(&line) {
+            None => continue,
+            Some(Ok(ToWorker::Bye)) => return Ok(()),
+            Some(Ok(ToWorker::Fill { zero })) => fill(&disks, zero),
+            Some(Ok(ToWorker::Job(job))) => {
+                run_job(&disks, &job, &mut tell).map(FromWorker::Result)
+            }
+            Some(Err(why)) => Err(format!("not a message: {why}")),
+        };
+        if let Some(e) = failed {
+            return Err(e);
         }
+        say(
+            &mut port,
+            &answer.unwrap_or_else(|message| FromWorker::Error { message }),
+        )?;
     }
 }
 
-/// `job` on every disk at once: its workers dealt to the disks in turn,
-/// each an engine job over the whole disk, O_DIRECT.
-pub fn run_job(disks: &[WorkerDisk], job: &WorkerJob) -> Result<WorkerResult, String> {
+/// The disks opened for direct I/O, writable unless `read_only`, each
+/// write on stable storage before it returns with `sync`.
+fn open_disks(disks: &[WorkerDisk], read_only: bool, sync: bool) -> Result<Vec<File>, String> {
     if disks.is_empty() {
         return Err("no disk found (sd*)".into());
     }
-    if job.workers == 0
-        || job.iodepth == 0
-        || job.block == 0
-        || !job.seconds.is_finite()
-        || job.seconds <= 0.0
-    {
-        return Err("a job needs workers, an iodepth, a block size and seconds".into());
-    }
-    let files: Vec<File> = disks
+    disks
         .iter()
         .map(|d| {
             std::fs::OpenOptions::new()
                 .read(true)
-                .write(job.read_pct < 100)
-                .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+                .write(!read_only)
+                .custom_flags(
+                    libc::O_DIRECT | libc::O_CLOEXEC | if sync { libc::O_DSYNC } else { 0 },
+                )
                 .open(Path::new("/dev").join(&d.name))
                 .map_err(|e| format!("open /dev/{}: {}", d.name, crate::error::describe(&e)))
         })
-        .collect::<Result<_, _>>()?;
-    let interrupt = Interrupt::default();
-    let window = Duration::from_secs_f64(job.seconds);
-    let stats: Vec<_> = std::thread::scope(|s| {
-        let running: Vec<_> = (0..job.workers)
-            .map(|w| {
-                let (disk, file) = (&disks[w % disks.len()], &files[w % files.len()]);
-                let interrupt = &interrupt;
+        .collect()
+}
+
+/// Every disk written once, all at once, 1 MiB at a time: thin storage
+/// allocates on the first write, and reading a block never written
+/// measures nothing.
+fn fill(disks: &[WorkerDisk], zero: bool) -> Result<FromWorker, String> {
+    const CHUNK: usize = 1 << 20;
+    let files = open_disks(disks, false, false)?;
+    let start = std::time::Instant::now();
+    let written: Vec<Result<u64, String>> = std::thread::scope(|s| {
+        let running: Vec<_> = disks
+            .iter()
+            .zip(&files)
+            .map(|(disk, file)| {
                 s.spawn(move || {
-                    let block = job.block as u64;
-                    let run = Job {
-                        file,
-                        block: job.block,
-                        span: disk.bytes / block * block,
-                        depth: job.iodepth,
-                        pattern: Pattern {
-                            read_pct: job.read_pct,
-                            random_pct: job.random_pct,
-                        },
-                        window,
-                    };
-                    engine::run(&run, EngineChoice::Auto, interrupt)
+                    let mut buf = AlignedBuf::new(CHUNK);
+                    let mut at = 0u64;
+                    while at < disk.bytes {
+                        let len = (disk.bytes - at).min(CHUNK as u64) as usize;
+                        if !zero {
+                            fill_random(buf.as_mut_slice(), at ^ 0x5eed);
+                        }
+                        nix::sys::uio::pwrite(file, &buf.as_slice()[..len], at as libc::off_t)
+                            .map_err(|e| format!("write /dev/{} at {at}: {e}", disk.name))?;
+                        at += len as u64;
+                    }
+                    file.sync_all()
+                        .map_err(|e| format!("flush /dev/{}: {e}", disk.name))?;
+                    Ok(at)
                 })
             })
             .collect();
         running
             .into_iter()
-            .map(|h| h.join().expect("a worker thread does not panic"))
+            .map(|h| h.join().expect("a fill does not panic"))
             .collect()
+    });
+    let bytes = written.into_iter().sum::<Result<u64, String>>()?;
+    Ok(FromWorker::Filled {
+        bytes,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// `job` on every disk at once: its workers dealt to the disks in turn,
+/// each an engine job over the whole disk, O_DIRECT; the warm-up first,
+/// then the window, whose start and each second's operations are told
+/// as they happen.
+pub fn run_job(
+    disks: &[WorkerDisk],
+    job: &WorkerJob,
+    tell: &mut dyn FnMut(&FromWorker),
+) -> Result<WorkerResult, String> {
+    if job.workers == 0
+        || job.iodepth == 0
+        || job.block == 0
+        || !job.seconds.is_finite()
+        || job.seconds <= 0.0
+        || !job.warmup.is_finite()
+        || job.warmup < 0.0
+    {
+        return Err("a job needs workers, an iodepth, a block size and seconds".into());
+    }
+    let files = open_disks(disks, job.read_pct >= 100, job.sync)?;
+    let counters: Vec<AtomicU64> = (0..job.workers).map(|_| AtomicU64::new(0)).collect();
+    let runs = |window: f64, progress: bool| -> Vec<Job> {
+        (0..job.workers)
+            .map(|w| {
+                let (disk, file) = (&disks[w % disks.len()], &files[w % files.len()]);
+                let block = job.block as u64;
+                Job {
+                    file,
+                    block: job.block,
+                    span: disk.bytes / block * block,
+                    depth: job.iodepth,
+                    pattern: Pattern {
+                        read_pct: job.read_pct,
+                        random_pct: job.random_pct,
+                    },
+                    window: Duration::from_secs_f64(window),
+                    progress: progress.then(|| &counters[w]),
+                }
+            })
+            .collect()
+    };
+    let interrupt = Interrupt::default();
+    if job.warmup > 0.0 {
+        for r in engine::run_together(&runs(job.warmup, false), EngineChoice::Auto, &interrupt) {
+            r.map_err(|e| format!("warm-up: {e}"))?;
+        }
+    }
+    tell(&FromWorker::Started);
+    let window = runs(job.seconds, true);
+    let stats = std::thread::scope(|s| {
+        let running = s.spawn(|| engine::run_together(&window, EngineChoice::Auto, &interrupt));
+        // Whole seconds only: the window's last part second is in the
+        // totals, not in a second of its own.
+        let (mut second, mut counted) = (0u32, 0u64);
+        let begun = std::time::Instant::now();
+        loop {
+            let next = Duration::from_secs(u64::from(second) + 1);
+            let finished = running.is_finished();
+            if begun.elapsed() >= next {
+                let total: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                tell(&FromWorker::Second {
+                    n: second,
+                    ops: total - counted,
+                });
+                (second, counted) = (second + 1, total);
+            } else if finished {
+                break;
+            } else {
+                std::thread::sleep(
+                    next.saturating_sub(begun.elapsed())
+                        .min(Duration::from_millis(20)),
+                );
+            }
+        }
+        running.join().expect("the jobs do not panic")
     });
     let mut result = WorkerResult {
         workers: job.workers,
         reads: 0,
         writes: 0,
         seconds: 0.0,
-        read_latency: None,
-        write_latency: None,
+        read_latency: Latency::default(),
+        write_latency: Latency::default(),
         engine: String::new(),
     };
-    let (mut reads, mut writes) = (Latency::default(), Latency::default());
     for s in stats {
         let s = s.map_err(|e| e.to_string())?;
         result.reads += s.reads;
         result.writes += s.writes;
         result.seconds = result.seconds.max(s.elapsed.as_secs_f64());
-        reads.merge(&s.read_latency);
-        writes.merge(&s.write_latency);
+        result.read_latency.merge(&s.read_latency);
+        result.write_latency.merge(&s.write_latency);
         result.engine = s.engine.name().to_string();
     }
-    result.read_latency = reads.summary();
-    result.write_latency = writes.summary();
     Ok(result)
 }
 

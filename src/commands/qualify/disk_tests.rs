@@ -18,7 +18,6 @@
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -137,41 +136,30 @@ pub fn sync_writes(
         .map(|_| held.reopen(libc::O_DIRECT | libc::O_SYNC))
         .collect::<Result<Vec<_>, _>>()?;
     let span = held.size / SYNC_BLOCK as u64 * SYNC_BLOCK as u64;
-    let start = Barrier::new(files.len());
     let cpu_start = engine::cpu_time();
-    let results: Vec<Result<IoStats, ProbeError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .iter()
-            .map(|file| {
-                let start = &start;
-                s.spawn(move || {
-                    let job = Job {
-                        file,
-                        block: SYNC_BLOCK,
-                        span,
-                        depth: 1,
-                        pattern: Pattern {
-                            read_pct: 0,
-                            random_pct: 0,
-                        },
-                        window,
-                    };
-                    start.wait();
-                    let stats = engine::run(&job, EngineChoice::Auto, interrupt);
-                    let written = match &stats {
-                        Ok(s) => s.writes * SYNC_BLOCK as u64,
-                        Err(_) => span,
-                    };
-                    tally.sequential(written.min(span), written);
-                    stats
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a sync job does not panic"))
-            .collect()
-    });
+    let runs: Vec<Job> = files
+        .iter()
+        .map(|file| Job {
+            file,
+            block: SYNC_BLOCK,
+            span,
+            depth: 1,
+            pattern: Pattern {
+                read_pct: 0,
+                random_pct: 0,
+            },
+            window,
+            progress: None,
+        })
+        .collect();
+    let results = engine::run_together(&runs, EngineChoice::Auto, interrupt);
+    for stats in &results {
+        let written = match stats {
+            Ok(s) => s.writes * SYNC_BLOCK as u64,
+            Err(_) => span,
+        };
+        tally.sequential(written.min(span), written);
+    }
     let mut figure = SyncWriteFigure {
         jobs,
         mode: SyncMode::Dsync,
@@ -221,6 +209,7 @@ pub fn io_test(
             random_pct: if random { 100 } else { 0 },
         },
         window,
+        progress: None,
     };
     let stats = engine::run(&job, EngineChoice::Auto, interrupt);
     // Writes in flight when a signal came are written too: count what the

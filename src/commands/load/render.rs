@@ -1,0 +1,294 @@
+//! A `load` run's forms: the text table, a CSV row per figure, and the
+//! document the session writes ([`LoadDocument`]); each reads the
+//! figures [`super::report`] made, one way.
+
+use serde::Serialize;
+
+use super::report::{GroupFigures, LoadReport, PhaseResult};
+use crate::model::latency::LatencySummary;
+
+/// The CSV's columns.
+pub const CSV_HEADER: [&str; 14] = [
+    "timestamp",
+    "storage",
+    "profile",
+    "phase",
+    "subject",
+    "name",
+    "iops",
+    "mib_s",
+    "read_p50_ms",
+    "read_p99_ms",
+    "read_p99_9_ms",
+    "write_p50_ms",
+    "write_p99_ms",
+    "share_of_median",
+];
+
+/// Set by the session before rendering: whether the CSV starts with its header.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadDocument {
+    #[serde(flatten)]
+    pub report: LoadReport,
+    #[serde(skip)]
+    pub csv_header: bool,
+}
+
+impl crate::output::Render for LoadDocument {
+    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
+
+    fn text(&self) -> String {
+        text(&self.report)
+    }
+
+    fn csv(&self) -> String {
+        csv(&self.report, self.csv_header)
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(CSV_HEADER.to_vec())
+    }
+}
+
+impl crate::output::document::Document for LoadDocument {
+    const KIND: Option<&'static str> = Some(super::report::KIND);
+    const SCHEMA_VERSION: u32 = super::report::SCHEMA_VERSION;
+
+    fn schema_version(&self) -> u32 {
+        self.report.schema_version
+    }
+
+    /// None yet: `compare` of two runs is to come.
+    fn results(self) -> Vec<crate::output::document::Named> {
+        Vec::new()
+    }
+
+    fn exit_status(&self) -> crate::error::exit::Exit {
+        self.report.exit_status()
+    }
+}
+
+fn ms(us: f64) -> String {
+    if us >= 10_000.0 {
+        format!("{:.0} ms", us / 1000.0)
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
+}
+
+fn percentiles(l: &Option<LatencySummary>) -> String {
+    match l {
+        None => "-".into(),
+        Some(l) => format!(
+            "p50 {}  p99 {}{}",
+            ms(l.p50_us),
+            ms(l.p99_us),
+            l.p99_9_us
+                .map(|v| format!("  p99.9 {}", ms(v)))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+fn block_text(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}M", bytes >> 20)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{}K", bytes >> 10)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+fn group_lines(out: &mut String, heading: &str, groups: &[GroupFigures]) {
+    *out += &format!(
+        "  {heading:<16} {:>10} {:>9}  {:<36} {:<36} {:>5}\n",
+        "IOPS", "MiB/s", "read latency", "write latency", "share"
+    );
+    for g in groups {
+        *out += &format!(
+            "  {:<16} {:>10.0} {:>9.1}  {:<36} {:<36} {:>5}\n",
+            format!("{}{}", g.name, if g.slow { " !" } else { "" }),
+            g.iops,
+            g.mib_s,
+            percentiles(&g.read_latency),
+            percentiles(&g.write_latency),
+            g.share_of_median
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+}
+
+fn phase_text(out: &mut String, p: &PhaseResult) {
+    let j = &p.job;
+    let f = &p.figures;
+    *out += &format!(
+        "\nPHASE {}: {} blocks, {}% read, {}% random, {} workers x {} in flight per VM{}, {:.0} s (after {:.0} s warm-up)\n",
+        p.name,
+        block_text(j.block),
+        j.read_pct,
+        j.random_pct,
+        j.workers,
+        j.iodepth,
+        if j.sync { ", synced" } else { "" },
+        j.seconds,
+        j.warmup
+    );
+    *out += &format!(
+        "  CLUSTER {:>10.0} IOPS {:>9.1} MiB/s   {} of {} workers answered\n",
+        f.iops, f.mib_s, f.answered, f.asked
+    );
+    *out += &format!(
+        "  read latency (all I/Os):  {}\n",
+        percentiles(&f.read_latency)
+    );
+    *out += &format!(
+        "  write latency (all I/Os): {}\n",
+        percentiles(&f.write_latency)
+    );
+    let mut facts = Vec::new();
+    if let Some(s) = f.start_skew_ms {
+        facts.push(format!("start skew {s:.1} ms"));
+    }
+    if let Some(v) = f.vm_fairness {
+        facts.push(format!("slowest VM {v:.2} of the median"));
+    }
+    if let Some(n) = f.node_fairness {
+        facts.push(format!("slowest node {n:.2} of the median"));
+    }
+    if !facts.is_empty() {
+        *out += &format!("  {}\n", facts.join("; "));
+    }
+    group_lines(out, "NODE", &f.nodes);
+    group_lines(out, "VM", &f.vms);
+    if !f.per_second_iops.is_empty() {
+        let seconds: Vec<String> = f.per_second_iops.iter().map(u64::to_string).collect();
+        *out += &format!("  each second (IOPS): {}\n", seconds.join(" "));
+    }
+    for w in p.workers.iter().filter(|w| w.error.is_some()) {
+        *out += &format!(
+            "  {}/{}: {}\n",
+            w.node,
+            w.vmid,
+            w.error.as_deref().unwrap_or_default()
+        );
+    }
+}
+
+/// The text table.
+pub fn text(r: &LoadReport) -> String {
+    let nodes = {
+        let mut n: Vec<&str> = r.vms.iter().map(|v| v.node.as_str()).collect();
+        n.dedup();
+        n.len()
+    };
+    let s = &r.settings;
+    let mut out = format!(
+        "pveprobe load: storage {}, profile {}, {} worker VM{} on {} node{}, {} disk{} of {} each\n",
+        r.storage,
+        crate::model::choice::Choice::name(r.profile),
+        r.vms.len(),
+        if r.vms.len() == 1 { "" } else { "s" },
+        nodes,
+        if nodes == 1 { "" } else { "s" },
+        r.disks_per_vm,
+        if r.disks_per_vm == 1 { "" } else { "s" },
+        crate::model::bytes_text(r.disk_bytes)
+    );
+    out += &format!(
+        "workers: scsihw {}, iothread={}, cache={}, aio={}; fill: {}\n",
+        s.scsihw,
+        u8::from(s.iothread),
+        s.cache,
+        s.aio.as_deref().unwrap_or("default"),
+        r.fill
+    );
+    let filled: u64 = r.vms.iter().map(|v| v.filled_bytes).sum();
+    if filled > 0 {
+        let slowest = r.vms.iter().map(|v| v.fill_seconds).fold(0.0, f64::max);
+        out += &format!(
+            "filled: {} in {:.0} s\n",
+            crate::model::bytes_text(filled),
+            slowest
+        );
+    }
+    for p in &r.phases {
+        phase_text(&mut out, p);
+    }
+    let failed: Vec<String> = r
+        .vms
+        .iter()
+        .filter_map(|v| Some(format!("  {}/{}: {}\n", v.node, v.vmid, v.failed.as_ref()?)))
+        .collect();
+    if !failed.is_empty() {
+        out += "\nWORKERS THAT FAILED\n";
+        out += &failed.concat();
+    }
+    for p in &r.problems {
+        out += &format!("problem: {p}\n");
+    }
+    if r.left_behind.is_empty() {
+        out += "\nEvery worker VM was destroyed with its disks.\n";
+    } else {
+        out += "\nLEFT BEHIND (remove with the command shown)\n";
+        for l in &r.left_behind {
+            out += &format!("  {}/{}: {}\n    {}\n", l.node, l.vmid, l.why, l.command);
+        }
+    }
+    if let Some(sig) = r.interrupted_by {
+        out += &format!("Interrupted by signal {sig}.\n");
+    }
+    out
+}
+
+/// A row per figure: the cluster's, each node's and each VM's, per phase.
+pub fn csv(r: &LoadReport, header: bool) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if header {
+        let _ = w.write_record(CSV_HEADER);
+    }
+    let lat = |l: &Option<LatencySummary>, f: fn(&LatencySummary) -> Option<f64>| {
+        l.as_ref()
+            .and_then(f)
+            .map(|us| format!("{:.3}", us / 1000.0))
+            .unwrap_or_default()
+    };
+    let profile = crate::model::choice::Choice::name(r.profile);
+    for p in &r.phases {
+        let f = &p.figures;
+        let cluster = GroupFigures {
+            name: String::new(),
+            iops: f.iops,
+            mib_s: f.mib_s,
+            read_latency: f.read_latency,
+            write_latency: f.write_latency,
+            share_of_median: None,
+            slow: false,
+        };
+        let rows = std::iter::once(("cluster", &cluster))
+            .chain(f.nodes.iter().map(|g| ("node", g)))
+            .chain(f.vms.iter().map(|g| ("vm", g)));
+        for (subject, g) in rows {
+            let _ = w.write_record([
+                r.timestamp.clone(),
+                r.storage.clone(),
+                profile.to_string(),
+                p.name.clone(),
+                subject.to_string(),
+                g.name.clone(),
+                format!("{:.0}", g.iops),
+                format!("{:.2}", g.mib_s),
+                lat(&g.read_latency, |l| Some(l.p50_us)),
+                lat(&g.read_latency, |l| Some(l.p99_us)),
+                lat(&g.read_latency, |l| l.p99_9_us),
+                lat(&g.write_latency, |l| Some(l.p50_us)),
+                lat(&g.write_latency, |l| Some(l.p99_us)),
+                g.share_of_median
+                    .map(|s| format!("{s:.3}"))
+                    .unwrap_or_default(),
+            ]);
+        }
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 use crate::common::{self, pveprobe, stderr, workdir};
 
+mod runs;
+
 /// Debian's cloud kernel and its release (scripts/install-test-deps).
-fn cloud_kernel() -> Option<(PathBuf, String)> {
+pub fn cloud_kernel() -> Option<(PathBuf, String)> {
     let mut found: Vec<PathBuf> = std::fs::read_dir("/boot")
         .ok()?
         .flatten()
@@ -36,7 +38,7 @@ fn cloud_kernel() -> Option<(PathBuf, String)> {
 
 /// The tested binary without its symbols, and the files it needs to run
 /// (its libraries and loader, as `ldd` names them).
-fn probe_and_libraries(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
+pub fn probe_and_libraries(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
     let probe = dir.join("probe");
     let st = Command::new("strip")
         .arg("-o")
@@ -224,10 +226,22 @@ fn a_worker_vm_boots_the_probe_as_init_runs_a_job_on_its_raw_disks_and_powers_of
 
     let mut to = stream;
     to.write_all(
-        b"pveprobe-worker {\"type\":\"job\",\"block\":4096,\"read_pct\":70,\"random_pct\":100,\"workers\":2,\"iodepth\":4,\"seconds\":1.5}\n",
+        b"pveprobe-worker {\"type\":\"job\",\"block\":4096,\"read_pct\":70,\"random_pct\":100,\"workers\":2,\"iodepth\":4,\"warmup\":0.5,\"seconds\":2.5}\n",
     )
     .unwrap();
-    let result = next(&mut port, &worker, Duration::from_secs(120));
+    // The window's start once the warm-up is over, then each whole
+    // second's operations, then the result.
+    let started = next(&mut port, &worker, Duration::from_secs(120));
+    assert_eq!(started["type"], "started", "{started}");
+    let mut seconds = Vec::new();
+    let result = loop {
+        let m = next(&mut port, &worker, Duration::from_secs(120));
+        if m["type"] != "second" {
+            break m;
+        }
+        assert_eq!(m["n"].as_u64().unwrap(), seconds.len() as u64, "{m}");
+        seconds.push(m["ops"].as_u64().unwrap());
+    };
     assert_eq!(result["type"], "result", "{result}");
     let (reads, writes) = (
         result["reads"].as_u64().unwrap(),
@@ -237,19 +251,41 @@ fn a_worker_vm_boots_the_probe_as_init_runs_a_job_on_its_raw_disks_and_powers_of
     // About 70% reads, as asked.
     let share = reads as f64 / (reads + writes) as f64;
     assert!((0.6..0.8).contains(&share), "{share} reads in {result}");
-    assert!(result["seconds"].as_f64().unwrap() >= 1.5, "{result}");
+    assert!(result["seconds"].as_f64().unwrap() >= 2.5, "{result}");
+    // Two whole seconds in a 2.5 s window, their operations within the total.
+    assert_eq!(seconds.len(), 2, "{seconds:?}");
+    assert!(seconds.iter().all(|&n| n > 0), "{seconds:?}");
     assert!(
-        result["read_latency"]["p99_us"].as_f64().unwrap() > 0.0,
-        "{result}"
+        seconds.iter().sum::<u64>() <= reads + writes,
+        "{seconds:?} {result}"
+    );
+    // The latencies come as HdrHistogram's compressed form: every read
+    // is counted in it.
+    let histogram = result["read_latency"].as_str().unwrap();
+    let read_latency = pveprobe::model::latency::Latency::decode(histogram).unwrap();
+    assert_eq!(read_latency.summary().unwrap().count, reads, "{result}");
+
+    // A fill writes every byte of both disks.
+    to.write_all(b"pveprobe-worker {\"type\":\"fill\",\"zero\":false}\n")
+        .unwrap();
+    let filled = next(&mut port, &worker, Duration::from_secs(120));
+    assert_eq!(filled["type"], "filled", "{filled}");
+    assert_eq!(
+        filled["bytes"].as_u64().unwrap(),
+        2 * (64 << 20),
+        "{filled}"
     );
     // The disks were written where the job wrote: raw, no filesystem.
-    let written = disks.iter().any(|d| {
+    let unwritten = disks.iter().any(|d| {
         std::fs::read(d)
             .unwrap()
             .chunks(4096)
-            .any(|c| c.iter().any(|&b| b != 0))
+            .any(|c| c.iter().all(|&b| b == 0))
     });
-    assert!(written, "no block of either disk was written");
+    assert!(
+        !unwritten,
+        "a block of a disk was left unwritten by the fill"
+    );
 
     // Bye: the VM powers off by itself.
     to.write_all(b"pveprobe-worker {\"type\":\"bye\"}\n")

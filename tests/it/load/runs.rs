@@ -1,0 +1,476 @@
+//! `pveprobe load` as an admin runs it: two nodes (network namespaces,
+//! each with its own sshd, as the cluster tests), PVE's `qm`, `pvesh` and
+//! `pvesm` standing in on each node's PATH with real effects
+//! (tests/fake/qm makes real disk files and starts a real QEMU with the
+//! worker kernel and the initramfs pveprobe built, its serial socket
+//! where PVE puts it). The run gives figures for every worker; after it,
+//! and after a SIGINT mid-window, nothing of the run is left on either
+//! node: no QEMU, config, disk or socket.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{cloud_kernel, probe_and_libraries};
+use crate::common::netns::{Behaviour, TestCluster};
+use crate::common::{self, pveprobe, root_or_skip, stderr, stdout, wait_within, workdir};
+
+/// The fakes, tests/fake/qm and tests/fake/pvesh; and pvesm's.
+fn fake(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fake")
+        .join(name)
+}
+
+fn script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// A first VMID no other test of this machine uses at the time.
+fn vmid_base() -> u32 {
+    100_000_000 + rand::random::<u32>() % 800_000_000 / 100 * 100
+}
+
+/// Puts `qm`, `pvesh` and `pvesm` on a node's PATH (its `bin`), the fakes
+/// with their state: the cluster's /etc/pve at `pve`, the node's own
+/// state in `state`, a storage `local-lvm` with 100 GiB free.
+fn install_fakes(bin: &Path, pve: &Path, node: &str, state: &Path) {
+    std::fs::create_dir_all(state.join("pvesm")).unwrap();
+    std::fs::write(
+        state.join("pvesm/status"),
+        "local-lvm lvmthin active 104857600 0 104857600\n",
+    )
+    .unwrap();
+    let env = format!(
+        "PVEPROBE_FAKE_PVE_DIR='{}' PVEPROBE_FAKE_QM_NODE='{node}' PVEPROBE_FAKE_QM_STATE='{}' PVEPROBE_FAKE_PVESM_DIR='{}'",
+        pve.display(),
+        state.join("qm").display(),
+        state.join("pvesm").display()
+    );
+    for tool in ["qm", "pvesh", "pvesm"] {
+        script(
+            &bin.join(tool),
+            &format!("#!/bin/sh\n{env} exec '{}' \"$@\"\n", fake(tool).display()),
+        );
+    }
+}
+
+/// Two nodes with the fakes, the worker's kernel and probe.
+struct LoadRig {
+    cluster: TestCluster,
+    base: u32,
+    kernel: PathBuf,
+    probe: PathBuf,
+    libs: Vec<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl LoadRig {
+    fn new() -> LoadRig {
+        common::needs_tools(
+            &["qemu-system-x86_64", "strip", "ldd", "sshd", "flock"],
+            "qemu-system-x86, binutils, openssh-server and util-linux",
+        );
+        let (kernel, _) = cloud_kernel()
+            .expect("Debian's cloud kernel and its modules (linux-image-cloud-amd64; scripts/install-test-deps)");
+        let dir = workdir();
+        let (probe, libs) = probe_and_libraries(dir.path());
+        let cluster = TestCluster::new(&[("pve1", Behaviour::Good), ("pve2", Behaviour::Good)]);
+        let pve = cluster.dir.path().join("pve");
+        let base = vmid_base();
+        std::fs::write(pve.join("nextid-base"), base.to_string()).unwrap();
+        for node in &cluster.nodes {
+            let home = cluster.dir.path().join(&node.name);
+            install_fakes(&home.join("bin"), &pve, &node.name, &home.join("state"));
+        }
+        LoadRig {
+            cluster,
+            base,
+            kernel,
+            probe,
+            libs,
+            _dir: dir,
+        }
+    }
+
+    /// `pveprobe load` on pve1, small and short: one worker of two 64 MiB
+    /// disks per node, a second of warm-up and `seconds` measured.
+    fn command(&self, seconds: &str, more: &[&str]) -> Command {
+        let mut cmd = self.cluster.pveprobe_on(0, "load");
+        let bin = self.cluster.dir.path().join("pve1/bin");
+        cmd.env(
+            "PATH",
+            format!("{}:/usr/sbin:/usr/bin:/sbin:/bin", bin.display()),
+        )
+        .args([
+            "--storage",
+            "local-lvm",
+            "--disks-per-vm",
+            "2",
+            "--disk-size",
+            "64M",
+        ])
+        .args([
+            "--profile",
+            "hci-70-30",
+            "--warmup",
+            "1",
+            "--seconds",
+            seconds,
+        ])
+        .args(["--memory", "512", "--cores", "2", "--yes"])
+        .arg("--kernel")
+        .arg(&self.kernel)
+        .arg("--worker-probe")
+        .arg(&self.probe);
+        for lib in &self.libs {
+            cmd.arg("--worker-file").arg(lib);
+        }
+        cmd.args(more);
+        cmd
+    }
+
+    /// Whatever of the run is still there: configs, disks, sockets, QEMUs.
+    fn leftovers(&self) -> Vec<String> {
+        let mut left = Vec::new();
+        let pve = self.cluster.dir.path().join("pve/nodes");
+        for node in &self.cluster.nodes {
+            let confs = pve.join(&node.name).join("qemu-server");
+            let images = self
+                .cluster
+                .dir
+                .path()
+                .join(&node.name)
+                .join("state/qm/images");
+            for dir in [confs, images] {
+                for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    left.push(e.path().display().to_string());
+                }
+            }
+        }
+        for id in self.base..self.base + 10 {
+            for ext in ["serial0", "qmp", "pid"] {
+                let p = PathBuf::from(format!("/var/run/qemu-server/{id}.{ext}"));
+                if p.exists() {
+                    left.push(p.display().to_string());
+                }
+            }
+        }
+        let mark = self.cluster.dir.path().display().to_string();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.starts_with("qemu-system") && cmdline.contains(&mark) {
+                left.push(format!(
+                    "QEMU {}: {cmdline}",
+                    e.file_name().to_string_lossy()
+                ));
+            }
+        }
+        left
+    }
+
+    fn console(&self) -> String {
+        let mut out = String::new();
+        for node in &self.cluster.nodes {
+            let state = self.cluster.dir.path().join(&node.name).join("state/qm");
+            for e in std::fs::read_dir(&state).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".console") || name.ends_with(".qemu.log") {
+                    out += &format!(
+                        "--- {}/{name}\n{}\n",
+                        node.name,
+                        std::fs::read_to_string(e.path()).unwrap_or_default()
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+#[test]
+#[ignore = "needs root, QEMU and Debian's cloud kernel: worker VMs on two nodes (scripts/test runs it)"]
+fn a_run_on_two_nodes_gives_every_workers_figures_and_leaves_nothing() {
+    if !root_or_skip() {
+        return;
+    }
+    let rig = LoadRig::new();
+    let mut cmd = rig.command("3", &["--output-format", "json"]);
+    let out = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}\n{}",
+        stderr(&out),
+        stdout(&out),
+        rig.console()
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["kind"], "load");
+    // The plan named both workers, and said what the run costs.
+    let said = stderr(&out);
+    for id in [rig.base, rig.base + 1] {
+        assert!(said.contains(&id.to_string()), "{said}");
+    }
+    assert!(said.contains("slow down meanwhile"), "{said}");
+    let vms = doc["vms"].as_array().unwrap();
+    assert_eq!(vms.len(), 2, "{doc}");
+    for vm in vms {
+        assert_eq!(vm["disks"], 2, "{vm}");
+        assert!(vm["failed"].is_null(), "{vm}");
+        // Every byte of both disks was filled.
+        assert_eq!(vm["filled_bytes"].as_u64().unwrap(), 2 * (64 << 20), "{vm}");
+    }
+    let phase = &doc["phases"][0];
+    let workers = phase["workers"].as_array().unwrap();
+    let nodes: Vec<&str> = workers
+        .iter()
+        .map(|w| w["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes, ["pve1", "pve2"], "{phase}");
+    for w in workers {
+        assert!(w["error"].is_null(), "{w}");
+        let (reads, writes) = (w["reads"].as_u64().unwrap(), w["writes"].as_u64().unwrap());
+        assert!(reads > 0 && writes > 0, "{w}");
+        assert!(w["started_ns"].as_u64().is_some(), "{w}");
+        assert_eq!(w["per_second"].as_array().unwrap().len(), 3, "{w}");
+    }
+    let f = &phase["figures"];
+    assert_eq!(
+        (f["answered"].as_u64(), f["asked"].as_u64()),
+        (Some(2), Some(2))
+    );
+    // The cluster's total is its workers' sum; its latency counts every I/O.
+    let sum: f64 = f["vms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["iops"].as_f64().unwrap())
+        .sum();
+    assert!((f["iops"].as_f64().unwrap() - sum).abs() < 1e-6, "{f}");
+    let reads: u64 = workers.iter().map(|w| w["reads"].as_u64().unwrap()).sum();
+    assert_eq!(f["read_latency"]["count"].as_u64(), Some(reads), "{f}");
+    assert_eq!(f["nodes"].as_array().unwrap().len(), 2, "{f}");
+    // Both started within the run's skew, which is measured and said.
+    let skew = f["start_skew_ms"].as_f64().unwrap();
+    assert!((0.0..10_000.0).contains(&skew), "{skew}");
+    assert!(f["vm_fairness"].as_f64().is_some(), "{f}");
+    assert_eq!(doc["left_behind"].as_array().unwrap().len(), 0, "{doc}");
+    assert_eq!(rig.leftovers(), Vec::<String>::new());
+    // pve2's workers were made on pve2, by its own qm.
+    let calls =
+        std::fs::read_to_string(rig.cluster.dir.path().join("pve2/state/qm/calls.log")).unwrap();
+    assert!(
+        calls.contains(&format!("create {}", rig.base + 1)),
+        "{calls}"
+    );
+    assert!(
+        calls.contains(&format!("destroy {} --purge", rig.base + 1)),
+        "{calls}"
+    );
+}
+
+/// A run under way: its process and what it prints, read as it goes.
+struct Running {
+    child: std::process::Child,
+    stderr: std::thread::JoinHandle<String>,
+    stdout: std::thread::JoinHandle<String>,
+}
+
+impl Running {
+    /// Starts the run and returns once its measured window has begun.
+    fn into_window(rig: &LoadRig, seconds: &str, more: &[&str]) -> Running {
+        let mut child = rig
+            .command(seconds, more)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(err).lines() {
+                let line = line.unwrap_or_default();
+                if line.contains("s measured") && line.contains("workers,") {
+                    let _ = tx.send(());
+                }
+                all += &line;
+                all.push('\n');
+            }
+            all
+        });
+        let out = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || std::io::read_to_string(out).unwrap_or_default());
+        rx.recv_timeout(Duration::from_secs(240))
+            .unwrap_or_else(|_| panic!("the window never began:\n{}", rig.console()));
+        // Past the warm-up, inside the window.
+        std::thread::sleep(Duration::from_secs(2));
+        Running {
+            child,
+            stderr,
+            stdout,
+        }
+    }
+
+    /// How it ended, its stderr and its stdout.
+    fn end(mut self) -> (std::process::ExitStatus, String, String) {
+        let status = wait_within(&mut self.child, Duration::from_secs(180));
+        (
+            status,
+            self.stderr.join().unwrap(),
+            self.stdout.join().unwrap(),
+        )
+    }
+}
+
+#[test]
+#[ignore = "needs root, QEMU and Debian's cloud kernel: worker VMs on two nodes (scripts/test runs it)"]
+fn a_sigint_mid_window_destroys_every_worker_on_both_nodes() {
+    if !root_or_skip() {
+        return;
+    }
+    let rig = LoadRig::new();
+    let run = Running::into_window(&rig, "60", &[]);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let (status, said, _) = run.end();
+    assert_eq!(status.code(), Some(130), "{said}\n{}", rig.console());
+    assert!(!said.contains("left behind"), "{said}");
+    assert_eq!(rig.leftovers(), Vec::<String>::new(), "{said}");
+}
+
+#[test]
+#[ignore = "needs root, QEMU and Debian's cloud kernel: worker VMs on two nodes (scripts/test runs it)"]
+fn a_worker_that_stops_answering_is_given_up_on_and_named_and_the_others_stand() {
+    if !root_or_skip() {
+        return;
+    }
+    let rig = LoadRig::new();
+    let run = Running::into_window(
+        &rig,
+        "6",
+        &["--answer-timeout", "3", "--output-format", "json"],
+    );
+    // pve2's worker freezes mid-window: its QEMU is stopped.
+    let pid_file = rig
+        .cluster
+        .dir
+        .path()
+        .join(format!("pve2/state/qm/{}.pid", rig.base + 1));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+    let (status, said, text) = run.end();
+    assert_eq!(status.code(), Some(1), "{said}\n{text}\n{}", rig.console());
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let failed = doc["vms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["vmid"] == rig.base + 1)
+        .unwrap();
+    assert!(
+        failed["failed"]
+            .as_str()
+            .is_some_and(|m| m.contains("stopped answering")),
+        "{doc}"
+    );
+    assert!(said.contains(&format!("VM {}", rig.base + 1)), "{said}");
+    // pve1's worker's figures stand; pve2's is counted as asked, not answered.
+    let phase = &doc["phases"][0];
+    let good = phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["node"] == "pve1")
+        .unwrap();
+    assert!(
+        good["error"].is_null() && good["reads"].as_u64().unwrap() > 0,
+        "{phase}"
+    );
+    let f = &phase["figures"];
+    assert_eq!(
+        (f["answered"].as_u64(), f["asked"].as_u64()),
+        (Some(1), Some(2)),
+        "{phase}"
+    );
+    // Its QEMU stopped as it was, it is still destroyed.
+    assert_eq!(rig.leftovers(), Vec::<String>::new(), "{said}");
+}
+
+/// The plan and its cost, and nothing made: `--dry-run` prints it; without
+/// `--yes` and no terminal to ask on, the run is refused.
+#[test]
+fn dry_run_says_the_plan_and_a_run_without_yes_or_a_terminal_is_refused() {
+    let dir = workdir();
+    let bin = dir.path().join("bin");
+    let pve = dir.path().join("pve");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&pve).unwrap();
+    std::fs::write(pve.join("nextid-base"), "4200").unwrap();
+    install_fakes(&bin, &pve, "pve1", &dir.path().join("state"));
+    let path = format!("{}:/usr/sbin:/usr/bin:/sbin:/bin", bin.display());
+    let run = |more: &[&str]| {
+        pveprobe()
+            .env("PATH", &path)
+            .args([
+                "load",
+                "--storage",
+                "local-lvm",
+                "--nodes",
+                "pve1=127.0.0.1,pve2=127.0.0.1",
+            ])
+            .args([
+                "--vms-per-node",
+                "2",
+                "--disks-per-vm",
+                "8",
+                "--disk-size",
+                "10G",
+            ])
+            .args(more)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = stdout(&out);
+    assert!(
+        plan.contains("4 worker VMs on 2 nodes, 8 disks of 10.00 GiB each (320.00 GiB in all)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("pve1: VMID 4200, 4201") && plan.contains("pve2: VMID 4202, 4203"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("hci-read") || plan.contains("read:"),
+        "{plan}"
+    );
+    assert!(plan.contains("slow down meanwhile"), "{plan}");
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--yes says go"), "{}", stderr(&out));
+    // Nothing was made either time: qm was never called.
+    assert!(!dir.path().join("state/qm/calls.log").exists());
+}

@@ -52,6 +52,11 @@ impl Latency {
         let _ = self.0.add(&other.0);
     }
 
+    /// The `pct`th percentile, in microseconds (`None` when empty).
+    pub fn percentile_us(&self, pct: f64) -> Option<f64> {
+        (!self.0.is_empty()).then(|| self.0.value_at_quantile(pct / 100.0) as f64 / 1000.0)
+    }
+
     pub fn summary(&self) -> Option<LatencySummary> {
         if self.0.is_empty() {
             return None;

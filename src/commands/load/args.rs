@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::profile::Profile;
+use super::target::LatencyTarget;
 use crate::commands::common::measure_args::{self, parse_size};
 use crate::commands::common::reach_args::ReachArgs;
 use crate::model::choice::Choice;
@@ -31,7 +32,12 @@ WHAT IT DOES
      warms up (--warmup, not counted), then every worker on every node
      starts the measured window (--seconds) at once; each worker's start is
      stamped by its node's clock and the spread is reported as the skew.
-  4. The figures: the cluster's total IOPS and MiB/s, latency percentiles of
+  4. With --latency-target p99=5ms (HCIBench's easy run): the outstanding I/O
+     per worker is raised step by step (1, 2, 4... 256), a --step-seconds
+     window each, until the percentile of all the cluster's I/Os crosses the
+     target; the highest total IOPS within it is the answer, every step a
+     point of the curve.
+  5. The figures: the cluster's total IOPS and MiB/s, latency percentiles of
      all its I/Os merged from every worker's histogram, the same per node
      and per VM, each second's total, and fairness (the slowest VM's and
      node's share of the median; ! marks one a third below its peers).
@@ -61,6 +67,7 @@ EXAMPLES
   pveprobe load --storage ceph-vm --profile hci-70-30 --vms-per-node 2 --yes
   pveprobe load --storage ceph-vm --nodes pve1,pve2 --seconds 60 --warmup 10 --yes
   pveprobe load --storage ceph-vm --profile custom --bs 16K --rwmix 50 --yes
+  pveprobe load --storage ceph-vm --latency-target p99=5ms --yes   the most IOPS within 5 ms
   pveprobe load --storage ceph-vm --yes --output-format json --output load.json
   pveprobe compare before.json after.json          two runs, phase by phase";
 
@@ -119,6 +126,17 @@ pub struct LoadArgs {
     /// Seconds of each measured window
     #[arg(long, value_name = "SECS", default_value_t = 300.0, value_parser = seconds_from(0.5), help_heading = "Workload")]
     pub seconds: f64,
+
+    /// Find the highest total IOPS within a latency target (p99=5ms): the
+    /// profile's outstanding I/O per worker raised 1, 2, 4... up to 256,
+    /// a --step-seconds window each, until the percentile of all the
+    /// cluster's I/Os crosses it
+    #[arg(long, value_name = "TARGET", value_parser = LatencyTarget::parse, help_heading = "Workload")]
+    pub latency_target: Option<LatencyTarget>,
+
+    /// Seconds of each step's window with --latency-target
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds_from(0.5), help_heading = "Workload")]
+    pub step_seconds: f64,
 
     /// The kernel the workers boot [default: each node's /boot/vmlinuz-$(uname -r)]
     #[arg(long, value_name = "FILE", help_heading = "Worker VMs")]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::profile::Phase;
 use super::report::{LeftBehind, LoadReport, PhaseResult, VmRecord, WorkerFigures};
-use super::wire::{self, FromNode, NodePlan, ToNode};
+use super::wire::{self, FromNode, NodePlan, ToNode, WorkerJob};
 use super::{Fill, LoadRequest};
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, shell_line};
@@ -109,7 +109,18 @@ pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
         }
     }
     let mut seconds = 0.0;
-    for p in &req.phases {
+    if let (Some(t), Some(first)) = (req.target, req.phases.first()) {
+        let steps = super::target::DEPTHS.len() as f64;
+        out += &format!(
+            "  latency target {}: {}'s job at 1, 2, 4... {} in flight per worker, {:.0} s each, until it is crossed\n",
+            t.text(),
+            first.name,
+            super::target::DEPTHS[super::target::DEPTHS.len() - 1],
+            req.step_seconds
+        );
+        seconds = first.job.warmup + steps * req.step_seconds;
+    }
+    for p in req.phases.iter().filter(|_| req.target.is_none()) {
         let j = &p.job;
         out += &format!(
             "  {}: {} B blocks, {}% read, {}% random, {} workers x {} in flight{} per VM, {:.0} s warm-up, {:.0} s measured\n",
@@ -126,7 +137,7 @@ pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
         seconds += j.warmup + j.seconds;
     }
     out += &format!(
-        "  about {:.0} s of load after the fill; the cluster's own guests on {} slow down meanwhile\n",
+        "  at most about {:.0} s of load after the fill; the cluster's own guests on {} slow down meanwhile\n",
         seconds, req.storage
     );
     out += "  every worker is destroyed with its disks (qm destroy --purge) when the run ends, however it ends\n";
@@ -458,13 +469,40 @@ pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> L
             Duration::from_secs_f64(bytes / super::node::SLOWEST_FILL + req.answer_within) + SLACK;
         going = run.wait(&rx, limit, Some(interrupt), "the fill", |a| a.job_done);
     }
-    for phase in &req.phases {
-        if !going {
-            break;
+    let mut target = None;
+    match (req.target, req.phases.first()) {
+        (Some(t), Some(first)) if going => {
+            target = Some(super::target::search(t, &super::target::DEPTHS, |depth| {
+                let step = Phase {
+                    name: format!("depth {depth}"),
+                    job: WorkerJob {
+                        iodepth: depth,
+                        // The storage is warm after the first step.
+                        warmup: if phases.is_empty() {
+                            first.job.warmup
+                        } else {
+                            0.0
+                        },
+                        seconds: req.step_seconds,
+                        ..first.job.clone()
+                    },
+                };
+                let result = run.phase(&step, &rx, interrupt)?;
+                let figures = (result.figures.iops, result.percentile_us(t.percentile)?);
+                phases.push(result);
+                Some(figures)
+            }));
         }
-        match run.phase(phase, &rx, interrupt) {
-            Some(result) => phases.push(result),
-            None => going = false,
+        _ => {
+            for phase in &req.phases {
+                if !going {
+                    break;
+                }
+                match run.phase(phase, &rx, interrupt) {
+                    Some(result) => phases.push(result),
+                    None => going = false,
+                }
+            }
         }
     }
     // Every way out: every agent removes its workers.
@@ -524,6 +562,7 @@ pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> L
         settings: req.settings.clone(),
         vms: run.vms,
         phases,
+        target,
         left_behind,
         problems: run.problems,
         interrupted_by: interrupt.signal(),

@@ -24,6 +24,7 @@ pub mod node;
 pub mod profile;
 pub mod render;
 pub mod report;
+pub mod target;
 pub mod wire;
 pub mod worker;
 
@@ -74,6 +75,10 @@ pub struct LoadRequest {
     pub boot_within: f64,
     /// Seconds past a job's end a worker may take to answer.
     pub answer_within: f64,
+    /// `--latency-target`: the first phase's depth raised step by step.
+    pub target: Option<target::LatencyTarget>,
+    /// Each step's measured window, in seconds.
+    pub step_seconds: f64,
     /// When the run started (RFC 3339).
     pub timestamp: String,
 }

@@ -216,6 +216,37 @@ pub fn text(r: &LoadReport) -> String {
     for p in &r.phases {
         phase_text(&mut out, p);
     }
+    if let Some(t) = &r.target {
+        out += &format!("\nLATENCY TARGET {}\n", t.target.text());
+        out += &format!(
+            "  {:>6} {:>10} {:>12}\n",
+            "DEPTH",
+            "IOPS",
+            format!("p{}", t.target.percentile)
+        );
+        for s in &t.steps {
+            out += &format!(
+                "  {:>6} {:>10.0} {:>12}{}\n",
+                s.depth,
+                s.iops,
+                ms(s.latency_us),
+                if s.within { "" } else { "  beyond" }
+            );
+        }
+        match &t.best {
+            Some(b) => {
+                out += &format!(
+                    "  highest within it: {:.0} IOPS at {} in flight per worker ({} {})\n",
+                    b.iops,
+                    b.depth,
+                    format_args!("p{}", t.target.percentile),
+                    ms(b.latency_us)
+                )
+            }
+            None => out += "  no step was within it\n",
+        }
+        out += &format!("  ended: {}\n", t.ended);
+    }
     let failed: Vec<String> = r
         .vms
         .iter()

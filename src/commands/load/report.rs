@@ -37,6 +37,9 @@ pub struct LoadReport {
     /// Every worker planned, by node, and what became of it.
     pub vms: Vec<VmRecord>,
     pub phases: Vec<PhaseResult>,
+    /// `--latency-target`'s search: its steps are the phases.
+    #[serde(default)]
+    pub target: Option<super::target::TargetResult>,
     /// What the run made and could not remove, with the command that does.
     pub left_behind: Vec<LeftBehind>,
     /// What went wrong beyond one worker (a node that did not answer).
@@ -200,6 +203,16 @@ fn rank(groups: &mut [GroupFigures]) -> Option<f64> {
 }
 
 impl PhaseResult {
+    /// The `pct`th percentile of every I/O of the phase, reads and writes.
+    pub fn percentile_us(&self, pct: f64) -> Option<f64> {
+        let mut all = Latency::default();
+        for w in self.workers.iter().filter(|w| w.error.is_none()) {
+            all.merge(&w.read_latency);
+            all.merge(&w.write_latency);
+        }
+        all.percentile_us(pct)
+    }
+
     pub fn new(phase: &Phase, workers: Vec<WorkerFigures>) -> PhaseResult {
         let mut result = PhaseResult {
             name: phase.name.clone(),

@@ -77,6 +77,8 @@ fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
             memory_mib: args.memory,
             cores: args.cores,
         },
+        target: args.latency_target,
+        step_seconds: args.step_seconds,
         boot_within: args.boot_timeout,
         answer_within: args.answer_timeout,
         timestamp: jiff::Timestamp::now().to_string(),

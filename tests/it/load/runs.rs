@@ -474,3 +474,66 @@ fn dry_run_says_the_plan_and_a_run_without_yes_or_a_terminal_is_refused() {
     // Nothing was made either time: qm was never called.
     assert!(!dir.path().join("state/qm/calls.log").exists());
 }
+
+#[test]
+#[ignore = "needs root, QEMU and Debian's cloud kernel: worker VMs on two nodes (scripts/test runs it)"]
+fn a_latency_target_raises_the_depth_until_crossed_and_keeps_the_best_within() {
+    if !root_or_skip() {
+        return;
+    }
+    let rig = LoadRig::new();
+    // TCG's disks are slow: 20 ms at the 99th percentile is crossed within
+    // the depths tried; each step is a second.
+    let out = rig
+        .command(
+            "1",
+            &[
+                "--latency-target",
+                "p99=20ms",
+                "--step-seconds",
+                "1",
+                "--output-format",
+                "json",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stderr(&out), rig.console());
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let t = &doc["target"];
+    let steps = t["steps"].as_array().unwrap();
+    assert!(!steps.is_empty(), "{t}");
+    // A step per phase, at depths 1, 2, 4...
+    let phases = doc["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), steps.len(), "{t}");
+    for (i, (s, p)) in steps.iter().zip(phases).enumerate() {
+        assert_eq!(s["depth"].as_u64(), Some(1 << i), "{t}");
+        assert_eq!(p["job"]["iodepth"], s["depth"], "{p}");
+        assert_eq!(p["name"], format!("depth {}", 1 << i));
+        // Each step's figure is its phase's total, its latency within or not.
+        assert!(
+            (s["iops"].as_f64().unwrap() - p["figures"]["iops"].as_f64().unwrap()).abs() < 1e-6
+        );
+        assert_eq!(
+            s["within"],
+            s["latency_us"].as_f64().unwrap() <= 20_000.0,
+            "{s}"
+        );
+    }
+    // Only the last step may be beyond; the best is the highest within.
+    assert!(
+        steps[..steps.len() - 1].iter().all(|s| s["within"] == true),
+        "{t}"
+    );
+    if let Some(best) = t["best"].as_object() {
+        let most = steps
+            .iter()
+            .filter(|s| s["within"] == true)
+            .map(|s| s["iops"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert_eq!(best["iops"].as_f64(), Some(most), "{t}");
+    }
+    assert_eq!(rig.leftovers(), Vec::<String>::new());
+}

@@ -41,7 +41,8 @@
 //! - [`blockstack`] (the block devices under a path), [`syncverdict`]
 //!   (whether a SYNC WRITE figure can be true of its disk), [`pvestorage`]
 //!   (PVE's storage.cfg, pvesm and scratch volumes), [`pvevm`] (PVE's
-//!   `qm` and `pvesh` for the VMs `load` makes), [`nodes`] (the
+//!   `qm` and `pvesh` for the VMs `load` makes), [`qga`] (the QEMU guest
+//!   agent, and the probe run in a guest through it), [`nodes`] (the
 //!   cluster's nodes, how they are reached, their interfaces);
 //! - [`output`]: the formats, writing, tables, pictures and progress, and
 //!   what every document shares: the [`output::document::Document`]
@@ -65,6 +66,7 @@ pub mod nodes;
 pub mod output;
 pub mod pvestorage;
 pub mod pvevm;
+pub mod qga;
 pub mod results;
 pub mod syncverdict;
 pub mod sys;

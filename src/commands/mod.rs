@@ -28,7 +28,7 @@ use ceph::args::{CephArgs, CephNodeInfoArgs};
 use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
-use load::args::{LoadArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
+use load::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
 use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
@@ -98,6 +98,9 @@ pub enum Command {
     /// A node's agent in a `load` run (its plan on stdin)
     #[command(name = "load-node", hide = true)]
     LoadNode(LoadNodeArgs),
+    /// One step of `load --vms` in an existing VM, through its agent
+    #[command(name = "load-guest", hide = true)]
+    LoadGuest(LoadGuestArgs),
     /// A worker VM's /init, for `load`
     #[command(name = "load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
@@ -134,6 +137,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
         Some(Command::Load(args)) => load::run::load(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),
+        Some(Command::LoadGuest(args)) => load::run::load_guest(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),
         Some(Command::LoadInitramfs(args)) => load::run::load_initramfs(args),
         None => probe::run::probe(&opts.probe, &results_readers()),

@@ -37,7 +37,8 @@ impl Interrupt {
         }
     }
 
-    #[cfg(test)]
+    /// Raises the flag as signal `sig` would: for a part of the probe
+    /// that stops another (`load`'s node agent, a guest's run).
     pub fn raise(&self, sig: i32) {
         self.0.store(sig as usize, Ordering::Relaxed);
     }

@@ -13,7 +13,7 @@ use crate::common::{self, pveprobe, stderr, stdout, wait_within, workdir};
 /// The probe copied into the "guest": the tested binary without its
 /// symbols (13 MiB instead of 46: qemu-ga parses each chunk's base64 at
 /// about 10 MB/s), made once in cargo's scratch directory for tests.
-fn guest_probe() -> &'static Path {
+pub fn guest_probe() -> &'static Path {
     static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PROBE.get_or_init(|| {
         let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -30,20 +30,25 @@ fn guest_probe() -> &'static Path {
 }
 
 /// A running qemu-ga and its private directory; stopped when dropped.
-struct Qga {
+pub struct Qga {
     child: Child,
     socket: PathBuf,
 }
 
 /// Fails the test unless Debian's qemu-ga is installed
 /// (scripts/install-test-deps); the test is `#[ignore]`d for it.
-fn needs_qga() {
+pub fn needs_qga() {
     common::needs_tools(&["qemu-ga"], "qemu-guest-agent");
 }
 
 impl Qga {
     fn start(dir: &Path, extra: &[&str]) -> Qga {
-        let socket = dir.join("qga.sock");
+        Qga::start_at(&dir.join("qga.sock"), dir, extra)
+    }
+
+    /// qemu-ga listening on `socket`, its pid file, state and log in `dir`.
+    pub fn start_at(socket: &Path, dir: &Path, extra: &[&str]) -> Qga {
+        let socket = socket.to_path_buf();
         let child = Command::new("qemu-ga")
             .args(["-m", "unix-listen", "-p"])
             .arg(&socket)

@@ -20,14 +20,12 @@ use crate::sys::interrupt::Interrupt;
 
 mod host;
 pub mod profile;
-pub mod qga;
-pub mod remote;
 pub mod report;
 
+use crate::qga::inguest::{self as remote, InGuest, RemoteError};
+use crate::qga::{self, Agent};
 use host::{measure_host, zvol_block_size};
 use profile::Profile;
-use qga::Agent;
-use remote::{InGuest, RemoteError};
 
 /// Where PVE's guest agent sockets are.
 pub const QGA_DIR: &str = "/var/run/qemu-server";

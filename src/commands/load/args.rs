@@ -49,6 +49,16 @@ WHAT IT DOES
     custom      your own: --bs --rwmix --random-share --workers --iodepth
                 (these also change any other profile)
 
+EXISTING VMS (--vms)
+  The same workload in VMs of your own, as `pveprobe guest` reaches them:
+  through each VM's QEMU guest agent (on the node that runs it, by .vmlist),
+  a private directory under --guest-dir in the guest, the static probe
+  copied in, --disks-per-vm files of --disk-size there, measured through the
+  guest's filesystem (O_DIRECT). Each guest needs that room and a quarter
+  more. The directory is removed on every way out; no VM is made or touched
+  otherwise. Their starts are stamped by each guest's clock, set against
+  the node's (guest-get-time), and the skew is reported.
+
 COST AND SAFETY
   Said before the run; --dry-run prints the plan and does nothing. Without a
   terminal to ask on, --yes is needed. While it runs, the cluster's own
@@ -68,6 +78,7 @@ EXAMPLES
   pveprobe load --storage ceph-vm --nodes pve1,pve2 --seconds 60 --warmup 10 --yes
   pveprobe load --storage ceph-vm --profile custom --bs 16K --rwmix 50 --yes
   pveprobe load --storage ceph-vm --latency-target p99=5ms --yes   the most IOPS within 5 ms
+  pveprobe load --vms 101,102,205 --disks-per-vm 2 --disk-size 4G --yes   your own VMs
   pveprobe load --storage ceph-vm --yes --output-format json --output load.json
   pveprobe compare before.json after.json          two runs, phase by phase";
 
@@ -76,8 +87,26 @@ EXAMPLES
 #[command(after_long_help = AFTER_HELP)]
 pub struct LoadArgs {
     /// The PVE storage the workers' disks are made on
-    #[arg(long, value_name = "ID")]
-    pub storage: String,
+    #[arg(long, value_name = "ID", required_unless_present = "vms")]
+    pub storage: Option<String>,
+
+    /// Instead of making workers: these existing VMs, through their guest
+    /// agents, on files in a private directory in each (comma-separated)
+    #[arg(
+        long,
+        value_name = "VMIDS",
+        value_delimiter = ',',
+        conflicts_with = "storage"
+    )]
+    pub vms: Vec<u32>,
+
+    /// With --vms: where in each guest the run's directory is made
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp", requires = "vms")]
+    pub guest_dir: String,
+
+    /// Read .vmlist (which node runs each VM) from DIR instead of /etc/pve
+    #[arg(long, value_name = "DIR", default_value = "/etc/pve")]
+    pub pve_config: PathBuf,
 
     /// Worker VMs on each node
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -288,4 +317,28 @@ pub struct LoadInitramfsArgs {
     /// libraries and loader, for tests)
     #[arg(long = "with", value_name = "FILE")]
     pub with: Vec<PathBuf>,
+}
+
+/// `pveprobe load-guest`: one step of `load --vms` in an existing VM.
+#[derive(Debug, Args)]
+pub struct LoadGuestArgs {
+    /// The run's private directory in the guest
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Files measured, one per worker disk
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub files: u32,
+
+    /// Each file's size in bytes
+    #[arg(long, value_name = "BYTES")]
+    pub file_size: u64,
+
+    /// prepare (make the files), fill, fill-zero or job
+    #[arg(long, value_name = "STEP", value_parser = ["prepare", "fill", "fill-zero", "job"])]
+    pub step: String,
+
+    /// With --step job: the job, as JSON
+    #[arg(long, value_name = "JSON", required_if_eq("step", "job"))]
+    pub job: Option<String>,
 }

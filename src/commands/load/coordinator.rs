@@ -60,18 +60,32 @@ pub fn allocate_vmids(count: usize) -> Result<Vec<u32>, String> {
 pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
     let vms: usize = planned.iter().map(|p| p.vmids.len()).sum();
     let disk_total = vms as u64 * req.disks_per_vm as u64 * req.disk_bytes;
-    let mut out = format!(
-        "pveprobe load on storage {}: {} worker VM{} on {} node{}, {} disk{} of {} each ({} in all)\n",
-        req.storage,
-        vms,
-        if vms == 1 { "" } else { "s" },
-        planned.len(),
-        if planned.len() == 1 { "" } else { "s" },
-        req.disks_per_vm,
-        if req.disks_per_vm == 1 { "" } else { "s" },
-        crate::model::bytes_text(req.disk_bytes),
-        crate::model::bytes_text(disk_total),
-    );
+    let mut out = match &req.existing {
+        Some(_) => format!(
+            "pveprobe load in {} existing VM{} on {} node{}, through their guest agents: {} file{} of {} each in a private directory under {} in each ({} in all)\n",
+            vms,
+            if vms == 1 { "" } else { "s" },
+            planned.len(),
+            if planned.len() == 1 { "" } else { "s" },
+            req.disks_per_vm,
+            if req.disks_per_vm == 1 { "" } else { "s" },
+            crate::model::bytes_text(req.disk_bytes),
+            req.guest_dir,
+            crate::model::bytes_text(disk_total),
+        ),
+        None => format!(
+            "pveprobe load on storage {}: {} worker VM{} on {} node{}, {} disk{} of {} each ({} in all)\n",
+            req.storage,
+            vms,
+            if vms == 1 { "" } else { "s" },
+            planned.len(),
+            if planned.len() == 1 { "" } else { "s" },
+            req.disks_per_vm,
+            if req.disks_per_vm == 1 { "" } else { "s" },
+            crate::model::bytes_text(req.disk_bytes),
+            crate::model::bytes_text(disk_total),
+        ),
+    };
     for p in planned {
         out += &format!(
             "  {}{}: VMID {}\n",
@@ -85,15 +99,17 @@ pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
         );
     }
     let s = &req.settings;
-    out += &format!(
-        "  each: {} MiB, {} cores, scsihw {}, iothread={}, cache={}, aio={}\n",
-        s.memory_mib,
-        s.cores,
-        s.scsihw,
-        u8::from(s.iothread),
-        s.cache,
-        s.aio.as_deref().unwrap_or("PVE's default")
-    );
+    if req.existing.is_none() {
+        out += &format!(
+            "  each: {} MiB, {} cores, scsihw {}, iothread={}, cache={}, aio={}\n",
+            s.memory_mib,
+            s.cores,
+            s.scsihw,
+            u8::from(s.iothread),
+            s.cache,
+            s.aio.as_deref().unwrap_or("PVE's default")
+        );
+    }
     match req.fill {
         Fill::Skip => out += "  no fill: reads of blocks never written may measure nothing\n",
         fill => {
@@ -138,9 +154,21 @@ pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
     }
     out += &format!(
         "  at most about {:.0} s of load after the fill; the cluster's own guests on {} slow down meanwhile\n",
-        seconds, req.storage
+        seconds,
+        if req.existing.is_some() {
+            "the VMs' storage"
+        } else {
+            req.storage.as_str()
+        }
     );
-    out += "  every worker is destroyed with its disks (qm destroy --purge) when the run ends, however it ends\n";
+    out += match req.existing {
+        Some(_) => {
+            "  each guest's directory is removed when the run ends, however it ends; no VM is made or changed\n"
+        }
+        None => {
+            "  every worker is destroyed with its disks (qm destroy --purge) when the run ends, however it ends\n"
+        }
+    };
     out
 }
 
@@ -393,6 +421,8 @@ fn node_plan(req: &LoadRequest, p: &Planned) -> NodePlan {
         probe: req.probe.clone(),
         with: req.with.clone(),
         settings: req.settings.clone(),
+        existing: req.existing.is_some(),
+        guest_dir: req.guest_dir.clone(),
         boot_within: req.boot_within,
         answer_within: req.answer_within,
     }

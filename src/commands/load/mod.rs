@@ -12,6 +12,8 @@
 //! - [`worker`]: a worker VM's `/init` (`load-worker`): pveprobe as PID 1
 //!   on the node's kernel and an [`initramfs`] pveprobe builds, measuring
 //!   its raw virtual disks;
+//! - [`guest`]: `--vms`, the same workload in existing VMs through their
+//!   guest agents, in a private directory in each (`load-guest`);
 //! - [`wire`]: what the three say to each other; [`profile`]: the
 //!   workloads; [`report`] and [`render`]: the figures and their forms.
 
@@ -19,6 +21,7 @@ pub mod args;
 pub mod run;
 
 pub mod coordinator;
+pub mod guest;
 pub mod initramfs;
 pub mod node;
 pub mod profile;
@@ -75,6 +78,10 @@ pub struct LoadRequest {
     pub boot_within: f64,
     /// Seconds past a job's end a worker may take to answer.
     pub answer_within: f64,
+    /// `--vms`: the existing VMs measured, by node; none is made.
+    pub existing: Option<Vec<(String, Vec<u32>)>>,
+    /// Where in each existing VM the run's directory is made.
+    pub guest_dir: String,
     /// `--latency-target`: the first phase's depth raised step by step.
     pub target: Option<target::LatencyTarget>,
     /// Each step's measured window, in seconds.

@@ -12,8 +12,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
+use super::guest::{self, GuestThread};
 use super::initramfs::{self, InitramfsSpec};
 use super::wire::{self, DeployedVm, FromNode, FromWorker, LeftVm, NodePlan, ToNode, ToWorker};
 use crate::pvevm::{self, VmSpec};
@@ -26,6 +27,8 @@ pub const QEMU_RUN_DIR: &str = "/var/run/qemu-server";
 /// (none in a worker VM: the kernel stays off the protocol's port), and
 /// a panic powers it off rather than hanging.
 pub const APPEND: &str = "console=ttyS1 panic=-1 quiet -- load-worker";
+/// How long an existing VM's thread may take to remove its directory.
+const GUEST_CLEAN_WITHIN: Duration = Duration::from_secs(120);
 /// How long the coordinator's plan may take to come.
 const PLAN_WITHIN: Duration = Duration::from_secs(60);
 /// The slowest fill a worker's disks are given time for, in bytes a second.
@@ -75,9 +78,15 @@ pub fn serve(interrupt: &Interrupt) -> Result<(), String> {
     let mut fleet = Fleet {
         made: Vec::new(),
         ports: BTreeMap::new(),
+        retired: Vec::new(),
         scratch: None,
     };
-    if let Err(message) = deploy(&plan, &mut fleet, &tx, &rx, interrupt).and_then(|vms| {
+    let deployed = if plan.existing {
+        reach_existing(&plan, &mut fleet, &tx, &rx, interrupt)
+    } else {
+        deploy(&plan, &mut fleet, &tx, &rx, interrupt)
+    };
+    if let Err(message) = deployed.and_then(|vms| {
         say(&FromNode::Deployed { vms });
         relay(&plan, &mut fleet, &rx, interrupt)
     }) {
@@ -88,22 +97,76 @@ pub fn serve(interrupt: &Interrupt) -> Result<(), String> {
     Ok(())
 }
 
+/// How a worker is reached: a worker VM's serial port, or the thread
+/// that runs an existing VM's part through its guest agent.
+enum Port {
+    Serial(UnixStream),
+    Guest(GuestThread),
+}
+
 /// What the agent made: the VMs (in the order made), their ports, and
-/// the private directory with the initramfs.
+/// the private directory with the initramfs; the existing VMs' threads.
 struct Fleet {
     made: Vec<u32>,
-    ports: BTreeMap<u32, UnixStream>,
+    ports: BTreeMap<u32, Port>,
+    /// Existing VMs' threads no longer asked anything, still to be ended.
+    retired: Vec<(u32, GuestThread)>,
     scratch: Option<ScratchDir>,
 }
 
 impl Fleet {
     fn tell(&mut self, vmid: u32, message: &ToWorker) -> bool {
-        let line = wire::line(message);
-        self.ports.get_mut(&vmid).is_some_and(|p| {
-            p.write_all(line.as_bytes())
-                .and_then(|()| p.flush())
-                .is_ok()
-        })
+        match self.ports.get_mut(&vmid) {
+            Some(Port::Serial(p)) => {
+                let line = wire::line(message);
+                p.write_all(line.as_bytes())
+                    .and_then(|()| p.flush())
+                    .is_ok()
+            }
+            Some(Port::Guest(g)) => g.tell.send(message.clone()).is_ok(),
+            None => false,
+        }
+    }
+
+    /// A worker that takes no further part.
+    fn retire(&mut self, vmid: u32) {
+        if let Some(Port::Guest(g)) = self.ports.remove(&vmid) {
+            self.retired.push((vmid, g));
+        }
+    }
+
+    /// Every existing VM's thread stopped and ended: its directory
+    /// removed, or named in `left`.
+    fn end_guests(&mut self, left: &mut Vec<LeftVm>) {
+        for vmid in self.ports.keys().copied().collect::<Vec<_>>() {
+            self.retire(vmid);
+        }
+        let threads = std::mem::take(&mut self.retired);
+        for (_, g) in &threads {
+            g.stop.raise(libc::SIGTERM);
+            let _ = g.tell.send(ToWorker::Bye);
+        }
+        let until = Instant::now() + GUEST_CLEAN_WITHIN;
+        for (vmid, g) in threads {
+            while !g.done.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let why = if g.done.is_finished() {
+                g.done
+                    .join()
+                    .ok()
+                    .flatten()
+                    .map(|dir| format!("in the guest: {dir}"))
+            } else {
+                Some(
+                    "its guest agent did not answer: the run's directory may be left in the guest"
+                        .into(),
+                )
+            };
+            if let Some(why) = why {
+                left.push(LeftVm { vmid, why });
+            }
+        }
     }
 
     /// Every VM made stopped and destroyed with its disks; the private
@@ -112,8 +175,9 @@ impl Fleet {
         for vmid in self.made.clone() {
             self.tell(vmid, &ToWorker::Bye);
         }
-        self.ports.clear();
         let (mut removed, mut left) = (Vec::new(), Vec::new());
+        self.end_guests(&mut left);
+        self.ports.clear();
         for vmid in std::mem::take(&mut self.made) {
             // A VM that is not running (or not there) is no reason to stop.
             let _ = pvevm::stop(vmid);
@@ -251,11 +315,47 @@ fn deploy(
         match connect(vmid, since + boot_limit, interrupt) {
             Ok(port) => {
                 listen(vmid, &port, tx.clone())?;
-                fleet.ports.insert(vmid, port);
+                fleet.ports.insert(vmid, Port::Serial(port));
             }
             Err(message) => say(&FromNode::VmFailed { vmid, message }),
         }
     }
+    greeted(plan, fleet, rx, interrupt)
+}
+
+/// The existing VMs of `--vms`, each reached by a thread of its own
+/// through its guest agent; those that answer are greeted.
+fn reach_existing(
+    plan: &NodePlan,
+    fleet: &mut Fleet,
+    tx: &mpsc::Sender<Event>,
+    rx: &mpsc::Receiver<Event>,
+    interrupt: &Interrupt,
+) -> Result<Vec<DeployedVm>, String> {
+    let probe = std::fs::read(&plan.probe)
+        .map_err(|e| format!("{}: {}", plan.probe.display(), crate::error::describe(&e)))?;
+    let probe = std::sync::Arc::new(probe);
+    for &vmid in &plan.vmids {
+        let tx = std::sync::Mutex::new(tx.clone());
+        let thread = guest::spawn(vmid, plan, probe.clone(), move |vmid, message| {
+            if let Ok(tx) = tx.lock() {
+                let _ = tx.send(Event::Worker(vmid, message));
+            }
+        });
+        fleet.ports.insert(vmid, Port::Guest(thread));
+    }
+    greeted(plan, fleet, rx, interrupt)
+}
+
+/// Waits for every worker's hello (those that do not say it in time are
+/// told and retired); the workers up.
+fn greeted(
+    plan: &NodePlan,
+    fleet: &mut Fleet,
+    rx: &mpsc::Receiver<Event>,
+    interrupt: &Interrupt,
+) -> Result<Vec<DeployedVm>, String> {
+    let boot_limit = Duration::from_secs_f64(plan.boot_within);
     let mut waiting: BTreeSet<u32> = fleet.ports.keys().copied().collect();
     let mut up = Vec::new();
     let until = Instant::now() + boot_limit;
@@ -266,8 +366,14 @@ fn deploy(
                 waiting.remove(&vmid);
                 up.push(DeployedVm { vmid, disks });
             }
+            Ok(Event::Worker(vmid, Some(FromWorker::Error { message })))
+                if waiting.remove(&vmid) =>
+            {
+                fleet.retire(vmid);
+                say(&FromNode::VmFailed { vmid, message });
+            }
             Ok(Event::Worker(vmid, _)) if waiting.remove(&vmid) => {
-                fleet.ports.remove(&vmid);
+                fleet.retire(vmid);
                 say(&FromNode::VmFailed {
                     vmid,
                     message: "it stopped before it said hello".into(),
@@ -281,7 +387,7 @@ fn deploy(
         }
         if Instant::now() > until {
             for vmid in std::mem::take(&mut waiting) {
-                fleet.ports.remove(&vmid);
+                fleet.retire(vmid);
                 say(&FromNode::VmFailed {
                     vmid,
                     message: format!("it did not boot within {:.0} s", plan.boot_within),
@@ -336,12 +442,6 @@ fn listen(vmid: u32, port: &UnixStream, tx: mpsc::Sender<Event>) -> Result<(), S
     Ok(())
 }
 
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
 /// Jobs down, figures up, until the coordinator is done or gone.
 fn relay(
     plan: &NodePlan,
@@ -391,10 +491,10 @@ fn relay(
                         },
                         true,
                     ),
-                    Some(FromWorker::Started) => (
+                    Some(FromWorker::Started { at_ns }) => (
                         FromNode::Started {
                             vmid,
-                            at_ns: now_ns(),
+                            at_ns: at_ns.unwrap_or_else(super::worker::now_ns),
                         },
                         false,
                     ),
@@ -418,7 +518,7 @@ fn relay(
                     ),
                 };
                 if matches!(told, FromNode::VmFailed { .. }) {
-                    fleet.ports.remove(&vmid);
+                    fleet.retire(vmid);
                 }
                 say(&told);
                 if answered {
@@ -428,7 +528,7 @@ fn relay(
         }
         if !pending.is_empty() && Instant::now() > deadline {
             for vmid in std::mem::take(&mut pending) {
-                fleet.ports.remove(&vmid);
+                fleet.retire(vmid);
                 say(&FromNode::VmFailed {
                     vmid,
                     message: format!(
@@ -452,7 +552,7 @@ fn ask(fleet: &mut Fleet, message: &ToWorker) -> BTreeSet<u32> {
         if fleet.tell(vmid, message) {
             asked.insert(vmid);
         } else {
-            fleet.ports.remove(&vmid);
+            fleet.retire(vmid);
             say(&FromNode::VmFailed {
                 vmid,
                 message: "its serial port closed (the VM stopped)".into(),

@@ -8,7 +8,7 @@
 use std::io::BufWriter;
 use std::path::Path;
 
-use super::args::{LoadArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
+use super::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
 use super::coordinator::{self, Planned};
 use super::initramfs::{self, InitramfsSpec};
 use super::profile::{self, JobChanges};
@@ -51,8 +51,15 @@ fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
         args.warmup,
         args.seconds,
     );
+    let existing = if args.vms.is_empty() {
+        None
+    } else {
+        Some(existing_by_node(&args.pve_config, &args.vms)?)
+    };
     Ok(LoadRequest {
-        storage: args.storage.clone(),
+        storage: args.storage.clone().unwrap_or_default(),
+        existing,
+        guest_dir: args.guest_dir.clone(),
         reach: requests::reach(&args.reach),
         vms_per_node: args.vms_per_node as usize,
         disks_per_vm: args.disks_per_vm as usize,
@@ -85,6 +92,40 @@ fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
     })
 }
 
+/// The VMs of `--vms` by the node that runs each (pmxcfs's .vmlist).
+fn existing_by_node(pve: &Path, vms: &[u32]) -> Result<Vec<(String, Vec<u32>)>, Stop> {
+    let file = pve.join(".vmlist");
+    let text = crate::sys::host::read_capped(&file, pveprobe_parse::vmlist::MAX_BYTES as u64 + 1)
+        .map_err(|e| {
+        Stop::bad_input(format!(
+            "--vms: cannot read {}: {}; nothing was made",
+            file.display(),
+            crate::error::describe(&e)
+        ))
+    })?;
+    let list = pveprobe_parse::vmlist::parse(&text)
+        .map_err(|e| Stop::bad_input(format!("{}: {e}; nothing was made", file.display())))?;
+    let mut by_node: Vec<(String, Vec<u32>)> = Vec::new();
+    for &vmid in vms {
+        let guest = list
+            .guests
+            .iter()
+            .find(|g| g.vmid == vmid && g.kind == "qemu")
+            .ok_or_else(|| {
+                Stop::bad_input(format!(
+                    "--vms: {vmid} is no VM of this cluster ({}); nothing was made",
+                    file.display()
+                ))
+            })?;
+        match by_node.iter_mut().find(|(n, _)| *n == guest.node) {
+            Some((_, ids)) if !ids.contains(&vmid) => ids.push(vmid),
+            Some(_) => {}
+            None => by_node.push((guest.node.clone(), vec![vmid])),
+        }
+    }
+    Ok(by_node)
+}
+
 /// The nodes to run on and their workers' VMIDs.
 fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
     let (members, from) = crate::nodes::load_nodes(&req.reach)
@@ -93,35 +134,55 @@ fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
         .local
         .clone()
         .unwrap_or_else(crate::pvestorage::node_name);
-    let offline: Vec<&str> = members
-        .nodes
+    // Each node used with its workers' VMIDs: the existing VMs' nodes, or
+    // every node with new VMIDs.
+    let used: Vec<(crate::nodes::members::Node, Vec<u32>)> = match &req.existing {
+        Some(existing) => existing
+            .iter()
+            .map(|(name, vmids)| {
+                let node = members.nodes.iter().find(|n| &n.name == name).cloned();
+                node.map(|n| (n, vmids.clone())).ok_or_else(|| {
+                    Stop::bad_input(format!(
+                        "--vms: VM {} runs on {name}, which is not in {from}; nothing was made",
+                        vmids[0]
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        None => {
+            if members.nodes.is_empty() {
+                return Err(Stop::bad_input(format!(
+                    "{from}: no node; nothing was made"
+                )));
+            }
+            let vmids = coordinator::allocate_vmids(members.nodes.len() * req.vms_per_node)
+                .map_err(|e| {
+                    Stop::not_measured(format!("no VMIDs for the workers: {e}; nothing was made"))
+                })?;
+            members
+                .nodes
+                .into_iter()
+                .zip(vmids.chunks(req.vms_per_node).map(<[u32]>::to_vec))
+                .collect()
+        }
+    };
+    let offline: Vec<&str> = used
         .iter()
-        .filter(|n| !n.contacted())
-        .map(|n| n.name.as_str())
+        .filter(|(n, _)| !n.contacted())
+        .map(|(n, _)| n.name.as_str())
         .collect();
     if !offline.is_empty() {
         return Err(Stop::bad_input(format!(
-            "{from}: {} offline; a run needs every node it names (--nodes names fewer); nothing was made",
+            "{from}: {} offline; a run needs every node it uses (--nodes names fewer); nothing was made",
             offline.join(", ")
         )));
     }
-    if members.nodes.is_empty() {
-        return Err(Stop::bad_input(format!(
-            "{from}: no node; nothing was made"
-        )));
-    }
-    let vmids =
-        coordinator::allocate_vmids(members.nodes.len() * req.vms_per_node).map_err(|e| {
-            Stop::not_measured(format!("no VMIDs for the workers: {e}; nothing was made"))
-        })?;
-    Ok(members
-        .nodes
+    Ok(used
         .into_iter()
-        .zip(vmids.chunks(req.vms_per_node))
-        .map(|(node, ids)| Planned {
+        .map(|(node, vmids)| Planned {
             local: node.name == here,
             node,
-            vmids: ids.to_vec(),
+            vmids,
         })
         .collect())
 }
@@ -148,7 +209,10 @@ pub fn load(args: &LoadArgs) -> Ended {
         append: args.append,
         signals: true,
         lock: Some(LockAs {
-            me: crate::sys::lock::describe_me(Path::new(&format!("storage {}", req.storage))),
+            me: crate::sys::lock::describe_me(Path::new(&match &req.existing {
+                Some(_) => "VMs' disks".to_string(),
+                None => format!("storage {}", req.storage),
+            })),
             busy: crate::sys::lock::Busy::Wait,
             nothing_done: "nothing was made",
         }),
@@ -232,5 +296,22 @@ pub fn load_initramfs(args: &LoadInitramfsArgs) -> Ended {
             format!(" ({} built in)", built.built_in.join(", "))
         }
     );
+    Ok(Exit::Ok)
+}
+
+/// `pveprobe load-guest`: one step in an existing VM; its lines on stdout.
+pub fn load_guest(args: &LoadGuestArgs) -> Ended {
+    use super::guest::GuestStep;
+    let step = match args.step.as_str() {
+        "prepare" => GuestStep::Prepare,
+        "fill" => GuestStep::Fill { zero: false },
+        "fill-zero" => GuestStep::Fill { zero: true },
+        _ => GuestStep::Job(
+            serde_json::from_str(args.job.as_deref().unwrap_or_default())
+                .map_err(|e| Stop::bad_input(format!("--job: {e}")))?,
+        ),
+    };
+    super::guest::main(&args.dir, args.files as usize, args.file_size, &step)
+        .map_err(Stop::not_measured)?;
     Ok(Exit::Ok)
 }

@@ -28,8 +28,13 @@ pub enum FromWorker {
     /// Every disk written once ([`ToWorker::Fill`]).
     Filled { bytes: u64, seconds: f64 },
     /// A job's measured window begins (its warm-up is over): the node
-    /// stamps this line's arrival, and the workers' stamps give their skew.
-    Started,
+    /// stamps this line's arrival, and the workers' stamps give their
+    /// skew. A probe in an existing VM stamps it itself (`at_ns`, the
+    /// guest's clock), as its lines come only when it ends.
+    Started {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ns: Option<u64>,
+    },
     /// Operations completed in second `n` (from 0) of the window.
     Second { n: u32, ops: u64 },
     /// A job's result.
@@ -143,6 +148,13 @@ pub struct NodePlan {
     #[serde(default)]
     pub with: Vec<std::path::PathBuf>,
     pub settings: crate::pvevm::VmSettings,
+    /// `vmids` are existing VMs, measured through their guest agents in a
+    /// private directory made under `guest_dir` in each (`--vms`); none is
+    /// made or destroyed.
+    #[serde(default)]
+    pub existing: bool,
+    #[serde(default)]
+    pub guest_dir: String,
     /// How long a worker may take to boot and say hello, in seconds.
     pub boot_within: f64,
     /// How long past a job's end a worker may take to answer, in seconds.

@@ -177,7 +177,7 @@ fn serve(port_path: &Path) -> Result<(), WorkerError> {
             Some(Ok(ToWorker::Bye)) => return Ok(()),
             Some(Ok(ToWorker::Fill { zero })) => fill(&disks, zero),
             Some(Ok(ToWorker::Job(job))) => {
-                run_job(&disks, &job, &mut tell).map(FromWorker::Result)
+                run_job(&disks, &job, false, &mut tell).map(FromWorker::Result)
             }
             Some(Err(why)) => Err(format!("not a message: {why}")),
         };
@@ -191,9 +191,26 @@ fn serve(port_path: &Path) -> Result<(), WorkerError> {
     }
 }
 
+/// A disk's path: `/dev/NAME` for a worker VM's disk, or the file a
+/// probe in an existing VM measures, by its path.
+fn disk_path(d: &WorkerDisk) -> std::path::PathBuf {
+    if d.name.starts_with('/') {
+        d.name.clone().into()
+    } else {
+        Path::new("/dev").join(&d.name)
+    }
+}
+
+/// Now, by this machine's clock: nanoseconds since the epoch.
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// The disks opened for direct I/O, writable unless `read_only`, each
 /// write on stable storage before it returns with `sync`.
-fn open_disks(disks: &[WorkerDisk], read_only: bool, sync: bool) -> Result<Vec<File>, String> {
+pub fn open_disks(disks: &[WorkerDisk], read_only: bool, sync: bool) -> Result<Vec<File>, String> {
     if disks.is_empty() {
         return Err("no disk found (sd*)".into());
     }
@@ -206,8 +223,14 @@ fn open_disks(disks: &[WorkerDisk], read_only: bool, sync: bool) -> Result<Vec<F
                 .custom_flags(
                     libc::O_DIRECT | libc::O_CLOEXEC | if sync { libc::O_DSYNC } else { 0 },
                 )
-                .open(Path::new("/dev").join(&d.name))
-                .map_err(|e| format!("open /dev/{}: {}", d.name, crate::error::describe(&e)))
+                .open(disk_path(d))
+                .map_err(|e| {
+                    format!(
+                        "open {}: {}",
+                        disk_path(d).display(),
+                        crate::error::describe(&e)
+                    )
+                })
         })
         .collect()
 }
@@ -215,7 +238,7 @@ fn open_disks(disks: &[WorkerDisk], read_only: bool, sync: bool) -> Result<Vec<F
 /// Every disk written once, all at once, 1 MiB at a time: thin storage
 /// allocates on the first write, and reading a block never written
 /// measures nothing.
-fn fill(disks: &[WorkerDisk], zero: bool) -> Result<FromWorker, String> {
+pub fn fill(disks: &[WorkerDisk], zero: bool) -> Result<FromWorker, String> {
     const CHUNK: usize = 1 << 20;
     let files = open_disks(disks, false, false)?;
     let start = std::time::Instant::now();
@@ -233,11 +256,13 @@ fn fill(disks: &[WorkerDisk], zero: bool) -> Result<FromWorker, String> {
                             fill_random(buf.as_mut_slice(), at ^ 0x5eed);
                         }
                         nix::sys::uio::pwrite(file, &buf.as_slice()[..len], at as libc::off_t)
-                            .map_err(|e| format!("write /dev/{} at {at}: {e}", disk.name))?;
+                            .map_err(|e| {
+                                format!("write {} at {at}: {e}", disk_path(disk).display())
+                            })?;
                         at += len as u64;
                     }
                     file.sync_all()
-                        .map_err(|e| format!("flush /dev/{}: {e}", disk.name))?;
+                        .map_err(|e| format!("flush {}: {e}", disk_path(disk).display()))?;
                     Ok(at)
                 })
             })
@@ -261,6 +286,7 @@ fn fill(disks: &[WorkerDisk], zero: bool) -> Result<FromWorker, String> {
 pub fn run_job(
     disks: &[WorkerDisk],
     job: &WorkerJob,
+    stamp: bool,
     tell: &mut dyn FnMut(&FromWorker),
 ) -> Result<WorkerResult, String> {
     if job.workers == 0
@@ -301,7 +327,9 @@ pub fn run_job(
             r.map_err(|e| format!("warm-up: {e}"))?;
         }
     }
-    tell(&FromWorker::Started);
+    tell(&FromWorker::Started {
+        at_ns: stamp.then(now_ns),
+    });
     let window = runs(job.seconds, true);
     let stats = std::thread::scope(|s| {
         let running = s.spawn(|| engine::run_together(&window, EngineChoice::Auto, &interrupt));

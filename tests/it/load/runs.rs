@@ -537,3 +537,194 @@ fn a_latency_target_raises_the_depth_until_crossed_and_keeps_the_best_within() {
     }
     assert_eq!(rig.leftovers(), Vec::<String>::new());
 }
+
+/// Three existing "VMs" for `--vms`: real qemu-ga on the sockets where PVE
+/// puts them, each standing in for a guest (the guest is this machine:
+/// what it holds afterwards is checked here), two on pve1 and one on
+/// pve2 by the cluster's .vmlist.
+struct Guests {
+    rig_dir: tempfile::TempDir,
+    vmids: Vec<u32>,
+    _agents: Vec<crate::guest::Qga>,
+}
+
+impl Guests {
+    fn start(cluster: &TestCluster) -> Guests {
+        crate::guest::needs_qga();
+        let rig_dir = workdir();
+        let base = vmid_base();
+        let vmids = vec![base, base + 1, base + 2];
+        std::fs::create_dir_all("/var/run/qemu-server").unwrap();
+        let mut agents = Vec::new();
+        for id in &vmids {
+            let state = rig_dir.path().join(format!("qga{id}"));
+            std::fs::create_dir_all(&state).unwrap();
+            agents.push(crate::guest::Qga::start_at(
+                Path::new(&format!("/var/run/qemu-server/{id}.qga")),
+                &state,
+                &[],
+            ));
+        }
+        std::fs::create_dir_all(rig_dir.path().join("guest-tmp")).unwrap();
+        std::fs::write(
+            cluster.dir.path().join("pve/.vmlist"),
+            format!(
+                r#"{{"version": 9, "ids": {{"{}": {{"node": "pve1", "type": "qemu", "version": 1}}, "{}": {{"node": "pve1", "type": "qemu", "version": 1}}, "{}": {{"node": "pve2", "type": "qemu", "version": 1}}}}}}"#,
+                vmids[0], vmids[1], vmids[2]
+            ),
+        )
+        .unwrap();
+        Guests {
+            rig_dir,
+            vmids,
+            _agents: agents,
+        }
+    }
+
+    fn guest_dir(&self) -> PathBuf {
+        self.rig_dir.path().join("guest-tmp")
+    }
+
+    fn command(&self, cluster: &TestCluster, seconds: &str, more: &[&str]) -> Command {
+        let mut cmd = cluster.pveprobe_on(0, "load");
+        let list: Vec<String> = self.vmids.iter().map(u32::to_string).collect();
+        cmd.args(["--vms", &list.join(",")])
+            .arg("--pve-config")
+            .arg(cluster.dir.path().join("pve"))
+            .arg("--guest-dir")
+            .arg(self.guest_dir())
+            .arg("--worker-probe")
+            .arg(crate::guest::guest_probe())
+            .args([
+                "--disks-per-vm",
+                "2",
+                "--disk-size",
+                "32M",
+                "--profile",
+                "hci-70-30",
+            ])
+            .args(["--warmup", "1", "--seconds", seconds, "--yes"])
+            .args(more);
+        cmd
+    }
+
+    /// What the run left in the guests: its directories, its processes.
+    fn leftovers(&self) -> Vec<String> {
+        let mut left: Vec<String> = std::fs::read_dir(self.guest_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().display().to_string())
+            .collect();
+        let mark = self.guest_dir().display().to_string();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains("load-guest") && cmdline.contains(&mark) {
+                left.push(format!(
+                    "process {}: {cmdline}",
+                    e.file_name().to_string_lossy()
+                ));
+            }
+        }
+        left
+    }
+}
+
+#[test]
+#[ignore = "needs root and qemu-ga: three guests at once through their agents (scripts/test runs it)"]
+fn existing_vms_run_at_once_through_their_agents_with_their_skew_and_leave_nothing() {
+    if !root_or_skip() {
+        return;
+    }
+    common::needs_tools(&["sshd", "strip"], "openssh-server and binutils");
+    let cluster = TestCluster::new(&[("pve1", Behaviour::Good), ("pve2", Behaviour::Good)]);
+    let guests = Guests::start(&cluster);
+    let out = guests
+        .command(&cluster, "2", &["--output-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stderr(&out), stdout(&out));
+    let said = stderr(&out);
+    assert!(said.contains("3 existing VMs on 2 nodes"), "{said}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let phase = &doc["phases"][0];
+    let workers = phase["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 3, "{phase}");
+    for w in workers {
+        assert!(w["error"].is_null(), "{w}");
+        assert!(
+            w["reads"].as_u64().unwrap() > 0 && w["writes"].as_u64().unwrap() > 0,
+            "{w}"
+        );
+        assert!(w["started_ns"].as_u64().is_some(), "{w}");
+        assert_eq!(w["per_second"].as_array().unwrap().len(), 2, "{w}");
+    }
+    let nodes: Vec<&str> = workers
+        .iter()
+        .map(|w| w["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes.iter().filter(|n| **n == "pve1").count(),
+        2,
+        "{nodes:?}"
+    );
+    // The starts' spread is measured and said: three agents started at
+    // once, within a few seconds of each other.
+    let skew = phase["figures"]["start_skew_ms"].as_f64().unwrap();
+    assert!((0.0..5000.0).contains(&skew), "{skew}");
+    for vm in doc["vms"].as_array().unwrap() {
+        assert_eq!(vm["filled_bytes"].as_u64(), Some(2 * (32 << 20)), "{vm}");
+    }
+    assert_eq!(doc["left_behind"].as_array().unwrap().len(), 0, "{doc}");
+    assert_eq!(guests.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root and qemu-ga: three guests at once through their agents (scripts/test runs it)"]
+fn a_sigint_mid_window_leaves_nothing_in_any_existing_vm() {
+    if !root_or_skip() {
+        return;
+    }
+    common::needs_tools(&["sshd", "strip"], "openssh-server and binutils");
+    let cluster = TestCluster::new(&[("pve1", Behaviour::Good), ("pve2", Behaviour::Good)]);
+    let guests = Guests::start(&cluster);
+    let mut child = guests
+        .command(&cluster, "60", &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(err).lines() {
+            let line = line.unwrap_or_default();
+            if line.contains("s measured") && line.contains("workers,") {
+                let _ = tx.send(());
+            }
+            all += &line;
+            all.push('\n');
+        }
+        all
+    });
+    rx.recv_timeout(Duration::from_secs(240))
+        .expect("the window began");
+    std::thread::sleep(Duration::from_secs(3));
+    // The probes run in the guests now.
+    assert!(!guests.leftovers().is_empty());
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = wait_within(&mut child, Duration::from_secs(120));
+    let said = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(!said.contains("left behind"), "{said}");
+    assert_eq!(guests.leftovers(), Vec::<String>::new(), "{said}");
+}

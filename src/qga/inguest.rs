@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::qga::{Agent, ExecStatus, QgaError};
+use super::{Agent, ExecStatus, QgaError};
 use crate::sys::interrupt::Interrupt;
 
 /// What the copy and the run need of the agent.
@@ -142,6 +142,11 @@ impl<'a> InGuest<'a> {
             left: None,
             cleaned: false,
         })
+    }
+
+    /// The agent, for what else is asked of the guest meanwhile.
+    pub fn agent(&mut self) -> &mut Agent {
+        self.agent
     }
 
     /// The probe's path in the guest.

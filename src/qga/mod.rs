@@ -3,6 +3,11 @@
 //! after `guest-sync-delimited` has set the stream straight (a 0xFF byte
 //! resets the agent's parser and precedes its answer). Every command has a
 //! time limit; an agent that does not answer within it is given up on.
+//!
+//! [`inguest`]: the probe in a guest, in a private directory made and
+//! removed through the agent (`guest`, and `load --vms`).
+
+pub mod inguest;
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -367,6 +372,11 @@ impl Agent {
     }
 
     /// Starts `path` with `args` in the guest, its output captured; its pid.
+    /// The guest's clock: nanoseconds since the epoch (`guest-get-time`).
+    pub fn time(&mut self) -> Result<i64, QgaError> {
+        self.call("guest-get-time", json!({}))
+    }
+
     pub fn exec(&mut self, path: &str, args: &[&str]) -> Result<i64, QgaError> {
         #[derive(Deserialize)]
         struct Pid {

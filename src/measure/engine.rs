@@ -324,32 +324,6 @@ pub fn run(job: &Job, choice: EngineChoice, interrupt: &Interrupt) -> Result<IoS
     }
 }
 
-/// Runs `jobs` at once, one thread each, started together (a barrier
-/// between set-up and the first operation); their results in order.
-pub fn run_together(
-    jobs: &[Job<'_>],
-    choice: EngineChoice,
-    interrupt: &Interrupt,
-) -> Vec<Result<IoStats, ProbeError>> {
-    let start = std::sync::Barrier::new(jobs.len());
-    std::thread::scope(|s| {
-        let running: Vec<_> = jobs
-            .iter()
-            .map(|job| {
-                let start = &start;
-                s.spawn(move || {
-                    start.wait();
-                    run(job, choice, interrupt)
-                })
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|h| h.join().expect("an I/O job does not panic"))
-            .collect()
-    })
-}
-
 /// A ring whose submission failed: operations in flight may still write
 /// into the buffers, so both are leaked rather than freed.
 fn abandon(ring: IoUring, bufs: Vec<AlignedBuf>, e: std::io::Error) -> Setup {

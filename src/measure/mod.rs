@@ -20,5 +20,6 @@ pub mod plan;
 pub mod seqwrite;
 pub mod sustained;
 pub mod syncwrite;
+pub mod together;
 pub mod volume;
 pub mod window;

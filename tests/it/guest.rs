@@ -89,6 +89,8 @@ impl Drop for Qga {
             .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Killed, it leaves its socket: PVE's directory stays as it was.
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 

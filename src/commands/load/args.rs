@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::profile::Profile;
+use super::profile::LoadProfile;
 use super::target::LatencyTarget;
 use crate::commands::common::measure_args::{self, parse_size};
 use crate::commands::common::reach_args::ReachArgs;
@@ -121,8 +121,8 @@ pub struct LoadArgs {
     pub disk_size: u64,
 
     /// The workload
-    #[arg(long, value_name = "PROFILE", value_parser = measure_args::parser::<Profile>(), default_value = Profile::HciRead.name(), help_heading = "Workload")]
-    pub profile: Profile,
+    #[arg(long, value_name = "PROFILE", value_parser = measure_args::parser::<LoadProfile>(), default_value = LoadProfile::HciRead.name(), help_heading = "Workload")]
+    pub profile: LoadProfile,
 
     /// Block size (K, M suffixes)
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Workload")]

@@ -11,11 +11,11 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::plan::Planned;
 use super::profile::Phase;
 use super::report::{LeftBehind, LoadReport, PhaseResult, VmRecord, WorkerFigures};
 use super::wire::{self, FromNode, NodePlan, ToNode, WorkerJob};
 use super::{Fill, LoadRequest};
-use crate::nodes::members::Node;
 use crate::nodes::remote::{self, shell_line};
 use crate::pvevm;
 use crate::sys::conversation::{Conversation, Heard};
@@ -28,149 +28,6 @@ const DEPLOY_GRACE: Duration = Duration::from_secs(900);
 const REMOVE_WITHIN: Duration = Duration::from_secs(900);
 /// Beyond an agent's own time limits, for its answer's way back.
 const SLACK: Duration = Duration::from_secs(30);
-
-/// Who runs on which node.
-#[derive(Debug, Clone)]
-pub struct Planned {
-    pub node: Node,
-    /// This node: its agent is a child, not reached over ssh.
-    pub local: bool,
-    pub vmids: Vec<u32>,
-}
-
-/// The workers' VMIDs: the cluster's next free ones, each checked free.
-pub fn allocate_vmids(count: usize) -> Result<Vec<u32>, String> {
-    let mut id = pvevm::next_id(None)
-        .map_err(|e| e.to_string())?
-        .ok_or("pvesh gave no VMID")?;
-    let mut ids = Vec::with_capacity(count);
-    while ids.len() < count {
-        if pvevm::next_id(Some(id))
-            .map_err(|e| e.to_string())?
-            .is_some()
-        {
-            ids.push(id);
-        }
-        id = id.checked_add(1).ok_or("no VMID left")?;
-    }
-    Ok(ids)
-}
-
-/// What the run costs, said before it and by `--dry-run`.
-pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
-    let vms: usize = planned.iter().map(|p| p.vmids.len()).sum();
-    let disk_total = vms as u64 * req.disks_per_vm as u64 * req.disk_bytes;
-    let mut out = match &req.existing {
-        Some(_) => format!(
-            "pveprobe load in {} existing VM{} on {} node{}, through their guest agents: {} file{} of {} each in a private directory under {} in each ({} in all)\n",
-            vms,
-            if vms == 1 { "" } else { "s" },
-            planned.len(),
-            if planned.len() == 1 { "" } else { "s" },
-            req.disks_per_vm,
-            if req.disks_per_vm == 1 { "" } else { "s" },
-            crate::model::bytes_text(req.disk_bytes),
-            req.guest_dir,
-            crate::model::bytes_text(disk_total),
-        ),
-        None => format!(
-            "pveprobe load on storage {}: {} worker VM{} on {} node{}, {} disk{} of {} each ({} in all)\n",
-            req.storage,
-            vms,
-            if vms == 1 { "" } else { "s" },
-            planned.len(),
-            if planned.len() == 1 { "" } else { "s" },
-            req.disks_per_vm,
-            if req.disks_per_vm == 1 { "" } else { "s" },
-            crate::model::bytes_text(req.disk_bytes),
-            crate::model::bytes_text(disk_total),
-        ),
-    };
-    for p in planned {
-        out += &format!(
-            "  {}{}: VMID {}\n",
-            p.node.name,
-            if p.local { " (this node)" } else { "" },
-            p.vmids
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    let s = &req.settings;
-    if req.existing.is_none() {
-        out += &format!(
-            "  each: {} MiB, {} cores, scsihw {}, iothread={}, cache={}, aio={}\n",
-            s.memory_mib,
-            s.cores,
-            s.scsihw,
-            u8::from(s.iothread),
-            s.cache,
-            s.aio.as_deref().unwrap_or("PVE's default")
-        );
-    }
-    match req.fill {
-        Fill::Skip => out += "  no fill: reads of blocks never written may measure nothing\n",
-        fill => {
-            out += &format!(
-                "  fill: every disk written once with {} ({})\n",
-                if fill == Fill::Zero {
-                    "zeros"
-                } else {
-                    "random data"
-                },
-                crate::model::bytes_text(disk_total)
-            )
-        }
-    }
-    let mut seconds = 0.0;
-    if let (Some(t), Some(first)) = (req.target, req.phases.first()) {
-        let steps = super::target::DEPTHS.len() as f64;
-        out += &format!(
-            "  latency target {}: {}'s job at 1, 2, 4... {} in flight per worker, {:.0} s each, until it is crossed\n",
-            t.text(),
-            first.name,
-            super::target::DEPTHS[super::target::DEPTHS.len() - 1],
-            req.step_seconds
-        );
-        seconds = first.job.warmup + steps * req.step_seconds;
-    }
-    for p in req.phases.iter().filter(|_| req.target.is_none()) {
-        let j = &p.job;
-        out += &format!(
-            "  {}: {} B blocks, {}% read, {}% random, {} workers x {} in flight{} per VM, {:.0} s warm-up, {:.0} s measured\n",
-            p.name,
-            j.block,
-            j.read_pct,
-            j.random_pct,
-            j.workers,
-            j.iodepth,
-            if j.sync { ", synced" } else { "" },
-            j.warmup,
-            j.seconds
-        );
-        seconds += j.warmup + j.seconds;
-    }
-    out += &format!(
-        "  at most about {:.0} s of load after the fill; the cluster's own guests on {} slow down meanwhile\n",
-        seconds,
-        if req.existing.is_some() {
-            "the VMs' storage"
-        } else {
-            req.storage.as_str()
-        }
-    );
-    out += match req.existing {
-        Some(_) => {
-            "  each guest's directory is removed when the run ends, however it ends; no VM is made or changed\n"
-        }
-        None => {
-            "  every worker is destroyed with its disks (qm destroy --purge) when the run ends, however it ends\n"
-        }
-    };
-    out
-}
 
 /// A node's agent and what it said.
 struct Agent {
@@ -428,9 +285,9 @@ fn node_plan(req: &LoadRequest, p: &Planned) -> NodePlan {
     }
 }
 
-/// The whole run; what it found, and what it could not remove.
-pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> LoadReport {
-    let (tx, rx) = mpsc::channel();
+/// The run's state with an agent started (and sent its plan) on every
+/// planned node.
+fn start<'a>(req: &'a LoadRequest, planned: Vec<Planned>, tx: &mpsc::Sender<Heard>) -> Run<'a> {
     let mut run = Run {
         req,
         agents: Vec::new(),
@@ -471,114 +328,151 @@ pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> L
         agent.tell(&ToNode::Deploy(Box::new(plan)));
         run.agents.push(agent);
     }
-    let mut phases = Vec::new();
-    let deploy = Duration::from_secs_f64(req.boot_within) + DEPLOY_GRACE;
-    let mut going = run.wait(&rx, deploy, Some(interrupt), "making its workers", |a| {
-        a.deployed
-    });
-    for vm in run.vms.iter_mut() {
-        let deployed = run
-            .agents
-            .iter()
-            .any(|a| a.deployed && a.planned.vmids.contains(&vm.vmid));
-        if !deployed {
-            vm.failed
-                .get_or_insert("its node's agent did not deploy it".into());
+    run
+}
+
+impl Run<'_> {
+    /// Every agent's workers up, then filled; false when a signal came.
+    fn deploy_and_fill(&mut self, rx: &mpsc::Receiver<Heard>, interrupt: &Interrupt) -> bool {
+        let req = self.req;
+        let deploy = Duration::from_secs_f64(req.boot_within) + DEPLOY_GRACE;
+        let going = self.wait(rx, deploy, Some(interrupt), "making its workers", |a| {
+            a.deployed
+        });
+        for vm in self.vms.iter_mut() {
+            let deployed = self
+                .agents
+                .iter()
+                .any(|a| a.deployed && a.planned.vmids.contains(&vm.vmid));
+            if !deployed {
+                vm.failed
+                    .get_or_insert("its node's agent did not deploy it".into());
+            }
         }
-    }
-    if going && req.fill != Fill::Skip {
+        if !going || req.fill == Fill::Skip {
+            return going;
+        }
         let bytes = req.disks_per_vm as f64 * req.disk_bytes as f64;
         eprintln!("pveprobe: filling the workers' disks");
-        for a in &mut run.agents {
+        for a in &mut self.agents {
             a.job_done = false;
         }
-        run.tell_all(&ToNode::Fill {
+        self.tell_all(&ToNode::Fill {
             zero: req.fill == Fill::Zero,
         });
-        let limit =
-            Duration::from_secs_f64(bytes / super::node::SLOWEST_FILL + req.answer_within) + SLACK;
-        going = run.wait(&rx, limit, Some(interrupt), "the fill", |a| a.job_done);
+        let limit = Duration::from_secs_f64(bytes / wire::SLOWEST_FILL + req.answer_within) + SLACK;
+        self.wait(rx, limit, Some(interrupt), "the fill", |a| a.job_done)
     }
-    let mut target = None;
-    match (req.target, req.phases.first()) {
-        (Some(t), Some(first)) if going => {
-            target = Some(super::target::search(t, &super::target::DEPTHS, |depth| {
-                let step = Phase {
-                    name: format!("depth {depth}"),
-                    job: WorkerJob {
-                        iodepth: depth,
-                        // The storage is warm after the first step.
-                        warmup: if phases.is_empty() {
-                            first.job.warmup
-                        } else {
-                            0.0
-                        },
-                        seconds: req.step_seconds,
-                        ..first.job.clone()
-                    },
-                };
-                let result = run.phase(&step, &rx, interrupt)?;
-                let figures = (result.figures.iops, result.percentile_us(t.percentile)?);
-                phases.push(result);
-                Some(figures)
-            }));
-        }
-        _ => {
+
+    /// The phases (or the latency target's steps), while nothing stops them.
+    fn phases(
+        &mut self,
+        rx: &mpsc::Receiver<Heard>,
+        interrupt: &Interrupt,
+    ) -> (Vec<PhaseResult>, Option<super::target::TargetResult>) {
+        let req = self.req;
+        let mut phases = Vec::new();
+        let (Some(t), Some(first)) = (req.target, req.phases.first()) else {
             for phase in &req.phases {
-                if !going {
-                    break;
-                }
-                match run.phase(phase, &rx, interrupt) {
+                match self.phase(phase, rx, interrupt) {
                     Some(result) => phases.push(result),
-                    None => going = false,
+                    None => break,
                 }
             }
-        }
-    }
-    // Every way out: every agent removes its workers.
-    run.tell_all(&ToNode::Done);
-    run.wait(&rx, REMOVE_WITHIN, None, "removing its workers", |a| {
-        a.removed.is_some()
-    });
-    let mut left_behind = Vec::new();
-    for a in &mut run.agents {
-        if let Some(talk) = a.talk.take() {
-            let ended = talk.finish(Duration::from_secs(10));
-            a.last_word = remote::last_line(&ended.stderr);
-        }
-        let node = &a.planned.node.name;
-        let on_node = |vmid: u32| {
-            if a.planned.local {
-                pvevm::destroy_command(vmid)
-            } else {
-                format!(
-                    "ssh root@{} {}",
-                    a.planned.node.address,
-                    pvevm::destroy_command(vmid)
-                )
-            }
+            return (phases, None);
         };
-        match &a.removed {
-            Some(left) => left_behind.extend(left.iter().map(|l| LeftBehind {
-                node: node.clone(),
-                vmid: l.vmid,
-                why: l.why.clone(),
-                command: on_node(l.vmid),
-            })),
-            None => left_behind.extend(a.planned.vmids.iter().map(|&vmid| LeftBehind {
-                node: node.clone(),
-                vmid,
-                why: format!(
-                    "its node's agent ended without saying it was removed{}",
-                    a.last_word
-                        .as_deref()
-                        .map(|w| format!(" ({w})"))
-                        .unwrap_or_default()
-                ),
-                command: on_node(vmid),
-            })),
-        }
+        let target = super::target::search(t, &super::target::DEPTHS, |depth| {
+            let step = Phase {
+                name: format!("depth {depth}"),
+                job: WorkerJob {
+                    iodepth: depth,
+                    // The storage is warm after the first step.
+                    warmup: if phases.is_empty() {
+                        first.job.warmup
+                    } else {
+                        0.0
+                    },
+                    seconds: req.step_seconds,
+                    ..first.job.clone()
+                },
+            };
+            let result = self.phase(&step, rx, interrupt)?;
+            let figures = (result.figures.iops, result.percentile_us(t.percentile)?);
+            phases.push(result);
+            Some(figures)
+        });
+        (phases, Some(target))
     }
+
+    /// Every agent told to remove its workers and heard out; what is left.
+    fn clean_up(&mut self, rx: &mpsc::Receiver<Heard>) -> Vec<LeftBehind> {
+        self.tell_all(&ToNode::Done);
+        self.wait(rx, REMOVE_WITHIN, None, "removing its workers", |a| {
+            a.removed.is_some()
+        });
+        let mut left_behind = Vec::new();
+        for a in &mut self.agents {
+            if let Some(talk) = a.talk.take() {
+                let ended = talk.finish(Duration::from_secs(10));
+                a.last_word = remote::last_line(&ended.stderr);
+            }
+            let node = &a.planned.node.name;
+            let on_node = |command: String| {
+                if a.planned.local {
+                    command
+                } else {
+                    format!("ssh root@{} {command}", a.planned.node.address)
+                }
+            };
+            match &a.removed {
+                Some(left) => left_behind.extend(left.iter().map(|l| {
+                    LeftBehind {
+                        node: node.clone(),
+                        vmid: l.vmid,
+                        why: l.why.clone(),
+                        command: on_node(
+                            l.command
+                                .clone()
+                                .unwrap_or_else(|| pvevm::destroy_command(l.vmid)),
+                        ),
+                    }
+                })),
+                None => left_behind.extend(a.planned.vmids.iter().map(|&vmid| LeftBehind {
+                    node: node.clone(),
+                    vmid,
+                    why: format!(
+                        "its node's agent ended without saying it was removed{}",
+                        a.last_word
+                            .as_deref()
+                            .map(|w| format!(" ({w})"))
+                            .unwrap_or_default()
+                    ),
+                    command: on_node(if self.req.existing.is_some() {
+                        format!(
+                            "qm guest exec {vmid} -- ls -d {}/.pveprobe.*",
+                            self.req.guest_dir
+                        )
+                    } else {
+                        pvevm::destroy_command(vmid)
+                    }),
+                })),
+            }
+        }
+        left_behind
+    }
+}
+
+/// The whole run; what it found, and what it could not remove.
+pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> LoadReport {
+    let (tx, rx) = mpsc::channel();
+    let mut run = start(req, planned, &tx);
+    let (phases, target) = if run.deploy_and_fill(&rx, interrupt) {
+        run.phases(&rx, interrupt)
+    } else {
+        (Vec::new(), None)
+    };
+    // Every way out: every agent removes its workers.
+    let left_behind = run.clean_up(&rx);
     LoadReport {
         schema_version: super::report::SCHEMA_VERSION,
         kind: super::report::KIND.into(),

@@ -95,8 +95,8 @@ pub fn main(dir: &Path, files: usize, bytes: u64, step: &GuestStep) -> Result<()
 pub struct GuestThread {
     pub tell: mpsc::Sender<ToWorker>,
     pub stop: Interrupt,
-    /// Its end: the guest's directory if it could not be removed.
-    pub done: std::thread::JoinHandle<Option<String>>,
+    /// Its end: the guest's directory and why, if it could not be removed.
+    pub done: std::thread::JoinHandle<Option<(String, String)>>,
 }
 
 /// The thread that runs VM `vmid`'s part: its events go to `events` as
@@ -122,36 +122,38 @@ pub fn spawn(
     GuestThread { tell, stop, done }
 }
 
-/// Runs `step` with the guest's probe; its lines, the guest's clock
-/// stamps moved to the node's clock by `offset_ns`.
-fn step(
-    guest: &mut InGuest,
-    common: &[String],
-    step: &[String],
-    limit: Duration,
-    stop: &Interrupt,
-    offset_ns: i64,
-    events: &impl Fn(u32, Option<FromWorker>),
+/// Where a VM's thread sends what its guest said.
+struct Reply<'a, F> {
     vmid: u32,
+    stop: &'a Interrupt,
+    events: &'a F,
+}
+
+/// Runs the guest's probe with `args`; its lines to `to`, the guest's
+/// clock stamps moved to the node's clock by `offset_ns`.
+fn step<F: Fn(u32, Option<FromWorker>)>(
+    guest: &mut InGuest,
+    args: &[&str],
+    limit: Duration,
+    offset_ns: i64,
+    to: &Reply<F>,
 ) -> Result<(), String> {
-    let args: Vec<&str> = common.iter().chain(step).map(String::as_str).collect();
-    let out = guest.run(&args, limit, stop).map_err(|e| e.to_string())?;
+    let out = guest.run(args, limit, to.stop).map_err(|e| e.to_string())?;
     for line in String::from_utf8_lossy(&out).lines() {
         match wire::read::<FromWorker>(line) {
-            Some(Ok(FromWorker::Started { at_ns })) => events(
-                vmid,
+            Some(Ok(FromWorker::Started { at_ns })) => (to.events)(
+                to.vmid,
                 Some(FromWorker::Started {
                     at_ns: at_ns.map(|t| (t as i64 - offset_ns).max(0) as u64),
                 }),
             ),
-            Some(Ok(m)) => events(vmid, Some(m)),
+            Some(Ok(m)) => (to.events)(to.vmid, Some(m)),
             _ => {}
         }
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn serve(
     vmid: u32,
     plan: &NodePlan,
@@ -159,7 +161,7 @@ fn serve(
     told: &mpsc::Receiver<ToWorker>,
     stop: &Interrupt,
     events: &impl Fn(u32, Option<FromWorker>),
-    left: &mut Option<String>,
+    left: &mut Option<(String, String)>,
 ) -> Result<(), String> {
     let socket = Path::new(QGA_DIR).join(format!("{vmid}.qga"));
     let mut agent = Agent::connect(&socket, AGENT_LIMIT).map_err(|e| e.to_string())?;
@@ -186,8 +188,10 @@ fn serve(
             plan.disk_bytes.to_string(),
         ];
         let answer = Duration::from_secs_f64(plan.answer_within);
+        let to = Reply { vmid, stop, events };
         let go = |g: &mut InGuest, s: &[String], limit: Duration, offset: i64| {
-            step(g, &common, s, limit, stop, offset, events, vmid)
+            let args: Vec<&str> = common.iter().chain(s).map(String::as_str).collect();
+            step(g, &args, limit, offset, &to)
         };
         go(&mut guest, &["--step".into(), "prepare".into()], answer, 0)?;
         while let Ok(message) = told.recv() {
@@ -195,7 +199,7 @@ fn serve(
                 ToWorker::Bye => break,
                 ToWorker::Fill { zero } => {
                     let bytes = plan.disks_per_vm as f64 * plan.disk_bytes as f64;
-                    let limit = answer + Duration::from_secs_f64(bytes / super::node::SLOWEST_FILL);
+                    let limit = answer + Duration::from_secs_f64(bytes / wire::SLOWEST_FILL);
                     let s = if zero { "fill-zero" } else { "fill" };
                     go(&mut guest, &["--step".into(), s.into()], limit, 0)?;
                 }
@@ -218,6 +222,6 @@ fn serve(
         Ok(())
     })();
     guest.clean();
-    *left = guest.left.take();
+    *left = guest.left.take().map(|why| (guest.dir.clone(), why));
     ended
 }

@@ -24,6 +24,7 @@ pub mod coordinator;
 pub mod guest;
 pub mod initramfs;
 pub mod node;
+pub mod plan;
 pub mod profile;
 pub mod render;
 pub mod report;
@@ -35,7 +36,7 @@ use std::path::PathBuf;
 
 use crate::nodes::Reach;
 use crate::pvevm::VmSettings;
-use profile::{Phase, Profile};
+use profile::{LoadProfile, Phase};
 
 /// How the workers' disks are written before the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,7 @@ pub struct LoadRequest {
     pub vms_per_node: usize,
     pub disks_per_vm: usize,
     pub disk_bytes: u64,
-    pub profile: Profile,
+    pub profile: LoadProfile,
     pub phases: Vec<Phase>,
     pub fill: Fill,
     /// `None`: each node's own kernel.

@@ -31,8 +31,6 @@ pub const APPEND: &str = "console=ttyS1 panic=-1 quiet -- load-worker";
 const GUEST_CLEAN_WITHIN: Duration = Duration::from_secs(120);
 /// How long the coordinator's plan may take to come.
 const PLAN_WITHIN: Duration = Duration::from_secs(60);
-/// The slowest fill a worker's disks are given time for, in bytes a second.
-pub const SLOWEST_FILL: f64 = 5.0 * 1024.0 * 1024.0;
 
 enum Event {
     Coordinator(Option<ToNode>),
@@ -151,20 +149,18 @@ impl Fleet {
             while !g.done.is_finished() && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let why = if g.done.is_finished() {
-                g.done
-                    .join()
-                    .ok()
-                    .flatten()
-                    .map(|dir| format!("in the guest: {dir}"))
-            } else {
-                Some(
-                    "its guest agent did not answer: the run's directory may be left in the guest"
-                        .into(),
-                )
-            };
-            if let Some(why) = why {
-                left.push(LeftVm { vmid, why });
+            if !g.done.is_finished() {
+                left.push(LeftVm {
+                    vmid,
+                    why: "its guest agent did not answer: the run's directory may be left in the guest".into(),
+                    command: None,
+                });
+            } else if let Ok(Some((dir, why))) = g.done.join() {
+                left.push(LeftVm {
+                    vmid,
+                    why: format!("in the guest: {why}"),
+                    command: Some(format!("qm guest exec {vmid} -- rm -rf -- {dir}")),
+                });
             }
         }
     }
@@ -187,6 +183,7 @@ impl Fleet {
                 Err(e) => left.push(LeftVm {
                     vmid,
                     why: e.to_string(),
+                    command: None,
                 }),
             }
         }
@@ -469,7 +466,8 @@ fn relay(
             Some(Event::Coordinator(Some(ToNode::Deploy(_)))) => {}
             Some(Event::Coordinator(Some(ToNode::Fill { zero }))) => {
                 let bytes = plan.disks_per_vm as f64 * plan.disk_bytes as f64;
-                deadline = Instant::now() + answer + Duration::from_secs_f64(bytes / SLOWEST_FILL);
+                deadline =
+                    Instant::now() + answer + Duration::from_secs_f64(bytes / wire::SLOWEST_FILL);
                 pending = ask(fleet, &ToWorker::Fill { zero });
             }
             Some(Event::Coordinator(Some(ToNode::Job(job)))) => {
@@ -481,42 +479,7 @@ fn relay(
                 if !fleet.ports.contains_key(&vmid) {
                     continue;
                 }
-                let failed = |why: String| FromNode::VmFailed { vmid, message: why };
-                let (told, answered) = match message {
-                    Some(FromWorker::Filled { bytes, seconds }) => (
-                        FromNode::Filled {
-                            vmid,
-                            bytes,
-                            seconds,
-                        },
-                        true,
-                    ),
-                    Some(FromWorker::Started { at_ns }) => (
-                        FromNode::Started {
-                            vmid,
-                            at_ns: at_ns.unwrap_or_else(super::worker::now_ns),
-                        },
-                        false,
-                    ),
-                    Some(FromWorker::Second { n, ops }) => {
-                        (FromNode::Second { vmid, n, ops }, false)
-                    }
-                    Some(FromWorker::Result(result)) => (
-                        FromNode::Result {
-                            vmid,
-                            result: Box::new(result),
-                        },
-                        true,
-                    ),
-                    Some(FromWorker::Error { message }) => (failed(message), true),
-                    Some(FromWorker::Hello { .. }) => {
-                        (failed("it started again (the VM rebooted)".into()), true)
-                    }
-                    None => (
-                        failed("its serial port closed (the VM stopped)".into()),
-                        true,
-                    ),
-                };
+                let (told, answered) = passed_on(vmid, message);
                 if matches!(told, FromNode::VmFailed { .. }) {
                     fleet.retire(vmid);
                 }
@@ -541,6 +504,46 @@ fn relay(
         if was_pending && pending.is_empty() {
             say(&FromNode::JobDone);
         }
+    }
+}
+
+/// What a worker said, as the node tells it to the coordinator, and
+/// whether it answers what the worker was asked (its result, the fill's
+/// end, or its failure).
+fn passed_on(vmid: u32, message: Option<FromWorker>) -> (FromNode, bool) {
+    let failed = |why: String| FromNode::VmFailed { vmid, message: why };
+    match message {
+        Some(FromWorker::Filled { bytes, seconds }) => (
+            FromNode::Filled {
+                vmid,
+                bytes,
+                seconds,
+            },
+            true,
+        ),
+        Some(FromWorker::Started { at_ns }) => (
+            FromNode::Started {
+                vmid,
+                at_ns: at_ns.unwrap_or_else(super::worker::now_ns),
+            },
+            false,
+        ),
+        Some(FromWorker::Second { n, ops }) => (FromNode::Second { vmid, n, ops }, false),
+        Some(FromWorker::Result(result)) => (
+            FromNode::Result {
+                vmid,
+                result: Box::new(result),
+            },
+            true,
+        ),
+        Some(FromWorker::Error { message }) => (failed(message), true),
+        Some(FromWorker::Hello { .. }) => {
+            (failed("it started again (the VM rebooted)".into()), true)
+        }
+        None => (
+            failed("its serial port closed (the VM stopped)".into()),
+            true,
+        ),
     }
 }
 

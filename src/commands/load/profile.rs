@@ -10,7 +10,7 @@ use crate::model::choice::Choice;
 /// `--profile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Profile {
+pub enum LoadProfile {
     HciRead,
     #[serde(rename = "hci-70-30")]
     Hci7030,
@@ -19,40 +19,40 @@ pub enum Profile {
     Custom,
 }
 
-impl Profile {
-    pub const ALL: [Profile; 5] = [
-        Profile::HciRead,
-        Profile::Hci7030,
-        Profile::Seq,
-        Profile::Sync,
-        Profile::Custom,
+impl LoadProfile {
+    pub const ALL: [LoadProfile; 5] = [
+        LoadProfile::HciRead,
+        LoadProfile::Hci7030,
+        LoadProfile::Seq,
+        LoadProfile::Sync,
+        LoadProfile::Custom,
     ];
 }
 
-impl Choice for Profile {
-    const ALL: &'static [Self] = &Profile::ALL;
+impl Choice for LoadProfile {
+    const ALL: &'static [Self] = &LoadProfile::ALL;
 
     fn name(self) -> &'static str {
         match self {
-            Profile::HciRead => "hci-read",
-            Profile::Hci7030 => "hci-70-30",
-            Profile::Seq => "seq",
-            Profile::Sync => "sync",
-            Profile::Custom => "custom",
+            LoadProfile::HciRead => "hci-read",
+            LoadProfile::Hci7030 => "hci-70-30",
+            LoadProfile::Seq => "seq",
+            LoadProfile::Sync => "sync",
+            LoadProfile::Custom => "custom",
         }
     }
 
     fn help(self) -> &'static str {
         match self {
-            Profile::HciRead => {
+            LoadProfile::HciRead => {
                 "4K, 100% read, 80% random, 8 workers x 16 outstanding per VM (HCIBench's lab run)"
             }
-            Profile::Hci7030 => "the same at 70% read, 30% write",
-            Profile::Seq => "1M sequential reads, then 1M sequential writes, 8 workers x 8",
-            Profile::Sync => {
+            LoadProfile::Hci7030 => "the same at 70% read, 30% write",
+            LoadProfile::Seq => "1M sequential reads, then 1M sequential writes, 8 workers x 8",
+            LoadProfile::Sync => {
                 "4K sequential writes, each synced (O_DSYNC), one job per disk at depth 1"
             }
-            Profile::Custom => "4K 100% random reads, 8 x 16, as the other options change it",
+            LoadProfile::Custom => "4K 100% random reads, 8 x 16, as the other options change it",
         }
     }
 }
@@ -104,27 +104,27 @@ fn job(block: usize, read_pct: u32, random_pct: u32, workers: usize, iodepth: us
 /// The phases of `profile`, changed by `changes`, each with `warmup` and
 /// `seconds`; a sync profile's workers are `disks` (one per disk).
 pub fn phases(
-    profile: Profile,
+    profile: LoadProfile,
     changes: &JobChanges,
     disks: usize,
     warmup: f64,
     seconds: f64,
 ) -> Vec<Phase> {
     let mut phases = match profile {
-        Profile::HciRead => vec![("read", job(4096, 100, 80, 8, 16))],
-        Profile::Hci7030 => vec![("70-30", job(4096, 70, 80, 8, 16))],
-        Profile::Seq => vec![
+        LoadProfile::HciRead => vec![("read", job(4096, 100, 80, 8, 16))],
+        LoadProfile::Hci7030 => vec![("70-30", job(4096, 70, 80, 8, 16))],
+        LoadProfile::Seq => vec![
             ("seq-read", job(1 << 20, 100, 0, 8, 8)),
             ("seq-write", job(1 << 20, 0, 0, 8, 8)),
         ],
-        Profile::Sync => vec![(
+        LoadProfile::Sync => vec![(
             "sync-write",
             WorkerJob {
                 sync: true,
                 ..job(4096, 0, 0, disks.max(1), 1)
             },
         )],
-        Profile::Custom => vec![("custom", job(4096, 100, 100, 8, 16))],
+        LoadProfile::Custom => vec![("custom", job(4096, 100, 100, 8, 16))],
     };
     phases
         .iter_mut()
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn the_lab_runs_and_changes_to_them() {
-        let p = phases(Profile::HciRead, &JobChanges::default(), 8, 60.0, 300.0);
+        let p = phases(LoadProfile::HciRead, &JobChanges::default(), 8, 60.0, 300.0);
         assert_eq!(p.len(), 1);
         let j = &p[0].job;
         assert_eq!(
@@ -154,12 +154,12 @@ mod tests {
             (4096, 100, 80, 8, 16)
         );
         assert_eq!((j.warmup, j.seconds), (60.0, 300.0));
-        let p = phases(Profile::Seq, &JobChanges::default(), 8, 0.0, 10.0);
+        let p = phases(LoadProfile::Seq, &JobChanges::default(), 8, 0.0, 10.0);
         assert_eq!(
             p.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
             ["seq-read", "seq-write"]
         );
-        let sync = phases(Profile::Sync, &JobChanges::default(), 3, 0.0, 10.0);
+        let sync = phases(LoadProfile::Sync, &JobChanges::default(), 3, 0.0, 10.0);
         assert!(sync[0].job.sync && sync[0].job.workers == 3 && sync[0].job.iodepth == 1);
         let changes = JobChanges {
             read_pct: Some(50),
@@ -167,7 +167,7 @@ mod tests {
             ..JobChanges::default()
         };
         assert!(changes.any());
-        let p = phases(Profile::Hci7030, &changes, 8, 0.0, 10.0);
+        let p = phases(LoadProfile::Hci7030, &changes, 8, 0.0, 10.0);
         assert_eq!(
             (p[0].job.read_pct, p[0].job.iodepth, p[0].job.random_pct),
             (50, 4, 80)

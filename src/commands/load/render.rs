@@ -102,12 +102,12 @@ fn block_text(bytes: usize) -> String {
 
 fn group_lines(out: &mut String, heading: &str, groups: &[GroupFigures]) {
     *out += &format!(
-        "  {heading:<16} {:>10} {:>9}  {:<36} {:<36} {:>5}\n",
+        "  {heading:<16} {:>10} {:>9}  {:<38} {:<38} {:>5}\n",
         "IOPS", "MiB/s", "read latency", "write latency", "share"
     );
     for g in groups {
         *out += &format!(
-            "  {:<16} {:>10.0} {:>9.1}  {:<36} {:<36} {:>5}\n",
+            "  {:<16} {:>10.0} {:>9.1}  {:<38} {:<38} {:>5}\n",
             format!("{}{}", g.name, if g.slow { " !" } else { "" }),
             g.iops,
             g.mib_s,

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::profile::{Phase, Profile};
+use super::profile::{LoadProfile, Phase};
 use super::wire::WorkerJob;
 use crate::model::latency::{Latency, LatencySummary};
 use crate::pvevm::VmSettings;
@@ -28,7 +28,7 @@ pub struct LoadReport {
     /// When the run started (RFC 3339).
     pub timestamp: String,
     pub storage: String,
-    pub profile: Profile,
+    pub profile: LoadProfile,
     pub disks_per_vm: usize,
     pub disk_bytes: u64,
     /// `random`, `zero` or `skip`.
@@ -328,8 +328,13 @@ mod tests {
     fn totals_merged_percentiles_fairness_and_skew() {
         let phase = Phase {
             name: "read".into(),
-            job: super::super::profile::phases(Profile::HciRead, &Default::default(), 8, 0.0, 10.0)
-                [0]
+            job: super::super::profile::phases(
+                LoadProfile::HciRead,
+                &Default::default(),
+                8,
+                0.0,
+                10.0,
+            )[0]
             .job
             .clone(),
         };

@@ -9,8 +9,9 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use super::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
-use super::coordinator::{self, Planned};
+use super::coordinator;
 use super::initramfs::{self, InitramfsSpec};
+use super::plan::{self, Planned};
 use super::profile::{self, JobChanges};
 use super::render::LoadDocument;
 use super::{Fill, LoadRequest};
@@ -155,8 +156,8 @@ fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
                     "{from}: no node; nothing was made"
                 )));
             }
-            let vmids = coordinator::allocate_vmids(members.nodes.len() * req.vms_per_node)
-                .map_err(|e| {
+            let vmids =
+                plan::allocate_vmids(members.nodes.len() * req.vms_per_node).map_err(|e| {
                     Stop::not_measured(format!("no VMIDs for the workers: {e}; nothing was made"))
                 })?;
             members
@@ -191,7 +192,7 @@ fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
 pub fn load(args: &LoadArgs) -> Ended {
     let req = request(args)?;
     let planned = plan(&req)?;
-    let said = coordinator::describe(&req, &planned);
+    let said = plan::describe(&req, &planned);
     if args.dry_run {
         print!("{said}");
         return Ok(Exit::Ok);

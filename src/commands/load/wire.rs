@@ -16,6 +16,9 @@ pub const PREFIX: &str = "pveprobe-worker ";
 /// no line of ours).
 pub const MAX_LINE: usize = 64 << 10;
 
+/// The slowest fill a worker's disks are given time for, in bytes a second.
+pub const SLOWEST_FILL: f64 = 5.0 * 1024.0 * 1024.0;
+
 /// What a worker says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -168,11 +171,15 @@ pub struct DeployedVm {
     pub disks: Vec<WorkerDisk>,
 }
 
-/// A VMID the run made and could not remove, with why.
+/// A VMID the run made and could not remove, or an existing VM whose
+/// directory was left, with why and what removes it (`qm destroy` when
+/// `None`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeftVm {
     pub vmid: u32,
     pub why: String,
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 /// What a node's agent tells the coordinator.

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::initramfs::{MODULE_DIR, ORDER_FILE};
 use super::wire::{self, FromWorker, ToWorker, WorkerDisk, WorkerJob, WorkerResult};
-use crate::measure::engine::{self, EngineChoice, Job, Pattern};
+use crate::measure::engine::{EngineChoice, Job, Pattern};
 use crate::measure::iobuf::{AlignedBuf, fill_random};
 use crate::model::latency::Latency;
 use crate::sys::interrupt::Interrupt;
@@ -323,7 +323,11 @@ pub fn run_job(
     };
     let interrupt = Interrupt::default();
     if job.warmup > 0.0 {
-        for r in engine::run_together(&runs(job.warmup, false), EngineChoice::Auto, &interrupt) {
+        for r in crate::measure::together::run_together(
+            &runs(job.warmup, false),
+            EngineChoice::Auto,
+            &interrupt,
+        ) {
             r.map_err(|e| format!("warm-up: {e}"))?;
         }
     }
@@ -332,30 +336,10 @@ pub fn run_job(
     });
     let window = runs(job.seconds, true);
     let stats = std::thread::scope(|s| {
-        let running = s.spawn(|| engine::run_together(&window, EngineChoice::Auto, &interrupt));
-        // Whole seconds only: the window's last part second is in the
-        // totals, not in a second of its own.
-        let (mut second, mut counted) = (0u32, 0u64);
-        let begun = std::time::Instant::now();
-        loop {
-            let next = Duration::from_secs(u64::from(second) + 1);
-            let finished = running.is_finished();
-            if begun.elapsed() >= next {
-                let total: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                tell(&FromWorker::Second {
-                    n: second,
-                    ops: total - counted,
-                });
-                (second, counted) = (second + 1, total);
-            } else if finished {
-                break;
-            } else {
-                std::thread::sleep(
-                    next.saturating_sub(begun.elapsed())
-                        .min(Duration::from_millis(20)),
-                );
-            }
-        }
+        let running = s.spawn(|| {
+            crate::measure::together::run_together(&window, EngineChoice::Auto, &interrupt)
+        });
+        count_seconds(|| running.is_finished(), &counters, tell);
         running.join().expect("the jobs do not panic")
     });
     let mut result = WorkerResult {
@@ -377,6 +361,37 @@ pub fn run_job(
         result.engine = s.engine.name().to_string();
     }
     Ok(result)
+}
+
+/// Each whole second's operations of the jobs `counters` count, told as
+/// each second ends, until `finished`: the window's last part second is
+/// in the totals, not in a second of its own.
+fn count_seconds(
+    finished: impl Fn() -> bool,
+    counters: &[AtomicU64],
+    tell: &mut dyn FnMut(&FromWorker),
+) {
+    let (mut second, mut counted) = (0u32, 0u64);
+    let begun = std::time::Instant::now();
+    loop {
+        let next = Duration::from_secs(u64::from(second) + 1);
+        let done = finished();
+        if begun.elapsed() >= next {
+            let total: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            tell(&FromWorker::Second {
+                n: second,
+                ops: total - counted,
+            });
+            (second, counted) = (second + 1, total);
+        } else if done {
+            return;
+        } else {
+            std::thread::sleep(
+                next.saturating_sub(begun.elapsed())
+                    .min(Duration::from_millis(20)),
+            );
+        }
+    }
 }
 
 /// The VM powered off: the disks' caches written out first.

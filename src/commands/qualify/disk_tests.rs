@@ -152,7 +152,7 @@ pub fn sync_writes(
             progress: None,
         })
         .collect();
-    let results = engine::run_together(&runs, EngineChoice::Auto, interrupt);
+    let results = crate::measure::together::run_together(&runs, EngineChoice::Auto, interrupt);
     for stats in &results {
         let written = match stats {
             Ok(s) => s.writes * SYNC_BLOCK as u64,

@@ -8,7 +8,7 @@
 //! VM it made, with its disks, and says which it could not.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -52,22 +52,9 @@ pub fn serve(interrupt: &Interrupt) -> Result<(), String> {
     let (tx, rx) = mpsc::channel();
     let from_coordinator = tx.clone();
     std::thread::spawn(move || {
-        let mut lines = std::io::stdin().lock();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match std::io::Read::take(&mut lines, wire::MAX_LINE as u64).read_line(&mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if let Some(Ok(m)) = wire::read::<ToNode>(&line)
-                        && from_coordinator.send(Event::Coordinator(Some(m))).is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-        }
-        let _ = from_coordinator.send(Event::Coordinator(None));
+        wire::pass_lines(std::io::stdin().lock(), |m| {
+            from_coordinator.send(Event::Coordinator(m)).is_ok()
+        });
     });
     let plan = match rx.recv_timeout(PLAN_WITHIN) {
         Ok(Event::Coordinator(Some(ToNode::Deploy(plan)))) => *plan,
@@ -419,22 +406,9 @@ fn listen(vmid: u32, port: &UnixStream, tx: mpsc::Sender<Event>) -> Result<(), S
         .try_clone()
         .map_err(|e| format!("VM {vmid}'s socket: {e}"))?;
     std::thread::spawn(move || {
-        let mut lines = BufReader::new(reader);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match std::io::Read::take(&mut lines, wire::MAX_LINE as u64).read_line(&mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if let Some(Ok(m)) = wire::read::<FromWorker>(&line)
-                        && tx.send(Event::Worker(vmid, Some(m))).is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-        }
-        let _ = tx.send(Event::Worker(vmid, None));
+        wire::pass_lines(BufReader::new(reader), |m| {
+            tx.send(Event::Worker(vmid, m)).is_ok()
+        });
     });
     Ok(())
 }

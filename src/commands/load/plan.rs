@@ -36,30 +36,21 @@ pub fn allocate_vmids(count: usize) -> Result<Vec<u32>, String> {
 pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
     let vms: usize = planned.iter().map(|p| p.vmids.len()).sum();
     let disk_total = vms as u64 * req.disks_per_vm as u64 * req.disk_bytes;
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let (vms_text, nodes) = (count(vms, "worker VM"), count(planned.len(), "node"));
+    let each = crate::model::bytes_text(req.disk_bytes);
+    let total = crate::model::bytes_text(disk_total);
     let mut out = match &req.existing {
         Some(_) => format!(
-            "pveprobe load in {} existing VM{} on {} node{}, through their guest agents: {} file{} of {} each in a private directory under {} in each ({} in all)\n",
-            vms,
-            if vms == 1 { "" } else { "s" },
-            planned.len(),
-            if planned.len() == 1 { "" } else { "s" },
-            req.disks_per_vm,
-            if req.disks_per_vm == 1 { "" } else { "s" },
-            crate::model::bytes_text(req.disk_bytes),
+            "pveprobe load in {} on {nodes}, through their guest agents: {} of {each} each in a private directory under {} in each ({total} in all)\n",
+            count(vms, "existing VM"),
+            count(req.disks_per_vm, "file"),
             req.guest_dir,
-            crate::model::bytes_text(disk_total),
         ),
         None => format!(
-            "pveprobe load on storage {}: {} worker VM{} on {} node{}, {} disk{} of {} each ({} in all)\n",
+            "pveprobe load on storage {}: {vms_text} on {nodes}, {} of {each} each ({total} in all)\n",
             req.storage,
-            vms,
-            if vms == 1 { "" } else { "s" },
-            planned.len(),
-            if planned.len() == 1 { "" } else { "s" },
-            req.disks_per_vm,
-            if req.disks_per_vm == 1 { "" } else { "s" },
-            crate::model::bytes_text(req.disk_bytes),
-            crate::model::bytes_text(disk_total),
+            count(req.disks_per_vm, "disk"),
         ),
     };
     for p in planned {

@@ -229,6 +229,33 @@ pub fn read<T: for<'de> Deserialize<'de>>(line: &str) -> Option<Result<T, String
     Some(serde_json::from_str(json).map_err(|e| format!("{e}: {}", crate::model::printable(json))))
 }
 
+/// Reads `input`'s protocol lines of type `T` (others skipped, each line
+/// at most [`MAX_LINE`]) into `pass` as they come, then `None` once it
+/// ends; stops early when `pass` says false.
+pub fn pass_lines<T: for<'de> Deserialize<'de>>(
+    mut input: impl std::io::BufRead,
+    mut pass: impl FnMut(Option<T>) -> bool,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match std::io::BufRead::read_line(
+            &mut std::io::Read::take(&mut input, MAX_LINE as u64),
+            &mut line,
+        ) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                if let Some(Ok(m)) = read::<T>(&line)
+                    && !pass(Some(m))
+                {
+                    return;
+                }
+            }
+        }
+    }
+    pass(None);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,8 +288,13 @@ struct Running {
 impl Running {
     /// Starts the run and returns once its measured window has begun.
     fn into_window(rig: &LoadRig, seconds: &str, more: &[&str]) -> Running {
-        let mut child = rig
-            .command(seconds, more)
+        Running::start(&mut rig.command(seconds, more), &|| rig.console())
+    }
+
+    /// Starts `cmd` (a run) and returns once its measured window has
+    /// begun; `console` says what the workers said, if it never does.
+    fn start(cmd: &mut Command, console: &dyn Fn() -> String) -> Running {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -311,7 +316,7 @@ impl Running {
         let out = child.stdout.take().unwrap();
         let stdout = std::thread::spawn(move || std::io::read_to_string(out).unwrap_or_default());
         rx.recv_timeout(Duration::from_secs(240))
-            .unwrap_or_else(|_| panic!("the window never began:\n{}", rig.console()));
+            .unwrap_or_else(|_| panic!("the window never began:\n{}", console()));
         // Past the warm-up, inside the window.
         std::thread::sleep(Duration::from_secs(2));
         Running {
@@ -692,38 +697,15 @@ fn a_sigint_mid_window_leaves_nothing_in_any_existing_vm() {
     common::needs_tools(&["sshd", "strip"], "openssh-server and binutils");
     let cluster = TestCluster::new(&[("pve1", Behaviour::Good), ("pve2", Behaviour::Good)]);
     let guests = Guests::start(&cluster);
-    let mut child = guests
-        .command(&cluster, "60", &[])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let err = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(err).lines() {
-            let line = line.unwrap_or_default();
-            if line.contains("s measured") && line.contains("workers,") {
-                let _ = tx.send(());
-            }
-            all += &line;
-            all.push('\n');
-        }
-        all
-    });
-    rx.recv_timeout(Duration::from_secs(240))
-        .expect("the window began");
-    std::thread::sleep(Duration::from_secs(3));
+    let run = Running::start(&mut guests.command(&cluster, "60", &[]), &String::new);
     // The probes run in the guests now.
     assert!(!guests.leftovers().is_empty());
     nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::unistd::Pid::from_raw(run.child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let status = wait_within(&mut child, Duration::from_secs(120));
-    let said = reader.join().unwrap();
+    let (status, said, _) = run.end();
     assert_eq!(status.code(), Some(130), "{said}");
     assert!(!said.contains("left behind"), "{said}");
     assert_eq!(guests.leftovers(), Vec::<String>::new(), "{said}");

@@ -134,6 +134,16 @@ impl Conversation {
     }
 }
 
+impl Conversation {
+    /// Closes its stdin and lets it run on to its end unwatched (a child
+    /// still cleaning up, which a kill would cut short); it is nobody's
+    /// once the probe exits.
+    pub fn release(mut self) {
+        self.close();
+        self.ended = true;
+    }
+}
+
 impl Drop for Conversation {
     fn drop(&mut self) {
         if !self.ended {

@@ -26,6 +26,9 @@ use crate::sys::interrupt::Interrupt;
 const DEPLOY_GRACE: Duration = Duration::from_secs(900);
 /// How long an agent may take to remove its workers.
 const REMOVE_WITHIN: Duration = Duration::from_secs(900);
+/// How long the agents may take to remove their workers once one of them
+/// was given up on.
+const GIVEN_UP_REMOVE_WITHIN: Duration = Duration::from_secs(120);
 /// Beyond an agent's own time limits, for its answer's way back.
 const SLACK: Duration = Duration::from_secs(30);
 
@@ -37,8 +40,11 @@ struct Agent {
     job_done: bool,
     /// It said its workers are removed, with those it could not remove.
     removed: Option<Vec<wire::LeftVm>>,
-    /// Its output ended (or it was given up on).
-    gone: bool,
+    /// Its output ended, or it could not be started or told.
+    ended: bool,
+    /// It did not answer within a step's time limit: asked nothing more
+    /// but to clean up.
+    given_up: bool,
     /// Its stderr's last word, once it ended.
     last_word: Option<String>,
 }
@@ -50,8 +56,13 @@ impl Agent {
             .as_mut()
             .is_some_and(|t| t.send(&wire::line(message)).is_ok());
         if !sent {
-            self.gone = true;
+            self.ended = true;
         }
+    }
+
+    /// Neither ended nor given up on: it takes part.
+    fn taking_part(&self) -> bool {
+        !self.ended && !self.given_up
     }
 }
 
@@ -72,7 +83,7 @@ impl Run<'_> {
 
     fn hear(&mut self, i: usize, line: Option<String>) {
         let Some(line) = line else {
-            self.agents[i].gone = true;
+            self.agents[i].ended = true;
             return;
         };
         let Some(Ok(message)) = wire::read::<FromNode>(&line) else {
@@ -91,8 +102,11 @@ impl Run<'_> {
             }
             FromNode::VmFailed { vmid, message } => {
                 eprintln!("pveprobe: {node}: VM {vmid}: {message}");
-                if let Some(w) = self.current.get_mut(&vmid) {
-                    w.error.get_or_insert(message.clone());
+                // Its failure, unless it gave its result before.
+                if let Some(w) = self.current.get_mut(&vmid)
+                    && w.seconds == 0.0
+                {
+                    w.error = Some(message.clone());
                 }
                 if let Some(r) = self.record(vmid) {
                     r.failed.get_or_insert(message);
@@ -157,14 +171,18 @@ impl Run<'_> {
     ) -> bool {
         let until = Instant::now() + limit;
         loop {
-            if self.agents.iter().all(|a| a.gone || done(a)) {
+            if self.agents.iter().all(|a| !a.taking_part() || done(a)) {
                 return true;
             }
             if interrupt.is_some_and(|i| i.signal().is_some()) {
                 return false;
             }
             if Instant::now() > until {
-                for a in self.agents.iter_mut().filter(|a| !a.gone && !done(a)) {
+                for a in self
+                    .agents
+                    .iter_mut()
+                    .filter(|a| a.taking_part() && !done(a))
+                {
                     let why = format!(
                         "{}: its agent did not answer within {:.0} s ({what}); given up on",
                         a.planned.node.name,
@@ -172,7 +190,7 @@ impl Run<'_> {
                     );
                     eprintln!("pveprobe: {why}");
                     self.problems.push(why);
-                    a.gone = true;
+                    a.given_up = true;
                 }
                 return true;
             }
@@ -185,7 +203,7 @@ impl Run<'_> {
     }
 
     fn tell_all(&mut self, message: &ToNode) {
-        for a in self.agents.iter_mut().filter(|a| !a.gone) {
+        for a in self.agents.iter_mut().filter(|a| a.taking_part()) {
             a.tell(message);
         }
     }
@@ -200,7 +218,7 @@ impl Run<'_> {
         self.current = self
             .agents
             .iter()
-            .filter(|a| !a.gone)
+            .filter(|a| a.taking_part())
             .flat_map(|a| {
                 a.planned
                     .vmids
@@ -318,7 +336,8 @@ fn start<'a>(req: &'a LoadRequest, planned: Vec<Planned>, tx: &mpsc::Sender<Hear
         let plan = node_plan(req, &p);
         let mut agent = Agent {
             planned: p,
-            gone: talk.is_none(),
+            ended: talk.is_none(),
+            given_up: false,
             talk,
             deployed: false,
             job_done: false,
@@ -406,15 +425,31 @@ impl Run<'_> {
 
     /// Every agent told to remove its workers and heard out; what is left.
     fn clean_up(&mut self, rx: &mpsc::Receiver<Heard>) -> Vec<LeftBehind> {
-        self.tell_all(&ToNode::Done);
-        self.wait(rx, REMOVE_WITHIN, None, "removing its workers", |a| {
+        // Those given up on too: they may still clean up, but are waited
+        // for only so long (a node that hangs would hold the run).
+        let any_given_up = self.agents.iter().any(|a| a.given_up);
+        for a in self.agents.iter_mut().filter(|a| !a.ended) {
+            a.given_up = false;
+            a.tell(&ToNode::Done);
+        }
+        let limit = if any_given_up {
+            GIVEN_UP_REMOVE_WITHIN
+        } else {
+            REMOVE_WITHIN
+        };
+        self.wait(rx, limit, None, "removing its workers", |a| {
             a.removed.is_some()
         });
         let mut left_behind = Vec::new();
         for a in &mut self.agents {
-            if let Some(talk) = a.talk.take() {
-                let ended = talk.finish(Duration::from_secs(10));
-                a.last_word = remote::last_line(&ended.stderr);
+            match a.talk.take() {
+                Some(talk) if a.removed.is_some() || a.ended => {
+                    let ended = talk.finish(Duration::from_secs(10));
+                    a.last_word = remote::last_line(&ended.stderr);
+                }
+                // Still at work: left to finish its clean-up, not killed.
+                Some(talk) => talk.release(),
+                None => {}
             }
             let node = &a.planned.node.name;
             let on_node = |command: String| {

@@ -48,6 +48,7 @@ pub fn main(port: &Path) -> Result<(), WorkerError> {
         return Err(WorkerError::NotInit(pid));
     }
     let served = mount_all()
+        .map(|()| open_stdio())
         .and_then(|()| load_modules(Path::new("/")))
         .and_then(|()| serve(port));
     if let Err(e) = served {
@@ -64,6 +65,38 @@ fn mount_all() -> Result<(), WorkerError> {
             .map_err(|e| setup(format!("mount {fs} on {at}"))(e.into()))?;
     }
     Ok(())
+}
+
+/// Standard input, output and error open on the console, or /dev/null:
+/// in a VM without the console the command line names (PVE's worker has
+/// no second serial port), the kernel starts /init with none of them, and
+/// the next file opened (the port, a disk) would become fd 0, 1 or 2 and
+/// take what is printed.
+fn open_stdio() {
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    for fd in 0..=2 {
+        // SAFETY: F_GETFD only asks whether the descriptor is open.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 {
+            continue;
+        }
+        let opened = ["/dev/console", "/dev/null"].iter().find_map(|p| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(p)
+                .ok()
+        });
+        if let Some(file) = opened {
+            if file.as_raw_fd() == fd {
+                // It took the free slot itself: keep it there.
+                let _ = file.into_raw_fd();
+            } else {
+                // SAFETY: dup2 onto a descriptor we checked is closed.
+                unsafe { libc::dup2(file.as_raw_fd(), fd) };
+            }
+        }
+    }
 }
 
 /// Loads the modules `/modules.order` names, in its order; one the

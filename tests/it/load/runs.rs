@@ -418,6 +418,18 @@ fn a_worker_that_stops_answering_is_given_up_on_and_named_and_the_others_stand()
         (Some(1), Some(2)),
         "{phase}"
     );
+    let frozen = phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["node"] == "pve2")
+        .unwrap();
+    assert!(
+        frozen["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("stopped answering")),
+        "{frozen}"
+    );
     // Its QEMU stopped as it was, it is still destroyed.
     assert_eq!(rig.leftovers(), Vec::<String>::new(), "{said}");
 }

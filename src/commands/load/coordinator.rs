@@ -518,6 +518,7 @@ pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> L
         disks_per_vm: req.disks_per_vm,
         disk_bytes: req.disk_bytes,
         fill: req.fill.name().into(),
+        existing: req.existing.is_some(),
         settings: req.settings.clone(),
         vms: run.vms,
         phases,

@@ -184,26 +184,35 @@ pub fn text(r: &LoadReport) -> String {
         n.len()
     };
     let s = &r.settings;
-    let mut out = format!(
-        "pveprobe load: storage {}, profile {}, {} worker VM{} on {} node{}, {} disk{} of {} each\n",
-        r.storage,
-        crate::model::choice::Choice::name(r.profile),
-        r.vms.len(),
-        if r.vms.len() == 1 { "" } else { "s" },
-        nodes,
-        if nodes == 1 { "" } else { "s" },
-        r.disks_per_vm,
-        if r.disks_per_vm == 1 { "" } else { "s" },
-        crate::model::bytes_text(r.disk_bytes)
-    );
-    out += &format!(
-        "workers: scsihw {}, iothread={}, cache={}, aio={}; fill: {}\n",
-        s.scsihw,
-        u8::from(s.iothread),
-        s.cache,
-        s.aio.as_deref().unwrap_or("default"),
-        r.fill
-    );
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let each = crate::model::bytes_text(r.disk_bytes);
+    let mut out = if r.existing {
+        format!(
+            "pveprobe load in existing VMs, profile {}, {} on {}, {} of {each} each\n",
+            crate::model::choice::Choice::name(r.profile),
+            count(r.vms.len(), "VM"),
+            count(nodes, "node"),
+            count(r.disks_per_vm, "file"),
+        )
+    } else {
+        let mut head = format!(
+            "pveprobe load: storage {}, profile {}, {} on {}, {} of {each} each\n",
+            r.storage,
+            crate::model::choice::Choice::name(r.profile),
+            count(r.vms.len(), "worker VM"),
+            count(nodes, "node"),
+            count(r.disks_per_vm, "disk"),
+        );
+        head += &format!(
+            "workers: scsihw {}, iothread={}, cache={}, aio={}; fill: {}\n",
+            s.scsihw,
+            u8::from(s.iothread),
+            s.cache,
+            s.aio.as_deref().unwrap_or("default"),
+            r.fill
+        );
+        head
+    };
     let filled: u64 = r.vms.iter().map(|v| v.filled_bytes).sum();
     if filled > 0 {
         let slowest = r.vms.iter().map(|v| v.fill_seconds).fold(0.0, f64::max);
@@ -260,7 +269,11 @@ pub fn text(r: &LoadReport) -> String {
         out += &format!("problem: {p}\n");
     }
     if r.left_behind.is_empty() {
-        out += "\nEvery worker VM was destroyed with its disks.\n";
+        out += if r.existing {
+            "\nThe run's directory was removed from every VM.\n"
+        } else {
+            "\nEvery worker VM was destroyed with its disks.\n"
+        };
     } else {
         out += "\nLEFT BEHIND (remove with the command shown)\n";
         for l in &r.left_behind {
@@ -322,4 +335,133 @@ pub fn csv(r: &LoadReport, header: bool) -> String {
         }
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::load::profile::{JobChanges, LoadProfile, phases};
+    use crate::commands::load::report::{LeftBehind, VmRecord, WorkerFigures};
+    use crate::model::latency::Latency;
+    use std::time::Duration;
+
+    fn report(existing: bool) -> LoadReport {
+        let phase = &phases(LoadProfile::Hci7030, &JobChanges::default(), 2, 1.0, 2.0)[0];
+        let worker = |node: &str, vmid: u32, ops: u64| {
+            let mut l = Latency::default();
+            for _ in 0..ops {
+                l.record(Duration::from_micros(500));
+            }
+            WorkerFigures {
+                node: node.into(),
+                vmid,
+                reads: ops,
+                seconds: 2.0,
+                read_latency: l,
+                per_second: vec![ops / 2; 2],
+                ..WorkerFigures::default()
+            }
+        };
+        let workers = vec![worker("pve1", 101, 2000), worker("pve2", 102, 200)];
+        LoadReport {
+            schema_version: 1,
+            kind: "load".into(),
+            pveprobe_version: "0".into(),
+            timestamp: "2026-12-05T00:00:00Z".into(),
+            storage: if existing {
+                String::new()
+            } else {
+                "ceph-vm".into()
+            },
+            profile: LoadProfile::Hci7030,
+            disks_per_vm: 2,
+            disk_bytes: 1 << 30,
+            fill: "random".into(),
+            existing,
+            settings: crate::pvevm::VmSettings {
+                scsihw: "virtio-scsi-single".into(),
+                iothread: true,
+                cache: "none".into(),
+                aio: None,
+                memory_mib: 1024,
+                cores: 4,
+            },
+            vms: [("pve1", 101), ("pve2", 102)]
+                .iter()
+                .map(|(n, v)| VmRecord {
+                    node: n.to_string(),
+                    vmid: *v,
+                    disks: 2,
+                    filled_bytes: 2 << 30,
+                    fill_seconds: 3.0,
+                    failed: None,
+                })
+                .collect(),
+            phases: vec![PhaseResult::new(phase, workers)],
+            target: None,
+            left_behind: Vec::new(),
+            problems: Vec::new(),
+            interrupted_by: None,
+        }
+    }
+
+    #[test]
+    fn the_text_says_what_was_measured_where_and_what_was_left() {
+        let text = text(&report(false));
+        assert!(
+            text.starts_with("pveprobe load: storage ceph-vm, profile hci-70-30, 2 worker VMs on 2 nodes, 2 disks of 1.00 GiB each\n"),
+            "{text}"
+        );
+        assert!(text.contains("  CLUSTER       1100 IOPS"), "{text}");
+        // pve2's VM at 100 of a median 550 IOPS is marked.
+        assert!(text.contains("pve2/102 !"), "{text}");
+        assert!(
+            text.contains("Every worker VM was destroyed with its disks."),
+            "{text}"
+        );
+        let vms = text_of_existing();
+        assert!(
+            vms.starts_with("pveprobe load in existing VMs, profile hci-70-30, 2 VMs on 2 nodes, 2 files of 1.00 GiB each\n"),
+            "{vms}"
+        );
+        assert!(!vms.contains("scsihw"), "{vms}");
+        assert!(
+            vms.contains("The run's directory was removed from every VM."),
+            "{vms}"
+        );
+        let mut left = report(false);
+        left.left_behind.push(LeftBehind {
+            node: "pve2".into(),
+            vmid: 102,
+            why: "qm destroy failed".into(),
+            command: "ssh root@10.0.0.2 qm destroy 102 --purge --destroy-unreferenced-disks 1"
+                .into(),
+        });
+        let said = super::text(&left);
+        assert!(said.contains("LEFT BEHIND"), "{said}");
+        assert!(
+            said.contains("ssh root@10.0.0.2 qm destroy 102 --purge"),
+            "{said}"
+        );
+        assert_eq!(left.exit_status(), crate::error::exit::Exit::NotMeasured);
+    }
+
+    fn text_of_existing() -> String {
+        text(&report(true))
+    }
+
+    #[test]
+    fn the_csv_has_a_row_for_the_cluster_each_node_and_each_vm() {
+        let out = csv(&report(false), true);
+        let rows: Vec<&str> = out.lines().collect();
+        assert_eq!(rows.len(), 1 + 1 + 2 + 2, "{out}");
+        assert!(
+            rows[0].starts_with("timestamp,storage,profile,phase,subject"),
+            "{out}"
+        );
+        assert!(rows[1].contains(",70-30,cluster,,1100,"), "{out}");
+        assert!(rows[5].contains(",vm,pve2/102,100,"), "{out}");
+        // The read p99 in ms: every read took 500 us.
+        assert!(rows[1].contains(",0.500,"), "{out}");
+    }
 }

@@ -33,6 +33,10 @@ pub struct LoadReport {
     pub disk_bytes: u64,
     /// `random`, `zero` or `skip`.
     pub fill: String,
+    /// `--vms`: the workers are existing VMs (files in a directory in
+    /// each), not VMs the run made; `storage` is empty then.
+    #[serde(default)]
+    pub existing: bool,
     pub settings: VmSettings,
     /// Every worker planned, by node, and what became of it.
     pub vms: Vec<VmRecord>,

@@ -176,8 +176,8 @@ fn phase_text(out: &mut String, p: &PhaseResult) {
     }
 }
 
-/// The text table.
-pub fn text(r: &LoadReport) -> String {
+/// The text's first lines: where it ran, on what, how.
+fn head(r: &LoadReport) -> String {
     let nodes = {
         let mut n: Vec<&str> = r.vms.iter().map(|v| v.node.as_str()).collect();
         n.dedup();
@@ -186,7 +186,7 @@ pub fn text(r: &LoadReport) -> String {
     let s = &r.settings;
     let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let each = crate::model::bytes_text(r.disk_bytes);
-    let mut out = if r.existing {
+    if r.existing {
         format!(
             "pveprobe load in existing VMs, profile {}, {} on {}, {} of {each} each\n",
             crate::model::choice::Choice::name(r.profile),
@@ -212,7 +212,12 @@ pub fn text(r: &LoadReport) -> String {
             r.fill
         );
         head
-    };
+    }
+}
+
+/// The text table.
+pub fn text(r: &LoadReport) -> String {
+    let mut out = head(r);
     let filled: u64 = r.vms.iter().map(|v| v.filled_bytes).sum();
     if filled > 0 {
         let slowest = r.vms.iter().map(|v| v.fill_seconds).fold(0.0, f64::max);

@@ -4,12 +4,10 @@
 //! allocation or a free short: the probe sees the signal, lets the call
 //! finish (within a time limit), and then cleans up.
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use crate::sys::child::{self, Finished};
+use crate::sys::child::{self, Finished, ToolFailure};
 use pveprobe_parse::pvesm::{StatusRow, parse_status};
 
 /// The program, found on PATH as PVE installs it (/usr/sbin/pvesm).
@@ -38,34 +36,24 @@ pub enum PvesmError {
 }
 
 fn run(args: &[&str], limit: Duration) -> Result<Finished, PvesmError> {
-    let mut cmd = Command::new(PVESM);
-    cmd.args(args).process_group(0);
-    let done = child::run(&mut cmd, limit, None).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => PvesmError::NotFound(crate::error::describe(&e)),
-        _ => PvesmError::Failed {
-            command: args.join(" "),
+    let command = || args.join(" ");
+    child::run_tool(PVESM, args, limit).map_err(|f| match f {
+        ToolFailure::NotStarted { missing: true, why } => PvesmError::NotFound(why),
+        ToolFailure::NotStarted { why, .. } => PvesmError::Failed {
+            command: command(),
             status: "not started".into(),
-            message: crate::error::describe(&e),
+            message: why,
         },
-    })?;
-    if done.timed_out {
-        return Err(PvesmError::TimedOut {
-            command: args.join(" "),
+        ToolFailure::TimedOut => PvesmError::TimedOut {
+            command: command(),
             limit,
-        });
-    }
-    if !done.success() {
-        let message = match done.first_error_line() {
-            line if line.is_empty() => String::from_utf8_lossy(&done.stdout).trim().to_string(),
-            line => line,
-        };
-        return Err(PvesmError::Failed {
-            command: args.join(" "),
-            status: done.status_words(),
+        },
+        ToolFailure::Failed { status, message } => PvesmError::Failed {
+            command: command(),
+            status,
             message,
-        });
-    }
-    Ok(done)
+        },
+    })
 }
 
 /// `pvesm status`: every storage of this node with its state and space.

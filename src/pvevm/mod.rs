@@ -4,12 +4,10 @@
 //! of their own (the probe's Ctrl-C lets a call finish, within its time
 //! limit, before the probe cleans up).
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use crate::sys::child::{self, Finished};
+use crate::sys::child::{self, Finished, ToolFailure};
 
 /// `status`, `start`, `stop` and `nextid` answer within a minute or two.
 const QUICK: Duration = Duration::from_secs(120);
@@ -33,35 +31,28 @@ pub enum PveToolError {
 }
 
 fn run(program: &str, args: &[String], limit: Duration) -> Result<Finished, PveToolError> {
-    let command = format!("{program} {}", args.join(" "));
-    let mut cmd = Command::new(program);
-    cmd.args(args).process_group(0);
-    let done = child::run(&mut cmd, limit, None).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => PveToolError::NotFound {
+    let command = || format!("{program} {}", args.join(" "));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    child::run_tool(program, &args, limit).map_err(|f| match f {
+        ToolFailure::NotStarted { missing: true, why } => PveToolError::NotFound {
             program: program.into(),
-            why: crate::error::describe(&e),
+            why,
         },
-        _ => PveToolError::Failed {
-            command: command.clone(),
+        ToolFailure::NotStarted { why, .. } => PveToolError::Failed {
+            command: command(),
             status: "not started".into(),
-            message: crate::error::describe(&e),
+            message: why,
         },
-    })?;
-    if done.timed_out {
-        return Err(PveToolError::TimedOut { command, limit });
-    }
-    if !done.success() {
-        let message = match done.first_error_line() {
-            line if line.is_empty() => String::from_utf8_lossy(&done.stdout).trim().to_string(),
-            line => line,
-        };
-        return Err(PveToolError::Failed {
-            command,
-            status: done.status_words(),
+        ToolFailure::TimedOut => PveToolError::TimedOut {
+            command: command(),
+            limit,
+        },
+        ToolFailure::Failed { status, message } => PveToolError::Failed {
+            command: command(),
+            status,
             message,
-        });
-    }
-    Ok(done)
+        },
+    })
 }
 
 /// How a worker VM's disks and hardware are set: PVE's defaults for a

@@ -135,6 +135,46 @@ pub fn run_stopping(
     })
 }
 
+/// Why a tool's call did not do its work ([`run_tool`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolFailure {
+    /// It could not be started; `missing` when it is not on PATH.
+    NotStarted { missing: bool, why: String },
+    /// It ran past its time limit and was killed.
+    TimedOut,
+    /// It exited otherwise than with 0: how, and its first line on
+    /// stderr (else its stdout) that says why.
+    Failed { status: String, message: String },
+}
+
+/// A tool of the host's own (PVE's `pvesm`, `qm`, `pvesh`) run with
+/// `args`, no shell, in a process group of its own, so the Ctrl-C meant
+/// for the probe lets the call finish (within `limit`) before the probe
+/// cleans up; its output when it exited with 0.
+pub fn run_tool(program: &str, args: &[&str], limit: Duration) -> Result<Finished, ToolFailure> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(program);
+    cmd.args(args).process_group(0);
+    let done = run(&mut cmd, limit, None).map_err(|e| ToolFailure::NotStarted {
+        missing: e.kind() == std::io::ErrorKind::NotFound,
+        why: crate::error::describe(&e),
+    })?;
+    if done.timed_out {
+        return Err(ToolFailure::TimedOut);
+    }
+    if !done.success() {
+        let message = match done.first_error_line() {
+            line if line.is_empty() => String::from_utf8_lossy(&done.stdout).trim().to_string(),
+            line => line,
+        };
+        return Err(ToolFailure::Failed {
+            status: done.status_words(),
+            message,
+        });
+    }
+    Ok(done)
+}
+
 /// SIGTERM, up to `grace` for the program to end, then SIGKILL.
 fn stop(child: &mut std::process::Child, grace: Duration) -> Option<std::process::ExitStatus> {
     if !grace.is_zero()

@@ -153,6 +153,7 @@ pub fn results_readers() -> crate::results::Readers {
         crate::results::Reader::of::<qualify::report::QualifyReport>(),
         crate::results::Reader::of::<guest::report::GuestReport>(),
         crate::results::Reader::of::<ceph::report::CephReport>(),
+        crate::results::Reader::of::<load::report::LoadReport>(),
         crate::results::Reader::of::<cluster::ClusterReport>(),
     ])
 }

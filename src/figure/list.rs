@@ -3,6 +3,7 @@
 //! and what the list answers (the network's figures, the probe's values).
 
 use super::spec::{Group, Kind, Method, Runs, Spec, Value};
+use super::values::load::*;
 use super::values::others::*;
 use super::values::probe::*;
 use Figure as F;
@@ -350,6 +351,11 @@ figures! {
     CephRadosWrite4k => ceph("ceph_rados_write_4k", "CEPH RADOS WRITE 4K", "IOPS", "pool", &CEPH_RW4K),
     CephRbdWrite4k => ceph("ceph_rbd_write_4k", "CEPH RBD RAND WRITE 4K", "IOPS", "pool", &CEPH_RBDW),
     CephRbdRead4k => ceph("ceph_rbd_read_4k", "CEPH RBD RAND READ 4K", "IOPS", "pool", &CEPH_RBDR),
+    LoadIops => load("load_iops", "LOAD IOPS", "IOPS", "phase", &LOAD_IOPS, 0),
+    LoadThroughput => load("load_throughput", "LOAD THROUGHPUT", "MiB/s", "phase", &LOAD_MIB_S, 1),
+    LoadWriteP99 => load("load_write_p99", "LOAD WRITE P99", "ms", "phase", &LOAD_WRITE_P99, 3),
+    LoadVmFairness => load("load_vm_fairness", "LOAD VM FAIRNESS", "share", "phase", &LOAD_FAIRNESS, 2),
+    LoadTargetIops => load("load_target_iops", "LOAD IOPS WITHIN TARGET", "IOPS", "target", &LOAD_TARGET, 0),
 }
 
 impl Figure {
@@ -410,6 +416,16 @@ impl Figure {
         F::CephRadosWrite4k,
         F::CephRbdWrite4k,
         F::CephRbdRead4k,
+    ];
+
+    /// `load`'s figures: each phase's totals, then the best within a
+    /// latency target.
+    pub const LOAD: [Figure; 5] = [
+        F::LoadIops,
+        F::LoadThroughput,
+        F::LoadWriteP99,
+        F::LoadVmFairness,
+        F::LoadTargetIops,
     ];
 
     /// pveperf's eight lines, in pveperf's order.

@@ -91,28 +91,36 @@ mod tests {
         );
         assert!(values().all(|v| v.figure.group() != Group::Network));
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 32..][..6],
+            &Figure::ALL[Figure::ALL.len() - 37..][..6],
             &Figure::NETWORK
         );
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 26..][..10],
+            &Figure::ALL[Figure::ALL.len() - 31..][..10],
             &Figure::QUALIFY
         );
         assert!(values().all(|v| v.figure.group() != Group::Qualify));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 16..][..7], &Figure::GUEST);
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 21..][..7], &Figure::GUEST);
         assert!(
             Figure::GUEST
                 .iter()
                 .all(|f| f.group() == Group::Guest && f.spec().per == Some("disk"))
         );
         assert!(values().all(|v| v.figure.group() != Group::Guest));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 9..], &Figure::CEPH);
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 14..][..9], &Figure::CEPH);
         assert!(
             Figure::CEPH
                 .iter()
                 .all(|f| f.group() == Group::Ceph && matches!(f.spec().per, Some("osd" | "pool")))
         );
         assert!(values().all(|v| v.figure.group() != Group::Ceph));
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 5..], &Figure::LOAD);
+        assert!(
+            Figure::LOAD
+                .iter()
+                .all(|f| f.group() == Group::Load
+                    && matches!(f.spec().per, Some("phase" | "target")))
+        );
+        assert!(values().all(|v| v.figure.group() != Group::Load));
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
             Figure::Mixed.spec().values[1].label(),

@@ -23,6 +23,9 @@ pub enum Group {
     /// `ceph`'s: measured by Ceph's own tools per OSD and per pool, in the
     /// ceph document; no probe run has them.
     Ceph,
+    /// `load`'s: the cluster under many worker VMs at once, per phase, in
+    /// the load document; no probe run has them.
+    Load,
 }
 
 /// Which way a value is better, for `compare`, `--baseline` and outliers.
@@ -108,6 +111,9 @@ pub enum Method {
     /// before (a preallocated file, as fio's) or written before (a scratch
     /// volume after its prefill; a file before pveprobe preallocated it).
     WriteBlocks,
+    /// The figure's `workload` (`load`): the job every worker ran (block
+    /// size, mix, random share, workers and depth).
+    Workload,
 }
 
 impl Method {
@@ -133,6 +139,7 @@ impl Method {
             Method::CpuThreads => "CPU threads",
             Method::Sustained => "sustained seconds",
             Method::WriteBlocks => "blocks written into",
+            Method::Workload => "workload",
         }
     }
 }
@@ -282,6 +289,8 @@ pub enum Kind {
     Sustained,
     /// A network figure: its round-trip latency or the way back.
     Net,
+    /// A `load` figure: the workload, the read latency.
+    Load,
 }
 
 impl Spec {

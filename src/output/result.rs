@@ -313,8 +313,13 @@ impl JsonReport {
 
     /// The facts of a figure measured once (not per key).
     fn facts(&self, figure: Figure) -> Option<&Facts> {
+        self.facts_of(figure, None)
+    }
+
+    /// The facts of a figure's entry for `instance` (`None`: measured once).
+    fn facts_of(&self, figure: Figure, instance: Option<&str>) -> Option<&Facts> {
         self.entries(figure)
-            .find(|(instance, ..)| instance.is_none())
+            .find(|(i, ..)| *i == instance)
             .map(|(.., facts)| facts)
     }
 
@@ -336,16 +341,17 @@ impl JsonReport {
             .unwrap_or_default()
     }
 
-    /// How this result measured a figure in respect of `method`; `None`
-    /// where it does not say (the figure is missing).
-    pub fn method(&self, figure: Figure, method: Method) -> Option<String> {
+    /// How this result measured a figure (its entry for `instance`, of a
+    /// figure measured per key) in respect of `method`; `None` where it
+    /// does not say (the figure is missing).
+    pub fn method(&self, figure: Figure, instance: Option<&str>, method: Method) -> Option<String> {
         let s = &self.settings;
         match method {
             Method::RegexEngine => Some(s.regex_engine.clone()),
             Method::FsyncOrder => Some(s.fsync_order.clone()),
             Method::DnsSchedule => Some(s.dns_schedule.clone()),
             Method::Window => Some(format!("{} s", s.duration_s)),
-            _ => self.facts(figure)?.method(method),
+            _ => self.facts_of(figure, instance)?.method(method),
         }
     }
 }

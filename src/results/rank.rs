@@ -35,13 +35,22 @@ impl Verdict {
 
 /// How `a` and `b` measured a value differently, when they did in a way
 /// that changes it (see [`figure::Spec::methods`]): such a pair is not
-/// ranked. Results written before a method was recorded read as the method
+/// ranked; a figure measured per key is compared key by key (`instance`).
+/// Results written before a method was recorded read as the method
 /// of their time (see [`crate::output::result::Settings`]).
-pub fn unlike(value: &Value, a: &JsonReport, b: &JsonReport) -> Option<Unlike> {
+pub fn unlike(
+    value: &Value,
+    instance: Option<&str>,
+    a: &JsonReport,
+    b: &JsonReport,
+) -> Option<Unlike> {
     let figure = value.figure;
     let methods = figure.spec().methods.iter();
     methods.filter(|m| m.applies_to(value.field)).find_map(|m| {
-        let (first, this) = (a.method(figure, *m)?, b.method(figure, *m)?);
+        let (first, this) = (
+            a.method(figure, instance, *m)?,
+            b.method(figure, instance, *m)?,
+        );
         (first != this).then(|| Unlike {
             what: m.name(),
             first,
@@ -153,7 +162,7 @@ pub fn table(inputs: &[Input]) -> Table {
                     let reading = find(doc, v, inst);
                     let (ratio, verdict, unlike) = match (index, &first, &reading) {
                         (1.., Some(a), Some(b)) => {
-                            let unlike = unlike(v, docs[0], doc);
+                            let unlike = unlike(v, inst, docs[0], doc);
                             let verdict = match unlike {
                                 Some(_) => Verdict::Unlike,
                                 None => verdict(v, a, b),
@@ -216,7 +225,7 @@ pub fn regressions(
     let tolerance = tolerance_pct / 100.0;
     rows_of(&[baseline, current])
         .into_iter()
-        .filter(|(v, _)| unlike(v, baseline, current).is_none())
+        .filter(|(v, instance)| unlike(v, instance.as_deref(), baseline, current).is_none())
         .filter_map(|(v, instance)| {
             let better = v.better?;
             let inst = instance.as_deref();

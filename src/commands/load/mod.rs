@@ -21,6 +21,7 @@ pub mod args;
 pub mod run;
 
 pub mod coordinator;
+pub mod figures;
 pub mod guest;
 pub mod initramfs;
 pub mod node;
@@ -28,6 +29,8 @@ pub mod plan;
 pub mod profile;
 pub mod render;
 pub mod report;
+#[cfg(test)]
+mod sample;
 pub mod target;
 pub mod wire;
 pub mod worker;

@@ -81,6 +81,33 @@ impl JobChanges {
     }
 }
 
+/// A block size as the text writes it: `4K`, `1M`, `512 B`.
+pub fn block_text(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}M", bytes >> 20)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{}K", bytes >> 10)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+impl WorkerJob {
+    /// What the job is, in one line: `4K 70% read 80% random 8x16` (and
+    /// `synced`): two runs of another workload measure other figures.
+    pub fn workload(&self) -> String {
+        format!(
+            "{} {}% read {}% random {}x{}{}",
+            block_text(self.block),
+            self.read_pct,
+            self.random_pct,
+            self.workers,
+            self.iodepth,
+            if self.sync { " synced" } else { "" }
+        )
+    }
+}
+
 /// One phase of a run: a job on every worker at once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Phase {

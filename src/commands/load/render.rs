@@ -50,24 +50,6 @@ impl crate::output::Render for LoadDocument {
     }
 }
 
-impl crate::output::document::Document for LoadDocument {
-    const KIND: Option<&'static str> = Some(super::report::KIND);
-    const SCHEMA_VERSION: u32 = super::report::SCHEMA_VERSION;
-
-    fn schema_version(&self) -> u32 {
-        self.report.schema_version
-    }
-
-    /// None yet: `compare` of two runs is to come.
-    fn results(self) -> Vec<crate::output::document::Named> {
-        Vec::new()
-    }
-
-    fn exit_status(&self) -> crate::error::exit::Exit {
-        self.report.exit_status()
-    }
-}
-
 fn ms(us: f64) -> String {
     if us >= 10_000.0 {
         format!("{:.0} ms", us / 1000.0)
@@ -87,16 +69,6 @@ fn percentiles(l: &Option<LatencySummary>) -> String {
                 .map(|v| format!("  p99.9 {}", ms(v)))
                 .unwrap_or_default()
         ),
-    }
-}
-
-fn block_text(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{}M", bytes >> 20)
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{}K", bytes >> 10)
-    } else {
-        format!("{bytes} B")
     }
 }
 
@@ -126,7 +98,7 @@ fn phase_text(out: &mut String, p: &PhaseResult) {
     *out += &format!(
         "\nPHASE {}: {} blocks, {}% read, {}% random, {} workers x {} in flight per VM{}, {:.0} s (after {:.0} s warm-up)\n",
         p.name,
-        block_text(j.block),
+        super::profile::block_text(j.block),
         j.read_pct,
         j.random_pct,
         j.workers,
@@ -345,70 +317,8 @@ pub fn csv(r: &LoadReport, header: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::load::profile::{JobChanges, LoadProfile, phases};
-    use crate::commands::load::report::{LeftBehind, VmRecord, WorkerFigures};
-    use crate::model::latency::Latency;
-    use std::time::Duration;
-
-    fn report(existing: bool) -> LoadReport {
-        let phase = &phases(LoadProfile::Hci7030, &JobChanges::default(), 2, 1.0, 2.0)[0];
-        let worker = |node: &str, vmid: u32, ops: u64| {
-            let mut l = Latency::default();
-            for _ in 0..ops {
-                l.record(Duration::from_micros(500));
-            }
-            WorkerFigures {
-                node: node.into(),
-                vmid,
-                reads: ops,
-                seconds: 2.0,
-                read_latency: l,
-                per_second: vec![ops / 2; 2],
-                ..WorkerFigures::default()
-            }
-        };
-        let workers = vec![worker("pve1", 101, 2000), worker("pve2", 102, 200)];
-        LoadReport {
-            schema_version: 1,
-            kind: "load".into(),
-            pveprobe_version: "0".into(),
-            timestamp: "2026-12-05T00:00:00Z".into(),
-            storage: if existing {
-                String::new()
-            } else {
-                "ceph-vm".into()
-            },
-            profile: LoadProfile::Hci7030,
-            disks_per_vm: 2,
-            disk_bytes: 1 << 30,
-            fill: "random".into(),
-            existing,
-            settings: crate::pvevm::VmSettings {
-                scsihw: "virtio-scsi-single".into(),
-                iothread: true,
-                cache: "none".into(),
-                aio: None,
-                memory_mib: 1024,
-                cores: 4,
-            },
-            vms: [("pve1", 101), ("pve2", 102)]
-                .iter()
-                .map(|(n, v)| VmRecord {
-                    node: n.to_string(),
-                    vmid: *v,
-                    disks: 2,
-                    filled_bytes: 2 << 30,
-                    fill_seconds: 3.0,
-                    failed: None,
-                })
-                .collect(),
-            phases: vec![PhaseResult::new(phase, workers)],
-            target: None,
-            left_behind: Vec::new(),
-            problems: Vec::new(),
-            interrupted_by: None,
-        }
-    }
+    use crate::commands::load::report::LeftBehind;
+    use crate::commands::load::sample::report;
 
     #[test]
     fn the_text_says_what_was_measured_where_and_what_was_left() {

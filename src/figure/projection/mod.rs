@@ -15,6 +15,7 @@ pub mod device;
 pub mod dns;
 pub mod interface;
 pub mod io;
+pub mod load;
 pub mod net;
 pub mod pveperf;
 pub mod qualify;
@@ -217,6 +218,7 @@ facts! {
     Cpu(cpu::CpuFacts),
     Sustained(sustained::SustainedFacts),
     Net(net::NetFacts),
+    Load(load::LoadFacts),
 }
 
 /// Facts are equal when they say the same in the document: facts of a

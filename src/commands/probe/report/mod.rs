@@ -278,6 +278,12 @@ impl ProbeReport {
             | Figure::CephRadosWrite4k
             | Figure::CephRbdWrite4k
             | Figure::CephRbdRead4k => None,
+            // Nor many guests at once: those are `load`'s (load::report).
+            Figure::LoadIops
+            | Figure::LoadThroughput
+            | Figure::LoadWriteP99
+            | Figure::LoadVmFairness
+            | Figure::LoadTargetIops => None,
         }
     }
 

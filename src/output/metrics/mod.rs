@@ -11,6 +11,7 @@
 //! in both, and a value with a unit the Prometheus table lacks fails its
 //! test.
 
+pub mod gauges;
 pub mod influx;
 pub mod prometheus;
 

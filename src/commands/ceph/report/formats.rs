@@ -3,6 +3,7 @@
 //! document the session writes ([`CephDocument`]).
 
 use super::*;
+use crate::output::metrics::gauges::{self, Gauge, Subject};
 
 /// The CSV's columns.
 pub const CSV_HEADER: [&str; 14] = [
@@ -31,143 +32,101 @@ pub struct CephDocument {
     pub csv_header: bool,
 }
 
-/// A gauge's name, `# HELP` and samples (labels, value).
-type Gauge = (&'static str, &'static str, Vec<(String, f64)>);
-
-/// Each OSD's figures as metrics: name (after `pveprobe_ceph_osd_`), the
-/// value in Prometheus' base unit, its `# HELP`, and the Influx field name
-/// and value as the table prints it.
-pub(super) fn osd_metrics(
-    o: &OsdResult,
-) -> Vec<(&'static str, f64, &'static str, &'static str, f64)> {
+/// Each OSD's figures as gauges: name (after `pveprobe_ceph_osd_`) and
+/// value in Prometheus' base unit, the InfluxDB field and value as the
+/// table prints it.
+pub(super) fn osd_metrics(o: &OsdResult) -> Vec<Gauge> {
     let mib = 1048576.0;
     let mut out = Vec::new();
     if let Some(b) = &o.bench_4m {
-        out.push((
-            "bench_4m_bytes_per_second",
+        out.push(Gauge::new(
+            (
+                "bench_4m_bytes_per_second",
+                "ceph tell osd.N bench, 1 GiB in 4 MiB writes, bytes per second; higher is better",
+            ),
             b.mib_s * mib,
-            "ceph tell osd.N bench, 1 GiB in 4 MiB writes, bytes per second; higher is better",
-            "bench_4m_mib_per_s",
-            b.mib_s,
+            ("bench_4m_mib_per_s", b.mib_s),
         ));
     }
     if let Some(b) = &o.bench_4k {
-        out.push((
-            "bench_4k_per_second",
+        out.push(Gauge::new(
+            (
+                "bench_4k_per_second",
+                "ceph tell osd.N bench in 4 KiB writes, writes per second; higher is better",
+            ),
             b.iops,
-            "ceph tell osd.N bench in 4 KiB writes, writes per second; higher is better",
-            "bench_4k_iops",
-            b.iops,
+            ("bench_4k_iops", b.iops),
         ));
     }
     if let Some(ms) = o.commit_ms {
-        out.push((
-            "commit_latency_seconds",
+        out.push(Gauge::new(
+            (
+                "commit_latency_seconds",
+                "ceph osd perf commit latency, seconds; lower is better",
+            ),
             ms / 1000.0,
-            "ceph osd perf commit latency, seconds; lower is better",
-            "commit_ms",
-            ms,
+            ("commit_ms", ms),
         ));
     }
     if let Some(ms) = o.apply_ms {
-        out.push((
-            "apply_latency_seconds",
+        out.push(Gauge::new(
+            (
+                "apply_latency_seconds",
+                "ceph osd perf apply latency, seconds; lower is better",
+            ),
             ms / 1000.0,
-            "ceph osd perf apply latency, seconds; lower is better",
-            "apply_ms",
-            ms,
+            ("apply_ms", ms),
         ));
     }
     if let Some(pct) = o.utilization {
-        out.push((
-            "used_ratio",
+        out.push(Gauge::new(
+            ("used_ratio", "share of the OSD used (ceph osd df), 0 to 1"),
             pct / 100.0,
-            "share of the OSD used (ceph osd df), 0 to 1",
-            "used_pct",
-            pct,
+            ("used_pct", pct),
         ));
     }
     out
 }
 
 impl CephReport {
+    /// Each OSD as a metrics subject: labels `osd`, `host`, `class` (and
+    /// for InfluxDB `object=ceph`, `fsid`).
+    fn subjects(&self, influx: bool) -> Vec<Subject> {
+        self.osds
+            .iter()
+            .map(|o| {
+                let mut labels = vec![("osd", format!("osd.{}", o.id))];
+                for (k, v) in [("host", &o.host), ("class", &o.device_class)] {
+                    labels.push((k, v.clone().unwrap_or_default()));
+                }
+                if influx {
+                    labels.push(("object", "ceph".into()));
+                    labels.push(("fsid", self.fsid.clone().unwrap_or_default()));
+                }
+                Subject {
+                    labels,
+                    gauges: osd_metrics(o),
+                }
+            })
+            .collect()
+    }
+
     /// Per OSD, in InfluxDB line protocol: measurement `pveprobe_ceph`,
     /// tags `object=ceph`, `fsid`, `osd`, `host`, `class`; the run's time.
     pub fn influx(&self) -> String {
-        use crate::output::metrics::influx::tag_value;
         let ns = self
             .timestamp
             .parse::<jiff::Timestamp>()
             .ok()
             .map(|t| t.as_nanosecond());
-        let mut out = String::new();
-        for o in &self.osds {
-            let fields: Vec<String> = osd_metrics(o)
-                .into_iter()
-                .filter(|m| m.4.is_finite())
-                .map(|(_, _, _, field, v)| format!("{field}={v}"))
-                .collect();
-            if fields.is_empty() {
-                continue;
-            }
-            let mut tags = vec![
-                ("object", "ceph".to_string()),
-                ("osd", format!("osd.{}", o.id)),
-            ];
-            for (k, v) in [
-                ("fsid", &self.fsid),
-                ("host", &o.host),
-                ("class", &o.device_class),
-            ] {
-                if let Some(v) = v.as_deref().map(tag_value).filter(|v| !v.is_empty()) {
-                    tags.push((k, v));
-                }
-            }
-            tags.sort();
-            let tags: Vec<String> = tags.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-            out += &format!(
-                "pveprobe_ceph,{} {}{}\n",
-                tags.join(","),
-                fields.join(","),
-                ns.map(|n| format!(" {n}")).unwrap_or_default()
-            );
-        }
-        out
+        gauges::influx("pveprobe_ceph", &self.subjects(true), ns)
     }
 
     /// Per OSD, in Prometheus' text format: `pveprobe_ceph_osd_*` gauges in
     /// base units, labels `osd`, `host`, `class` (no timestamps: the
     /// textfile collector refuses them).
     pub fn prometheus(&self) -> String {
-        use crate::output::metrics::prometheus::escape_label;
-        let mut by_name: Vec<Gauge> = Vec::new();
-        for o in &self.osds {
-            let mut labels = vec![format!("osd=\"osd.{}\"", o.id)];
-            for (k, v) in [("host", &o.host), ("class", &o.device_class)] {
-                if let Some(v) = v {
-                    labels.push(format!("{k}=\"{}\"", escape_label(v)));
-                }
-            }
-            for (name, value, help, _, _) in osd_metrics(o) {
-                if !value.is_finite() {
-                    continue;
-                }
-                let sample = (format!("{{{}}}", labels.join(",")), value);
-                match by_name.iter_mut().find(|(n, _, _)| *n == name) {
-                    Some((_, _, samples)) => samples.push(sample),
-                    None => by_name.push((name, help, vec![sample])),
-                }
-            }
-        }
-        let mut out = String::new();
-        for (name, help, samples) in by_name {
-            let metric = format!("pveprobe_ceph_osd_{name}");
-            out += &format!("# HELP {metric} {help}\n# TYPE {metric} gauge\n");
-            for (labels, v) in samples {
-                out += &format!("{metric}{labels} {v}\n");
-            }
-        }
-        out
+        gauges::prometheus("pveprobe_ceph_osd", &self.subjects(false))
     }
 }
 

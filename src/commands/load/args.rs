@@ -248,7 +248,8 @@ pub struct LoadArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
-    /// Output format: text, json, json-pretty or csv (a row per figure)
+    /// Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus
+    /// (each phase's cluster, nodes and VMs as metrics)
     #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
     pub output_format: Format,
 
@@ -259,6 +260,11 @@ pub struct LoadArgs {
     /// With csv and --output: add the rows to FILE (the header only if FILE is empty)
     #[arg(long, requires = "output")]
     pub append: bool,
+
+    /// Also draw each node's IOPS second by second (and a latency target's
+    /// curve: IOPS against latency, a point per step) as an SVG picture in FILE
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 
     #[command(flatten)]
     pub reach: ReachArgs,

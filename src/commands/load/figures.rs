@@ -2,12 +2,14 @@
 //! metrics formats: each phase's LOAD IOPS (with the read p99 of all the
 //! cluster's reads), THROUGHPUT, WRITE P99 and VM FAIRNESS, the phase's
 //! name their instance and its workload their facts; and LOAD IOPS
-//! WITHIN TARGET, instanced by the target.
+//! WITHIN TARGET, instanced by the target. And the same as metrics:
+//! the cluster, each node and each VM of every phase.
 
 use super::report::{LoadReport, PhaseResult};
 use crate::figure::Figure;
 use crate::figure::projection::Facts;
 use crate::figure::projection::load::LoadFacts;
+use crate::output::metrics::gauges::{self, Gauge, Subject};
 use crate::output::result::{JsonReport, XFigure};
 
 /// One entry of `figure` for `instance`.
@@ -119,6 +121,156 @@ impl LoadReport {
     }
 }
 
+/// A node's or VM's (or the cluster's) figures of a phase as gauges.
+fn group_gauges(iops: f64, mib_s: f64, read: Option<f64>, write: Option<f64>) -> Vec<Gauge> {
+    let mut out = vec![
+        Gauge::new(
+            (
+                "operations_per_second",
+                "load: reads and writes per second in the measured window; higher is better",
+            ),
+            iops,
+            ("iops", iops),
+        ),
+        Gauge::new(
+            (
+                "bytes_per_second",
+                "load: bytes read and written per second; higher is better",
+            ),
+            mib_s * 1_048_576.0,
+            ("mib_per_s", mib_s),
+        ),
+    ];
+    for (us, name, help, field) in [
+        (
+            read,
+            "read_latency_p99_seconds",
+            "load: 99th percentile of the reads' latency, merged from every worker's histogram; lower is better",
+            "read_p99_ms",
+        ),
+        (
+            write,
+            "write_latency_p99_seconds",
+            "load: 99th percentile of the writes' latency, merged; lower is better",
+            "write_p99_ms",
+        ),
+    ] {
+        if let Some(us) = us {
+            out.push(Gauge::new((name, help), us / 1e6, (field, us / 1000.0)));
+        }
+    }
+    out
+}
+
+fn share_gauge(share: Option<f64>, (name, help): (&'static str, &'static str)) -> Option<Gauge> {
+    share.map(|s| Gauge::new((name, help), s, (name, s)))
+}
+
+impl LoadReport {
+    /// Each phase's cluster, nodes and VMs, and a target's best, as
+    /// metrics subjects: labels `phase`, `scope` (`cluster`, `node`,
+    /// `vm`, `target`), `node`, `vmid`; for InfluxDB also `object=load`,
+    /// `storage` and `profile`.
+    fn subjects(&self, influx: bool) -> Vec<Subject> {
+        use crate::model::choice::Choice as _;
+        let run: Vec<(&'static str, String)> = if influx {
+            vec![
+                ("object", "load".into()),
+                ("storage", self.storage.clone()),
+                ("profile", self.profile.name().into()),
+            ]
+        } else {
+            Vec::new()
+        };
+        let subject = |labels: Vec<(&'static str, String)>, gauges| Subject {
+            labels: labels.into_iter().chain(run.iter().cloned()).collect(),
+            gauges,
+        };
+        let p99 = |l: &Option<crate::model::latency::LatencySummary>| l.map(|l| l.p99_us);
+        let mut out = Vec::new();
+        for p in self.phases.iter().filter(|p| p.figures.answered > 0) {
+            let f = &p.figures;
+            let mut gauges =
+                group_gauges(f.iops, f.mib_s, p99(&f.read_latency), p99(&f.write_latency));
+            gauges.extend(share_gauge(
+                f.vm_fairness,
+                (
+                    "vm_fairness_ratio",
+                    "load: the slowest VM's IOPS as a share of the median VM's; higher is fairer",
+                ),
+            ));
+            gauges.extend(share_gauge(
+                f.node_fairness,
+                ("node_fairness_ratio", "load: the slowest node's IOPS as a share of the median node's; higher is fairer"),
+            ));
+            if let Some(ms) = f.start_skew_ms {
+                gauges.push(Gauge::new(
+                    (
+                        "start_skew_seconds",
+                        "load: between the first and the last worker's start",
+                    ),
+                    ms / 1000.0,
+                    ("start_skew_ms", ms),
+                ));
+            }
+            let phase = ("phase", p.name.clone());
+            out.push(subject(
+                vec![phase.clone(), ("scope", "cluster".into())],
+                gauges,
+            ));
+            for (scope, groups) in [("node", &f.nodes), ("vm", &f.vms)] {
+                for g in groups {
+                    let mut gauges =
+                        group_gauges(g.iops, g.mib_s, p99(&g.read_latency), p99(&g.write_latency));
+                    gauges.extend(share_gauge(
+                        g.share_of_median,
+                        ("share_of_median_ratio", "load: IOPS as a share of the median of its peers; below 0.67 is marked"),
+                    ));
+                    let mut labels = vec![phase.clone(), ("scope", scope.into())];
+                    match g.name.split_once('/') {
+                        Some((node, vmid)) => {
+                            labels.push(("node", node.into()));
+                            labels.push(("vmid", vmid.into()));
+                        }
+                        None => labels.push(("node", g.name.clone())),
+                    }
+                    out.push(subject(labels, gauges));
+                }
+            }
+        }
+        if let Some(t) = &self.target
+            && let Some(best) = t.best
+        {
+            let gauge = Gauge::new(
+                (
+                    "target_operations_per_second",
+                    "load: the highest IOPS within the latency target; higher is better",
+                ),
+                best.iops,
+                ("iops", best.iops),
+            );
+            let labels = vec![("scope", "target".into()), ("target", t.target.text())];
+            out.push(subject(labels, vec![gauge]));
+        }
+        out
+    }
+
+    /// In InfluxDB line protocol: measurement `pveprobe_load`, the run's time.
+    pub fn influx(&self) -> String {
+        let ns = self
+            .timestamp
+            .parse::<jiff::Timestamp>()
+            .ok()
+            .map(|t| t.as_nanosecond());
+        gauges::influx("pveprobe_load", &self.subjects(true), ns)
+    }
+
+    /// In Prometheus' text format: `pveprobe_load_*` gauges in base units.
+    pub fn prometheus(&self) -> String {
+        gauges::prometheus("pveprobe_load", &self.subjects(false))
+    }
+}
+
 /// The document `compare` and `--baseline` read: a `load` file.
 impl crate::output::document::Document for LoadReport {
     const KIND: Option<&'static str> = Some(super::report::KIND);
@@ -198,6 +350,38 @@ mod tests {
         let t = table(&[read_back(&before), read_back(&other)]);
         let iops = t.rows.iter().find(|r| r.key == "load_iops[70-30]").unwrap();
         assert_eq!(iops.cells[1].verdict, Some(Verdict::Unlike));
+    }
+
+    #[test]
+    fn the_metrics_have_the_cluster_each_node_and_vm_of_each_phase() {
+        let r = report(false);
+        let prom = r.prometheus();
+        assert!(
+            prom.contains("# TYPE pveprobe_load_operations_per_second gauge\n"),
+            "{prom}"
+        );
+        for sample in [
+            "pveprobe_load_operations_per_second{phase=\"70-30\",scope=\"cluster\"} 1100\n",
+            "pveprobe_load_operations_per_second{phase=\"70-30\",scope=\"node\",node=\"pve2\"} 100\n",
+            "pveprobe_load_operations_per_second{phase=\"70-30\",scope=\"vm\",node=\"pve1\",vmid=\"101\"} 1000\n",
+            // Every read took 500 us.
+            "pveprobe_load_read_latency_p99_seconds{phase=\"70-30\",scope=\"cluster\"} 0.0005",
+            "pveprobe_load_vm_fairness_ratio{phase=\"70-30\",scope=\"cluster\"} 0.1818",
+        ] {
+            assert!(prom.contains(sample), "{sample} in {prom}");
+        }
+        // No writes: no write latency.
+        assert!(!prom.contains("write_latency"), "{prom}");
+        let influx = r.influx();
+        let lines: Vec<&str> = influx.lines().collect();
+        assert_eq!(lines.len(), 1 + 2 + 2, "{influx}");
+        assert!(
+            lines[0].starts_with(
+                "pveprobe_load,object=load,phase=70-30,profile=hci-70-30,scope=cluster,storage=ceph-vm iops=1100,mib_per_s="
+            ),
+            "{influx}"
+        );
+        assert!(lines[0].ends_with(" 1796428800000000000"), "{influx}");
     }
 
     #[test]

@@ -35,10 +35,15 @@ pub struct LoadDocument {
 }
 
 impl crate::output::Render for LoadDocument {
-    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
-
     fn text(&self) -> String {
         text(&self.report)
+    }
+
+    fn metrics(&self, format: crate::output::Format) -> String {
+        match format {
+            crate::output::Format::Influx => self.report.influx(),
+            _ => self.report.prometheus(),
+        }
     }
 
     fn csv(&self) -> String {
@@ -48,6 +53,99 @@ impl crate::output::Render for LoadDocument {
     fn csv_header() -> Option<Vec<&'static str>> {
         Some(CSV_HEADER.to_vec())
     }
+
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        Some(picture(&self.report))
+    }
+}
+
+/// `--plot`: each node's IOPS second by second, phase after phase on one
+/// time axis; under a latency target, first its curve (the cluster's
+/// IOPS against the percentile, a point per step, the target marked).
+pub fn picture(r: &LoadReport) -> Result<String, crate::output::plot::PlotError> {
+    use crate::output::plot::{Chart, Line, charts_svg};
+    let mut charts = Vec::new();
+    let mut key = Vec::new();
+    if let Some(t) = &r.target {
+        let line = Line {
+            name: "cluster".into(),
+            points: t
+                .steps
+                .iter()
+                .map(|s| (s.latency_us / 1000.0, s.iops))
+                .collect(),
+            tags: t.steps.iter().map(|s| format!("QD {}", s.depth)).collect(),
+        };
+        charts.push(Chart {
+            title: format!(
+                "IOPS against p{} latency, a step per depth",
+                t.target.percentile
+            ),
+            x_desc: format!("p{} latency, ms", t.target.percentile),
+            unit: "IOPS".into(),
+            lines: vec![line],
+            mark_x: Some((
+                t.target.limit_us / 1000.0,
+                format!(" target {}", t.target.text()),
+            )),
+        });
+        key.push(match t.best {
+            Some(b) => format!(
+                "highest within {}: {:.0} IOPS at {} in flight per worker",
+                t.target.text(),
+                b.iops,
+                b.depth
+            ),
+            None => format!("no step was within {}", t.target.text()),
+        });
+    }
+    let mut nodes: Vec<Line> = Vec::new();
+    let mut offset = 0.0;
+    let mut phases = Vec::new();
+    for p in &r.phases {
+        let mut seconds = 0;
+        for w in p.workers.iter().filter(|w| w.error.is_none()) {
+            let at = match nodes.iter().position(|l| l.name == w.node) {
+                Some(at) => at,
+                None => {
+                    nodes.push(Line {
+                        name: w.node.clone(),
+                        ..Line::default()
+                    });
+                    nodes.len() - 1
+                }
+            };
+            let line = &mut nodes[at].points;
+            for (i, ops) in w.per_second.iter().enumerate() {
+                let x = offset + i as f64 + 1.0;
+                match line.iter_mut().find(|(px, _)| *px == x) {
+                    Some(point) => point.1 += *ops as f64,
+                    None => line.push((x, *ops as f64)),
+                }
+            }
+            seconds = seconds.max(w.per_second.len());
+        }
+        phases.push(format!("{} from {offset:.0} s", p.name));
+        offset += seconds as f64;
+    }
+    for line in &mut nodes {
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    charts.push(Chart {
+        title: "IOPS per node, each second".into(),
+        x_desc: "seconds".into(),
+        unit: "IOPS".into(),
+        lines: nodes,
+        mark_x: None,
+    });
+    key.push(format!("phases: {}", phases.join(", ")));
+    let title = format!(
+        "pveprobe {}: {}, {} worker VMs",
+        r.subject(),
+        crate::model::choice::Choice::name(r.profile),
+        r.vms.len()
+    );
+    charts_svg(&title, &key, &charts)
 }
 
 fn ms(us: f64) -> String {
@@ -378,5 +476,51 @@ mod tests {
         assert!(rows[5].contains(",vm,pve2/102,100,"), "{out}");
         // The read p99 in ms: every read took 500 us.
         assert!(rows[1].contains(",0.500,"), "{out}");
+    }
+
+    #[test]
+    fn the_picture_has_a_line_per_node_and_a_targets_curve() {
+        use crate::commands::load::target::{LatencyTarget, TargetResult, TargetStep};
+        let plain = picture(&report(false)).unwrap();
+        assert!(plain.contains("IOPS per node, each second"), "{plain}");
+        assert!(
+            plain.contains("\npve1\n") && plain.contains("\npve2\n"),
+            "{plain}"
+        );
+        assert!(!plain.contains("IOPS against"), "{plain}");
+        // Two lines (the axes' strokes are thinner).
+        let lines = |svg: &str| svg.matches("stroke-width=\"2\" points=").count();
+        assert_eq!(lines(&plain), 2, "{plain}");
+        let mut r = report(false);
+        let step = |depth, iops, latency_us| TargetStep {
+            depth,
+            iops,
+            latency_us,
+            within: latency_us <= 5000.0,
+        };
+        let steps = vec![
+            step(1, 500.0, 900.0),
+            step(2, 1100.0, 2000.0),
+            step(4, 1200.0, 9000.0),
+        ];
+        r.target = Some(TargetResult {
+            target: LatencyTarget::parse("p99=5ms").unwrap(),
+            best: Some(steps[1]),
+            steps,
+            ended: "crossed".into(),
+        });
+        let target = picture(&r).unwrap();
+        for text in [
+            "IOPS against p99 latency",
+            "QD 1",
+            "QD 4",
+            " target p99 &lt;= 5 ms",
+            "highest within p99 &lt;= 5 ms: 1100 IOPS at 2 in flight per worker",
+        ] {
+            assert!(target.contains(text), "{text} in {target}");
+        }
+        // The curve and the two nodes, and the target's mark.
+        assert_eq!(lines(&target), 3, "{target}");
+        assert!(target.contains("stroke=\"#111111\""), "{target}");
     }
 }

@@ -208,6 +208,7 @@ pub fn load(args: &LoadArgs) -> Ended {
     }
     let session = Session::start::<LoadDocument>(Frame {
         append: args.append,
+        plot: args.plot.as_deref(),
         signals: true,
         lock: Some(LockAs {
             me: crate::sys::lock::describe_me(Path::new(&match &req.existing {

@@ -22,7 +22,7 @@ mod series;
 
 pub use file::{SaveError, SvgFile, SvgFileError};
 pub use inline::{inline_bar, sparkline};
-pub use series::{seconds_svg, series_svg};
+pub use series::{Chart, LINE_COLOURS, Line, charts_svg, seconds_svg, series_svg};
 
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;

@@ -82,10 +82,13 @@ pub fn influx(measurement: &str, subjects: &[Subject], ns: Option<i128>) -> Stri
     out
 }
 
+/// A gauge's name, `# HELP` and samples (labels, value).
+type Samples<'a> = (&'a str, &'a str, Vec<(String, f64)>);
+
 /// In Prometheus' text format: `PREFIX_NAME` gauges in the order first
 /// seen, each with its `# HELP` and a sample per subject that has it.
 pub fn prometheus(prefix: &str, subjects: &[Subject]) -> String {
-    let mut by_name: Vec<(&str, &str, Vec<(String, f64)>)> = Vec::new();
+    let mut by_name: Vec<Samples> = Vec::new();
     for s in subjects {
         let labels: Vec<String> = s
             .labels

@@ -261,6 +261,12 @@ pub struct LoadArgs {
     #[arg(long, requires = "output")]
     pub append: bool,
 
+    /// Set each phase beside the sum of this storage's figures measured one
+    /// node at a time: JSON results of `pveprobe -x --storage ID` (one per
+    /// node) or of `pveprobe cluster -x --storage ID`
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "vms")]
+    pub baseline: Vec<PathBuf>,
+
     /// Also draw each node's IOPS second by second (and a latency target's
     /// curve: IOPS against latency, a point per step) as an SVG picture in FILE
     #[arg(long, value_name = "FILE")]

@@ -523,6 +523,7 @@ pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> L
         vms: run.vms,
         phases,
         target,
+        one_at_a_time: Vec::new(),
         left_behind,
         problems: run.problems,
         interrupted_by: interrupt.signal(),

@@ -20,6 +20,7 @@
 pub mod args;
 pub mod run;
 
+pub mod baseline;
 pub mod coordinator;
 pub mod figures;
 pub mod guest;

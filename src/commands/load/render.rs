@@ -301,36 +301,9 @@ pub fn text(r: &LoadReport) -> String {
         phase_text(&mut out, p);
     }
     if let Some(t) = &r.target {
-        out += &format!("\nLATENCY TARGET {}\n", t.target.text());
-        out += &format!(
-            "  {:>6} {:>10} {:>12}\n",
-            "DEPTH",
-            "IOPS",
-            format!("p{}", t.target.percentile)
-        );
-        for s in &t.steps {
-            out += &format!(
-                "  {:>6} {:>10.0} {:>12}{}\n",
-                s.depth,
-                s.iops,
-                ms(s.latency_us),
-                if s.within { "" } else { "  beyond" }
-            );
-        }
-        match &t.best {
-            Some(b) => {
-                out += &format!(
-                    "  highest within it: {:.0} IOPS at {} in flight per worker ({} {})\n",
-                    b.iops,
-                    b.depth,
-                    format_args!("p{}", t.target.percentile),
-                    ms(b.latency_us)
-                )
-            }
-            None => out += "  no step was within it\n",
-        }
-        out += &format!("  ended: {}\n", t.ended);
+        target_text(&mut out, t);
     }
+    one_at_a_time_text(&mut out, &r.one_at_a_time);
     let failed: Vec<String> = r
         .vms
         .iter()
@@ -359,6 +332,67 @@ pub fn text(r: &LoadReport) -> String {
         out += &format!("Interrupted by signal {sig}.\n");
     }
     out
+}
+
+/// The latency target's steps and its best.
+fn target_text(out: &mut String, t: &super::target::TargetResult) {
+    *out += &format!("\nLATENCY TARGET {}\n", t.target.text());
+    *out += &format!(
+        "  {:>6} {:>10} {:>12}\n",
+        "DEPTH",
+        "IOPS",
+        format!("p{}", t.target.percentile)
+    );
+    for s in &t.steps {
+        *out += &format!(
+            "  {:>6} {:>10.0} {:>12}{}\n",
+            s.depth,
+            s.iops,
+            ms(s.latency_us),
+            if s.within { "" } else { "  beyond" }
+        );
+    }
+    match &t.best {
+        Some(b) => {
+            *out += &format!(
+                "  highest within it: {:.0} IOPS at {} in flight per worker ({} {})\n",
+                b.iops,
+                b.depth,
+                format_args!("p{}", t.target.percentile),
+                ms(b.latency_us)
+            )
+        }
+        None => *out += "  no step was within it\n",
+    }
+    *out += &format!("  ended: {}\n", t.ended);
+}
+
+/// `--baseline`: each phase beside the sum of its figure measured one
+/// node at a time.
+fn one_at_a_time_text(out: &mut String, all: &[super::baseline::OneAtATime]) {
+    if all.is_empty() {
+        return;
+    }
+    *out += "\nALL AT ONCE AGAINST ONE NODE AT A TIME (--baseline)\n";
+    for o in all {
+        let each: Vec<String> = o
+            .nodes
+            .iter()
+            .map(|a| format!("{} {:.0}", a.node, a.value))
+            .collect();
+        *out += &format!(
+            "  {}: {:.0} {} at once; {} alone sums to {:.0} ({}){}\n",
+            o.phase,
+            o.at_once,
+            o.unit,
+            o.label,
+            o.sum,
+            each.join(", "),
+            o.ratio
+                .map(|r| format!(": {r:.2} of the sum"))
+                .unwrap_or_default()
+        );
+    }
 }
 
 /// A row per figure: the cluster's, each node's and each VM's, per phase.

@@ -44,6 +44,10 @@ pub struct LoadReport {
     /// `--latency-target`'s search: its steps are the phases.
     #[serde(default)]
     pub target: Option<super::target::TargetResult>,
+    /// `--baseline`: each phase beside the sum of the same storage's
+    /// figures measured one node at a time.
+    #[serde(default)]
+    pub one_at_a_time: Vec<super::baseline::OneAtATime>,
     /// What the run made and could not remove, with the command that does.
     pub left_behind: Vec<LeftBehind>,
     /// What went wrong beyond one worker (a node that did not answer).

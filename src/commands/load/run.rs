@@ -191,6 +191,23 @@ fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
 /// `pveprobe load --storage ID`.
 pub fn load(args: &LoadArgs) -> Ended {
     let req = request(args)?;
+    let baseline = super::baseline::read(
+        &crate::commands::results_readers(),
+        &args.baseline,
+        &req.storage,
+    )
+    .map_err(Stop::bad_input)?;
+    if !args.baseline.is_empty() && baseline.is_empty() {
+        return Err(Stop::bad_input(format!(
+            "--baseline: no result of storage {} in {}; nothing was made",
+            req.storage,
+            args.baseline
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let planned = plan(&req)?;
     let said = plan::describe(&req, &planned);
     if args.dry_run {
@@ -227,7 +244,8 @@ pub fn load(args: &LoadArgs) -> Ended {
             "interrupted; nothing was made",
         ));
     }
-    let report = coordinator::run(&req, planned, interrupt);
+    let mut report = coordinator::run(&req, planned, interrupt);
+    report.one_at_a_time = super::baseline::compare(&report, &baseline);
     for l in &report.left_behind {
         eprintln!(
             "pveprobe: left behind: VM {} on {} ({}); remove it with: {}",

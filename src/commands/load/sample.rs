@@ -62,6 +62,7 @@ pub fn report(existing: bool) -> LoadReport {
             .collect(),
         phases: vec![PhaseResult::new(phase, workers)],
         target: None,
+        one_at_a_time: Vec::new(),
         left_behind: Vec::new(),
         problems: Vec::new(),
         interrupted_by: None,

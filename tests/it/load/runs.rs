@@ -200,7 +200,24 @@ fn a_run_on_two_nodes_gives_every_workers_figures_and_leaves_nothing() {
         return;
     }
     let rig = LoadRig::new();
+    let dir = workdir();
+    let svg = dir.path().join("load.svg");
+    // Each node's figures measured alone, as `pveprobe -x --storage
+    // local-lvm` writes them (the probe's pinned result: MIXED 7000 reads
+    // and 3000 writes a second), pve2's in a second file.
+    let baseline: Vec<PathBuf> = ["pve1", "pve2"]
+        .iter()
+        .map(|node| {
+            let file = dir.path().join(format!("{node}.json"));
+            std::fs::write(&file, alone_on(node, "local-lvm").to_string()).unwrap();
+            file
+        })
+        .collect();
     let mut cmd = rig.command("3", &["--output-format", "json"]);
+    cmd.arg("--plot")
+        .arg(&svg)
+        .arg("--baseline")
+        .args(&baseline);
     let out = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -265,6 +282,17 @@ fn a_run_on_two_nodes_gives_every_workers_figures_and_leaves_nothing() {
     assert!(f["vm_fairness"].as_f64().is_some(), "{f}");
     assert_eq!(doc["left_behind"].as_array().unwrap().len(), 0, "{doc}");
     assert_eq!(rig.leftovers(), Vec::<String>::new());
+    // --baseline: the phase beside MIXED's reads and writes alone, summed.
+    let beside = &doc["one_at_a_time"][0];
+    assert_eq!(beside["figure"], "mixed_70_30_4k_qd16", "{doc}");
+    assert_eq!(beside["sum"].as_f64(), Some(20_000.0), "{beside}");
+    assert_eq!(beside["at_once"], f["iops"], "{beside}");
+    // --plot: each node's IOPS second by second.
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("IOPS per node, each second"), "{picture}");
+    assert!(picture.contains("\npve2\n"), "{picture}");
+    assert!(crate::output::plot::png(&picture).len() > 1000);
+    compare_sees_a_change(&doc, dir.path());
     // pve2's workers were made on pve2, by its own qm.
     let calls =
         std::fs::read_to_string(rig.cluster.dir.path().join("pve2/state/qm/calls.log")).unwrap();
@@ -276,6 +304,58 @@ fn a_run_on_two_nodes_gives_every_workers_figures_and_leaves_nothing() {
         calls.contains(&format!("destroy {} --purge", rig.base + 1)),
         "{calls}"
     );
+}
+
+/// The probe's pinned result as measured alone on `node`'s `storage`.
+fn alone_on(node: &str, storage: &str) -> serde_json::Value {
+    let snap = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/snapshots/report.json.snap"),
+    )
+    .unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(snap.splitn(3, "---\n").nth(2).unwrap()).unwrap();
+    doc["host"]["hostname"] = node.into();
+    doc["pve_storage"] = serde_json::json!({
+        "id": storage, "type": "lvmthin", "shared": false, "how": "scratch_volume"
+    });
+    doc
+}
+
+/// `compare` of a run with a copy whose pve2 is half as fast: LOAD IOPS
+/// worse, the VM fairness too.
+fn compare_sees_a_change(doc: &serde_json::Value, dir: &Path) {
+    let first = dir.join("first.json");
+    std::fs::write(&first, doc.to_string()).unwrap();
+    let mut slower = doc.clone();
+    let f = &mut slower["phases"][0]["figures"];
+    let iops = f["iops"].as_f64().unwrap();
+    f["iops"] = (iops / 2.0).into();
+    f["vm_fairness"] = 0.5.into();
+    let second = dir.join("second.json");
+    std::fs::write(&second, slower.to_string()).unwrap();
+    let out = pveprobe()
+        .args(["compare", "--output-format", "json"])
+        .args([&first, &second])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |key: &str| {
+        table["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == key)
+            .unwrap_or_else(|| panic!("no {key}: {table}"))
+            .clone()
+    };
+    assert_eq!(row("load_iops[70-30]")["cells"][1]["verdict"], "worse");
+    assert_eq!(row("load_iops[70-30]")["cells"][1]["ratio"], 0.5);
+    assert_eq!(
+        row("load_vm_fairness[70-30]")["cells"][1]["verdict"],
+        "worse"
+    );
+    assert_eq!(row("load_throughput[70-30]")["cells"][1]["verdict"], "same");
 }
 
 /// A run under way: its process and what it prints, read as it goes.

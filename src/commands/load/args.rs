@@ -41,6 +41,10 @@ WHAT IT DOES
      all its I/Os merged from every worker's histogram, the same per node
      and per VM, each second's total, and fairness (the slowest VM's and
      node's share of the median; ! marks one a third below its peers).
+     --baseline sets each phase beside the sum of the same storage's -x
+     figure of its kind measured one node at a time; compare ranks two
+     runs phase by phase; --plot draws each node's IOPS each second (and a
+     latency target's curve); influx and prometheus write them as metrics.
   PROFILES (--profile)
     hci-read    4K, 100% read, 80% random, 8 workers x 16 outstanding per VM
     hci-70-30   the same at 70% read / 30% write
@@ -80,7 +84,10 @@ EXAMPLES
   pveprobe load --storage ceph-vm --latency-target p99=5ms --yes   the most IOPS within 5 ms
   pveprobe load --vms 101,102,205 --disks-per-vm 2 --disk-size 4G --yes   your own VMs
   pveprobe load --storage ceph-vm --yes --output-format json --output load.json
-  pveprobe compare before.json after.json          two runs, phase by phase";
+  pveprobe compare before.json after.json          two runs, phase by phase
+  pveprobe cluster -x --storage ceph-vm --output-format json --output alone.json
+  pveprobe load --storage ceph-vm --yes --baseline alone.json   at once vs alone
+  pveprobe load --storage ceph-vm --latency-target p99=5ms --yes --plot curve.svg";
 
 /// `pveprobe load --storage ID`.
 #[derive(Debug, Args)]

@@ -267,6 +267,29 @@ impl Reading<'_> {
 }
 
 impl JsonReport {
+    /// Another command's figures as a probe result for `compare`: named
+    /// `name` (as host and path), its `-x`-style entries `extended`.
+    pub fn of_figures(
+        name: String,
+        (pveprobe_version, timestamp): (&str, &str),
+        extended: Vec<XFigure>,
+        interrupted_by_signal: Option<i32>,
+    ) -> JsonReport {
+        JsonReport {
+            schema_version: SCHEMA_VERSION,
+            pveprobe_version: pveprobe_version.into(),
+            timestamp: Some(timestamp.to_string()).filter(|t| !t.is_empty()),
+            path: name.clone(),
+            host: crate::model::host::HostInfo {
+                hostname: Some(name),
+                ..Default::default()
+            },
+            extended,
+            interrupted_by_signal,
+            ..JsonReport::default()
+        }
+    }
+
     /// The readings of a value (one per key for a figure measured per key);
     /// none where the result lacks it. Non-finite numbers are left out.
     pub fn readings(&self, v: &Value) -> Vec<Reading<'_>> {

@@ -146,20 +146,10 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
 
     // compare ranks each OSD's benches and each pool job: a second result
     // with osd.1's bench halved shows it worse, the rest the same.
-    let first = c.dir.path().join("first.json");
-    std::fs::write(&first, stdout(&out)).unwrap();
     let mut slower = doc.clone();
     let mib = slower["osds"][1]["bench_4m"]["mib_s"].as_f64().unwrap();
     slower["osds"][1]["bench_4m"]["mib_s"] = (mib / 2.0).into();
-    let second = c.dir.path().join("second.json");
-    std::fs::write(&second, slower.to_string()).unwrap();
-    let out = pveprobe()
-        .args(["compare", "--output-format", "json"])
-        .args([&first, &second])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = crate::common::compare_with_copy(c.dir.path(), &doc, &slower);
     let rows = table["rows"].as_array().unwrap();
     // 3 OSDs x 2 benches, 7 pool jobs.
     assert_eq!(rows.len(), 3 * 2 + 7, "{table}");

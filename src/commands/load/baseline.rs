@@ -10,40 +10,12 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
-use super::report::{LoadReport, PhaseResult};
+use super::report::{AloneFigure, LoadReport, OneAtATime, PhaseResult};
 use super::wire::WorkerJob;
 use crate::figure::Figure;
 use crate::output::metrics::node_name;
 use crate::output::result::JsonReport;
 use crate::results::{CompareError, Input, Readers};
-
-/// One node's figure, measured alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AloneFigure {
-    pub node: String,
-    pub value: f64,
-    /// The file it was read from.
-    pub file: String,
-}
-
-/// A phase beside the sum of the one-at-a-time figures of its kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OneAtATime {
-    pub phase: String,
-    /// The `-x` figure's key and label, and its unit (IOPS or MiB/s).
-    pub figure: String,
-    pub label: String,
-    pub unit: String,
-    /// Each node of the run the baseline has, alone.
-    pub nodes: Vec<AloneFigure>,
-    pub sum: f64,
-    /// The phase's total, all at once, in the same unit.
-    pub at_once: f64,
-    /// `at_once / sum`.
-    pub ratio: Option<f64>,
-}
 
 /// The `-x` figure a job is set beside, and whether it is in IOPS.
 pub fn figure_of(job: &WorkerJob) -> Option<Figure> {

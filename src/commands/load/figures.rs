@@ -105,19 +105,12 @@ impl LoadReport {
             ));
         }
         let name = self.subject();
-        JsonReport {
-            schema_version: crate::output::result::SCHEMA_VERSION,
-            pveprobe_version: self.pveprobe_version.clone(),
-            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
-            path: name.clone(),
-            host: crate::model::host::HostInfo {
-                hostname: Some(name),
-                ..Default::default()
-            },
+        JsonReport::of_figures(
+            name,
+            (&self.pveprobe_version, &self.timestamp),
             extended,
-            interrupted_by_signal: self.interrupted_by,
-            ..JsonReport::default()
-        }
+            self.interrupted_by,
+        )
     }
 }
 
@@ -257,12 +250,7 @@ impl LoadReport {
 
     /// In InfluxDB line protocol: measurement `pveprobe_load`, the run's time.
     pub fn influx(&self) -> String {
-        let ns = self
-            .timestamp
-            .parse::<jiff::Timestamp>()
-            .ok()
-            .map(|t| t.as_nanosecond());
-        gauges::influx("pveprobe_load", &self.subjects(true), ns)
+        gauges::influx("pveprobe_load", &self.subjects(true), &self.timestamp)
     }
 
     /// In Prometheus' text format: `pveprobe_load_*` gauges in base units.

@@ -369,7 +369,7 @@ fn target_text(out: &mut String, t: &super::target::TargetResult) {
 
 /// `--baseline`: each phase beside the sum of its figure measured one
 /// node at a time.
-fn one_at_a_time_text(out: &mut String, all: &[super::baseline::OneAtATime]) {
+fn one_at_a_time_text(out: &mut String, all: &[super::report::OneAtATime]) {
     if all.is_empty() {
         return;
     }

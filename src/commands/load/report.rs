@@ -47,7 +47,7 @@ pub struct LoadReport {
     /// `--baseline`: each phase beside the sum of the same storage's
     /// figures measured one node at a time.
     #[serde(default)]
-    pub one_at_a_time: Vec<super::baseline::OneAtATime>,
+    pub one_at_a_time: Vec<OneAtATime>,
     /// What the run made and could not remove, with the command that does.
     pub left_behind: Vec<LeftBehind>,
     /// What went wrong beyond one worker (a node that did not answer).
@@ -67,6 +67,32 @@ pub struct VmRecord {
     pub fill_seconds: f64,
     /// Why it took no (further) part, if so.
     pub failed: Option<String>,
+}
+
+/// One node's figure, measured alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AloneFigure {
+    pub node: String,
+    pub value: f64,
+    /// The file it was read from.
+    pub file: String,
+}
+
+/// `--baseline` (see `baseline`): a phase beside the sum of the one-at-a-time figures of its kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OneAtATime {
+    pub phase: String,
+    /// The `-x` figure's key and label, and its unit (IOPS or MiB/s).
+    pub figure: String,
+    pub label: String,
+    pub unit: String,
+    /// Each node of the run the baseline has, alone.
+    pub nodes: Vec<AloneFigure>,
+    pub sum: f64,
+    /// The phase's total, all at once, in the same unit.
+    pub at_once: f64,
+    /// `at_once / sum`.
+    pub ratio: Option<f64>,
 }
 
 /// A VM that could not be removed.

@@ -49,8 +49,13 @@ pub struct Subject {
 }
 
 /// In InfluxDB line protocol: a line per subject with a finite gauge,
-/// `measurement` and the subject's tags (sorted), at `ns`.
-pub fn influx(measurement: &str, subjects: &[Subject], ns: Option<i128>) -> String {
+/// `measurement` and the subject's tags (sorted), at the run's `timestamp`
+/// (RFC 3339; none when it reads as no time).
+pub fn influx(measurement: &str, subjects: &[Subject], timestamp: &str) -> String {
+    let ns = timestamp
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_nanosecond());
     let mut out = String::new();
     for s in subjects {
         let fields: Vec<String> = s
@@ -140,7 +145,7 @@ mod tests {
     #[test]
     fn both_formats_come_from_one_list() {
         assert_eq!(
-            influx("m", &subjects(), Some(7)),
+            influx("m", &subjects(), "1970-01-01T00:00:00.000000007Z"),
             "m,node=pve\\ 1,object=load x_ms=2 7\nm,object=load x_ms=3 7\n"
         );
         assert_eq!(

@@ -453,6 +453,25 @@ pub fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
 }
 
+/// `pveprobe compare --output-format json` of a run's document and a
+/// changed copy of it, both written to `dir`: the table.
+pub fn compare_with_copy(
+    dir: &Path,
+    doc: &serde_json::Value,
+    copy: &serde_json::Value,
+) -> serde_json::Value {
+    let (first, second) = (dir.join("first.json"), dir.join("second.json"));
+    std::fs::write(&first, doc.to_string()).unwrap();
+    std::fs::write(&second, copy.to_string()).unwrap();
+    let out = pveprobe()
+        .args(["compare", "--output-format", "json"])
+        .args([&first, &second])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    json(&out)
+}
+
 /// Fails when a run's stderr shows a panic.
 pub fn no_panic(stderr: &str) {
     assert!(

@@ -324,22 +324,12 @@ fn alone_on(node: &str, storage: &str) -> serde_json::Value {
 /// `compare` of a run with a copy whose pve2 is half as fast: LOAD IOPS
 /// worse, the VM fairness too.
 fn compare_sees_a_change(doc: &serde_json::Value, dir: &Path) {
-    let first = dir.join("first.json");
-    std::fs::write(&first, doc.to_string()).unwrap();
     let mut slower = doc.clone();
     let f = &mut slower["phases"][0]["figures"];
     let iops = f["iops"].as_f64().unwrap();
     f["iops"] = (iops / 2.0).into();
     f["vm_fairness"] = 0.5.into();
-    let second = dir.join("second.json");
-    std::fs::write(&second, slower.to_string()).unwrap();
-    let out = pveprobe()
-        .args(["compare", "--output-format", "json"])
-        .args([&first, &second])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = common::compare_with_copy(dir, doc, &slower);
     let row = |key: &str| {
         table["rows"]
             .as_array()
@@ -363,6 +353,8 @@ struct Running {
     child: std::process::Child,
     stderr: std::thread::JoinHandle<String>,
     stdout: std::thread::JoinHandle<String>,
+    /// Each line of stderr as it comes.
+    lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl Running {
@@ -381,6 +373,7 @@ impl Running {
             .unwrap();
         let err = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let (line_tx, lines) = std::sync::mpsc::channel();
         let stderr = std::thread::spawn(move || {
             let mut all = String::new();
             for line in BufReader::new(err).lines() {
@@ -388,6 +381,7 @@ impl Running {
                 if line.contains("s measured") && line.contains("workers,") {
                     let _ = tx.send(());
                 }
+                let _ = line_tx.send(line.clone());
                 all += &line;
                 all.push('\n');
             }
@@ -403,7 +397,21 @@ impl Running {
             child,
             stderr,
             stdout,
+            lines,
         }
+    }
+
+    /// Waits until stderr says `text`, for at most `limit`.
+    fn wait_for(&self, text: &str, limit: Duration) -> bool {
+        let until = std::time::Instant::now() + limit;
+        while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(text) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
     }
 
     /// How it ended, its stderr and its stdout.
@@ -511,6 +519,67 @@ fn a_worker_that_stops_answering_is_given_up_on_and_named_and_the_others_stand()
         "{frozen}"
     );
     // Its QEMU stopped as it was, it is still destroyed.
+    assert_eq!(rig.leftovers(), Vec::<String>::new(), "{said}");
+}
+
+/// The pid of `node`'s load agent: the `pveprobe load-node` in its
+/// network namespace.
+fn agent_on(node: &crate::common::netns::TestNode) -> i32 {
+    use std::os::unix::fs::MetadataExt as _;
+    let ns = std::fs::metadata(format!("/run/netns/{}", node.ns))
+        .unwrap()
+        .ino();
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid: &i32| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).any(|a| a == b"load-node")
+                && std::fs::metadata(format!("/proc/{pid}/ns/net")).is_ok_and(|m| m.ino() == ns)
+        })
+        .collect();
+    assert_eq!(pids.len(), 1, "{}'s agents: {pids:?}", node.name);
+    pids[0]
+}
+
+#[test]
+#[ignore = "needs root, QEMU and Debian's cloud kernel: worker VMs on two nodes (scripts/test runs it)"]
+fn a_node_whose_agent_stops_answering_is_given_up_on_and_still_cleans_up() {
+    if !root_or_skip() {
+        return;
+    }
+    let rig = LoadRig::new();
+    let run = Running::into_window(
+        &rig,
+        "4",
+        &["--answer-timeout", "2", "--output-format", "json"],
+    );
+    // pve2's agent freezes mid-window (its worker runs on); once the run
+    // has given up on it, it thaws and must still remove its worker.
+    let agent = nix::unistd::Pid::from_raw(agent_on(&rig.cluster.nodes[1]));
+    nix::sys::signal::kill(agent, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let given_up = run.wait_for("pve2: its agent did not answer", Duration::from_secs(60));
+    nix::sys::signal::kill(agent, nix::sys::signal::Signal::SIGCONT).unwrap();
+    let (status, said, text) = run.end();
+    assert!(given_up, "{said}");
+    assert_eq!(status.code(), Some(1), "{said}\n{text}\n{}", rig.console());
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        doc["problems"][0]
+            .as_str()
+            .is_some_and(|p| p.starts_with("pve2: its agent did not answer")),
+        "{doc}"
+    );
+    // pve1's figures stand.
+    let phase = &doc["phases"][0];
+    assert_eq!(phase["figures"]["answered"].as_u64(), Some(1), "{phase}");
+    let good = &phase["figures"]["nodes"][0];
+    assert!(
+        good["name"] == "pve1" && good["iops"].as_f64().unwrap() > 0.0,
+        "{phase}"
+    );
+    // Told to clean up after all, the thawed agent removed its worker.
+    assert_eq!(doc["left_behind"].as_array().unwrap().len(), 0, "{doc}");
     assert_eq!(rig.leftovers(), Vec::<String>::new(), "{said}");
 }
 

@@ -114,12 +114,7 @@ impl CephReport {
     /// Per OSD, in InfluxDB line protocol: measurement `pveprobe_ceph`,
     /// tags `object=ceph`, `fsid`, `osd`, `host`, `class`; the run's time.
     pub fn influx(&self) -> String {
-        let ns = self
-            .timestamp
-            .parse::<jiff::Timestamp>()
-            .ok()
-            .map(|t| t.as_nanosecond());
-        gauges::influx("pveprobe_ceph", &self.subjects(true), ns)
+        gauges::influx("pveprobe_ceph", &self.subjects(true), &self.timestamp)
     }
 
     /// Per OSD, in Prometheus' text format: `pveprobe_ceph_osd_*` gauges in

@@ -320,19 +320,12 @@ impl CephReport {
             }
         }
         let name = format!("Ceph {}", self.fsid.as_deref().unwrap_or("cluster"));
-        JsonReport {
-            schema_version: crate::output::result::SCHEMA_VERSION,
-            pveprobe_version: self.pveprobe_version.clone(),
-            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
-            path: name.clone(),
-            host: crate::model::host::HostInfo {
-                hostname: Some(name),
-                ..Default::default()
-            },
+        JsonReport::of_figures(
+            name,
+            (&self.pveprobe_version, &self.timestamp),
             extended,
-            interrupted_by_signal: self.interrupted_by,
-            ..JsonReport::default()
-        }
+            self.interrupted_by,
+        )
     }
 }
 

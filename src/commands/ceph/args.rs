@@ -100,8 +100,9 @@ pub struct CephArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: u32,
 
-    /// Bytes each rbd bench job moves, and the scratch image's size [default: 256M]
-    #[arg(long, value_name = "SIZE", value_parser = measure_args::parse_size)]
+    /// Bytes each rbd bench job moves, and the scratch image's size, at
+    /// least 16M [default: 256M]
+    #[arg(long, value_name = "SIZE", value_parser = rbd_size)]
     pub rbd_size: Option<u64>,
 
     /// Skip the OSD benches
@@ -170,4 +171,31 @@ pub struct CephNodeInfoArgs {
     /// A disk below an OSD, by its kernel name (repeat for more)
     #[arg(long = "device", value_name = "NAME")]
     pub devices: Vec<String>,
+}
+
+/// The smallest scratch image `rbd bench` is run on.
+pub const RBD_MIN_BYTES: u64 = 16 << 20;
+
+/// `--rbd-size`: a size of at least [`RBD_MIN_BYTES`].
+fn rbd_size(text: &str) -> Result<u64, String> {
+    let bytes = measure_args::parse_size(text)?;
+    if bytes < RBD_MIN_BYTES {
+        return Err(format!(
+            "{text} is below the scratch image's minimum of 16M"
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_rbd_size_below_the_minimum_is_refused_naming_it() {
+        assert_eq!(super::rbd_size("16M"), Ok(16 << 20));
+        assert_eq!(
+            super::rbd_size("8M"),
+            Err("8M is below the scratch image's minimum of 16M".into())
+        );
+        assert!(super::rbd_size("1X").is_err());
+    }
 }

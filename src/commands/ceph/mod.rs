@@ -798,10 +798,16 @@ impl Scratch<'_> {
     /// `bytes` is already capped at a quarter of the pool's room: the image
     /// can hold no more than its size, however its blocks are allocated.
     pub fn rbd_jobs(&mut self, bytes: u64, jobs: &mut Vec<PoolJob>) -> Result<(), CephError> {
-        if bytes < 16 << 20 {
+        // Smaller only when a quarter of the pool's room is (--rbd-size is
+        // refused below it).
+        if bytes < args::RBD_MIN_BYTES {
             return Err(CephError::Tool {
                 command: "rbd bench".into(),
-                why: format!("pool {} has too little room for a scratch image", self.pool),
+                why: format!(
+                    "pool {} has too little room for a scratch image: a quarter of its room is {}, the image needs at least 16 MiB",
+                    self.pool,
+                    human(bytes)
+                ),
             });
         }
         let spec = format!("{}/{}", self.pool, self.namespace);

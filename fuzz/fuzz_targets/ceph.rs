@@ -1,7 +1,8 @@
 //! What `pveprobe ceph` reads of Ceph's tools: `ceph osd tree`,
 //! `metadata`, `perf`, `df`, `pool ls detail`, `autoscale-status`,
 //! `tell osd.N bench`, `rados bench --format json`, `rbd bench`,
-//! `pg ls-by-pool` and `tell mon.X config get`.
+//! `pg ls-by-pool`, `tell mon.X config get`, `tell osd.N perf dump` and
+//! `health detail`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -33,6 +34,13 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = ceph::pg_states(&text);
     let _ = ceph::config_value(&text, "mon_allow_pool_delete");
+    if let Ok(c) = ceph::perf_dump(&text) {
+        for t in [c.op_w, c.op_r, c.subop_w, c.commit, c.kv_sync].into_iter().flatten() {
+            assert!(t.sum_s.is_finite() && t.sum_s >= 0.0);
+            assert!(t.mean_ms().is_none_or(f64::is_finite));
+        }
+    }
+    let _ = ceph::slow_ops_osds(&text);
     if let Ok(r) = ceph::rbd_bench(&text) {
         assert!(r.bytes_per_sec.is_finite() && r.ops_per_sec.is_finite());
     }

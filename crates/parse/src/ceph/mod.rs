@@ -1,7 +1,8 @@
 //! What Ceph's own tools print, as `pveprobe ceph` reads it: `ceph osd
 //! tree`, `osd metadata`, `osd perf`, `osd df`, `osd pool ls detail` and
 //! `osd pool autoscale-status` with `-f json`, `ceph tell osd.N bench`,
-//! `rados bench --format json` and `rbd bench` (text: it has no JSON).
+//! `rados bench --format json` and `rbd bench` (text: it has no JSON),
+//! `ceph tell osd.N perf dump` and `ceph health detail`'s slow ops ([`perf`]).
 //!
 //! Read leniently, as the formats moved between releases:
 //!
@@ -21,12 +22,14 @@
 //! no JSON of that shape; a field missing from an item leaves it `None`.
 
 mod bench;
+mod perf;
 
 use serde_json::Value;
 
 pub use bench::{
     OsdBench, RadosBench, RadosSecond, RbdBench, RbdSecond, osd_bench, rados_bench, rbd_bench,
 };
+pub use perf::{OsdCounters, TimeAvg, perf_dump, slow_ops_osds};
 
 /// Larger input is refused: a 1,000-OSD cluster's metadata is a few MiB.
 pub const MAX_BYTES: usize = 64 << 20;

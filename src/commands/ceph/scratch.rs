@@ -1,0 +1,283 @@
+//! A run's scratch space in one pool (its RADOS namespace and RBD image,
+//! removed on every way out) and the pool jobs run in it: `rados bench`
+//! and `rbd bench`, each job's figure.
+
+use super::*;
+
+/// A run's scratch space in one pool: its RADOS namespace and its RBD
+/// image. [`Scratch::clean`] removes both and says what it could not.
+pub struct Scratch<'a> {
+    tools: &'a CephTools<'a>,
+    pool: String,
+    namespace: String,
+    image: Option<String>,
+}
+
+impl<'a> Scratch<'a> {
+    pub fn new(tools: &'a CephTools<'a>, pool: &str, run_id: &str) -> Self {
+        Scratch {
+            tools,
+            pool: pool.to_string(),
+            namespace: run_id.to_string(),
+            image: None,
+        }
+    }
+
+    fn rados(&self, args: &[&str], limit: Duration, stop: bool) -> Result<String, CephError> {
+        let mut all = vec!["-p", self.pool.as_str(), "-N", self.namespace.as_str()];
+        all.extend_from_slice(args);
+        self.tools.run("rados", &all, limit, stop)
+    }
+
+    /// `rados bench`'s objects, and anything else, out of the namespace.
+    fn clear_namespace(&self) -> Result<(), CephError> {
+        // Every bench object starts so; a killed run's too.
+        self.rados(
+            &["cleanup", "--prefix", "benchmark_data"],
+            CLEAN_LIMIT,
+            false,
+        )?;
+        // What is left: the run's metadata object.
+        let left = self.rados(&["ls"], READ_LIMIT, false)?;
+        for object in left.lines().map(str::trim).filter(|o| !o.is_empty()) {
+            self.rados(&["rm", "--force-full", object], READ_LIMIT, false)?;
+        }
+        Ok(())
+    }
+
+    /// Removes what the run made in this pool; the list of what is left.
+    pub fn clean(&mut self) -> Vec<String> {
+        let mut left = Vec::new();
+        if let Err(e) = self.clear_namespace() {
+            left.push(format!(
+                "objects in namespace {} of pool {} ({e}); `rados -p {} -N {} cleanup --prefix benchmark_data` removes them",
+                self.namespace, self.pool, self.pool, self.namespace
+            ));
+        } else {
+            match self.rados(&["ls"], READ_LIMIT, false) {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => left.push(format!(
+                    "{} object(s) in namespace {} of pool {}",
+                    text.lines().count(),
+                    self.namespace,
+                    self.pool
+                )),
+                Err(e) => left.push(format!(
+                    "namespace {} of pool {}: {e}",
+                    self.namespace, self.pool
+                )),
+            }
+        }
+        if let Some(image) = self.image.take() {
+            let spec = format!("{}/{image}", self.pool);
+            if let Err(e) = self
+                .tools
+                .run("rbd", &["rm", "--no-progress", &spec], CLEAN_LIMIT, false)
+                .or_else(|e| {
+                    if e.to_string().contains("No such file") {
+                        Ok(String::new())
+                    } else {
+                        Err(e)
+                    }
+                })
+            {
+                left.push(format!(
+                    "RBD image {spec} ({e}); `rbd rm {spec}` removes it"
+                ));
+            }
+        }
+        left
+    }
+}
+
+/// A job of the pool benches.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PoolJob {
+    /// `rados_write_4m`, `rados_seq_4m`, `rados_rand_4m`, `rados_write_4k_t1`,
+    /// `rados_write_4k`, `rbd_write_4k`, `rbd_read_4k`.
+    pub key: String,
+    pub label: String,
+    pub figure: BenchFigure,
+}
+
+/// The rados bench jobs: key, label, mode, block, threads.
+pub const RADOS_JOBS: [(&str, &str, &str, u64, u32); 5] = [
+    ("rados_write_4m", "RADOS WRITE 4M", "write", OBJECT, THREADS),
+    ("rados_seq_4m", "RADOS SEQ READ 4M", "seq", OBJECT, THREADS),
+    (
+        "rados_rand_4m",
+        "RADOS RAND READ 4M",
+        "rand",
+        OBJECT,
+        THREADS,
+    ),
+    (
+        "rados_write_4k_t1",
+        "RADOS WRITE 4K 1 THREAD",
+        "write",
+        SMALL,
+        1,
+    ),
+    ("rados_write_4k", "RADOS WRITE 4K", "write", SMALL, THREADS),
+];
+
+/// The rbd bench jobs: key, label, io type.
+pub const RBD_JOBS: [(&str, &str, &str); 2] = [
+    ("rbd_write_4k", "RBD RAND WRITE 4K", "write"),
+    ("rbd_read_4k", "RBD RAND READ 4K", "read"),
+];
+
+fn rados_figure(r: &parse::RadosBench, block: u64, threads: u32) -> BenchFigure {
+    BenchFigure {
+        block,
+        threads,
+        seconds: r.total_time_run,
+        ops: r.ops,
+        mib_s: r.bandwidth,
+        iops: r.average_iops,
+        avg_lat_ms: Some(r.average_latency * 1e3),
+        max_lat_ms: Some(r.max_latency * 1e3),
+        per_second: r.seconds.iter().map(|s| s.cur_bw).collect(),
+    }
+}
+
+fn rbd_figure(r: &parse::RbdBench, threads: u32) -> BenchFigure {
+    BenchFigure {
+        block: SMALL,
+        threads,
+        seconds: r.elapsed,
+        ops: r.ops,
+        mib_s: r.bytes_per_sec / 1048576.0,
+        iops: r.ops_per_sec,
+        // rbd bench gives no latency; its mean follows from the threads.
+        avg_lat_ms: (r.ops_per_sec > 0.0).then(|| f64::from(threads) / r.ops_per_sec * 1e3),
+        max_lat_ms: None,
+        per_second: r
+            .seconds
+            .iter()
+            .map(|s| s.bytes_per_sec / 1048576.0)
+            .collect(),
+    }
+}
+
+impl Scratch<'_> {
+    /// The rados bench jobs in order; the 4 MiB objects are removed after
+    /// the reads, each 4 KiB run's after it. Stops at the first error.
+    pub fn rados_jobs(
+        &self,
+        seconds: u32,
+        cap: Option<u64>,
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
+        let secs = seconds.to_string();
+        if cap.is_some_and(|c| c < u64::from(THREADS) * OBJECT) {
+            return Err(CephError::Tool {
+                command: "rados bench".into(),
+                why: format!(
+                    "pool {} has too little room: a quarter of its MAX AVAIL is below {}",
+                    self.pool,
+                    human(u64::from(THREADS) * OBJECT)
+                ),
+            });
+        }
+        let limit = Duration::from_secs(u64::from(seconds) * 3 + 120);
+        for (key, label, mode, block, threads) in RADOS_JOBS {
+            eprintln!(
+                "pveprobe: pool {}: rados bench {secs} {mode}, {} KiB, {threads} thread(s)",
+                self.pool,
+                block >> 10
+            );
+            let (b, t) = (block.to_string(), threads.to_string());
+            // At most a quarter of the pool's room, in objects of the block.
+            let most = cap.map(|c| (c / block).to_string());
+            let mut args = vec!["bench", secs.as_str(), mode, "-t", t.as_str()];
+            if mode == "write" {
+                args.extend(["-b", b.as_str(), "-O", b.as_str(), "--no-cleanup"]);
+                if let Some(most) = &most {
+                    args.extend(["--max-objects", most.as_str()]);
+                }
+            }
+            args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
+            let text = self.rados(&args, limit, true)?;
+            let r = parse::rados_bench(&text)?;
+            jobs.push(PoolJob {
+                key: key.into(),
+                label: label.into(),
+                figure: rados_figure(&r, block, threads),
+            });
+            // The reads are done with the 4 MiB objects; each small run's go at once.
+            if key != "rados_write_4m" && key != "rados_seq_4m" {
+                self.rados(
+                    &["cleanup", "--prefix", "benchmark_data"],
+                    CLEAN_LIMIT,
+                    false,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rbd bench jobs on a scratch image of `bytes`.
+    /// `bytes` is already capped at a quarter of the pool's room: the image
+    /// can hold no more than its size, however its blocks are allocated.
+    pub fn rbd_jobs(&mut self, bytes: u64, jobs: &mut Vec<PoolJob>) -> Result<(), CephError> {
+        // Smaller only when a quarter of the pool's room is (--rbd-size is
+        // refused below it).
+        if bytes < args::RBD_MIN_BYTES {
+            return Err(CephError::Tool {
+                command: "rbd bench".into(),
+                why: format!(
+                    "pool {} has too little room for a scratch image: a quarter of its room is {}, the image needs at least 16 MiB",
+                    self.pool,
+                    human(bytes)
+                ),
+            });
+        }
+        let spec = format!("{}/{}", self.pool, self.namespace);
+        let size = format!("{}M", bytes.div_ceil(1 << 20));
+        // Counted as made before it is, and not stopped by the interrupt
+        // (it takes a moment): a Ctrl-C while it runs must not leave an
+        // image nobody removes. The interrupt is seen at the bench.
+        self.image = Some(self.namespace.clone());
+        self.tools.run(
+            "rbd",
+            &["create", "--size", &size, &spec],
+            READ_LIMIT,
+            false,
+        )?;
+        let total = bytes.to_string();
+        let threads = THREADS.to_string();
+        for (key, label, io) in RBD_JOBS {
+            eprintln!(
+                "pveprobe: pool {}: rbd bench --io-type {io}, 4 KiB random, {THREADS} threads, {}",
+                self.pool,
+                human(bytes)
+            );
+            let text = self.tools.run(
+                "rbd",
+                &[
+                    "bench",
+                    "--io-type",
+                    io,
+                    "--io-size",
+                    "4096",
+                    "--io-threads",
+                    &threads,
+                    "--io-total",
+                    &total,
+                    "--io-pattern",
+                    "rand",
+                    &spec,
+                ],
+                Duration::from_secs(3600),
+                true,
+            )?;
+            jobs.push(PoolJob {
+                key: key.into(),
+                label: label.into(),
+                figure: rbd_figure(&parse::rbd_bench(&text)?, THREADS),
+            });
+        }
+        Ok(())
+    }
+}

@@ -133,6 +133,25 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
         "{}",
         doc["hints"]
     );
+    // Every OSD's own view of every job: its counters read around it.
+    for j in pool["jobs"].as_array().unwrap() {
+        let seen = j["osds"].as_array().unwrap();
+        assert_eq!(seen.len(), ceph::OSDS, "{j}");
+        let ops: u64 = seen.iter().map(|o| o["ops"].as_u64().unwrap()).sum();
+        assert!(ops > 0, "{j}");
+    }
+    // A healthy rig: no OSD is slow, in its bench or in the pool.
+    let codes: Vec<&str> = doc["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        !codes.contains(&"osd-slow") && !codes.contains(&"osd-drags-pool"),
+        "{}",
+        doc["hints"]
+    );
     assert!(doc["left_behind"].as_array().unwrap().is_empty());
     assert!(leftovers(&c).is_empty(), "{:?}", leftovers(&c));
     // ceph.conf's public network, found on this node's loopback.
@@ -399,7 +418,8 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
         .arg("ceph")
         .arg("--conf")
         .arg(c.conf())
-        .args(["--yes", "--no-pool-bench", "--output-format", "json"])
+        .args(["--yes", "--seconds", "2", "--rbd-size", "16M"])
+        .args(["--output-format", "json"])
         .env("PATH", smartctl.path())
         .output()
         .unwrap();
@@ -428,6 +448,22 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
             .iter()
             .any(|h| h["code"] == "osd-slow" && h["subject"] == "osd.2"),
         "{hints:?}"
+    );
+    // Slow in the pool too: its operations, by its own counters, far
+    // slower than its peers'. Named by both hints, and only it.
+    let dragging: Vec<&str> = hints
+        .iter()
+        .filter(|h| h["code"] == "osd-drags-pool")
+        .map(|h| h["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(dragging, ["osd.2"], "{hints:?}");
+    assert_eq!(
+        osds.iter()
+            .map(|o| o["drags"].as_bool().unwrap())
+            .collect::<Vec<_>>(),
+        [false, false, true],
+        "{}",
+        doc["pools"]
     );
     assert!(
         slow.faults().fsyncs > 0,

@@ -32,6 +32,8 @@
 pub mod args;
 pub mod run;
 
+pub mod drag;
+
 pub mod network;
 pub mod nodes;
 mod osd_bench;
@@ -538,6 +540,14 @@ fn bench_pools(
             break;
         }
         let mut scratch = Scratch::new(tools, &name, &req.run_id);
+        let watch = drag::Watch::new(
+            tools,
+            view.tree
+                .iter()
+                .filter(|t| t.status.as_deref() != Some("down"))
+                .map(|t| t.id)
+                .collect(),
+        );
         let mut jobs = Vec::new();
         let mut errors = Vec::new();
         let rbd = req.rbd_bench
@@ -547,10 +557,14 @@ fn bench_pools(
                 .any(|p| p.name == name && p.applications.iter().any(|a| a == "rbd"));
         let cap = write_cap(&view, &name);
         let ran = scratch
-            .rados_jobs(req.seconds, cap, &mut jobs)
+            .rados_jobs(req.seconds, cap, &watch, &mut jobs)
             .and_then(|()| {
                 if rbd {
-                    scratch.rbd_jobs(req.rbd_bytes.min(cap.unwrap_or(u64::MAX)), &mut jobs)
+                    scratch.rbd_jobs(
+                        req.rbd_bytes.min(cap.unwrap_or(u64::MAX)),
+                        &watch,
+                        &mut jobs,
+                    )
                 } else {
                     Ok(())
                 }

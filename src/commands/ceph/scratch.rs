@@ -98,6 +98,9 @@ pub struct PoolJob {
     pub key: String,
     pub label: String,
     pub figure: BenchFigure,
+    /// Each OSD's own view of the job (see `drag`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub osds: Vec<super::drag::OsdInJob>,
 }
 
 /// The rados bench jobs: key, label, mode, block, threads.
@@ -167,6 +170,7 @@ impl Scratch<'_> {
         &self,
         seconds: u32,
         cap: Option<u64>,
+        watch: &super::drag::Watch,
         jobs: &mut Vec<PoolJob>,
     ) -> Result<(), CephError> {
         let secs = seconds.to_string();
@@ -198,12 +202,13 @@ impl Scratch<'_> {
                 }
             }
             args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
-            let text = self.rados(&args, limit, true)?;
+            let (text, osds) = watch.around(mode == "write", || self.rados(&args, limit, true))?;
             let r = parse::rados_bench(&text)?;
             jobs.push(PoolJob {
                 key: key.into(),
                 label: label.into(),
                 figure: rados_figure(&r, block, threads),
+                osds,
             });
             // The reads are done with the 4 MiB objects; each small run's go at once.
             if key != "rados_write_4m" && key != "rados_seq_4m" {
@@ -220,7 +225,12 @@ impl Scratch<'_> {
     /// The rbd bench jobs on a scratch image of `bytes`.
     /// `bytes` is already capped at a quarter of the pool's room: the image
     /// can hold no more than its size, however its blocks are allocated.
-    pub fn rbd_jobs(&mut self, bytes: u64, jobs: &mut Vec<PoolJob>) -> Result<(), CephError> {
+    pub fn rbd_jobs(
+        &mut self,
+        bytes: u64,
+        watch: &super::drag::Watch,
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
         // Smaller only when a quarter of the pool's room is (--rbd-size is
         // refused below it).
         if bytes < args::RBD_MIN_BYTES {
@@ -253,29 +263,32 @@ impl Scratch<'_> {
                 self.pool,
                 human(bytes)
             );
-            let text = self.tools.run(
-                "rbd",
-                &[
-                    "bench",
-                    "--io-type",
-                    io,
-                    "--io-size",
-                    "4096",
-                    "--io-threads",
-                    &threads,
-                    "--io-total",
-                    &total,
-                    "--io-pattern",
-                    "rand",
-                    &spec,
-                ],
-                Duration::from_secs(3600),
-                true,
-            )?;
+            let (text, osds) = watch.around(io == "write", || {
+                self.tools.run(
+                    "rbd",
+                    &[
+                        "bench",
+                        "--io-type",
+                        io,
+                        "--io-size",
+                        "4096",
+                        "--io-threads",
+                        &threads,
+                        "--io-total",
+                        &total,
+                        "--io-pattern",
+                        "rand",
+                        &spec,
+                    ],
+                    Duration::from_secs(3600),
+                    true,
+                )
+            })?;
             jobs.push(PoolJob {
                 key: key.into(),
                 label: label.into(),
                 figure: rbd_figure(&parse::rbd_bench(&text)?, THREADS),
+                osds,
             });
         }
         Ok(())

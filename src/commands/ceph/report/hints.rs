@@ -272,11 +272,111 @@ pub(super) fn network_shares_corosync(
     ))
 }
 
+/// How an OSD dragged a pool job: its operations' mean latency against
+/// its class's median in that job, and what else its counters said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drag {
+    pub pool: String,
+    pub job: String,
+    pub mine_ms: Option<f64>,
+    pub median_ms: Option<f64>,
+    pub osd: crate::commands::ceph::drag::OsdInJob,
+}
+
+/// `o`'s worst pool job, when in one its operations took far longer than
+/// its class's peers' in the same job (more than [`LATENCY_FACTOR`] times
+/// their median and 5 ms beyond it, among three or more OSDs of the class
+/// that served operations in it, as `osd-commit-latency` judges), or Ceph
+/// reported slow operations on it.
+pub fn drags_pool(o: &OsdResult, all: &[OsdResult], pools: &[PoolResult]) -> Option<Drag> {
+    let class: Vec<i64> = class_of(o, all).map(|x| x.id).collect();
+    let mut worst: Option<(f64, Drag)> = None;
+    for p in pools {
+        for j in &p.jobs {
+            let Some(mine) = j.osds.iter().find(|x| x.id == o.id) else {
+                continue;
+            };
+            let peers: Vec<f64> = j
+                .osds
+                .iter()
+                .filter(|x| class.contains(&x.id) && x.ops > 0)
+                .filter_map(|x| x.op_ms)
+                .collect();
+            let med = (peers.len() >= 3).then(|| median(peers)).flatten();
+            let ratio = match (mine.op_ms.filter(|_| mine.ops > 0), med) {
+                (Some(m), Some(med)) if m > med * LATENCY_FACTOR && m > med + 5.0 => {
+                    m / med.max(1e-3)
+                }
+                _ if mine.slow_ops => 0.0,
+                _ => continue,
+            };
+            if worst.as_ref().is_none_or(|(r, _)| ratio > *r) {
+                let drag = Drag {
+                    pool: p.name.clone(),
+                    job: j.label.clone(),
+                    mine_ms: mine.op_ms,
+                    median_ms: med,
+                    osd: mine.clone(),
+                };
+                worst = Some((ratio, drag));
+            }
+        }
+    }
+    worst.map(|(_, d)| d)
+}
+
+pub(super) fn osd_drags_pool(o: &OsdResult, r: &CephReport) -> Option<Hint> {
+    let d = drags_pool(o, &r.osds, &r.pools)?;
+    let class = o.device_class.as_deref().unwrap_or("same-class");
+    let mut said = match (d.mine_ms, d.median_ms) {
+        (Some(m), Some(med)) if m > med * LATENCY_FACTOR => format!(
+            "in pool {}'s {} its operations took {m:.1} ms on average where the {class} OSDs' median was {med:.1} ms (its perf counters over the job)",
+            d.pool, d.job
+        ),
+        _ => format!("in pool {}'s {}", d.pool, d.job),
+    };
+    let mut also = Vec::new();
+    if let Some(s) = d.osd.subop_w_ms {
+        also.push(format!("its writes for other OSDs {s:.1} ms"));
+    }
+    if let Some(c) = d.osd.commit_ms {
+        also.push(format!("BlueStore commits {c:.1} ms"));
+    }
+    if let Some(k) = d.osd.kv_sync_ms {
+        also.push(format!("RocksDB syncs {k:.1} ms"));
+    }
+    if d.osd.slow_ops {
+        also.push("Ceph reported slow operations on it (SLOW_OPS)".into());
+    }
+    if !also.is_empty() {
+        said += &format!("; {}", also.join(", "));
+    }
+    let own = if o.slow {
+        "its own bench is slow too (osd-slow): start with its disk"
+    } else {
+        "its own bench is not slow: look beyond its disk, at its node's CPU and load, its network link, its DB device"
+    };
+    Some(Hint::new(
+        "osd-drags-pool",
+        format!("osd.{}", o.id),
+        format!(
+            "{said}: every placement group it holds waits for it; {own} ({}){}",
+            o.host.as_deref().unwrap_or("its node"),
+            if o.links.iter().any(|(_, l)| l.degraded()) {
+                "; a link below it runs below its speed (see above)"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
 /// Every hint, OSDs first.
 pub fn hints(r: &CephReport) -> Vec<Hint> {
     let mut out: Vec<Hint> = Vec::new();
     for o in &r.osds {
         out.extend(osd_slow(o, &r.osds));
+        out.extend(osd_drags_pool(o, r));
         out.extend(commit_latency_high(o, &r.osds));
         out.extend(hdd_without_flash_db(o));
         out.extend(small_writes_slow_on_flash(o));

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::hint::Hint;
 
 use super::{BenchFigure, CephRequest, ClusterView, PoolJob};
-use hints::{hints, slow_in_class, unhealthy};
+use hints::{drags_pool, hints, slow_in_class, unhealthy};
 
 /// The document's `kind`.
 pub const KIND: &str = "ceph";
@@ -67,6 +67,10 @@ pub struct OsdResult {
     pub links: Vec<(String, crate::model::storage::Link)>,
     /// Marked `!`: its bench is more than a third below its class's median.
     pub slow: bool,
+    /// Marked `*`: in a pool job its operations were far slower than its
+    /// class's peers' (see `hints::drags_pool`).
+    #[serde(default)]
+    pub drags: bool,
     pub errors: Vec<String>,
 }
 
@@ -273,8 +277,14 @@ impl CephReport {
             .iter()
             .map(|o| slow_in_class(o, &self.osds).is_some())
             .collect();
-        for (o, slow) in self.osds.iter_mut().zip(marks) {
+        let drags: Vec<bool> = self
+            .osds
+            .iter()
+            .map(|o| drags_pool(o, &self.osds, &self.pools).is_some())
+            .collect();
+        for ((o, slow), drags) in self.osds.iter_mut().zip(marks).zip(drags) {
             o.slow = slow;
+            o.drags = drags;
         }
         self.hints = hints(self);
     }
@@ -665,6 +675,7 @@ mod tests {
                         threads: 16,
                         ..BenchFigure::default()
                     },
+                    osds: Vec::new(),
                 }],
                 ..PoolResult::default()
             }],
@@ -684,5 +695,107 @@ mod tests {
             "{text}"
         );
         assert_eq!(r.csv(false).lines().count(), 3);
+    }
+
+    /// A pool of one job in which each OSD served its operations at `ms`.
+    fn pool_seen(ms: &[(i64, f64, bool)]) -> PoolResult {
+        use crate::commands::ceph::drag::OsdInJob;
+        PoolResult {
+            name: "rbd".into(),
+            size: Some(3),
+            min_size: Some(2),
+            jobs: vec![PoolJob {
+                key: "rados_write_4m".into(),
+                label: "RADOS WRITE 4M".into(),
+                figure: BenchFigure::default(),
+                osds: ms
+                    .iter()
+                    .map(|&(id, op, slow_ops)| OsdInJob {
+                        id,
+                        ops: 40,
+                        op_ms: Some(op),
+                        subop_w_ms: Some(op * 0.9),
+                        slow_ops,
+                        ..OsdInJob::default()
+                    })
+                    .collect(),
+            }],
+            ..PoolResult::default()
+        }
+    }
+
+    #[test]
+    fn an_osd_slow_in_the_pool_is_named_though_its_bench_is_not() {
+        let all = || (0..4).map(|i| osd(i, "ssd", 500.0)).collect::<Vec<_>>();
+        // osd.3's operations took 20 times its peers': its disk benches
+        // as fast as theirs, so only the new hint names it.
+        let slow = pool_seen(&[
+            (0, 10.0, false),
+            (1, 12.0, false),
+            (2, 11.0, false),
+            (3, 230.0, false),
+        ]);
+        assert_eq!(
+            codes(all(), vec![slow.clone()]),
+            [("osd-drags-pool".into(), "osd.3".into())]
+        );
+        let mut r = CephReport {
+            osds: all(),
+            pools: vec![slow],
+            ..CephReport::default()
+        };
+        r.finish();
+        assert_eq!(
+            r.osds.iter().map(|o| o.drags).collect::<Vec<_>>(),
+            [false, false, false, true]
+        );
+        let said = &r.hints[0].message;
+        assert!(
+            said.starts_with("in pool rbd's RADOS WRITE 4M its operations took 230.0 ms on average where the ssd OSDs' median was 11.5 ms"),
+            "{said}"
+        );
+        assert!(
+            said.contains("its writes for other OSDs 207.0 ms"),
+            "{said}"
+        );
+        assert!(said.contains("its own bench is not slow"), "{said}");
+        assert!(r.text().contains("*osd.3"), "{}", r.text());
+        // Healthy: within three times the median (and 5 ms of it) is no drag.
+        let fine = pool_seen(&[
+            (0, 10.0, false),
+            (1, 12.0, false),
+            (2, 11.0, false),
+            (3, 16.0, false),
+        ]);
+        assert!(codes(all(), vec![fine]).is_empty());
+        // Slow operations Ceph reported name an OSD whatever its mean.
+        let reported = pool_seen(&[(0, 10.0, false), (1, 12.0, false), (2, 11.0, true)]);
+        assert_eq!(
+            codes(all(), vec![reported]),
+            [("osd-drags-pool".into(), "osd.2".into())]
+        );
+        // Two OSDs of a class: which one is slow? None named.
+        let two = vec![osd(0, "ssd", 500.0), osd(1, "ssd", 500.0)];
+        assert!(codes(two, vec![pool_seen(&[(0, 10.0, false), (1, 300.0, false)])]).is_empty());
+        // A slow disk is named by both.
+        let mut benches = all();
+        benches[3].bench_4m.as_mut().unwrap().mib_s = 100.0;
+        let both = codes(
+            benches,
+            vec![pool_seen(&[
+                (0, 10.0, false),
+                (1, 12.0, false),
+                (2, 11.0, false),
+                (3, 230.0, false),
+            ])],
+        );
+        assert!(
+            both.contains(&("osd-slow".into(), "osd.3".into())),
+            "{both:?}"
+        );
+        assert!(
+            both.contains(&("osd-drags-pool".into(), "osd.3".into())),
+            "{both:?}"
+        );
     }
 }

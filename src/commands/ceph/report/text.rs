@@ -47,7 +47,12 @@ impl CephReport {
             };
             out += &format!(
                 "{:<9}{:<12}{:<7}{:<10}{:<6}{:<9}{:>8}{:>8}{:>7}{:>13}{:>12}\n",
-                format!("{}osd.{}", if o.slow { "!" } else { "" }, o.id),
+                format!(
+                    "{}{}osd.{}",
+                    if o.slow { "!" } else { "" },
+                    if o.drags { "*" } else { "" },
+                    o.id
+                ),
                 o.host.as_deref().unwrap_or("-"),
                 o.device_class.as_deref().unwrap_or("-"),
                 o.objectstore.as_deref().unwrap_or("-"),
@@ -108,6 +113,11 @@ impl CephReport {
                 SLOW_SHARE * 100.0
             );
         }
+        if self.osds.iter().any(|o| o.drags) {
+            out += &format!(
+                "  * its operations in a pool job more than {LATENCY_FACTOR:.0}x its device class's median (its perf counters)\n"
+            );
+        }
         out += &self.pool_tables();
         out += &self.closing();
         out
@@ -139,14 +149,27 @@ impl CephReport {
             );
             if !p.jobs.is_empty() {
                 out += &format!(
-                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
-                    "JOB", "THREADS", "MiB/s", "IOPS", "AVG ms", "MAX ms"
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}  {}\n",
+                    "JOB",
+                    "THREADS",
+                    "MiB/s",
+                    "IOPS",
+                    "AVG ms",
+                    "MAX ms",
+                    "SECONDS MiB/s (first, slowest, last)"
                 );
             }
             for j in &p.jobs {
                 let f = &j.figure;
+                let seconds = match (f.per_second.first(), f.per_second.last()) {
+                    (Some(first), Some(last)) => {
+                        let low = f.per_second.iter().copied().fold(f64::INFINITY, f64::min);
+                        format!("{first:.1}, {low:.1}, {last:.1}")
+                    }
+                    _ => "-".into(),
+                };
                 out += &format!(
-                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}\n",
+                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}  {seconds}\n",
                     j.label,
                     f.threads,
                     format!("{:.1}", f.mib_s),

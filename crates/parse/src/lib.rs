@@ -17,6 +17,7 @@ pub mod kmod;
 pub mod knet;
 pub mod link;
 pub mod mountinfo;
+pub mod pressure;
 pub mod procpid;
 pub mod pvesm;
 pub mod resolv;

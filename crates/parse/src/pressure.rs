@@ -59,7 +59,11 @@ pub fn loadavg(text: &str) -> Option<[f64; 3]> {
     let mut w = text.split_whitespace();
     let mut out = [0.0; 3];
     for slot in &mut out {
-        *slot = w.next()?.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+        *slot = w
+            .next()?
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
     }
     Some(out)
 }
@@ -90,7 +94,10 @@ mod tests {
     fn before_5_13_cpu_has_no_full_line_and_bad_lines_are_none() {
         let old = pressure("some avg10=0.50 avg60=0.20 avg300=0.10 total=1234\n").unwrap();
         assert_eq!((old.some.avg10, old.full), (0.5, None));
-        assert_eq!(pressure("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"), None);
+        assert_eq!(
+            pressure("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
+            None
+        );
         assert_eq!(pressure("some avg10=x avg60=0 avg300=0 total=0"), None);
         assert_eq!(pressure("some avg10=101 avg60=0 avg300=0 total=0"), None);
         assert_eq!(loadavg("1.0 2.0"), None);

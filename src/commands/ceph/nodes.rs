@@ -32,6 +32,44 @@ pub struct CephNodeFacts {
     pub disks: Vec<DiskHealth>,
     pub links: Vec<CephLink>,
     pub notes: Vec<String>,
+    /// How loaded the node was when read (before the benches): what its
+    /// OSDs share the node's CPUs with. Absent from older pveprobes.
+    #[serde(default)]
+    pub load: Option<NodeLoad>,
+}
+
+/// A node's load, as its kernel says.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NodeLoad {
+    /// The 1-minute load average.
+    pub load1: f64,
+    /// CPUs online.
+    pub cpus: usize,
+    /// Share of the last minute some task waited for a CPU (PSI), percent.
+    pub cpu_pressure_pct: Option<f64>,
+}
+
+impl NodeLoad {
+    /// `host`'s, from /proc/loadavg, /proc/cpuinfo and /proc/pressure/cpu.
+    pub fn read(host: &Host) -> Option<NodeLoad> {
+        use pveprobe_parse::pressure;
+        let load = pressure::loadavg(&host.read("/proc/loadavg").ok()?)?;
+        let cpus = host
+            .read("/proc/cpuinfo")
+            .ok()?
+            .lines()
+            .filter(|l| l.starts_with("processor"))
+            .count();
+        Some(NodeLoad {
+            load1: load[0],
+            cpus: cpus.max(1),
+            cpu_pressure_pct: host
+                .read("/proc/pressure/cpu")
+                .ok()
+                .and_then(|t| pressure::pressure(&t))
+                .map(|p| p.some.avg60),
+        })
+    }
 }
 
 /// One disk's SMART health (or why there is none) and its links.
@@ -97,6 +135,7 @@ pub fn facts(
         disks,
         links,
         notes,
+        load: NodeLoad::read(host),
     }
 }
 
@@ -148,6 +187,13 @@ pub fn merge(report: &mut CephReport, host: &str, facts: CephNodeFacts, remote: 
             "smartctl is not installed on {} (package smartmontools): its OSDs' disks' health was not read",
             facts.node
         ));
+    }
+    for o in report
+        .osds
+        .iter_mut()
+        .filter(|o| o.host.as_deref() == Some(host))
+    {
+        o.node_load = facts.load;
     }
     report.notes.extend(facts.notes);
     report.networks.extend(facts.links.into_iter().map(|mut l| {
@@ -378,8 +424,16 @@ mod tests {
                 node: None,
             }],
             notes: vec![],
+            load: Some(NodeLoad {
+                load1: 9.5,
+                cpus: 4,
+                cpu_pressure_pct: Some(35.0),
+            }),
         };
         merge(&mut report, "pve2", facts, true);
+        // pve2's load lands on its OSDs only.
+        assert_eq!(report.osds[1].node_load.map(|l| l.load1), Some(9.5));
+        assert_eq!(report.osds[0].node_load, None);
         assert!(
             report.osds[0].health.is_empty(),
             "pve1's sda is another disk"

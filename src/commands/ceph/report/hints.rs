@@ -351,6 +351,23 @@ pub(super) fn osd_drags_pool(o: &OsdResult, r: &CephReport) -> Option<Hint> {
     if !also.is_empty() {
         said += &format!("; {}", also.join(", "));
     }
+    if let Some(l) = o.node_load {
+        let busy = l.load1 > l.cpus as f64 || l.cpu_pressure_pct.is_some_and(|p| p >= 20.0);
+        said += &format!(
+            "; its node {}: load {:.1} on {} CPUs{}{}",
+            o.host.as_deref().unwrap_or("?"),
+            l.load1,
+            l.cpus,
+            l.cpu_pressure_pct
+                .map(|p| format!(", tasks waited for a CPU {p:.0}% of the last minute"))
+                .unwrap_or_default(),
+            if busy {
+                " (busy: its guests take the CPU the OSD needs)"
+            } else {
+                ""
+            }
+        );
+    }
     let own = if o.slow {
         "its own bench is slow too (osd-slow): start with its disk"
     } else {

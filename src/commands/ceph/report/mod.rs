@@ -67,6 +67,9 @@ pub struct OsdResult {
     pub links: Vec<(String, crate::model::storage::Link)>,
     /// Marked `!`: its bench is more than a third below its class's median.
     pub slow: bool,
+    /// Its node's load when read (see `nodes::NodeLoad`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_load: Option<super::nodes::NodeLoad>,
     /// Marked `*`: in a pool job its operations were far slower than its
     /// class's peers' (see `hints::drags_pool`).
     #[serde(default)]
@@ -739,8 +742,15 @@ mod tests {
             codes(all(), vec![slow.clone()]),
             [("osd-drags-pool".into(), "osd.3".into())]
         );
+        let mut osds = all();
+        osds[3].host = Some("pve3".into());
+        osds[3].node_load = Some(super::super::nodes::NodeLoad {
+            load1: 11.0,
+            cpus: 4,
+            cpu_pressure_pct: Some(42.0),
+        });
         let mut r = CephReport {
-            osds: all(),
+            osds,
             pools: vec![slow],
             ..CephReport::default()
         };
@@ -759,6 +769,10 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("its own bench is not slow"), "{said}");
+        assert!(
+            said.contains("its node pve3: load 11.0 on 4 CPUs, tasks waited for a CPU 42% of the last minute (busy"),
+            "{said}"
+        );
         assert!(r.text().contains("*osd.3"), "{}", r.text());
         // Healthy: within three times the median (and 5 ms of it) is no drag.
         let fine = pool_seen(&[

@@ -481,6 +481,80 @@ fn an_osd_whose_disk_flushes_slowly_is_marked_and_named() {
     drop(c);
 }
 
+#[test]
+#[ignore = "needs root and Ceph: an OSD in a network namespace of its own behind a slow link"]
+fn an_osd_on_a_slow_link_drags_the_pool_and_is_named_though_its_disk_is_fast() {
+    use crate::common::netns::{Behaviour, TestCluster};
+    ceph::needs_ceph();
+    // Two nodes; the monitor, the manager, osd.0 and osd.1 in pve1's
+    // namespace, osd.2 in pve2's: all memstore (fast), but pve2's link is
+    // held to 8 Mbit/s each way (htb on its end and on the switch's port
+    // towards it).
+    let nodes = TestCluster::new(&[("pve1", Behaviour::Good), ("pve2", Behaviour::Good)]);
+    let (pve1, pve2) = (&nodes.nodes[0], &nodes.nodes[1]);
+    crate::common::netlinks::htb(&pve2.ns, "eth0", 8);
+    crate::common::netlinks::htb(&format!("{}-sw", nodes.tag()), "p1", 8);
+    let c = Cluster::start_laid_out(ceph::Layout {
+        netns: Some(pve1.ns.clone()),
+        hosts: vec![(2, "pve2".into())],
+        public_network: Some("10.231.7.0/24".into()),
+        mon_ip: Some(pve1.addr.to_string()),
+        osd_netns: vec![(2, pve2.ns.clone())],
+        ..ceph::Layout::default()
+    });
+    let out = nodes
+        .pveprobe_on(0, "ceph")
+        .arg("--conf")
+        .arg(c.conf())
+        .args([
+            "--yes",
+            "--this-node-only",
+            "--seconds",
+            "3",
+            "--no-rbd-bench",
+        ])
+        .args(["--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hints = doc["hints"].as_array().unwrap();
+    let named = |code: &str| -> Vec<&str> {
+        hints
+            .iter()
+            .filter(|h| h["code"] == code)
+            .map(|h| h["subject"].as_str().unwrap())
+            .collect()
+    };
+    let jobs = doc["pools"][0]["jobs"].as_array().unwrap();
+    for j in jobs {
+        let seen: Vec<(u64, Option<f64>)> = j["osds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["ops"].as_u64().unwrap(), o["op_ms"].as_f64()))
+            .collect();
+        eprintln!(
+            "{}: each OSD's operations and their mean latency (ms), osd.0 to osd.2: {seen:.1?}",
+            j["label"]
+        );
+    }
+    let write = &jobs[0];
+    // Its disk is as fast as the others': its own bench says nothing ...
+    assert!(named("osd-slow").is_empty(), "{hints:?}");
+    // ... but in the pool its operations waited for the link.
+    assert_eq!(named("osd-drags-pool"), ["osd.2"], "{hints:?}\n{write}");
+    let said = hints
+        .iter()
+        .find(|h| h["code"] == "osd-drags-pool")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap();
+    assert!(said.contains("its own bench is not slow"), "{said}");
+    assert!(doc["left_behind"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(leftovers(&c).is_empty(), "{:?}", leftovers(&c));
+}
+
 /// `pveprobe ceph ARGS` on `node` of `nodes` (in its network namespace),
 /// reaching the other nodes with the test's ssh key; with `path` as PATH.
 fn run_on_node(
@@ -515,6 +589,7 @@ fn osds_on_another_node_get_their_disks_health_and_links_read_over_ssh() {
         netns: Some(nodes.nodes[0].ns.clone()),
         hosts: vec![(2, "pve2".into())],
         public_network: Some("127.0.0.0/8, 10.231.7.0/24".into()),
+        ..ceph::Layout::default()
     });
     let metadata: serde_json::Value =
         serde_json::from_str(&c.ceph(&["osd", "metadata", "-f", "json"])).unwrap();

@@ -35,14 +35,21 @@ WHAT IT DOES
      then 4 KiB writes with 1 and 16 threads: MiB/s, IOPS, mean and largest
      latency, each second's MiB/s. On a pool for RBD images, `rbd bench`
      (librbd, QEMU's path when krbd is off): 4 KiB random writes, then reads,
-     16 threads, --rbd-size each, on a scratch image.
+     16 threads, --rbd-size each, on a scratch image. Around every job, each
+     OSD's own counters (ceph tell osd.N perf dump: its operations' latency,
+     sub-op writes, BlueStore commit, RocksDB sync, over the job) and the
+     OSDs ceph health detail names under SLOW_OPS: an OSD whose operations
+     took more than 3x its class's median is marked * and named, whatever
+     makes it slow (its node's CPU, its link, its DB device), however fast
+     its own bench.
   4. On every node that holds OSDs: the SMART health of the disks below them
      (smartctl, read-only), the disks' links (sysfs) and the node's links of
      Ceph's networks. Other nodes are reached as `pveprobe cluster` reaches
      them (root ssh to the addresses in /etc/pve/.members, --nodes,
-     --ssh-option...), where `pveprobe ceph-node-info` reads them;
-     --this-node-only skips them.
-  HINTS (docs/hints.md): osd-slow, osd-commit-latency, hdd-osd-without-flash-db,
+     --ssh-option...), where `pveprobe ceph-node-info` reads them, with the
+     node's load (load average, CPU pressure); --this-node-only skips them.
+  HINTS (docs/hints.md): osd-slow, osd-drags-pool, osd-commit-latency,
+  hdd-osd-without-flash-db,
   osd-disk-unhealthy (SMART of the OSDs' disks), osd-link-below-capability,
   osd-small-writes-slow (the power-loss-protection question), osd-near-full,
   pool-redundancy-low (size below 3, min_size 1), pool-pg-count,

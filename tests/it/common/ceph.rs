@@ -35,6 +35,12 @@ pub struct Layout<'a> {
     pub hosts: Vec<(usize, String)>,
     /// ceph.conf's `public_network`, instead of 127.0.0.0/8.
     pub public_network: Option<String>,
+    /// The monitor's address, instead of 127.0.0.1 (one every daemon's
+    /// namespace reaches).
+    pub mon_ip: Option<String>,
+    /// OSD N runs in network namespace NS instead (made with `--mkfs` in
+    /// the rig's): an OSD on another node's network.
+    pub osd_netns: Vec<(usize, String)>,
 }
 
 /// Fails the test unless Ceph's daemons and tools are installed
@@ -78,8 +84,13 @@ impl Cluster {
 
     /// `program`, in the rig's namespace and under `hostname` if given.
     fn command(&self, program: &str, hostname: Option<&str>) -> Command {
+        self.command_in(self.netns.as_deref(), program, hostname)
+    }
+
+    /// `program` in network namespace `netns` (this one's if none).
+    fn command_in(&self, netns: Option<&str>, program: &str, hostname: Option<&str>) -> Command {
         let mut words: Vec<String> = Vec::new();
-        if let Some(ns) = &self.netns {
+        if let Some(ns) = netns {
             words.extend(["ip", "netns", "exec", ns].map(String::from));
         }
         if let Some(h) = hostname {
@@ -149,6 +160,17 @@ impl Cluster {
     }
 
     fn spawn_as(&mut self, program: &str, args: &[&str], hostname: Option<&str>) {
+        let netns = self.netns.clone();
+        self.spawn_in(netns.as_deref(), program, args, hostname);
+    }
+
+    fn spawn_in(
+        &mut self,
+        netns: Option<&str>,
+        program: &str,
+        args: &[&str],
+        hostname: Option<&str>,
+    ) {
         let log = std::fs::File::create(
             self.dir
                 .path()
@@ -156,7 +178,7 @@ impl Cluster {
         )
         .unwrap();
         let child = self
-            .command(program, hostname)
+            .command_in(netns, program, hostname)
             .arg("-c")
             .arg(self.conf())
             .args(args)
@@ -206,12 +228,13 @@ impl Cluster {
         let port = free_port();
         let p = d.display();
         let public = layout.public_network.as_deref().unwrap_or("127.0.0.0/8");
+        let mon_ip = layout.mon_ip.as_deref().unwrap_or("127.0.0.1");
         std::fs::write(
             d.join("ceph.conf"),
             format!(
                 "[global]\n\
                  fsid = {fsid}\n\
-                 mon_host = v2:127.0.0.1:{port}\n\
+                 mon_host = v2:{mon_ip}:{port}\n\
                  auth_cluster_required = none\n\
                  auth_service_required = none\n\
                  auth_client_required = none\n\
@@ -281,16 +304,24 @@ impl Cluster {
                     &fsid,
                     "--addv",
                     "a",
-                    &format!("[v2:127.0.0.1:{port}]"),
+                    &format!("[v2:{mon_ip}:{port}]"),
                 ])
                 .arg(&monmap)
                 .output()
                 .unwrap(),
             "monmaptool",
         );
+        // In the rig's namespace: the monitor looks for its address there.
+        let mut mkfs = match &layout.netns {
+            Some(ns) => {
+                let mut cmd = Command::new("ip");
+                cmd.args(["netns", "exec", ns, "ceph-mon"]);
+                cmd
+            }
+            None => Command::new("ceph-mon"),
+        };
         ok(
-            Command::new("ceph-mon")
-                .arg("-c")
+            mkfs.arg("-c")
                 .arg(d.join("ceph.conf"))
                 .args(["--mkfs", "-i", "a", "--monmap"])
                 .arg(&monmap)
@@ -323,7 +354,10 @@ impl Cluster {
                 .iter()
                 .find(|(n, _)| *n == i)
                 .map(|(_, h)| h.as_str());
-            c.spawn_as("ceph-osd", &["-i", &id], host);
+            match layout.osd_netns.iter().find(|(n, _)| *n == i) {
+                Some((_, ns)) => c.spawn_in(Some(ns), "ceph-osd", &["-i", &id], host),
+                None => c.spawn_as("ceph-osd", &["-i", &id], host),
+            }
         }
         c.wait_for("OSDs up", Duration::from_secs(60), || {
             let stat: serde_json::Value =

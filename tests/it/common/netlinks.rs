@@ -382,7 +382,8 @@ fn bridge(ns: &str, name: &str) {
     sh("ip", &["-n", ns, "link", "set", name, "mtu", "1500", "up"]);
 }
 
-fn htb(ns: &str, dev: &str, mbit: u32) {
+/// An htb qdisc on `dev` in `ns` holding its egress to `mbit`.
+pub fn htb(ns: &str, dev: &str, mbit: u32) {
     // 64 KiB (a GSO super-packet) + two full frames.
     let burst = (65536 + 2 * 1514).to_string();
     sh(

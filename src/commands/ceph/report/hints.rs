@@ -283,11 +283,16 @@ pub struct Drag {
     pub osd: crate::commands::ceph::drag::OsdInJob,
 }
 
+/// Operations an OSD must have served in a job for its mean to be judged:
+/// a mean of a handful is noise. (Its class's median counts every OSD
+/// that served one: one noisy peer does not move a median.)
+pub const DRAG_MIN_OPS: u64 = 10;
+
 /// `o`'s worst pool job, when in one its operations took far longer than
 /// its class's peers' in the same job (more than [`LATENCY_FACTOR`] times
 /// their median and 5 ms beyond it, among three or more OSDs of the class
-/// that served operations in it, as `osd-commit-latency` judges), or Ceph
-/// reported slow operations on it.
+/// that served operations in it, as `osd-commit-latency` judges; its own
+/// mean over [`DRAG_MIN_OPS`] or more), or Ceph reported slow operations on it.
 pub fn drags_pool(o: &OsdResult, all: &[OsdResult], pools: &[PoolResult]) -> Option<Drag> {
     let class: Vec<i64> = class_of(o, all).map(|x| x.id).collect();
     let mut worst: Option<(f64, Drag)> = None;
@@ -303,7 +308,7 @@ pub fn drags_pool(o: &OsdResult, all: &[OsdResult], pools: &[PoolResult]) -> Opt
                 .filter_map(|x| x.op_ms)
                 .collect();
             let med = (peers.len() >= 3).then(|| median(peers)).flatten();
-            let ratio = match (mine.op_ms.filter(|_| mine.ops > 0), med) {
+            let ratio = match (mine.op_ms.filter(|_| mine.ops >= DRAG_MIN_OPS), med) {
                 (Some(m), Some(med)) if m > med * LATENCY_FACTOR && m > med + 5.0 => {
                     m / med.max(1e-3)
                 }

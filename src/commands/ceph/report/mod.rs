@@ -715,7 +715,7 @@ mod tests {
                     .iter()
                     .map(|&(id, op, slow_ops)| OsdInJob {
                         id,
-                        ops: 40,
+                        ops: if id == 9 { 9 } else { 40 },
                         op_ms: Some(op),
                         subop_w_ms: Some(op * 0.9),
                         slow_ops,
@@ -788,6 +788,16 @@ mod tests {
             codes(all(), vec![reported]),
             [("osd-drags-pool".into(), "osd.2".into())]
         );
+        // A mean of fewer than ten operations is not judged.
+        let few = pool_seen(&[
+            (0, 10.0, false),
+            (1, 12.0, false),
+            (2, 11.0, false),
+            (9, 900.0, false),
+        ]);
+        let mut with_nine = all();
+        with_nine.push(osd(9, "ssd", 500.0));
+        assert!(codes(with_nine, vec![few]).is_empty());
         // Two OSDs of a class: which one is slow? None named.
         let two = vec![osd(0, "ssd", 500.0), osd(1, "ssd", 500.0)];
         assert!(codes(two, vec![pool_seen(&[(0, 10.0, false), (1, 300.0, false)])]).is_empty());

@@ -78,6 +78,25 @@ pub(super) fn osd_metrics(o: &OsdResult) -> Vec<Gauge> {
             ("apply_ms", ms),
         ));
     }
+    if let Some(ms) = o.pool_op_ms {
+        out.push(Gauge::new(
+            (
+                "pool_op_latency_seconds",
+                "the slowest mean of the OSD's own operations in a pool job (perf dump over the job), seconds; lower is better",
+            ),
+            ms / 1000.0,
+            ("pool_op_ms", ms),
+        ));
+        let drags = f64::from(u8::from(o.drags));
+        out.push(Gauge::new(
+            (
+                "drags_pool",
+                "1 when its operations in a pool job took more than 3x its class's median (osd-drags-pool)",
+            ),
+            drags,
+            ("drags_pool", drags),
+        ));
+    }
     if let Some(pct) = o.utilization {
         out.push(Gauge::new(
             ("used_ratio", "share of the OSD used (ceph osd df), 0 to 1"),

@@ -70,6 +70,9 @@ pub struct OsdResult {
     /// Its node's load when read (see `nodes::NodeLoad`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_load: Option<super::nodes::NodeLoad>,
+    /// The slowest mean of its operations in a pool job (ten or more), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_op_ms: Option<f64>,
     /// Marked `*`: in a pool job its operations were far slower than its
     /// class's peers' (see `hints::drags_pool`).
     #[serde(default)]
@@ -288,6 +291,14 @@ impl CephReport {
         for ((o, slow), drags) in self.osds.iter_mut().zip(marks).zip(drags) {
             o.slow = slow;
             o.drags = drags;
+            o.pool_op_ms = self
+                .pools
+                .iter()
+                .flat_map(|p| &p.jobs)
+                .flat_map(|j| &j.osds)
+                .filter(|x| x.id == o.id && x.ops >= hints::DRAG_MIN_OPS)
+                .filter_map(|x| x.op_ms)
+                .reduce(f64::max);
         }
         self.hints = hints(self);
     }
@@ -774,6 +785,21 @@ mod tests {
             "{said}"
         );
         assert!(r.text().contains("*osd.3"), "{}", r.text());
+        // In the CSV (a row per OSD and job) and the metrics.
+        let csv = r.csv(false);
+        assert!(csv.contains(",osd.3,in_rbd_rados_write_4m,"), "{csv}");
+        assert!(csv.contains(",230.000,"), "{csv}");
+        let prom = r.prometheus();
+        assert!(
+            prom.contains(
+                "pveprobe_ceph_osd_drags_pool{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 1\n"
+            ),
+            "{prom}"
+        );
+        assert!(
+            prom.contains("pveprobe_ceph_osd_pool_op_latency_seconds{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 0.23\n"),
+            "{prom}"
+        );
         // Healthy: within three times the median (and 5 ms of it) is no drag.
         let fine = pool_seen(&[
             (0, 10.0, false),

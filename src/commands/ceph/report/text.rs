@@ -276,6 +276,32 @@ impl CephReport {
                 );
             }
         }
+        // Each OSD's own view of each job: its operations, their mean
+        // latency (avg_lat_ms) and BlueStore's commit (commit_ms).
+        for p in &self.pools {
+            for j in &p.jobs {
+                for x in &j.osds {
+                    let seen = BenchFigure {
+                        block: j.figure.block,
+                        seconds: j.figure.seconds,
+                        ops: x.ops as f64,
+                        iops: if j.figure.seconds > 0.0 {
+                            x.ops as f64 / j.figure.seconds
+                        } else {
+                            0.0
+                        },
+                        avg_lat_ms: x.op_ms,
+                        ..BenchFigure::default()
+                    };
+                    row(
+                        format!("osd.{}", x.id),
+                        &format!("in_{}_{}", p.name, j.key),
+                        Some(&seen),
+                        [x.commit_ms, None, None],
+                    );
+                }
+            }
+        }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }

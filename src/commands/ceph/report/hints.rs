@@ -356,6 +356,11 @@ pub(super) fn osd_drags_pool(o: &OsdResult, r: &CephReport) -> Option<Hint> {
     if !also.is_empty() {
         said += &format!("; {}", also.join(", "));
     }
+    if let (Some(m), Some(c)) = (d.mine_ms, d.osd.commit_ms)
+        && c * LATENCY_FACTOR < m
+    {
+        said += ": its store answered quickly, the time went elsewhere (the OSD's queue and CPU, or the network a write's data comes over)";
+    }
     if let Some(l) = o.node_load {
         let busy = l.load1 > l.cpus as f64 || l.cpu_pressure_pct.is_some_and(|p| p >= 20.0);
         said += &format!(

@@ -35,3 +35,14 @@ pub struct Waited {
     /// The probe that held the lock, as it described itself.
     pub holder: String,
 }
+
+/// A node's load, as its kernel says.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NodeLoad {
+    /// The 1-minute load average.
+    pub load1: f64,
+    /// CPUs online.
+    pub cpus: usize,
+    /// Share of the last minute some task waited for a CPU (PSI), percent.
+    pub cpu_pressure_pct: Option<f64>,
+}

@@ -503,7 +503,6 @@ fn an_osd_on_a_slow_link_drags_the_pool_and_is_named_though_its_disk_is_fast() {
         public_network: Some("10.231.7.0/24".into()),
         mon_ip: Some(pve1.addr.to_string()),
         osd_netns: vec![(2, pve2.ns.clone())],
-        ..ceph::Layout::default()
     });
     let out = nodes
         .pveprobe_on(0, "ceph")

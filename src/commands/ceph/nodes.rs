@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{self, CephLink};
 use super::report::CephReport;
+use crate::model::host::NodeLoad;
 use crate::model::storage::{Health, Link};
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, shell_line};
@@ -38,38 +39,25 @@ pub struct CephNodeFacts {
     pub load: Option<NodeLoad>,
 }
 
-/// A node's load, as its kernel says.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct NodeLoad {
-    /// The 1-minute load average.
-    pub load1: f64,
-    /// CPUs online.
-    pub cpus: usize,
-    /// Share of the last minute some task waited for a CPU (PSI), percent.
-    pub cpu_pressure_pct: Option<f64>,
-}
-
-impl NodeLoad {
-    /// `host`'s, from /proc/loadavg, /proc/cpuinfo and /proc/pressure/cpu.
-    pub fn read(host: &Host) -> Option<NodeLoad> {
-        use pveprobe_parse::pressure;
-        let load = pressure::loadavg(&host.read("/proc/loadavg").ok()?)?;
-        let cpus = host
-            .read("/proc/cpuinfo")
-            .ok()?
-            .lines()
-            .filter(|l| l.starts_with("processor"))
-            .count();
-        Some(NodeLoad {
-            load1: load[0],
-            cpus: cpus.max(1),
-            cpu_pressure_pct: host
-                .read("/proc/pressure/cpu")
-                .ok()
-                .and_then(|t| pressure::pressure(&t))
-                .map(|p| p.some.avg60),
-        })
-    }
+/// `host`'s load, from /proc/loadavg, /proc/cpuinfo and /proc/pressure/cpu.
+pub fn node_load(host: &Host) -> Option<NodeLoad> {
+    use pveprobe_parse::pressure;
+    let load = pressure::loadavg(&host.read("/proc/loadavg").ok()?)?;
+    let cpus = host
+        .read("/proc/cpuinfo")
+        .ok()?
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
+    Some(NodeLoad {
+        load1: load[0],
+        cpus: cpus.max(1),
+        cpu_pressure_pct: host
+            .read("/proc/pressure/cpu")
+            .ok()
+            .and_then(|t| pressure::pressure(&t))
+            .map(|p| p.some.avg60),
+    })
 }
 
 /// One disk's SMART health (or why there is none) and its links.
@@ -135,7 +123,7 @@ pub fn facts(
         disks,
         links,
         notes,
-        load: NodeLoad::read(host),
+        load: node_load(host),
     }
 }
 

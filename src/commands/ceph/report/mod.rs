@@ -67,9 +67,9 @@ pub struct OsdResult {
     pub links: Vec<(String, crate::model::storage::Link)>,
     /// Marked `!`: its bench is more than a third below its class's median.
     pub slow: bool,
-    /// Its node's load when read (see `nodes::NodeLoad`).
+    /// Its node's load when read (before the benches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_load: Option<super::nodes::NodeLoad>,
+    pub node_load: Option<crate::model::host::NodeLoad>,
     /// The slowest mean of its operations in a pool job (ten or more), ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_op_ms: Option<f64>,
@@ -755,7 +755,7 @@ mod tests {
         );
         let mut osds = all();
         osds[3].host = Some("pve3".into());
-        osds[3].node_load = Some(super::super::nodes::NodeLoad {
+        osds[3].node_load = Some(crate::model::host::NodeLoad {
             load1: 11.0,
             cpus: 4,
             cpu_pressure_pct: Some(42.0),
@@ -785,21 +785,6 @@ mod tests {
             "{said}"
         );
         assert!(r.text().contains("*osd.3"), "{}", r.text());
-        // In the CSV (a row per OSD and job) and the metrics.
-        let csv = r.csv(false);
-        assert!(csv.contains(",osd.3,in_rbd_rados_write_4m,"), "{csv}");
-        assert!(csv.contains(",230.000,"), "{csv}");
-        let prom = r.prometheus();
-        assert!(
-            prom.contains(
-                "pveprobe_ceph_osd_drags_pool{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 1\n"
-            ),
-            "{prom}"
-        );
-        assert!(
-            prom.contains("pveprobe_ceph_osd_pool_op_latency_seconds{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 0.23\n"),
-            "{prom}"
-        );
         // Healthy: within three times the median (and 5 ms of it) is no drag.
         let fine = pool_seen(&[
             (0, 10.0, false),
@@ -846,6 +831,37 @@ mod tests {
         assert!(
             both.contains(&("osd-drags-pool".into(), "osd.3".into())),
             "{both:?}"
+        );
+    }
+
+    #[test]
+    fn an_osds_view_of_each_job_is_in_the_csv_and_the_metrics() {
+        let mut osds: Vec<OsdResult> = (0..4).map(|i| osd(i, "ssd", 500.0)).collect();
+        osds[3].host = Some("pve3".into());
+        let mut r = CephReport {
+            osds,
+            pools: vec![pool_seen(&[
+                (0, 10.0, false),
+                (1, 12.0, false),
+                (2, 11.0, false),
+                (3, 230.0, false),
+            ])],
+            ..CephReport::default()
+        };
+        r.finish();
+        let csv = r.csv(false);
+        assert!(csv.contains(",osd.3,in_rbd_rados_write_4m,"), "{csv}");
+        assert!(csv.contains(",230.000,"), "{csv}");
+        let prom = r.prometheus();
+        assert!(
+            prom.contains(
+                "pveprobe_ceph_osd_drags_pool{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 1\n"
+            ),
+            "{prom}"
+        );
+        assert!(
+            prom.contains("pveprobe_ceph_osd_pool_op_latency_seconds{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 0.23\n"),
+            "{prom}"
         );
     }
 }

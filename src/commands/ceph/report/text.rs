@@ -107,6 +107,15 @@ impl CephReport {
                 );
             }
         }
+        out += &self.marks();
+        out += &self.pool_tables();
+        out += &self.closing();
+        out
+    }
+
+    /// What the OSD table's marks mean, for those it shows.
+    fn marks(&self) -> String {
+        let mut out = String::new();
         if self.osds.iter().any(|o| o.slow) {
             out += &format!(
                 "  ! more than {:.0}% below its device class's median\n",
@@ -118,8 +127,6 @@ impl CephReport {
                 "  * its operations in a pool job more than {LATENCY_FACTOR:.0}x its device class's median (its perf counters)\n"
             );
         }
-        out += &self.pool_tables();
-        out += &self.closing();
         out
     }
 

@@ -47,7 +47,8 @@ impl<'a> Watch<'a> {
     }
 
     /// Every watched OSD's counters now, a few at a time; one that does
-    /// not answer is left out (its view of the job is missing).
+    /// not answer is left out (its view of the job is missing). Ctrl-C
+    /// stops the reads (they write nothing).
     fn counters(&self) -> Vec<(i64, OsdCounters)> {
         let mut out = Vec::new();
         for chunk in self.osds.chunks(AT_ONCE) {
@@ -59,7 +60,7 @@ impl<'a> Watch<'a> {
                             let who = format!("osd.{id}");
                             let text = self
                                 .tools
-                                .run("ceph", &["tell", &who, "perf", "dump"], READ_LIMIT, false)
+                                .run("ceph", &["tell", &who, "perf", "dump"], READ_LIMIT, true)
                                 .ok()?;
                             Some((*id, parse::perf_dump(&text).ok()?))
                         })

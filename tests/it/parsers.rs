@@ -480,6 +480,24 @@ fn resolv_domain_keyword_sets_the_internal_domain() {
     assert_eq!(resolv::pveperf_search_domain(&text), None);
 }
 
+// ---------------------------------------------------------------- pressure
+
+/// This machine's load and pressure files, as `ceph-node-info` (and
+/// `top`) read a node's: cpu's `full` line of zeros (5.13 on), io's both.
+#[test]
+fn load_and_pressure_stall_information() {
+    use pveprobe_parse::pressure;
+    let cpu = pressure::pressure(&read_fixture("hosts/this-vm/proc/pressure/cpu")).unwrap();
+    assert!(cpu.some.avg300 > 0.0 && cpu.some.total_us > 0);
+    assert_eq!(cpu.full.map(|f| f.total_us), Some(0));
+    let io = pressure::pressure(&read_fixture("hosts/this-vm/proc/pressure/io")).unwrap();
+    assert!(io.full.unwrap().total_us <= io.some.total_us);
+    let memory = pressure::pressure(&read_fixture("hosts/this-vm/proc/pressure/memory")).unwrap();
+    assert_eq!(memory.some.avg60, 0.0);
+    let load = pressure::loadavg(&read_fixture("hosts/this-vm/proc/loadavg")).unwrap();
+    assert!(load.iter().all(|l| *l > 0.0), "{load:?}");
+}
+
 // ---------------------------------------------------------------- coverage
 
 #[test]
@@ -491,6 +509,7 @@ fn every_fixture_is_tested_here() {
         "pve-lvm",
         "pve-zfs",
         "s390x-z15",
+        "this-vm",
         "x86_64-epyc",
     ]
     .map(String::from)

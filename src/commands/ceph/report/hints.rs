@@ -30,10 +30,14 @@ pub(super) fn class_of<'a>(
 }
 
 /// `o`'s 4 MiB bench and its class's median, when it is more than a third
-/// below it (a class of at least three OSDs: with two, which is slow?).
+/// below it (a class of at least three OSDs: with two, which is slow?;
+/// memstore OSDs, which have no disk, neither judged nor counted).
 pub fn slow_in_class(o: &OsdResult, all: &[OsdResult]) -> Option<(f64, f64)> {
-    let mine = o.bench_4m.as_ref()?.mib_s;
+    // A memstore OSD's bench copies memory: it says nothing of a disk.
+    let on_disk = |x: &OsdResult| x.objectstore.as_deref() != Some("memstore");
+    let mine = o.bench_4m.as_ref().filter(|_| on_disk(o))?.mib_s;
     let peers: Vec<f64> = class_of(o, all)
+        .filter(|x| on_disk(x))
         .filter_map(|x| x.bench_4m.as_ref().map(|b| b.mib_s))
         .collect();
     if peers.len() < 3 {

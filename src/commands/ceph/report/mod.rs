@@ -405,6 +405,16 @@ mod tests {
             codes(all.clone(), vec![]),
             [("osd-slow".into(), "osd.2".into())]
         );
+        // Memstore OSDs copy memory in their bench: no disk to judge.
+        let memstore: Vec<OsdResult> = all
+            .iter()
+            .cloned()
+            .map(|mut o| {
+                o.objectstore = Some("memstore".into());
+                o
+            })
+            .collect();
+        assert!(codes(memstore, vec![]).is_empty());
         // 0.7 of the median is within a third.
         let near = vec![
             osd(0, "ssd", 500.0),

@@ -287,19 +287,29 @@ pub struct Drag {
     pub osd: crate::commands::ceph::drag::OsdInJob,
 }
 
+/// A drag seen in one job alone counts when it is this many times the
+/// median ...
+pub const ONE_JOB_FACTOR: f64 = 10.0;
+/// ... and this many ms beyond it.
+pub const ONE_JOB_MS: f64 = 100.0;
+
 /// Operations an OSD must have served in a job for its mean to be judged:
 /// a mean of a handful is noise. (Its class's median counts every OSD
 /// that served one: one noisy peer does not move a median.)
 pub const DRAG_MIN_OPS: u64 = 10;
 
-/// `o`'s worst pool job, when in one its operations took far longer than
-/// its class's peers' in the same job (more than [`LATENCY_FACTOR`] times
-/// their median and 5 ms beyond it, among three or more OSDs of the class
-/// that served operations in it, as `osd-commit-latency` judges; its own
-/// mean over [`DRAG_MIN_OPS`] or more), or Ceph reported slow operations on it.
+/// `o`'s worst pool job, when its operations took far longer than its
+/// class's peers' in the same job (more than [`LATENCY_FACTOR`] times their
+/// median and 5 ms beyond it, among three or more OSDs of the class that
+/// served operations in it, as `osd-commit-latency` judges; its own mean
+/// over [`DRAG_MIN_OPS`] or more) in two jobs or more, or in one job by
+/// more than [`ONE_JOB_FACTOR`] times and [`ONE_JOB_MS`] beyond; or Ceph
+/// reported slow operations on it.
 pub fn drags_pool(o: &OsdResult, all: &[OsdResult], pools: &[PoolResult]) -> Option<Drag> {
     let class: Vec<i64> = class_of(o, all).map(|x| x.id).collect();
-    let mut worst: Option<(f64, Drag)> = None;
+    // (its latency over the median, how far beyond it in ms, the job)
+    let mut far: Vec<(f64, f64, Drag)> = Vec::new();
+    let mut reported: Option<Drag> = None;
     for p in pools {
         for j in &p.jobs {
             let Some(mine) = j.osds.iter().find(|x| x.id == o.id) else {
@@ -312,26 +322,36 @@ pub fn drags_pool(o: &OsdResult, all: &[OsdResult], pools: &[PoolResult]) -> Opt
                 .filter_map(|x| x.op_ms)
                 .collect();
             let med = (peers.len() >= 3).then(|| median(peers)).flatten();
-            let ratio = match (mine.op_ms.filter(|_| mine.ops >= DRAG_MIN_OPS), med) {
-                (Some(m), Some(med)) if m > med * LATENCY_FACTOR && m > med + 5.0 => {
-                    m / med.max(1e-3)
-                }
-                _ if mine.slow_ops => 0.0,
-                _ => continue,
+            let drag = Drag {
+                pool: if p.scratch {
+                    "the run's scratch pool".into()
+                } else {
+                    format!("pool {}", p.name)
+                },
+                job: j.label.clone(),
+                mine_ms: mine.op_ms,
+                median_ms: med,
+                osd: mine.clone(),
             };
-            if worst.as_ref().is_none_or(|(r, _)| ratio > *r) {
-                let drag = Drag {
-                    pool: p.name.clone(),
-                    job: j.label.clone(),
-                    mine_ms: mine.op_ms,
-                    median_ms: med,
-                    osd: mine.clone(),
-                };
-                worst = Some((ratio, drag));
+            match (mine.op_ms.filter(|_| mine.ops >= DRAG_MIN_OPS), med) {
+                (Some(m), Some(med)) if m > med * LATENCY_FACTOR && m > med + 5.0 => {
+                    far.push((m / med.max(1e-3), m - med, drag));
+                }
+                _ if mine.slow_ops => reported = reported.or(Some(drag)),
+                _ => {}
             }
         }
     }
-    worst.map(|(_, d)| d)
+    // One far job must be very far: on a busy node one OSD's queue can
+    // hold a job for a moment; a drag that repeats, or is that large, is
+    // the OSD's.
+    let repeated = far.len() >= 2;
+    let worst = far
+        .into_iter()
+        .filter(|(ratio, beyond, _)| repeated || (*ratio > ONE_JOB_FACTOR && *beyond > ONE_JOB_MS))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(.., d)| d);
+    worst.or(reported)
 }
 
 pub(super) fn osd_drags_pool(o: &OsdResult, r: &CephReport) -> Option<Hint> {
@@ -339,10 +359,10 @@ pub(super) fn osd_drags_pool(o: &OsdResult, r: &CephReport) -> Option<Hint> {
     let class = o.device_class.as_deref().unwrap_or("same-class");
     let mut said = match (d.mine_ms, d.median_ms) {
         (Some(m), Some(med)) if m > med * LATENCY_FACTOR => format!(
-            "in pool {}'s {} its operations took {m:.1} ms on average where the {class} OSDs' median was {med:.1} ms (its perf counters over the job)",
+            "in {}'s {} its operations took {m:.1} ms on average where the {class} OSDs' median was {med:.1} ms (its perf counters over the job)",
             d.pool, d.job
         ),
-        _ => format!("in pool {}'s {}", d.pool, d.job),
+        _ => format!("in {}'s {}", d.pool, d.job),
     };
     let mut also = Vec::new();
     if let Some(s) = d.osd.subop_w_ms {

@@ -721,6 +721,16 @@ mod tests {
         assert_eq!(r.csv(false).lines().count(), 3);
     }
 
+    /// osd.3 twenty times its peers in the one job.
+    fn slow_pool() -> PoolResult {
+        pool_seen(&[
+            (0, 10.0, false),
+            (1, 12.0, false),
+            (2, 11.0, false),
+            (3, 230.0, false),
+        ])
+    }
+
     /// A pool of one job in which each OSD served its operations at `ms`.
     fn pool_seen(ms: &[(i64, f64, bool)]) -> PoolResult {
         use crate::commands::ceph::drag::OsdInJob;
@@ -872,6 +882,47 @@ mod tests {
         assert!(
             prom.contains("pveprobe_ceph_osd_pool_op_latency_seconds{osd=\"osd.3\",host=\"pve3\",class=\"ssd\"} 0.23\n"),
             "{prom}"
+        );
+    }
+
+    #[test]
+    fn a_drag_in_one_job_must_be_large_and_a_scratch_pool_is_the_runs() {
+        let all = || (0..4).map(|i| osd(i, "ssd", 500.0)).collect::<Vec<_>>();
+        // Far in one job only (4.8x, 12 ms beyond): a moment's queue on a
+        // busy node, not named; the same in two jobs is the OSD's.
+        let once = pool_seen(&[
+            (0, 3.0, false),
+            (1, 3.3, false),
+            (2, 3.5, false),
+            (3, 15.7, false),
+        ]);
+        assert!(codes(all(), vec![once.clone()]).is_empty());
+        let mut twice = once.clone();
+        twice.jobs.push(PoolJob {
+            key: "rbd_write_4k".into(),
+            label: "RBD RAND WRITE 4K".into(),
+            ..once.jobs[0].clone()
+        });
+        assert_eq!(
+            codes(all(), vec![twice]),
+            [("osd-drags-pool".into(), "osd.3".into())]
+        );
+        // A scratch pool is gone after the run: named as the run's.
+        let mut scratch = slow_pool();
+        scratch.scratch = true;
+        scratch.name = "pveprobe-x".into();
+        let mut r = CephReport {
+            osds: all(),
+            pools: vec![scratch],
+            ..CephReport::default()
+        };
+        r.finish();
+        assert!(
+            r.hints[0]
+                .message
+                .starts_with("in the run's scratch pool's RADOS WRITE 4M"),
+            "{:?}",
+            r.hints
         );
     }
 }

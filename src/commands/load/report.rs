@@ -182,18 +182,10 @@ pub struct PhaseFigures {
     pub start_skew_ms: Option<f64>,
 }
 
+/// The median of the finite values.
 fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    let finite: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    crate::model::stats::median(&finite)
 }
 
 /// The workers in `members` as one group.

@@ -6,18 +6,10 @@ use super::{
 };
 use crate::model::hint::Hint;
 
+/// The median of the finite values.
 pub(super) fn median(mut xs: Vec<f64>) -> Option<f64> {
     xs.retain(|x| x.is_finite());
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    Some(if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    })
+    crate::model::stats::median(&xs)
 }
 
 /// The OSDs of `o`'s device class (itself included).

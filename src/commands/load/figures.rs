@@ -74,16 +74,9 @@ impl LoadReport {
 
     /// The run's figures as a probe result named by [`LoadReport::subject`].
     pub fn as_result(&self) -> JsonReport {
-        let mut extended: Vec<XFigure> = Vec::new();
-        for figure in Figure::LOAD {
-            for p in &self.phases {
-                extended.extend(
-                    phase_entries(p)
-                        .into_iter()
-                        .filter(|e| e.key == figure.key()),
-                );
-            }
-        }
+        // Figure by figure, phase by phase within each (a stable sort).
+        let mut extended: Vec<XFigure> = self.phases.iter().flat_map(phase_entries).collect();
+        extended.sort_by_key(|e| Figure::LOAD.iter().position(|f| f.key() == e.key));
         if let Some(t) = &self.target
             && let Some(best) = t.best
         {

@@ -246,6 +246,7 @@ impl Cluster {
                  osd_pool_default_size = 1\n\
                  osd_pool_default_min_size = 1\n\
                  mon_allow_pool_size_one = true\n\
+                 osd_pool_default_pg_autoscale_mode = warn\n\
                  mon_allow_pool_delete = false\n\
                  osd_crush_chooseleaf_type = 0\n\
                  ms_bind_msgr1 = false\n\

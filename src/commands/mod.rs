@@ -24,7 +24,7 @@ pub mod storages;
 use clap::{Parser, Subcommand};
 
 use crate::error::Ended;
-use ceph::args::{CephArgs, CephNodeInfoArgs};
+use ceph::args::{CephArgs, CephClientArgs, CephNodeInfoArgs};
 use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
@@ -95,6 +95,8 @@ pub enum Command {
     /// A node's OSD disks' health and Ceph links, as JSON, for `ceph`
     #[command(name = "ceph-node-info", hide = true)]
     CephNodeInfo(CephNodeInfoArgs),
+    #[command(name = "ceph-client", hide = true)]
+    CephClient(CephClientArgs),
     /// A node's agent in a `load` run (its plan on stdin)
     #[command(name = "load-node", hide = true)]
     LoadNode(LoadNodeArgs),
@@ -134,6 +136,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Guest(args)) => guest::run::guest(args),
         Some(Command::Ceph(args)) => ceph::run::ceph(args),
         Some(Command::CephNodeInfo(args)) => ceph::run::node_info(args),
+        Some(Command::CephClient(args)) => ceph::run::client(args),
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
         Some(Command::Load(args)) => load::run::load(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),

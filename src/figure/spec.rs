@@ -114,6 +114,9 @@ pub enum Method {
     /// The figure's `workload` (`load`): the job every worker ran (block
     /// size, mix, random share, workers and depth).
     Workload,
+    /// The figure's `clients` (`ceph`): a pool job from this node alone or
+    /// from several nodes at once (`--clients`), and which.
+    Clients,
 }
 
 impl Method {
@@ -140,6 +143,7 @@ impl Method {
             Method::Sustained => "sustained seconds",
             Method::WriteBlocks => "blocks written into",
             Method::Workload => "workload",
+            Method::Clients => "clients",
         }
     }
 }
@@ -291,6 +295,8 @@ pub enum Kind {
     Net,
     /// A `load` figure: the workload, the read latency.
     Load,
+    /// A `ceph` figure: the nodes a pool job ran from.
+    Ceph,
 }
 
 impl Spec {

@@ -22,7 +22,7 @@ fn run(c: &Cluster, args: &[&str]) -> Output {
 
 /// What a run of pveprobe's left in the rig's pool: objects in a
 /// `pveprobe-` namespace, images named `pveprobe-`.
-fn leftovers(c: &Cluster) -> Vec<String> {
+pub(crate) fn leftovers(c: &Cluster) -> Vec<String> {
     let mut left: Vec<String> = c
         .objects(POOL)
         .into_iter()

@@ -13,6 +13,8 @@ mod common;
 
 /// `ceph` against a real one-node Ceph cluster.
 mod ceph;
+/// `ceph --clients` from several simulated nodes at once.
+mod ceph_clients;
 /// The command line, the skip rule, the host-wide lock.
 mod cli;
 /// `pveprobe cluster` against simulated nodes.

@@ -163,6 +163,22 @@ pub struct CephArgs {
     #[arg(long, help_heading = "Nodes")]
     pub this_node_only: bool,
 
+    /// Also run each pool job from these nodes at once (all: every node
+    /// online, or NODE,NODE...), after it ran from this node alone: the
+    /// total beside the one-client figure
+    #[arg(
+        long,
+        value_name = "all|NODE,...",
+        value_delimiter = ',',
+        help_heading = "Nodes"
+    )]
+    pub clients: Vec<String>,
+
+    /// Seconds past a job's own that a client may take to answer before
+    /// it is given up on (told to stop and clean up)
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600), help_heading = "Nodes")]
+    pub answer_timeout: u64,
+
     #[command(flatten)]
     pub reach: ReachArgs,
 }
@@ -178,6 +194,42 @@ pub struct CephNodeInfoArgs {
     /// A disk below an OSD, by its kernel name (repeat for more)
     #[arg(long = "device", value_name = "NAME")]
     pub devices: Vec<String>,
+}
+
+/// What `ceph --clients` runs on each client node: one pool job in a
+/// RADOS namespace of its own, started at an agreed time; its figure as
+/// one line of JSON. Its stdin closed, it stops and removes its objects.
+#[derive(Debug, Args)]
+pub struct CephClientArgs {
+    /// ceph.conf to use [default: /etc/pve/ceph.conf, else /etc/ceph/ceph.conf]
+    #[arg(long, value_name = "FILE")]
+    pub conf: Option<PathBuf>,
+
+    #[arg(long, value_name = "NAME")]
+    pub pool: String,
+
+    /// The client's RADOS namespace and scratch image name
+    #[arg(long, value_name = "NAME")]
+    pub namespace: String,
+
+    /// The job's key (rados_write_4m... rbd_read_4k)
+    #[arg(long, value_name = "KEY")]
+    pub job: String,
+
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub seconds: u32,
+
+    /// At most this many bytes written
+    #[arg(long, value_name = "BYTES")]
+    pub cap: Option<u64>,
+
+    /// Bytes an rbd job moves
+    #[arg(long, value_name = "BYTES", default_value_t = RBD_BYTES)]
+    pub rbd_bytes: u64,
+
+    /// When to start, ms since the epoch
+    #[arg(long, value_name = "MS")]
+    pub start_at: u64,
 }
 
 /// The smallest scratch image `rbd bench` is run on.

@@ -32,6 +32,7 @@
 pub mod args;
 pub mod run;
 
+pub mod clients;
 pub mod drag;
 
 pub mod network;
@@ -104,6 +105,11 @@ pub struct CephRequest {
     pub reach: Option<crate::nodes::Reach>,
     /// Bench a pool made for the run (named by `run_id`), deleted after it.
     pub scratch_pool: bool,
+    /// `--clients`: each pool job also from these nodes at once; empty:
+    /// from this node alone.
+    pub clients: Vec<clients::ClientNode>,
+    /// How long past its seconds a client may take to answer.
+    pub answer_within: Duration,
 }
 
 /// Why a step failed.
@@ -395,6 +401,16 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
             }
         }
     }
+    if req.pool_bench && !req.clients.is_empty() {
+        let names: Vec<&str> = req.clients.iter().map(|c| c.name.as_str()).collect();
+        out += &format!(
+            "- then each pool job again from {} nodes at once ({}): `pveprobe ceph-client` on each (this node directly, the others over ssh) starts the same bench at one agreed time, each client in its own RADOS namespace {}-NODE (and scratch image of that name), the quarter of the pool's room shared among them; all removed afterwards\n",
+            names.len(),
+            names.join(", "),
+            req.run_id
+        );
+        secs *= 2;
+    }
     out += &format!(
         "About {} min; client I/O on the cluster (the VMs' disks) slows while the pool benches run. {}\n",
         secs.div_ceil(60).max(1),
@@ -569,10 +585,43 @@ fn bench_pools(
                     Ok(())
                 }
             });
+        let alone = ran.is_ok();
         if let Err(e) = ran {
             errors.push(e.to_string());
         }
         report.left_behind.extend(scratch.clean());
+        if !req.clients.is_empty() && alone {
+            let clients = clients::Clients {
+                nodes: &req.clients,
+                reach: req.reach.as_ref(),
+                conf_given: req.conf_given,
+                answer_within: req.answer_within,
+            };
+            let run = clients::PoolRun {
+                pool: &name,
+                run_id: &req.run_id,
+                conf: &req.conf,
+                seconds: req.seconds,
+                cap,
+                rbd_bytes: rbd.then_some(req.rbd_bytes),
+            };
+            let (ran, left) = clients.pool_jobs(tools, &run, &watch, &mut jobs);
+            report.left_behind.extend(left);
+            for j in &jobs {
+                for c in j.clients.iter().filter(|c| c.error.is_some()) {
+                    errors.push(format!(
+                        "{} from {} clients: {}: {}",
+                        j.label,
+                        j.clients.len(),
+                        c.node,
+                        c.error.as_deref().unwrap_or_default()
+                    ));
+                }
+            }
+            if let Err(e) = ran {
+                errors.push(format!("from {} clients: {e}", req.clients.len()));
+            }
+        }
         if let Some(pool) = report.pools.iter_mut().find(|p| p.name == name) {
             pool.jobs = jobs;
             pool.errors.extend(errors);

@@ -3,10 +3,11 @@
 //! for, then the run in a session that catches Ctrl-C and SIGTERM (what
 //! the run wrote is removed before the exit).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::args::{CephArgs, CephNodeInfoArgs};
+use super::args::{CephArgs, CephClientArgs, CephNodeInfoArgs};
 use crate::commands::ceph::report::CephDocument;
 use crate::commands::ceph::{self, CephError, CephRequest, CephTools};
 use crate::commands::common::requests;
@@ -43,6 +44,15 @@ fn conf(given: Option<&Path>) -> Result<PathBuf, Stop> {
 
 /// `pveprobe ceph`.
 pub fn ceph(args: &CephArgs) -> Ended {
+    let reach = (!args.this_node_only).then(|| requests::reach(&args.reach));
+    let node = crate::pvestorage::node_name();
+    let clients = ceph::clients::resolve(&args.clients, reach.as_ref(), &node)
+        .map_err(|e| Stop::bad_input(format!("{e}; nothing was written")))?;
+    if !clients.is_empty() && args.no_pool_bench {
+        return Err(Stop::bad_input(
+            "--clients runs the pool benches from several nodes: not with --no-pool-bench",
+        ));
+    }
     let req = CephRequest {
         conf: conf(args.conf.as_deref())?,
         pools: args.pools.clone(),
@@ -55,10 +65,12 @@ pub fn ceph(args: &CephArgs) -> Ended {
         rbd_bytes: args.rbd_size.unwrap_or(super::args::RBD_BYTES),
         osd_limit: Duration::from_secs(args.osd_timeout),
         run_id: ceph::run_id(&crate::pvestorage::node_name()),
-        node: crate::pvestorage::node_name(),
+        node,
         conf_given: args.conf.is_some(),
-        reach: (!args.this_node_only).then(|| requests::reach(&args.reach)),
+        reach,
         scratch_pool: args.scratch_pool,
+        clients,
+        answer_within: Duration::from_secs(args.answer_timeout),
     };
     let session = Session::start::<CephDocument>(Frame {
         append: args.append,
@@ -144,6 +156,35 @@ pub fn node_info(args: &CephNodeInfoArgs) -> Ended {
     let text = serde_json::to_string(&facts)
         .map_err(|e| Stop::not_measured(format!("ceph-node-info: {e}")))?;
     println!("{text}");
+    Ok(Exit::Ok)
+}
+
+/// `pveprobe ceph-client`: one pool job of a run from several nodes, on
+/// this node; its answer as one line of JSON. A signal or its stdin
+/// closing stops it (it then removes its objects).
+pub fn client(args: &CephClientArgs) -> Ended {
+    let job = ceph::clients::ClientJob {
+        conf: conf(args.conf.as_deref())?,
+        pool: args.pool.clone(),
+        namespace: args.namespace.clone(),
+        job: args.job.clone(),
+        seconds: args.seconds,
+        cap: args.cap,
+        rbd_bytes: args.rbd_bytes,
+        start_at_ms: args.start_at,
+    };
+    let interrupt = crate::sys::interrupt::Interrupt::install()
+        .map_err(|e| Stop::not_measured(format!("ceph-client: signals: {e}")))?;
+    let stdin_closed = interrupt.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        stdin_closed.raise(libc::SIGHUP);
+    });
+    let answer = ceph::clients::serve(&job, &crate::pvestorage::node_name(), &interrupt);
+    let text = serde_json::to_string(&answer)
+        .map_err(|e| Stop::not_measured(format!("ceph-client: {e}")))?;
+    // The run may have gone (given up on this node): nobody to tell.
+    let _ = writeln!(std::io::stdout(), "{text}");
     Ok(Exit::Ok)
 }
 

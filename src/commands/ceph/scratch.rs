@@ -101,6 +101,20 @@ pub struct PoolJob {
     /// Each OSD's own view of the job (see `drag`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub osds: Vec<super::drag::OsdInJob>,
+    /// Run from several nodes at once (`--clients`): each client's own
+    /// figure; `figure` is then their total.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<super::clients::ClientFigure>,
+}
+
+impl PoolJob {
+    /// Its label, with the count of clients it ran from where several.
+    pub fn name(&self) -> String {
+        match self.clients.len() {
+            0 => self.label.clone(),
+            n => format!("{} from {n} clients", self.label),
+        }
+    }
 }
 
 /// The rados bench jobs: key, label, mode, block, threads.
@@ -163,17 +177,23 @@ fn rbd_figure(r: &parse::RbdBench, threads: u32) -> BenchFigure {
     }
 }
 
+/// A rados bench job: key, label, mode, block, threads.
+pub type RadosJob = (&'static str, &'static str, &'static str, u64, u32);
+
+/// The rados bench job of `key`.
+pub fn rados_job(key: &str) -> Option<RadosJob> {
+    RADOS_JOBS.into_iter().find(|j| j.0 == key)
+}
+
 impl Scratch<'_> {
-    /// The rados bench jobs in order; the 4 MiB objects are removed after
-    /// the reads, each 4 KiB run's after it. Stops at the first error.
-    pub fn rados_jobs(
-        &self,
-        seconds: u32,
-        cap: Option<u64>,
-        watch: &super::drag::Watch,
-        jobs: &mut Vec<PoolJob>,
-    ) -> Result<(), CephError> {
-        let secs = seconds.to_string();
+    /// The namespace its objects go into (and its image's name).
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Refuses a pool whose room (`cap`, a quarter of MAX AVAIL) is below
+    /// what one write job's threads have in flight.
+    pub fn check_room(&self, cap: Option<u64>) -> Result<(), CephError> {
         if cap.is_some_and(|c| c < u64::from(THREADS) * OBJECT) {
             return Err(CephError::Tool {
                 command: "rados bench".into(),
@@ -184,53 +204,83 @@ impl Scratch<'_> {
                 ),
             });
         }
+        Ok(())
+    }
+
+    /// One `rados bench` run of `job` for `seconds`, a write writing at
+    /// most `cap` bytes (in objects of its block); its figure.
+    pub fn rados_bench(
+        &self,
+        job: RadosJob,
+        seconds: u32,
+        cap: Option<u64>,
+    ) -> Result<BenchFigure, CephError> {
+        let (_, _, mode, block, threads) = job;
+        let secs = seconds.to_string();
         let limit = Duration::from_secs(u64::from(seconds) * 3 + 120);
-        for (key, label, mode, block, threads) in RADOS_JOBS {
+        let (b, t) = (block.to_string(), threads.to_string());
+        let most = cap.map(|c| (c / block).max(1).to_string());
+        let mut args = vec!["bench", secs.as_str(), mode, "-t", t.as_str()];
+        if mode == "write" {
+            args.extend(["-b", b.as_str(), "-O", b.as_str(), "--no-cleanup"]);
+            if let Some(most) = &most {
+                args.extend(["--max-objects", most.as_str()]);
+            }
+        }
+        args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
+        let text = self.rados(&args, limit, true)?;
+        Ok(rados_figure(&parse::rados_bench(&text)?, block, threads))
+    }
+
+    /// After job `key`: the 4 MiB objects stay for the reads that follow;
+    /// the reads' end and each small run's objects go at once.
+    pub fn after_job(&self, key: &str) -> Result<(), CephError> {
+        if key == "rados_write_4m" || key == "rados_seq_4m" {
+            return Ok(());
+        }
+        self.rados(
+            &["cleanup", "--prefix", "benchmark_data"],
+            CLEAN_LIMIT,
+            false,
+        )
+        .map(drop)
+    }
+
+    /// The rados bench jobs in order, at most `cap` bytes written at a
+    /// time. Stops at the first error.
+    pub fn rados_jobs(
+        &self,
+        seconds: u32,
+        cap: Option<u64>,
+        watch: &super::drag::Watch,
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
+        self.check_room(cap)?;
+        for job in RADOS_JOBS {
+            let (key, label, mode, block, threads) = job;
             eprintln!(
-                "pveprobe: pool {}: rados bench {secs} {mode}, {} KiB, {threads} thread(s)",
+                "pveprobe: pool {}: rados bench {seconds} {mode}, {} KiB, {threads} thread(s)",
                 self.pool,
                 block >> 10
             );
-            let (b, t) = (block.to_string(), threads.to_string());
-            // At most a quarter of the pool's room, in objects of the block.
-            let most = cap.map(|c| (c / block).to_string());
-            let mut args = vec!["bench", secs.as_str(), mode, "-t", t.as_str()];
-            if mode == "write" {
-                args.extend(["-b", b.as_str(), "-O", b.as_str(), "--no-cleanup"]);
-                if let Some(most) = &most {
-                    args.extend(["--max-objects", most.as_str()]);
-                }
-            }
-            args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
-            let (text, osds) = watch.around(mode == "write", || self.rados(&args, limit, true))?;
-            let r = parse::rados_bench(&text)?;
+            let (figure, osds) =
+                watch.around(mode == "write", || self.rados_bench(job, seconds, cap))?;
             jobs.push(PoolJob {
                 key: key.into(),
                 label: label.into(),
-                figure: rados_figure(&r, block, threads),
+                figure,
                 osds,
+                clients: Vec::new(),
             });
-            // The reads are done with the 4 MiB objects; each small run's go at once.
-            if key != "rados_write_4m" && key != "rados_seq_4m" {
-                self.rados(
-                    &["cleanup", "--prefix", "benchmark_data"],
-                    CLEAN_LIMIT,
-                    false,
-                )?;
-            }
+            self.after_job(key)?;
         }
         Ok(())
     }
 
-    /// The rbd bench jobs on a scratch image of `bytes`.
+    /// Makes the scratch image of `bytes` (at least [`args::RBD_MIN_BYTES`]).
     /// `bytes` is already capped at a quarter of the pool's room: the image
     /// can hold no more than its size, however its blocks are allocated.
-    pub fn rbd_jobs(
-        &mut self,
-        bytes: u64,
-        watch: &super::drag::Watch,
-        jobs: &mut Vec<PoolJob>,
-    ) -> Result<(), CephError> {
+    pub fn make_image(&mut self, bytes: u64) -> Result<(), CephError> {
         // Smaller only when a quarter of the pool's room is (--rbd-size is
         // refused below it).
         if bytes < args::RBD_MIN_BYTES {
@@ -243,7 +293,6 @@ impl Scratch<'_> {
                 ),
             });
         }
-        let spec = format!("{}/{}", self.pool, self.namespace);
         let size = format!("{}M", bytes.div_ceil(1 << 20));
         // Counted as made before it is, and not stopped by the interrupt
         // (it takes a moment): a Ctrl-C while it runs must not leave an
@@ -251,44 +300,66 @@ impl Scratch<'_> {
         self.image = Some(self.namespace.clone());
         self.tools.run(
             "rbd",
-            &["create", "--size", &size, &spec],
+            &["create", "--size", &size, &self.image_spec()],
             READ_LIMIT,
             false,
         )?;
+        Ok(())
+    }
+
+    /// `POOL/IMAGE` of its scratch image.
+    fn image_spec(&self) -> String {
+        format!("{}/{}", self.pool, self.namespace)
+    }
+
+    /// One `rbd bench` run on the scratch image: `bytes` of 4 KiB random
+    /// `io` (`write` or `read`); its figure.
+    pub fn rbd_bench(&self, io: &str, bytes: u64) -> Result<BenchFigure, CephError> {
         let total = bytes.to_string();
         let threads = THREADS.to_string();
+        let text = self.tools.run(
+            "rbd",
+            &[
+                "bench",
+                "--io-type",
+                io,
+                "--io-size",
+                "4096",
+                "--io-threads",
+                &threads,
+                "--io-total",
+                &total,
+                "--io-pattern",
+                "rand",
+                &self.image_spec(),
+            ],
+            Duration::from_secs(3600),
+            true,
+        )?;
+        Ok(rbd_figure(&parse::rbd_bench(&text)?, THREADS))
+    }
+
+    /// The rbd bench jobs on a scratch image of `bytes`.
+    pub fn rbd_jobs(
+        &mut self,
+        bytes: u64,
+        watch: &super::drag::Watch,
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
+        self.make_image(bytes)?;
         for (key, label, io) in RBD_JOBS {
             eprintln!(
                 "pveprobe: pool {}: rbd bench --io-type {io}, 4 KiB random, {THREADS} threads, {}",
                 self.pool,
                 human(bytes)
             );
-            let (text, osds) = watch.around(io == "write", || {
-                self.tools.run(
-                    "rbd",
-                    &[
-                        "bench",
-                        "--io-type",
-                        io,
-                        "--io-size",
-                        "4096",
-                        "--io-threads",
-                        &threads,
-                        "--io-total",
-                        &total,
-                        "--io-pattern",
-                        "rand",
-                        &spec,
-                    ],
-                    Duration::from_secs(3600),
-                    true,
-                )
-            })?;
+            let (figure, osds) = watch.around(io == "write", || self.rbd_bench(io, bytes))?;
             jobs.push(PoolJob {
                 key: key.into(),
                 label: label.into(),
-                figure: rbd_figure(&parse::rbd_bench(&text)?, THREADS),
+                figure,
                 osds,
+                clients: Vec::new(),
             });
         }
         Ok(())

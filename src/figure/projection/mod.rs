@@ -10,6 +10,7 @@
 //! The files here are the model types' projections, one per kind of
 //! measurement, each with the facts its JSON entry carries.
 
+pub mod ceph;
 pub mod cpu;
 pub mod device;
 pub mod dns;
@@ -219,6 +220,7 @@ facts! {
     Sustained(sustained::SustainedFacts),
     Net(net::NetFacts),
     Load(load::LoadFacts),
+    Ceph(ceph::CephFacts),
 }
 
 /// Facts are equal when they say the same in the document: facts of a

@@ -481,7 +481,12 @@ pub(in crate::figure) const fn ceph(
     per: &'static str,
     values: &'static [Value],
 ) -> Spec {
-    per_subject(key, label, unit, Ceph, per, values)
+    Spec {
+        per: Some(per),
+        decimals: 0,
+        facts: Kind::Ceph,
+        ..spec(key, label, unit, Ceph, values, &[Method::Clients])
+    }
 }
 
 pub(in crate::figure) const CEPH_OSD_4M: [Value; 1] = one_value(

@@ -107,6 +107,39 @@ pub(super) fn osd_metrics(o: &OsdResult) -> Vec<Gauge> {
     out
 }
 
+/// A pool job's (or one client's part of it) figures as gauges.
+fn job_metrics(f: &BenchFigure) -> Vec<Gauge> {
+    let mut out = vec![
+        Gauge::new(
+            (
+                "bytes_per_second",
+                "rados or rbd bench, bytes per second; higher is better",
+            ),
+            f.mib_s * 1048576.0,
+            ("mib_per_s", f.mib_s),
+        ),
+        Gauge::new(
+            (
+                "ops_per_second",
+                "rados or rbd bench, operations per second; higher is better",
+            ),
+            f.iops,
+            ("iops", f.iops),
+        ),
+    ];
+    if let Some(ms) = f.avg_lat_ms {
+        out.push(Gauge::new(
+            (
+                "latency_seconds",
+                "rados bench's mean latency (over every client's operations), seconds; lower is better",
+            ),
+            ms / 1000.0,
+            ("avg_lat_ms", ms),
+        ));
+    }
+    out
+}
+
 impl CephReport {
     /// Each OSD as a metrics subject: labels `osd`, `host`, `class` (and
     /// for InfluxDB `object=ceph`, `fsid`).
@@ -130,17 +163,57 @@ impl CephReport {
             .collect()
     }
 
-    /// Per OSD, in InfluxDB line protocol: measurement `pveprobe_ceph`,
-    /// tags `object=ceph`, `fsid`, `osd`, `host`, `class`; the run's time.
+    /// Each pool job as a metrics subject, and from several clients each
+    /// client's part: labels `pool`, `job`, `clients` (how many ran it at
+    /// once) and `client` (`total`, or the node; for InfluxDB also
+    /// `object=ceph_pool`, `fsid`).
+    fn pool_subjects(&self, influx: bool) -> Vec<Subject> {
+        let mut out = Vec::new();
+        for p in &self.pools {
+            for j in &p.jobs {
+                let parts = std::iter::once(("total".to_string(), Some(&j.figure))).chain(
+                    j.clients
+                        .iter()
+                        .map(|c| (c.node.clone(), c.figure.as_ref())),
+                );
+                for (client, f) in parts {
+                    let Some(f) = f else { continue };
+                    let mut labels = vec![
+                        ("pool", p.name.clone()),
+                        ("job", j.key.clone()),
+                        ("clients", j.clients.len().max(1).to_string()),
+                        ("client", client),
+                    ];
+                    if influx {
+                        labels.push(("object", "ceph_pool".into()));
+                        labels.push(("fsid", self.fsid.clone().unwrap_or_default()));
+                    }
+                    out.push(Subject {
+                        labels,
+                        gauges: job_metrics(f),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Per OSD and per pool job, in InfluxDB line protocol: measurement
+    /// `pveprobe_ceph`, tags `object=ceph`, `fsid`, `osd`, `host`, `class`
+    /// (a pool job's: see `pool_subjects`); the run's time.
     pub fn influx(&self) -> String {
-        gauges::influx("pveprobe_ceph", &self.subjects(true), &self.timestamp)
+        let mut subjects = self.subjects(true);
+        subjects.extend(self.pool_subjects(true));
+        gauges::influx("pveprobe_ceph", &subjects, &self.timestamp)
     }
 
     /// Per OSD, in Prometheus' text format: `pveprobe_ceph_osd_*` gauges in
-    /// base units, labels `osd`, `host`, `class` (no timestamps: the
-    /// textfile collector refuses them).
+    /// base units, labels `osd`, `host`, `class`; per pool job
+    /// `pveprobe_ceph_pool_*` (no timestamps: the textfile collector
+    /// refuses them).
     pub fn prometheus(&self) -> String {
         gauges::prometheus("pveprobe_ceph_osd", &self.subjects(false))
+            + &gauges::prometheus("pveprobe_ceph_pool", &self.pool_subjects(false))
     }
 }
 
@@ -165,8 +238,28 @@ impl crate::output::Render for CephDocument {
     }
 
     fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        use crate::output::plot::{Chart, Line, charts_svg, series_svg};
         let (title, points) = self.report.timeline()?;
-        Some(crate::output::plot::series_svg(&title, "MiB/s", &points))
+        let Some((clients_title, lines)) = self.report.clients_timeline() else {
+            return Some(series_svg(&title, "MiB/s", &points));
+        };
+        let chart = |title: String, lines: Vec<Line>| Chart {
+            title,
+            x_desc: "seconds, job after job".into(),
+            unit: "MiB/s".into(),
+            lines,
+            mark_x: None,
+        };
+        let alone = Line {
+            name: "this node alone".into(),
+            points,
+            tags: Vec::new(),
+        };
+        Some(charts_svg(
+            "rados bench, each second: one client, then several at once",
+            &[],
+            &[chart(title, vec![alone]), chart(clients_title, lines)],
+        ))
     }
 }
 
@@ -181,7 +274,11 @@ impl CephReport {
         let mut points = Vec::new();
         let mut names = Vec::new();
         let mut offset = 0.0;
-        for j in pool.jobs.iter().filter(|j| j.key.starts_with("rados_")) {
+        for j in pool
+            .jobs
+            .iter()
+            .filter(|j| j.key.starts_with("rados_") && j.clients.is_empty())
+        {
             for (i, v) in j.figure.per_second.iter().enumerate() {
                 points.push((offset + i as f64 + 1.0, *v));
             }
@@ -198,6 +295,64 @@ impl CephReport {
                 names.join(", ")
             ),
             points,
+        ))
+    }
+}
+
+impl CephReport {
+    /// The first benched pool's rados bench jobs from several clients at
+    /// once: each client's seconds and their total, job after job on one
+    /// time axis; `None` without such jobs.
+    pub fn clients_timeline(&self) -> Option<(String, Vec<crate::output::plot::Line>)> {
+        let pool = self
+            .pools
+            .iter()
+            .find(|p| p.jobs.iter().any(|j| !j.clients.is_empty()))?;
+        let jobs: Vec<&PoolJob> = pool
+            .jobs
+            .iter()
+            .filter(|j| j.key.starts_with("rados_") && !j.clients.is_empty())
+            .collect();
+        let nodes: Vec<String> = jobs
+            .first()?
+            .clients
+            .iter()
+            .map(|c| c.node.clone())
+            .collect();
+        let mut lines: Vec<crate::output::plot::Line> = std::iter::once("total".to_string())
+            .chain(nodes.iter().cloned())
+            .map(|name| crate::output::plot::Line {
+                name,
+                points: Vec::new(),
+                tags: Vec::new(),
+            })
+            .collect();
+        let mut offset = 0.0;
+        for j in &jobs {
+            let mut seconds: Vec<&[f64]> = vec![&j.figure.per_second];
+            for n in &nodes {
+                let mine = j.clients.iter().find(|c| &c.node == n);
+                seconds.push(
+                    mine.and_then(|c| c.figure.as_ref())
+                        .map_or(&[], |f| &f.per_second),
+                );
+            }
+            for (line, each) in lines.iter_mut().zip(seconds) {
+                line.points.extend(
+                    each.iter()
+                        .enumerate()
+                        .map(|(i, v)| (offset + i as f64 + 1.0, *v)),
+                );
+            }
+            offset += j.figure.per_second.len() as f64;
+        }
+        Some((
+            format!(
+                "pool {} from {} clients at once (total and each client)",
+                pool.name,
+                nodes.len()
+            ),
+            lines,
         ))
     }
 }

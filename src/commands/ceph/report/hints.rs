@@ -320,7 +320,7 @@ pub fn drags_pool(o: &OsdResult, all: &[OsdResult], pools: &[PoolResult]) -> Opt
                 } else {
                     format!("pool {}", p.name)
                 },
-                job: j.label.clone(),
+                job: j.name(),
                 mine_ms: mine.op_ms,
                 median_ms: med,
                 osd: mine.clone(),

@@ -311,7 +311,7 @@ impl CephReport {
     fn as_result(&self) -> crate::output::result::JsonReport {
         use crate::figure::Figure;
         use crate::output::result::{JsonReport, XFigure};
-        let entry = |key: String, instance: String, f: &BenchFigure| {
+        let entry = |key: String, instance: String, f: &BenchFigure, clients: Vec<String>| {
             let figure = Figure::from_key(&key)?;
             let value = if figure.unit() == "IOPS" {
                 f.iops
@@ -325,7 +325,9 @@ impl CephReport {
                 unit: figure.unit().into(),
                 value,
                 samples: Vec::new(),
-                facts: Default::default(),
+                facts: crate::figure::projection::Facts::Ceph(
+                    crate::figure::projection::ceph::CephFacts { clients },
+                ),
             })
         };
         let mut extended = Vec::new();
@@ -335,12 +337,28 @@ impl CephReport {
                 ("ceph_osd_bench_4m", &o.bench_4m),
                 ("ceph_osd_bench_4k", &o.bench_4k),
             ] {
-                extended.extend(f.as_ref().and_then(|f| entry(key.into(), name.clone(), f)));
+                extended.extend(
+                    f.as_ref()
+                        .and_then(|f| entry(key.into(), name.clone(), f, Vec::new())),
+                );
             }
         }
         for p in &self.pools {
             for j in &p.jobs {
-                extended.extend(entry(format!("ceph_{}", j.key), p.instance(), &j.figure));
+                // From several clients: an entry of its own, never ranked
+                // against the one-client figure (see `Method::Clients`).
+                let instance = if j.clients.is_empty() {
+                    p.instance()
+                } else {
+                    format!("{} from clients", p.instance())
+                };
+                let clients = j.clients.iter().map(|c| c.node.clone()).collect();
+                extended.extend(entry(
+                    format!("ceph_{}", j.key),
+                    instance,
+                    &j.figure,
+                    clients,
+                ));
             }
         }
         let name = format!("Ceph {}", self.fsid.as_deref().unwrap_or("cluster"));
@@ -352,6 +370,9 @@ impl CephReport {
         )
     }
 }
+
+#[cfg(test)]
+mod clients_tests;
 
 #[cfg(test)]
 mod tests {
@@ -700,6 +721,7 @@ mod tests {
                         ..BenchFigure::default()
                     },
                     osds: Vec::new(),
+                    clients: Vec::new(),
                 }],
                 ..PoolResult::default()
             }],
@@ -753,6 +775,7 @@ mod tests {
                         ..OsdInJob::default()
                     })
                     .collect(),
+                clients: Vec::new(),
             }],
             ..PoolResult::default()
         }

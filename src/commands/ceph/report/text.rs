@@ -166,25 +166,10 @@ impl CephReport {
                     "SECONDS MiB/s (first, slowest, last)"
                 );
             }
-            for j in &p.jobs {
-                let f = &j.figure;
-                let seconds = match (f.per_second.first(), f.per_second.last()) {
-                    (Some(first), Some(last)) => {
-                        let low = f.per_second.iter().copied().fold(f64::INFINITY, f64::min);
-                        format!("{first:.1}, {low:.1}, {last:.1}")
-                    }
-                    _ => "-".into(),
-                };
-                out += &format!(
-                    "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}  {seconds}\n",
-                    j.label,
-                    f.threads,
-                    format!("{:.1}", f.mib_s),
-                    format!("{:.0}", f.iops),
-                    opt(f.avg_lat_ms, 2),
-                    opt(f.max_lat_ms, 1),
-                );
+            for j in p.jobs.iter().filter(|j| j.clients.is_empty()) {
+                out += &job_row(&j.label, &j.figure, &seconds_of(&j.figure));
             }
+            out += &clients_table(p);
             for e in &p.errors {
                 out += &format!("  not measured: {e}\n");
             }
@@ -275,12 +260,19 @@ impl CephReport {
         }
         for p in &self.pools {
             for j in &p.jobs {
-                row(
-                    format!("pool {}", p.name),
-                    &j.key,
-                    Some(&j.figure),
-                    [None; 3],
-                );
+                let pool = match j.clients.len() {
+                    0 => format!("pool {}", p.name),
+                    n => format!("pool {} from {n} clients", p.name),
+                };
+                row(pool, &j.key, Some(&j.figure), [None; 3]);
+                for c in &j.clients {
+                    row(
+                        format!("pool {} client {}", p.name, c.node),
+                        &j.key,
+                        c.figure.as_ref(),
+                        [None; 3],
+                    );
+                }
             }
         }
         // Each OSD's own view of each job: its operations, their mean
@@ -300,9 +292,10 @@ impl CephReport {
                         avg_lat_ms: x.op_ms,
                         ..BenchFigure::default()
                     };
+                    let clients = if j.clients.is_empty() { "" } else { "_clients" };
                     row(
                         format!("osd.{}", x.id),
-                        &format!("in_{}_{}", p.name, j.key),
+                        &format!("in_{}_{}{clients}", p.name, j.key),
                         Some(&seen),
                         [x.commit_ms, None, None],
                     );
@@ -311,4 +304,117 @@ impl CephReport {
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
+}
+
+/// A job's row of the pool table.
+fn job_row(label: &str, f: &BenchFigure, tail: &str) -> String {
+    format!(
+        "  {:<26}{:>8}{:>10}{:>10}{:>10}{:>10}  {tail}\n",
+        label,
+        f.threads,
+        format!("{:.1}", f.mib_s),
+        format!("{:.0}", f.iops),
+        opt(f.avg_lat_ms, 2),
+        opt(f.max_lat_ms, 1),
+    )
+}
+
+/// A job's first, slowest and last second (MiB/s).
+fn seconds_of(f: &BenchFigure) -> String {
+    match (f.per_second.first(), f.per_second.last()) {
+        (Some(first), Some(last)) => {
+            let low = f.per_second.iter().copied().fold(f64::INFINITY, f64::min);
+            format!("{first:.1}, {low:.1}, {last:.1}")
+        }
+        _ => "-".into(),
+    }
+}
+
+/// The jobs run from several clients at once: each job's total beside
+/// the one-client figure of the same job, then a line per client with
+/// its node's link on Ceph's public network and when it started.
+fn clients_table(p: &PoolResult) -> String {
+    let together: Vec<&PoolJob> = p.jobs.iter().filter(|j| !j.clients.is_empty()).collect();
+    let Some(first) = together.first() else {
+        return String::new();
+    };
+    let skews: Vec<f64> = together
+        .iter()
+        .flat_map(|j| &j.clients)
+        .filter_map(|c| c.skew_ms)
+        .collect();
+    let spread = skews.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - skews.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut out = format!(
+        "  FROM {} CLIENTS AT ONCE ({}){}: totals, each beside the job from this node alone\n",
+        first.clients.len(),
+        first
+            .clients
+            .iter()
+            .map(|c| c.node.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if skews.is_empty() {
+            String::new()
+        } else {
+            format!("; their benches started within {spread:.0} ms of each other")
+        }
+    );
+    for j in together {
+        let alone = p
+            .jobs
+            .iter()
+            .find(|a| a.clients.is_empty() && a.key == j.key);
+        let iops = j.key.contains("4k");
+        let beside = match alone {
+            Some(a) if iops && a.figure.iops > 0.0 => format!(
+                "one client {:.0} IOPS: x{:.2}",
+                a.figure.iops,
+                j.figure.iops / a.figure.iops
+            ),
+            Some(a) if a.figure.mib_s > 0.0 => format!(
+                "one client {:.1} MiB/s: x{:.2}",
+                a.figure.mib_s,
+                j.figure.mib_s / a.figure.mib_s
+            ),
+            _ => String::new(),
+        };
+        out += &job_row(&j.label, &j.figure, &beside);
+        for c in &j.clients {
+            let link = c
+                .link
+                .as_ref()
+                .map(|l| {
+                    format!(
+                        "{}{}",
+                        l.interface
+                            .as_deref()
+                            .unwrap_or("no link in the public network"),
+                        l.speed_mbps
+                            .map(|s| format!(" {s} Mb/s"))
+                            .unwrap_or_default()
+                    )
+                })
+                .unwrap_or_else(|| "public network link unknown".into());
+            match (&c.figure, &c.error) {
+                (Some(f), _) => {
+                    let tail = format!(
+                        "{link}{}",
+                        c.skew_ms
+                            .map(|s| format!(", started {s:+.0} ms"))
+                            .unwrap_or_default()
+                    );
+                    out += &job_row(&format!("  {}", c.node), f, &tail);
+                }
+                (None, e) => {
+                    out += &format!(
+                        "    {:<24}not measured: {}\n",
+                        c.node,
+                        e.as_deref().unwrap_or("no answer")
+                    );
+                }
+            }
+        }
+    }
+    out
 }

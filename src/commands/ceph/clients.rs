@@ -1,0 +1,602 @@
+//! `--clients`: each pool job from several nodes at once, as the Proxmox
+//! VE Ceph benchmark paper measures a cluster (one client measures the
+//! client: its NIC, its CPU).
+//!
+//! For every job the run starts `pveprobe ceph-client` on each client node
+//! (this node directly, the others over the ssh `cluster` uses), all told
+//! one start time on the cluster's clocks. Each runs the job's
+//! `rados bench` (or `rbd bench` on an image of its own) in a RADOS
+//! namespace of its own (`RUN-NODE`) and answers with its figure, when it
+//! started and its link on Ceph's public network, one JSON line. Its stdin
+//! stays open while the run wants it: when it closes (Ctrl-C here, a
+//! client given up on, the ssh connection gone) the client stops its bench
+//! and removes its namespace's objects itself. This node removes every
+//! client's namespace and image after the pool too, whatever the clients
+//! did.
+
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::network::CephLink;
+use super::*;
+use crate::nodes::members::Node;
+use crate::nodes::remote::shell_line;
+use crate::sys::conversation::Conversation;
+
+/// How long after the command the clients start together: time for ssh
+/// to connect and the client to start.
+const START_AFTER: Duration = Duration::from_secs(3);
+/// How long a client told to stop gets to stop its bench and clean up.
+const STOP_WAIT: Duration = Duration::from_secs(60);
+/// The longest line a client's answer may be.
+const MAX_LINE: usize = 1 << 20;
+
+/// A node a pool job runs from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientNode {
+    pub name: String,
+    /// How it is reached; `None`: this node.
+    pub node: Option<Node>,
+}
+
+/// One client's part of a job run from several nodes at once.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientFigure {
+    pub node: String,
+    pub figure: Option<BenchFigure>,
+    /// How long after the agreed start its bench started, ms (by its clock).
+    pub skew_ms: Option<f64>,
+    /// Its node's link on Ceph's public network.
+    pub link: Option<CephLink>,
+    /// Why it has no figure.
+    pub error: Option<String>,
+}
+
+/// What a client is asked to run: one job in its own namespace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientJob {
+    pub conf: PathBuf,
+    pub pool: String,
+    /// Its RADOS namespace and the name of its scratch image.
+    pub namespace: String,
+    /// A key of [`RADOS_JOBS`] or [`RBD_JOBS`].
+    pub job: String,
+    pub seconds: u32,
+    /// At most this many bytes written (a rados write).
+    pub cap: Option<u64>,
+    /// Bytes an rbd job moves.
+    pub rbd_bytes: u64,
+    /// When to start, ms since the epoch.
+    pub start_at_ms: u64,
+}
+
+/// What `pveprobe ceph-client` prints: one line of JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientAnswer {
+    pub pveprobe_version: String,
+    pub node: String,
+    /// When its bench started, ms since the epoch.
+    pub started_ms: Option<u64>,
+    pub figure: Option<BenchFigure>,
+    pub error: Option<String>,
+    pub link: Option<CephLink>,
+    /// What it could not remove after being stopped.
+    #[serde(default)]
+    pub left_behind: Vec<String>,
+}
+
+/// Each client's namespace and image name in a run.
+pub fn namespace(run_id: &str, node: &str) -> String {
+    format!("{run_id}-{node}")
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The total of the clients' figures: MiB/s, IOPS and operations summed;
+/// the mean latency over all their operations (each client's weighted by
+/// its operations), the largest of the largest; each second summed.
+/// `None` when no client has a figure.
+pub fn total(clients: &[ClientFigure]) -> Option<BenchFigure> {
+    let figs: Vec<&BenchFigure> = clients.iter().filter_map(|c| c.figure.as_ref()).collect();
+    let first = figs.first()?;
+    let ops: f64 = figs.iter().map(|f| f.ops).sum();
+    let weighted: Option<f64> = figs
+        .iter()
+        .map(|f| f.avg_lat_ms.map(|l| l * f.ops))
+        .sum::<Option<f64>>();
+    let longest = figs.iter().map(|f| f.per_second.len()).max().unwrap_or(0);
+    Some(BenchFigure {
+        block: first.block,
+        threads: figs.iter().map(|f| f.threads).sum(),
+        seconds: figs.iter().map(|f| f.seconds).fold(0.0, f64::max),
+        ops,
+        mib_s: figs.iter().map(|f| f.mib_s).sum(),
+        iops: figs.iter().map(|f| f.iops).sum(),
+        avg_lat_ms: weighted.filter(|_| ops > 0.0).map(|w| w / ops),
+        max_lat_ms: figs
+            .iter()
+            .map(|f| f.max_lat_ms)
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|l| l.into_iter().reduce(f64::max)),
+        per_second: (0..longest)
+            .map(|i| figs.iter().filter_map(|f| f.per_second.get(i)).sum())
+            .collect(),
+    })
+}
+
+/// How the run reaches its clients.
+pub struct Clients<'a> {
+    pub nodes: &'a [ClientNode],
+    /// ssh to the other nodes and the command that runs pveprobe there.
+    pub reach: Option<&'a crate::nodes::Reach>,
+    /// `--conf`, forwarded when given.
+    pub conf_given: bool,
+    /// How long past its seconds a client may take to answer.
+    pub answer_within: Duration,
+}
+
+impl Clients<'_> {
+    /// The words that run `job` on `c`.
+    fn command(&self, c: &ClientNode, job: &ClientJob, limit: Duration) -> Result<Command, String> {
+        let mut words: Vec<String> = vec!["ceph-client".into()];
+        if self.conf_given || c.node.is_none() {
+            words.extend(["--conf".into(), job.conf.display().to_string()]);
+        }
+        words.extend([
+            "--pool".into(),
+            job.pool.clone(),
+            "--namespace".into(),
+            job.namespace.clone(),
+            "--job".into(),
+            job.job.clone(),
+            "--seconds".into(),
+            job.seconds.to_string(),
+            "--rbd-bytes".into(),
+            job.rbd_bytes.to_string(),
+            "--start-at".into(),
+            job.start_at_ms.to_string(),
+        ]);
+        if let Some(cap) = job.cap {
+            words.extend(["--cap".into(), cap.to_string()]);
+        }
+        let Some(node) = &c.node else {
+            let me = std::env::current_exe().map_err(|e| format!("which program am I: {e}"))?;
+            let mut cmd = Command::new(me);
+            cmd.args(&words);
+            return Ok(cmd);
+        };
+        let reach = self.reach.ok_or("no way to reach the other nodes")?;
+        let mut line: Vec<String> = vec![
+            "timeout".into(),
+            "-k".into(),
+            "5".into(),
+            limit.as_secs().max(1).to_string(),
+        ];
+        line.extend(reach.remote_command.iter().cloned());
+        line.extend(words);
+        let argv = reach.ssh(&[]).argv_stdin(node, &shell_line(&line), true);
+        let (program, args) = argv.split_first().ok_or("no ssh command")?;
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        Ok(cmd)
+    }
+
+    /// Runs `job` (its namespace made per client) on every client at once;
+    /// each client's part, in the order of the nodes.
+    pub fn gather(
+        &self,
+        job: &ClientJob,
+        run_id: &str,
+        interrupt: &Interrupt,
+    ) -> Vec<ClientFigure> {
+        let start_at = now_ms() + START_AFTER.as_millis() as u64;
+        let run_for =
+            START_AFTER + Duration::from_secs(u64::from(job.seconds)) + self.answer_within;
+        let (tx, rx) = mpsc::channel();
+        let mut answers: Vec<Option<Result<ClientAnswer, String>>> = vec![None; self.nodes.len()];
+        let mut talks: Vec<Option<Conversation>> = Vec::new();
+        for (i, c) in self.nodes.iter().enumerate() {
+            let mine = ClientJob {
+                namespace: namespace(run_id, &c.name),
+                start_at_ms: start_at,
+                ..job.clone()
+            };
+            let started = self
+                .command(c, &mine, run_for + STOP_WAIT)
+                .and_then(|mut cmd| {
+                    Conversation::start(&mut cmd, i, MAX_LINE, tx.clone())
+                        .map_err(|e| crate::error::describe(&e))
+                });
+            match started {
+                Ok(t) => talks.push(Some(t)),
+                Err(e) => {
+                    answers[i] = Some(Err(e));
+                    talks.push(None);
+                }
+            }
+        }
+        drop(tx);
+        let deadline = Instant::now() + run_for;
+        let mut stop_by: Option<Instant> = None;
+        let mut given_up = false;
+        while answers.iter().any(Option::is_none) {
+            let now = Instant::now();
+            if stop_by.is_none() && (interrupt.signal().is_some() || now >= deadline) {
+                // Each client stops its bench and removes its objects; one
+                // that did not answer in time gets a moment for it.
+                given_up = interrupt.signal().is_none();
+                for t in talks.iter_mut().flatten() {
+                    t.close();
+                }
+                stop_by = Some(now + if given_up { GRACE } else { STOP_WAIT });
+            }
+            if stop_by.is_some_and(|s| now >= s) {
+                break;
+            }
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok((i, Some(line))) => {
+                    if answers[i].is_none()
+                        && let Ok(a) = serde_json::from_str::<ClientAnswer>(&line)
+                    {
+                        answers[i] = Some(Ok(a));
+                    }
+                }
+                Ok((i, None)) => {
+                    if answers[i].is_none() {
+                        answers[i] = Some(Err("it ended without an answer".into()));
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.nodes
+            .iter()
+            .zip(talks)
+            .zip(answers)
+            .map(|((c, talk), answer)| {
+                let ended = talk.map(|t| t.finish(GRACE));
+                let said = ended
+                    .as_ref()
+                    .map(|e| e.first_error_line())
+                    .filter(|s| !s.is_empty());
+                let mut f = ClientFigure {
+                    node: c.name.clone(),
+                    ..ClientFigure::default()
+                };
+                match answer {
+                    Some(Ok(a)) if a.pveprobe_version != env!("CARGO_PKG_VERSION") => {
+                        f.error = Some(format!(
+                            "it runs pveprobe {}, this is {}",
+                            a.pveprobe_version,
+                            env!("CARGO_PKG_VERSION")
+                        ));
+                    }
+                    Some(Ok(a)) => {
+                        f.skew_ms = a.started_ms.map(|s| s as f64 - start_at as f64);
+                        f.figure = a.figure;
+                        f.link = a.link;
+                        f.error = a.error;
+                    }
+                    Some(Err(e)) => {
+                        f.error = Some(match said {
+                            Some(s) => format!("{e}: {s}"),
+                            None => e,
+                        });
+                    }
+                    None if given_up => {
+                        f.error = Some(format!(
+                            "gave no answer within {} s of its {} s: given up on (told to stop and clean up)",
+                            self.answer_within.as_secs(),
+                            job.seconds
+                        ));
+                    }
+                    None => f.error = Some("stopped before it answered".into()),
+                }
+                f
+            })
+            .collect()
+    }
+}
+
+/// One pool's run from every client at once.
+pub struct PoolRun<'a> {
+    pub pool: &'a str,
+    pub run_id: &'a str,
+    pub conf: &'a Path,
+    pub seconds: u32,
+    /// At most this many bytes written by all clients together.
+    pub cap: Option<u64>,
+    /// Bytes each client's rbd jobs move; `None`: no rbd jobs.
+    pub rbd_bytes: Option<u64>,
+}
+
+impl Clients<'_> {
+    /// The pool's jobs from every client at once, each after the one
+    /// before ended on every client; the cap shared among the clients.
+    /// Each client's namespace and image are removed after, whatever
+    /// happened: what could not be is returned. A client's failure is in
+    /// its job's `clients`; `Err` only for what stops the run.
+    pub fn pool_jobs(
+        &self,
+        tools: &CephTools,
+        run: &PoolRun,
+        watch: &super::drag::Watch,
+        jobs: &mut Vec<PoolJob>,
+    ) -> (Result<(), CephError>, Vec<String>) {
+        let mut scratches: Vec<Scratch> = self
+            .nodes
+            .iter()
+            .map(|c| Scratch::new(tools, run.pool, &namespace(run.run_id, &c.name)))
+            .collect();
+        let ran = self.jobs(tools, run, watch, &mut scratches, jobs);
+        let left = scratches.iter_mut().flat_map(Scratch::clean).collect();
+        (ran, left)
+    }
+
+    fn jobs(
+        &self,
+        tools: &CephTools,
+        run: &PoolRun,
+        watch: &super::drag::Watch,
+        scratches: &mut [Scratch],
+        jobs: &mut Vec<PoolJob>,
+    ) -> Result<(), CephError> {
+        let n = self.nodes.len();
+        let cap = run.cap.map(|c| c / n as u64);
+        if let Some(s) = scratches.first() {
+            s.check_room(cap)?;
+        }
+        let job = |key: &str| ClientJob {
+            conf: run.conf.to_path_buf(),
+            pool: run.pool.into(),
+            namespace: String::new(),
+            job: key.into(),
+            seconds: run.seconds,
+            cap,
+            rbd_bytes: run.rbd_bytes.unwrap_or(0),
+            start_at_ms: 0,
+        };
+        let mut one = |key: &str, label: &str, write: bool| -> Result<(), CephError> {
+            if let Some(sig) = tools.interrupt.signal() {
+                return Err(CephError::Interrupted(sig));
+            }
+            eprintln!(
+                "pveprobe: pool {}: {label} from {n} clients at once ({})",
+                run.pool,
+                self.nodes
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let (clients, osds) = watch.around(write, || {
+                Ok(self.gather(&job(key), run.run_id, tools.interrupt))
+            })?;
+            jobs.push(PoolJob {
+                key: key.into(),
+                label: label.into(),
+                figure: total(&clients).unwrap_or_default(),
+                osds,
+                clients,
+            });
+            match tools.interrupt.signal() {
+                Some(sig) => Err(CephError::Interrupted(sig)),
+                None => Ok(()),
+            }
+        };
+        for (key, label, mode, ..) in RADOS_JOBS {
+            one(key, label, mode == "write")?;
+            for s in scratches.iter() {
+                s.after_job(key)?;
+            }
+        }
+        let Some(bytes) = run.rbd_bytes else {
+            return Ok(());
+        };
+        // Each client's image holds its share of the room.
+        let bytes = bytes.min(run.cap.map_or(u64::MAX, |c| c / n as u64));
+        for s in scratches.iter_mut() {
+            s.make_image(bytes)?;
+        }
+        for (key, label, io) in RBD_JOBS {
+            one(key, label, io == "write")?;
+        }
+        Ok(())
+    }
+}
+
+/// What `pveprobe ceph-client` does on its node: waits for the start,
+/// runs `job`, and answers; stopped (by `interrupt`: a signal, or its
+/// stdin closed), it stops the bench and removes its namespace's objects.
+pub fn serve(job: &ClientJob, node: &str, interrupt: &Interrupt) -> ClientAnswer {
+    let tools = CephTools {
+        conf: &job.conf,
+        interrupt,
+    };
+    let mut answer = ClientAnswer {
+        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+        node: node.into(),
+        link: network::this_node(&crate::sys::host::Host::real(), &job.conf, node)
+            .ok()
+            .and_then(|l| l.into_iter().find(|l| l.kind == "public")),
+        ..ClientAnswer::default()
+    };
+    while now_ms() < job.start_at_ms && interrupt.signal().is_none() {
+        let left = job.start_at_ms - now_ms();
+        std::thread::sleep(Duration::from_millis(left.min(50)));
+    }
+    let mut scratch = Scratch::new(&tools, &job.pool, &job.namespace);
+    let ran = if interrupt.signal().is_some() {
+        Err(CephError::Interrupted(
+            interrupt.signal().unwrap_or(libc::SIGHUP),
+        ))
+    } else {
+        answer.started_ms = Some(now_ms());
+        if let Some(rados) = scratch::rados_job(&job.job) {
+            scratch.rados_bench(rados, job.seconds, job.cap)
+        } else if let Some((_, _, io)) = RBD_JOBS.iter().find(|j| j.0 == job.job) {
+            scratch.rbd_bench(io, job.rbd_bytes)
+        } else {
+            Err(CephError::Tool {
+                command: "ceph-client".into(),
+                why: format!("no job {:?}", job.job),
+            })
+        }
+    };
+    match ran {
+        Ok(f) => answer.figure = Some(f),
+        Err(e) => {
+            answer.error = Some(e.to_string());
+            if matches!(e, CephError::Interrupted(_)) {
+                answer.left_behind = scratch.clean();
+            }
+        }
+    }
+    answer
+}
+
+/// The client nodes `--clients` names: `all` (every node pmxcfs lists
+/// as online) or node names; this node (pmxcfs's `nodename`, else the
+/// host name) runs its part directly.
+pub fn resolve(
+    wanted: &[String],
+    reach: Option<&crate::nodes::Reach>,
+    this_node: &str,
+) -> Result<Vec<ClientNode>, String> {
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(reach) = reach else {
+        return if wanted.iter().all(|w| nodes::same_host(w, this_node)) {
+            Ok(vec![ClientNode {
+                name: this_node.into(),
+                node: None,
+            }])
+        } else {
+            Err("--clients reaches the other nodes over ssh: not with --this-node-only".into())
+        };
+    };
+    let (members, from) = crate::nodes::load_nodes(reach).map_err(|e| format!("--clients: {e}"))?;
+    let here = members
+        .local
+        .clone()
+        .unwrap_or_else(|| this_node.to_string());
+    let all = wanted.len() == 1 && wanted[0] == "all";
+    let names: Vec<String> = if all {
+        members
+            .nodes
+            .iter()
+            .filter(|n| n.contacted())
+            .map(|n| n.name.clone())
+            .collect()
+    } else {
+        wanted.to_vec()
+    };
+    let mut out: Vec<ClientNode> = Vec::new();
+    for name in names {
+        if nodes::same_host(&name, &here) {
+            out.push(ClientNode {
+                name: here.clone(),
+                node: None,
+            });
+            continue;
+        }
+        let node = members
+            .nodes
+            .iter()
+            .find(|n| nodes::same_host(&name, &n.name))
+            .ok_or_else(|| format!("--clients: no node {name:?} in {from}"))?;
+        if !node.contacted() {
+            return Err(format!(
+                "--clients: node {} is offline in {from}",
+                node.name
+            ));
+        }
+        out.push(ClientNode {
+            name: node.name.clone(),
+            node: Some(node.clone()),
+        });
+    }
+    out.dedup_by(|a, b| a.name == b.name);
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|c| seen.insert(c.name.clone()));
+    // This node first, where it is one.
+    out.sort_by_key(|c| c.node.is_some());
+    if out.len() < 2 {
+        return Err(format!(
+            "--clients names {} node: a run from several clients needs two or more",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(
+        node: &str,
+        mib_s: f64,
+        ops: f64,
+        avg: f64,
+        max: f64,
+        seconds: &[f64],
+    ) -> ClientFigure {
+        ClientFigure {
+            node: node.into(),
+            figure: Some(BenchFigure {
+                block: OBJECT,
+                threads: THREADS,
+                seconds: 3.0,
+                ops,
+                mib_s,
+                iops: mib_s / 4.0,
+                avg_lat_ms: Some(avg),
+                max_lat_ms: Some(max),
+                per_second: seconds.to_vec(),
+            }),
+            ..ClientFigure::default()
+        }
+    }
+
+    #[test]
+    fn the_total_sums_the_clients_and_weighs_latency_by_operations() {
+        let clients = [
+            client("pve1", 100.0, 300.0, 10.0, 50.0, &[90.0, 110.0, 100.0]),
+            client("pve2", 60.0, 100.0, 30.0, 200.0, &[50.0, 70.0]),
+            ClientFigure {
+                node: "pve3".into(),
+                error: Some("given up on".into()),
+                ..ClientFigure::default()
+            },
+        ];
+        let t = total(&clients).unwrap();
+        assert_eq!(t.mib_s, 160.0);
+        assert_eq!(t.iops, 40.0);
+        assert_eq!(t.ops, 400.0);
+        assert_eq!(t.threads, 2 * THREADS);
+        // (300 x 10 + 100 x 30) / 400, not the mean of 10 and 30.
+        assert_eq!(t.avg_lat_ms, Some(15.0));
+        assert_eq!(t.max_lat_ms, Some(200.0));
+        assert_eq!(t.per_second, [140.0, 180.0, 100.0]);
+        assert_eq!(total(&clients[2..]), None);
+    }
+
+    #[test]
+    fn each_client_has_a_namespace_of_its_own() {
+        assert_eq!(
+            namespace("pveprobe-pve1-42-1700000000", "pve2"),
+            "pveprobe-pve1-42-1700000000-pve2"
+        );
+    }
+}

@@ -151,14 +151,18 @@ fn each_pool_job_runs_from_three_nodes_at_once_and_the_total_is_their_sum() {
     assert!(benches_left(run_id).is_empty());
 }
 
-/// Waits until a client's bench of the run has written into its namespace.
-fn until_a_client_writes(c: &Cluster, node: &str) {
+/// Waits until a client's bench of the run has written into its
+/// namespace (`RUN-NODE`); that namespace.
+fn until_a_client_writes(c: &Cluster, node: &str) -> String {
     let start = Instant::now();
-    while !c
-        .objects(POOL)
-        .iter()
-        .any(|o| o.starts_with("pveprobe-") && o.split('\t').next().unwrap().ends_with(node))
-    {
+    loop {
+        let written = c.objects(POOL).into_iter().find_map(|o| {
+            let ns = o.split('\t').next().unwrap().to_string();
+            (ns.starts_with("pveprobe-") && ns.ends_with(node)).then_some(ns)
+        });
+        if let Some(ns) = written {
+            return ns;
+        }
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "no client ever wrote"
@@ -226,8 +230,9 @@ fn a_client_node_that_stops_answering_is_given_up_on_and_its_objects_still_go() 
         .spawn()
         .unwrap();
     // pve3 freezes mid-write: its client and its bench stop answering.
-    until_a_client_writes(&c, "-pve3");
-    let frozen: Vec<u32> = processes(&["-pve3 "]);
+    // (Its processes only: other tests' clusters run meanwhile.)
+    let ns = until_a_client_writes(&c, "-pve3");
+    let frozen: Vec<u32> = processes(&[&format!("{ns} ")]);
     assert!(!frozen.is_empty());
     signal(&frozen, "-STOP");
     let mut child = child;
@@ -256,7 +261,11 @@ fn a_client_node_that_stops_answering_is_given_up_on_and_its_objects_still_go() 
     // The others' figures stand, and the total is theirs.
     let sum: f64 = clients[..2]
         .iter()
-        .map(|c| c["figure"]["mib_s"].as_f64().unwrap())
+        .map(|c| {
+            c["figure"]["mib_s"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{c}\n{}", stderr(&out)))
+        })
         .sum();
     assert!((write["figure"]["mib_s"].as_f64().unwrap() - sum).abs() < 1e-6 * sum);
     let start = Instant::now();

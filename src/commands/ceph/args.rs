@@ -42,6 +42,12 @@ WHAT IT DOES
      took more than 3x its class's median is marked * and named, whatever
      makes it slow (its node's CPU, its link, its DB device), however fast
      its own bench.
+  With --clients all (or NODE,NODE...), each pool job then runs again from
+     every client at once (pveprobe ceph-client there, over the same ssh),
+     started together, each client in a namespace and image of its own: the
+     total beside the one-client figure, a line per client with its start
+     skew and its link on Ceph's public network (--answer-timeout: how long
+     past its seconds a client may take before it is given up on).
   4. On every node that holds OSDs: the SMART health of the disks below them
      (smartctl, read-only), the disks' links (sysfs) and the node's links of
      Ceph's networks. Other nodes are reached as `pveprobe cluster` reaches
@@ -80,6 +86,7 @@ EXAMPLES
   pveprobe ceph --pool ceph-vm --seconds 60 --yes
   pveprobe ceph --no-pool-bench --parallel 3 --yes     only the OSD benches
   pveprobe ceph --scratch-pool --yes                   a pool of its own, deleted after
+  pveprobe ceph --clients all --yes                    also from every node at once
   pveprobe ceph --yes --output-format json --output ceph.json
   pveprobe ceph --yes --plot rados.svg                 each second of the pool benches
   pveprobe compare before.json after.json              two runs, OSD by OSD, job by job";

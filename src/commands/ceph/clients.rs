@@ -224,68 +224,21 @@ impl Clients<'_> {
             }
         }
         drop(tx);
-        let deadline = Instant::now() + run_for;
-        let mut stop_by: Option<Instant> = None;
-        let mut given_up = false;
-        while answers.iter().any(Option::is_none) {
-            let now = Instant::now();
-            if stop_by.is_none() && (interrupt.signal().is_some() || now >= deadline) {
-                // Each client stops its bench and removes its objects; one
-                // that did not answer in time gets a moment for it.
-                given_up = interrupt.signal().is_none();
-                for t in talks.iter_mut().flatten() {
-                    t.close();
-                }
-                stop_by = Some(now + if given_up { GRACE } else { STOP_WAIT });
-            }
-            if stop_by.is_some_and(|s| now >= s) {
-                break;
-            }
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((i, Some(line))) => {
-                    if answers[i].is_none()
-                        && let Ok(a) = serde_json::from_str::<ClientAnswer>(&line)
-                    {
-                        answers[i] = Some(Ok(a));
-                    }
-                }
-                Ok((i, None)) => {
-                    if answers[i].is_none() {
-                        answers[i] = Some(Err("it ended without an answer".into()));
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
+        let given_up = wait(&rx, &mut answers, &mut talks, run_for, interrupt);
         self.nodes
             .iter()
             .zip(talks)
             .zip(answers)
             .map(|((c, talk), answer)| {
-                let ended = talk.map(|t| t.finish(GRACE));
-                let said = ended
-                    .as_ref()
-                    .map(|e| e.first_error_line())
+                let said = talk
+                    .map(|t| t.finish(GRACE).first_error_line())
                     .filter(|s| !s.is_empty());
                 let mut f = ClientFigure {
                     node: c.name.clone(),
                     ..ClientFigure::default()
                 };
                 match answer {
-                    Some(Ok(a)) if a.pveprobe_version != env!("CARGO_PKG_VERSION") => {
-                        f.error = Some(format!(
-                            "it runs pveprobe {}, this is {}",
-                            a.pveprobe_version,
-                            env!("CARGO_PKG_VERSION")
-                        ));
-                    }
-                    Some(Ok(a)) => {
-                        f.skew_ms = a.started_ms.map(|s| s as f64 - start_at as f64);
-                        f.figure = a.figure;
-                        f.link = a.link;
-                        f.error = a.error;
-                    }
+                    Some(Ok(a)) => f.take(a, start_at),
                     Some(Err(e)) => {
                         f.error = Some(match said {
                             Some(s) => format!("{e}: {s}"),
@@ -305,6 +258,72 @@ impl Clients<'_> {
             })
             .collect()
     }
+}
+
+impl ClientFigure {
+    /// A client's answer to a job told to start at `start_at` (ms).
+    fn take(&mut self, a: ClientAnswer, start_at: u64) {
+        if a.pveprobe_version != env!("CARGO_PKG_VERSION") {
+            self.error = Some(format!(
+                "it runs pveprobe {}, this is {}",
+                a.pveprobe_version,
+                env!("CARGO_PKG_VERSION")
+            ));
+            return;
+        }
+        self.skew_ms = a.started_ms.map(|s| s as f64 - start_at as f64);
+        self.figure = a.figure;
+        self.link = a.link;
+        self.error = a.error;
+    }
+}
+
+/// Reads the clients' answers until each has one, for up to `run_for`;
+/// then (or at a signal) tells every client to stop (closes its stdin:
+/// it stops its bench and removes its objects) and waits a little more.
+/// Whether a client was given up on for lack of time.
+fn wait(
+    rx: &mpsc::Receiver<crate::sys::conversation::Heard>,
+    answers: &mut [Option<Result<ClientAnswer, String>>],
+    talks: &mut [Option<Conversation>],
+    run_for: Duration,
+    interrupt: &Interrupt,
+) -> bool {
+    let deadline = Instant::now() + run_for;
+    let mut stop_by: Option<Instant> = None;
+    let mut given_up = false;
+    while answers.iter().any(Option::is_none) {
+        let now = Instant::now();
+        if stop_by.is_none() && (interrupt.signal().is_some() || now >= deadline) {
+            // One that did not answer in time gets a moment to clean up;
+            // at a signal every client stops and cleans up.
+            given_up = interrupt.signal().is_none();
+            for t in talks.iter_mut().flatten() {
+                t.close();
+            }
+            stop_by = Some(now + if given_up { GRACE } else { STOP_WAIT });
+        }
+        if stop_by.is_some_and(|s| now >= s) {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok((i, Some(line))) => {
+                if answers[i].is_none()
+                    && let Ok(a) = serde_json::from_str::<ClientAnswer>(&line)
+                {
+                    answers[i] = Some(Ok(a));
+                }
+            }
+            Ok((i, None)) => {
+                if answers[i].is_none() {
+                    answers[i] = Some(Err("it ended without an answer".into()));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    given_up
 }
 
 /// One pool's run from every client at once.

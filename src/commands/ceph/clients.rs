@@ -495,14 +495,7 @@ pub fn resolve(
         return Ok(Vec::new());
     }
     let Some(reach) = reach else {
-        return if wanted.iter().all(|w| nodes::same_host(w, this_node)) {
-            Ok(vec![ClientNode {
-                name: this_node.into(),
-                node: None,
-            }])
-        } else {
-            Err("--clients reaches the other nodes over ssh: not with --this-node-only".into())
-        };
+        return Err("--clients reaches the other nodes over ssh: not with --this-node-only".into());
     };
     let (members, from) = crate::nodes::load_nodes(reach).map_err(|e| format!("--clients: {e}"))?;
     let here = members
@@ -609,6 +602,62 @@ mod tests {
         assert_eq!(t.max_lat_ms, Some(200.0));
         assert_eq!(t.per_second, [140.0, 180.0, 100.0]);
         assert_eq!(total(&clients[2..]), None);
+    }
+
+    #[test]
+    fn clients_are_every_node_online_or_those_named_this_node_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let members = dir.path().join(".members");
+        std::fs::write(
+            &members,
+            r#"{"nodename":"pve2","version":9,"cluster":{"name":"c","version":3,"nodes":4,"quorate":1},
+               "nodelist":{"pve1":{"id":1,"online":1,"ip":"10.0.0.1"},"pve2":{"id":2,"online":1,"ip":"10.0.0.2"},
+               "pve3":{"id":3,"online":1,"ip":"10.0.0.3"},"pve4":{"id":4,"online":0,"ip":"10.0.0.4"}}}"#,
+        )
+        .unwrap();
+        let reach = crate::nodes::Reach {
+            members,
+            nodes: vec![],
+            nodes_file: None,
+            remote_command: vec!["pveprobe".into()],
+            ssh_user: "root".into(),
+            connect_timeout: 5,
+            ssh_config: None,
+            ssh_options: vec![],
+        };
+        let names = |wanted: &[&str]| -> Result<Vec<(String, bool)>, String> {
+            let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+            resolve(&wanted, Some(&reach), "host")
+                .map(|c| c.into_iter().map(|c| (c.name, c.node.is_none())).collect())
+        };
+        let local = |n: &str| (n.to_string(), true);
+        let remote = |n: &str| (n.to_string(), false);
+        // pve4 is offline: `all` leaves it out; pve2 (pmxcfs's nodename) runs here.
+        assert_eq!(
+            names(&["all"]).unwrap(),
+            [local("pve2"), remote("pve1"), remote("pve3")]
+        );
+        assert_eq!(
+            names(&["pve3", "pve2", "pve3"]).unwrap(),
+            [local("pve2"), remote("pve3")]
+        );
+        assert!(
+            names(&["pve4", "pve1"])
+                .unwrap_err()
+                .contains("pve4 is offline")
+        );
+        assert!(
+            names(&["pve9", "pve1"])
+                .unwrap_err()
+                .contains("no node \"pve9\"")
+        );
+        assert!(names(&["pve1"]).unwrap_err().contains("two or more"));
+        assert!(
+            resolve(&["all".into()], None, "pve1")
+                .unwrap_err()
+                .contains("--this-node-only")
+        );
+        assert!(resolve(&[], None, "pve1").unwrap().is_empty());
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod net;
 pub mod probe;
 pub mod qualify;
 pub mod storages;
+pub mod top;
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +34,7 @@ use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
 use storages::args::StoragesArgs;
+use top::args::TopArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -76,6 +78,10 @@ pub enum Command {
     /// latency, each pool's rados and rbd bench, the slow OSD named (writes
     /// to the cluster: see --help, COST AND SAFETY)
     Ceph(Box<CephArgs>),
+    /// Which guest and which job make the node's IO delay, live and
+    /// read-only: each VM drive's I/O as the guest sees it (QEMU's counters),
+    /// each container's, the disks and the node's pressure
+    Top(Box<TopArgs>),
     /// Load the cluster's storage from worker VMs on every node at once
     /// (HCIBench for PVE): total IOPS, merged latency percentiles, the slow
     /// node or VM; makes and destroys its VMs (see --help, COST AND SAFETY)
@@ -139,6 +145,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::CephClient(args)) => ceph::run::client(args),
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
         Some(Command::Load(args)) => load::run::load(args),
+        Some(Command::Top(args)) => top::run::top(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),
         Some(Command::LoadGuest(args)) => load::run::load_guest(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),

@@ -4,6 +4,8 @@
 //! of their own (the probe's Ctrl-C lets a call finish, within its time
 //! limit, before the probe cleans up).
 
+pub mod qmp;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -47,3 +47,5 @@ mod safety;
 mod storage;
 /// PVE storages by ID, against a fake `pvesm` whose volumes are loop devices.
 mod storages;
+/// `top`: real VMs' QMP sockets, a container's cgroup, the live view in tmux.
+mod top;

@@ -4,6 +4,12 @@
 
 use super::*;
 
+/// How long `rados cleanup` may take before what it left is removed
+/// object by object (it waits on a full pool).
+const CLEANUP_FIRST: Duration = Duration::from_secs(60);
+/// Objects one `rados rm` removes.
+const RM_AT_ONCE: usize = 100;
+
 /// A run's scratch space in one pool: its RADOS namespace and its RBD
 /// image. [`Scratch::clean`] removes both and says what it could not.
 pub struct Scratch<'a> {
@@ -31,17 +37,28 @@ impl<'a> Scratch<'a> {
 
     /// `rados bench`'s objects, and anything else, out of the namespace.
     fn clear_namespace(&self) -> Result<(), CephError> {
-        // Every bench object starts so; a killed run's too.
-        self.rados(
+        // Every bench object starts so; a killed run's too. On a full pool
+        // `cleanup` waits for room that deleting would make: what it left
+        // by its limit goes below, removed with --force-full.
+        let cleaned = self.rados(
             &["cleanup", "--prefix", "benchmark_data"],
-            CLEAN_LIMIT,
+            CLEANUP_FIRST,
             false,
-        )?;
-        // What is left: the run's metadata object.
+        );
+        // What is left: the run's metadata object, or all of it.
         let left = self.rados(&["ls"], READ_LIMIT, false)?;
-        for object in left.lines().map(str::trim).filter(|o| !o.is_empty()) {
-            self.rados(&["rm", "--force-full", object], READ_LIMIT, false)?;
+        let objects: Vec<&str> = left
+            .lines()
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .collect();
+        for chunk in objects.chunks(RM_AT_ONCE) {
+            let mut args = vec!["rm", "--force-full"];
+            args.extend_from_slice(chunk);
+            self.rados(&args, CLEAN_LIMIT, false)?;
         }
+        // Whatever `cleanup` said, the namespace is empty now.
+        drop(cleaned);
         Ok(())
     }
 

@@ -62,8 +62,8 @@ pub fn probe_and_libraries(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
 }
 
 /// A worker VM under QEMU; killed when dropped if it has not ended.
-struct Worker {
-    child: Child,
+pub(crate) struct Worker {
+    pub(crate) child: Child,
     socket: PathBuf,
     console: PathBuf,
 }
@@ -77,6 +77,17 @@ impl Drop for Worker {
 
 impl Worker {
     fn boot(dir: &Path, kernel: &Path, initrd: &Path, disks: &[PathBuf]) -> Worker {
+        Worker::boot_with(dir, kernel, initrd, disks, &[])
+    }
+
+    /// As [`Worker::boot`], with more of QEMU's arguments (a QMP socket).
+    pub(crate) fn boot_with(
+        dir: &Path,
+        kernel: &Path,
+        initrd: &Path,
+        disks: &[PathBuf],
+        more: &[String],
+    ) -> Worker {
         let socket = dir.join("serial0");
         let console = dir.join("console.log");
         let mut cmd = Command::new("qemu-system-x86_64");
@@ -113,6 +124,7 @@ impl Worker {
                 ]);
         }
         let child = cmd
+            .args(more)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -126,7 +138,7 @@ impl Worker {
     }
 
     /// The worker's port, once QEMU listens on it.
-    fn connect(&mut self) -> UnixStream {
+    pub(crate) fn connect(&mut self) -> UnixStream {
         let start = Instant::now();
         loop {
             if let Ok(s) = UnixStream::connect(&self.socket) {
@@ -150,7 +162,11 @@ impl Worker {
 }
 
 /// The next protocol line from the worker, skipping others, within `limit`.
-fn next(port: &mut BufReader<UnixStream>, worker: &Worker, limit: Duration) -> serde_json::Value {
+pub(crate) fn next(
+    port: &mut BufReader<UnixStream>,
+    worker: &Worker,
+    limit: Duration,
+) -> serde_json::Value {
     port.get_ref().set_read_timeout(Some(limit)).unwrap();
     let mut line = String::new();
     loop {

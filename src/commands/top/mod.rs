@@ -1,0 +1,213 @@
+//! `pveprobe top`: which guest and which job make the node's IO delay,
+//! read-only and live. Each interval it reads the node's disks, CPU time
+//! and pressure, every running VM's drives through its QMP socket (one
+//! short visit each, the socket left at once: `pvestatd` and `qm` need
+//! it) and every container's cgroup; ties each guest drive to the host
+//! disk behind it; and names the guest behind a busy disk, a guest that
+//! waits far above its disk, a disk at its ceiling, the node's pressure.
+//! Nothing is written but its output.
+
+pub mod args;
+pub mod hints;
+pub mod read;
+pub mod render;
+pub mod run;
+pub mod sample;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pveprobe_parse::iostat::DiskStat;
+
+use crate::sys::interrupt::Interrupt;
+use read::{Counters, Sources};
+use sample::{GuestIo, LastRead, OwnCost, TopSample};
+
+/// What the run reads and for how long.
+#[derive(Debug, Clone)]
+pub struct TopRequest {
+    pub sources: Sources,
+    pub node: String,
+    pub interval: Duration,
+    /// Stop after this many intervals.
+    pub count: Option<u64>,
+    /// Stop after this long.
+    pub seconds: Option<Duration>,
+}
+
+/// The guests' names and each VM drive's file, read once per guest.
+#[derive(Debug, Default)]
+struct Known {
+    names: BTreeMap<(String, u32), Option<String>>,
+    files: BTreeMap<u32, Vec<(String, String)>>,
+}
+
+impl Known {
+    fn name(&mut self, pve_dir: &Path, kind: &str, id: u32) -> Option<String> {
+        self.names
+            .entry((kind.to_string(), id))
+            .or_insert_with(|| {
+                let (dir, key) = if kind == "ct" {
+                    ("lxc", "hostname")
+                } else {
+                    ("qemu-server", "name")
+                };
+                let text =
+                    std::fs::read_to_string(pve_dir.join(dir).join(format!("{id}.conf"))).ok()?;
+                text.lines()
+                    .take_while(|l| !l.starts_with('['))
+                    .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                    .map(|v| v.trim().to_string())
+            })
+            .clone()
+    }
+}
+
+/// The block device a drive's file is on: the device itself, or for a
+/// file the filesystem's; `None` for what is no local path (`rbd:...`).
+fn disk_of(file: &str, disks: &[DiskStat]) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let path = Path::new(file);
+    if !path.is_absolute() {
+        return None;
+    }
+    let md = std::fs::metadata(path).ok()?;
+    let dev = if md.file_type().is_block_device() {
+        md.rdev()
+    } else {
+        md.dev()
+    };
+    let (major, minor) = (
+        nix::sys::stat::major(dev) as u32,
+        nix::sys::stat::minor(dev) as u32,
+    );
+    disks
+        .iter()
+        .find(|d| (d.major, d.minor) == (major, minor))
+        .map(|d| d.name.clone())
+}
+
+/// Makes intervals of readings.
+pub struct Sampler<'a> {
+    req: &'a TopRequest,
+    known: Known,
+    last: LastRead,
+}
+
+impl<'a> Sampler<'a> {
+    pub fn new(req: &'a TopRequest) -> Self {
+        Sampler {
+            req,
+            known: Known::default(),
+            last: LastRead::default(),
+        }
+    }
+
+    /// Everything read now.
+    pub fn read(&mut self) -> Counters {
+        let vms = read::running_vms(&self.req.sources.qmp_dir);
+        read::read(&self.req.sources, &vms, &mut self.known.files)
+    }
+
+    /// The interval from `a` to `b`.
+    pub fn sample(&mut self, a: &Counters, b: &Counters) -> TopSample {
+        let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
+        let mut guests = self.last.vms(b);
+        guests.extend(sample::containers(a, b, secs, &b.disks));
+        let pve_dir = self.req.sources.pve_dir.clone();
+        for g in &mut guests {
+            g.name = self.known.name(&pve_dir, &g.kind, g.id);
+            if g.kind == "vm" {
+                let files = self.known.files.get(&g.id);
+                let key = g.drive.as_ref().map(|d| format!("drive-{d}"));
+                g.file = files
+                    .and_then(|f| {
+                        f.iter()
+                            .find(|(d, _)| Some(d) == key.as_ref() || Some(d) == g.drive.as_ref())
+                    })
+                    .map(|(_, file)| file.clone());
+                g.disk = g.file.as_deref().and_then(|f| disk_of(f, &b.disks));
+            }
+        }
+        guests.sort_by(|x, y| y.iops().total_cmp(&x.iops()).then(x.id.cmp(&y.id)));
+        let mut disks = sample::disks(&a.disks, &b.disks, secs);
+        for d in &mut disks {
+            d.guests = guests
+                .iter()
+                .filter(|g| g.disk.as_deref() == Some(d.name.as_str()))
+                .map(GuestIo::label)
+                .collect();
+        }
+        disks.retain(|d| d.iops() > 0.0 || !d.guests.is_empty());
+        disks.sort_by(|x, y| y.util_pct.total_cmp(&x.util_pct).then(x.name.cmp(&y.name)));
+        let mut s = TopSample {
+            schema_version: sample::SCHEMA_VERSION,
+            kind: sample::KIND.into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            node: self.req.node.clone(),
+            timestamp: jiff::Timestamp::now().to_string(),
+            seconds: secs,
+            pressure: sample::pressure(a, b, secs),
+            guests,
+            disks,
+            own: OwnCost {
+                cpu_pct: b.own_cpu_us.saturating_sub(a.own_cpu_us) as f64 / (secs * 1e4),
+                rss_kib: b.own_rss_kib,
+            },
+            hints: Vec::new(),
+            notes: Vec::new(),
+        };
+        if b.io.is_none() {
+            s.notes.push(
+                "no /proc/pressure/io: this kernel has no PSI (psi=1 on its command line)".into(),
+            );
+        }
+        s.hints = hints::hints(&s);
+        s
+    }
+}
+
+/// Samples until `count` intervals, `seconds`, a signal or `stop()`;
+/// each interval given to `emit` as it ends. The intervals made.
+pub fn run(
+    req: &TopRequest,
+    interrupt: &Interrupt,
+    stop: &dyn Fn() -> bool,
+    emit: &mut dyn FnMut(&TopSample) -> Result<(), String>,
+) -> Result<u64, String> {
+    let mut sampler = Sampler::new(req);
+    let started = Instant::now();
+    let mut prev = sampler.read();
+    let mut made = 0;
+    loop {
+        let due = prev.at + req.interval;
+        while Instant::now() < due {
+            if interrupt.signal().is_some() || stop() {
+                return Ok(made);
+            }
+            std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
+        }
+        let now = sampler.read();
+        let s = sampler.sample(&prev, &now);
+        emit(&s)?;
+        made += 1;
+        prev = now;
+        if req.count.is_some_and(|c| made >= c)
+            || req
+                .seconds
+                .is_some_and(|d| started.elapsed() + req.interval / 2 >= d)
+        {
+            return Ok(made);
+        }
+    }
+}
+
+/// The default socket and config places.
+pub fn default_sources() -> Sources {
+    Sources {
+        host: crate::sys::host::Host::real(),
+        qmp_dir: PathBuf::from(crate::pvevm::qmp::RUN_DIR),
+        pve_dir: PathBuf::from(crate::pvestorage::ETC_PVE),
+    }
+}

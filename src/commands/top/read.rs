@@ -1,0 +1,231 @@
+//! One reading of everything `top` counts, at one moment: the node's disks
+//! (`/proc/diskstats`), its CPUs' time (`/proc/stat`), its pressure
+//! (`/proc/pressure/*`), each running VM's drives (QEMU's counters through
+//! its QMP socket, one short visit each) and each container's I/O (its
+//! cgroup). Nothing is written anywhere.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pveprobe_parse::iostat::{self, CgroupIo, CpuTimes, DiskStat};
+use pveprobe_parse::pressure::{self, Pressure};
+use pveprobe_parse::qmp::DriveStats;
+
+use crate::pvevm::qmp;
+use crate::sys::host::Host;
+
+/// Where the counters are read.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub host: Host,
+    /// PVE's VM sockets (`/var/run/qemu-server`).
+    pub qmp_dir: PathBuf,
+    /// `/etc/pve` (the VMs' configs under `qemu-server/`, the containers'
+    /// under `lxc/`).
+    pub pve_dir: PathBuf,
+}
+
+/// A VM's drives at one moment, or why they were not read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VmDrives {
+    Read(Vec<DriveStats>),
+    /// Its socket was busy (another client held it): read next time.
+    Busy,
+    Failed(String),
+}
+
+/// Every counter at one moment.
+#[derive(Debug, Clone)]
+pub struct Counters {
+    pub at: std::time::Instant,
+    pub disks: Vec<DiskStat>,
+    pub cpu: Option<CpuTimes>,
+    pub io: Option<Pressure>,
+    pub cpu_pressure: Option<Pressure>,
+    pub memory: Option<Pressure>,
+    /// Dirty and writeback pages, KiB (`/proc/meminfo`).
+    pub dirty_kib: Option<u64>,
+    pub writeback_kib: Option<u64>,
+    pub vms: BTreeMap<u32, VmDrives>,
+    pub cts: BTreeMap<u32, Vec<CgroupIo>>,
+    /// This process's CPU time so far, µs, and its resident set, KiB.
+    pub own_cpu_us: u64,
+    pub own_rss_kib: u64,
+}
+
+/// The running VMs: their sockets in `dir`.
+pub fn running_vms(dir: &Path) -> Vec<u32> {
+    let mut out: Vec<u32> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".qmp")?.parse().ok()
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// The containers with an I/O cgroup: `lxc/CTID` under cgroup v2's root or
+/// v1's blkio hierarchy; each its counters.
+fn containers(host: &Host) -> BTreeMap<u32, Vec<CgroupIo>> {
+    let mut out = BTreeMap::new();
+    for (dir, v2) in [
+        ("/sys/fs/cgroup/lxc", true),
+        ("/sys/fs/cgroup/unified/lxc", true),
+        ("/sys/fs/cgroup/blkio/lxc", false),
+    ] {
+        for name in host.list(dir) {
+            let Ok(ctid) = name.parse::<u32>() else {
+                continue;
+            };
+            let at = format!("{dir}/{name}");
+            let io = if v2 {
+                host.read(format!("{at}/io.stat"))
+                    .map(|t| iostat::io_stat(&t))
+                    .unwrap_or_default()
+            } else {
+                let bytes = host
+                    .read(format!("{at}/blkio.throttle.io_service_bytes_recursive"))
+                    .or_else(|_| host.read(format!("{at}/blkio.throttle.io_service_bytes")))
+                    .unwrap_or_default();
+                let ops = host
+                    .read(format!("{at}/blkio.throttle.io_serviced_recursive"))
+                    .or_else(|_| host.read(format!("{at}/blkio.throttle.io_serviced")))
+                    .unwrap_or_default();
+                iostat::blkio_throttle(&bytes, &ops)
+            };
+            if !io.is_empty() || !out.contains_key(&ctid) {
+                out.insert(ctid, io);
+            }
+        }
+    }
+    out
+}
+
+fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// This process's CPU time (user and system, µs) and resident set (KiB).
+fn own_use() -> (u64, u64) {
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF);
+    match usage {
+        Ok(u) => {
+            let us =
+                |t: nix::sys::time::TimeVal| (t.tv_sec() as u64) * 1_000_000 + t.tv_usec() as u64;
+            let rss = std::fs::read_to_string("/proc/self/statm")
+                .ok()
+                .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .map_or(0, |pages| pages * 4);
+            (us(u.user_time()) + us(u.system_time()), rss)
+        }
+        Err(_) => (0, 0),
+    }
+}
+
+/// Reads everything once; `files` asks each VM for its drives' files too
+/// (the first visit to it).
+pub fn read(
+    src: &Sources,
+    vms: &[u32],
+    files: &mut BTreeMap<u32, Vec<(String, String)>>,
+) -> Counters {
+    let host = &src.host;
+    let mut drives = BTreeMap::new();
+    for &vmid in vms {
+        let want_files = !files.contains_key(&vmid);
+        let got = match qmp::visit(&qmp::socket(&src.qmp_dir, vmid), want_files) {
+            Ok(v) => {
+                if let Some(f) = v.files {
+                    files.insert(vmid, f);
+                }
+                VmDrives::Read(v.stats)
+            }
+            Err(qmp::QmpError::Busy) => VmDrives::Busy,
+            Err(e) => VmDrives::Failed(e.to_string()),
+        };
+        drives.insert(vmid, got);
+    }
+    let meminfo = host.read("/proc/meminfo").unwrap_or_default();
+    let psi = |f: &str| {
+        host.read(format!("/proc/pressure/{f}"))
+            .ok()
+            .and_then(|t| pressure::pressure(&t))
+    };
+    let (own_cpu_us, own_rss_kib) = own_use();
+    Counters {
+        at: std::time::Instant::now(),
+        disks: host
+            .read("/proc/diskstats")
+            .map(|t| iostat::diskstats(&t))
+            .unwrap_or_default(),
+        cpu: host
+            .read("/proc/stat")
+            .ok()
+            .and_then(|t| iostat::cpu_times(&t)),
+        io: psi("io"),
+        cpu_pressure: psi("cpu"),
+        memory: psi("memory"),
+        dirty_kib: meminfo_kib(&meminfo, "Dirty"),
+        writeback_kib: meminfo_kib(&meminfo, "Writeback"),
+        vms: drives,
+        cts: containers(host),
+        own_cpu_us,
+        own_rss_kib,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_gives_dirty_and_writeback() {
+        let text = "MemTotal:       24684336 kB\nDirty:              1244 kB\nWriteback:             0 kB\n";
+        assert_eq!(meminfo_kib(text, "Dirty"), Some(1244));
+        assert_eq!(meminfo_kib(text, "Writeback"), Some(0));
+        assert_eq!(meminfo_kib(text, "WritebackTmp"), None);
+    }
+
+    #[test]
+    fn the_running_vms_are_their_sockets() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["101.qmp", "100.qmp", "100.qga", "100.serial0", "x.qmp"] {
+            std::fs::write(dir.path().join(f), "").unwrap();
+        }
+        assert_eq!(running_vms(dir.path()), [100, 101]);
+    }
+
+    #[test]
+    fn a_containers_cgroup_is_read_in_v1_and_v2() {
+        let root = tempfile::tempdir().unwrap();
+        let v1 = root.path().join("sys/fs/cgroup/blkio/lxc/200");
+        std::fs::create_dir_all(&v1).unwrap();
+        std::fs::write(
+            v1.join("blkio.throttle.io_service_bytes"),
+            "7:3 Read 0\n7:3 Write 8192\nTotal 8192\n",
+        )
+        .unwrap();
+        std::fs::write(
+            v1.join("blkio.throttle.io_serviced"),
+            "7:3 Write 2\nTotal 2\n",
+        )
+        .unwrap();
+        let v2 = root.path().join("sys/fs/cgroup/lxc/201");
+        std::fs::create_dir_all(&v2).unwrap();
+        std::fs::write(
+            v2.join("io.stat"),
+            "8:0 rbytes=4096 wbytes=0 rios=1 wios=0\n",
+        )
+        .unwrap();
+        let cts = containers(&Host::with_root(root.path()));
+        assert_eq!(cts[&200][0].writes, 2);
+        assert_eq!(cts[&200][0].write_bytes, 8192);
+        assert_eq!(cts[&201][0].reads, 1);
+    }
+}

@@ -1,0 +1,420 @@
+//! An interval of `top` as text (the view a terminal redraws, a snapshot
+//! otherwise), CSV rows and metrics; the JSON line is the sample itself.
+
+use super::sample::{GuestIo, TopSample};
+use crate::output::metrics::gauges::{self, Gauge, Subject};
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "-".into())
+}
+
+/// The CSV's columns: a row per guest drive and per disk.
+pub const CSV_HEADER: [&str; 14] = [
+    "timestamp",
+    "node",
+    "subject",
+    "kind",
+    "on",
+    "read_iops",
+    "write_iops",
+    "read_mib_s",
+    "write_mib_s",
+    "read_ms",
+    "write_ms",
+    "util_pct",
+    "queue",
+    "io_some_pct",
+];
+
+impl TopSample {
+    /// The view: the node's pressure, the guests busiest first, the disks,
+    /// the hints.
+    pub fn text(&self) -> String {
+        let p = &self.pressure;
+        let mut out = format!(
+            "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)\n\
+             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB\n",
+            self.node,
+            self.timestamp,
+            self.seconds,
+            self.own.cpu_pct,
+            self.own.rss_kib / 1024,
+            pct(p.iowait_pct),
+            pct(p.io_some_pct),
+            pct(p.io_full_pct),
+            pct(p.cpu_some_pct),
+            pct(p.memory_some_pct),
+            opt(p.dirty_mib, 0),
+            opt(p.writeback_mib, 0),
+        );
+        out += &format!(
+            "\n{:<24}{:<12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  {}\n",
+            "GUEST", "ON", "R IOPS", "W IOPS", "R MiB/s", "W MiB/s", "R ms", "W ms", "NAME"
+        );
+        for g in &self.guests {
+            out += &guest_row(g);
+        }
+        if self.guests.is_empty() {
+            out += "  (no running guest)\n";
+        }
+        out += &format!(
+            "\n{:<24}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}{:>7}  {}\n",
+            "DISK",
+            "R IOPS",
+            "W IOPS",
+            "R MiB/s",
+            "W MiB/s",
+            "R AWAIT",
+            "W AWAIT",
+            "QUEUE",
+            "UTIL",
+            "GUESTS"
+        );
+        for d in &self.disks {
+            out += &format!(
+                "{:<24}{:>9.0}{:>9.0}{:>9.1}{:>9.1}{:>9}{:>9}{:>7.1}{:>6.0}%  {}\n",
+                d.name,
+                d.read_iops,
+                d.write_iops,
+                d.read_mib_s,
+                d.write_mib_s,
+                opt(d.read_await_ms, 2),
+                opt(d.write_await_ms, 2),
+                d.queue,
+                d.util_pct,
+                d.guests.join(", ")
+            );
+        }
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  {h}\n");
+            }
+        }
+        for n in &self.notes {
+            out += &format!("note: {n}\n");
+        }
+        out
+    }
+
+    /// Its CSV rows (`header`: the header first).
+    pub fn csv(&self, header: bool) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        if header {
+            let _ = w.write_record(CSV_HEADER);
+        }
+        let f = |v: f64| format!("{v:.3}");
+        let o = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+        let io_some = o(self.pressure.io_some_pct);
+        for g in self.guests.iter().filter(|g| !g.busy && g.error.is_none()) {
+            let _ = w.write_record([
+                self.timestamp.clone(),
+                self.node.clone(),
+                g.label(),
+                g.kind.clone(),
+                g.disk.clone().unwrap_or_default(),
+                f(g.read_iops),
+                f(g.write_iops),
+                f(g.read_mib_s),
+                f(g.write_mib_s),
+                o(g.read_ms),
+                o(g.write_ms),
+                String::new(),
+                String::new(),
+                io_some.clone(),
+            ]);
+        }
+        for d in &self.disks {
+            let _ = w.write_record([
+                self.timestamp.clone(),
+                self.node.clone(),
+                d.name.clone(),
+                "disk".into(),
+                String::new(),
+                f(d.read_iops),
+                f(d.write_iops),
+                f(d.read_mib_s),
+                f(d.write_mib_s),
+                o(d.read_await_ms),
+                o(d.write_await_ms),
+                f(d.util_pct),
+                f(d.queue),
+                io_some.clone(),
+            ]);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// Each guest drive and disk as a metrics subject, and the node.
+    fn subjects(&self, influx: bool) -> Vec<Subject> {
+        let tag = |mut labels: Vec<(&'static str, String)>, object: &str| {
+            labels.push(("node", self.node.clone()));
+            if influx {
+                labels.push(("object", object.into()));
+            }
+            labels
+        };
+        let mut out = Vec::new();
+        for g in self.guests.iter().filter(|g| !g.busy && g.error.is_none()) {
+            let labels = vec![
+                ("guest", format!("{}/{}", g.kind, g.id)),
+                ("drive", g.drive.clone().unwrap_or_default()),
+                ("disk", g.disk.clone().unwrap_or_default()),
+            ];
+            out.push(Subject {
+                labels: tag(labels, "top_guest"),
+                gauges: guest_gauges(g),
+            });
+        }
+        for d in &self.disks {
+            let mut gauges = io_gauges(d.read_iops, d.write_iops, d.read_mib_s, d.write_mib_s);
+            gauges.push(Gauge::new(
+                (
+                    "utilization_ratio",
+                    "share of the interval with a request in flight, 0 to 1",
+                ),
+                d.util_pct / 100.0,
+                ("util_pct", d.util_pct),
+            ));
+            out.push(Subject {
+                labels: tag(vec![("disk", d.name.clone())], "top_disk"),
+                gauges,
+            });
+        }
+        out.push(Subject {
+            labels: tag(Vec::new(), "top_node"),
+            gauges: self.node_gauges(),
+        });
+        out
+    }
+
+    /// The node's pressure as gauges (ratios, 0 to 1).
+    fn node_gauges(&self) -> Vec<Gauge> {
+        let p = &self.pressure;
+        [
+            (
+                "io_some_ratio",
+                "PSI: share of the interval some task waited for I/O, 0 to 1",
+                "io_some_pct",
+                p.io_some_pct,
+            ),
+            (
+                "io_full_ratio",
+                "PSI: share of the interval all tasks waited for I/O, 0 to 1",
+                "io_full_pct",
+                p.io_full_pct,
+            ),
+            (
+                "iowait_ratio",
+                "share of the CPUs' time idle with I/O outstanding (PVE's IO delay), 0 to 1",
+                "iowait_pct",
+                p.iowait_pct,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, help, field, v)| {
+            v.map(|v| Gauge::new((name, help), v / 100.0, (field, v)))
+        })
+        .collect()
+    }
+
+    pub fn influx(&self) -> String {
+        gauges::influx("pveprobe_top", &self.subjects(true), &self.timestamp)
+    }
+
+    pub fn prometheus(&self) -> String {
+        gauges::prometheus("pveprobe_top", &self.subjects(false))
+    }
+}
+
+/// Reads and writes a second and bytes a second as gauges.
+fn io_gauges(r: f64, w: f64, rm: f64, wm: f64) -> Vec<Gauge> {
+    vec![
+        Gauge::new(
+            ("read_ops_per_second", "reads a second"),
+            r,
+            ("read_iops", r),
+        ),
+        Gauge::new(
+            ("write_ops_per_second", "writes a second"),
+            w,
+            ("write_iops", w),
+        ),
+        Gauge::new(
+            ("read_bytes_per_second", "bytes read a second"),
+            rm * 1048576.0,
+            ("read_mib_s", rm),
+        ),
+        Gauge::new(
+            ("write_bytes_per_second", "bytes written a second"),
+            wm * 1048576.0,
+            ("write_mib_s", wm),
+        ),
+    ]
+}
+
+/// A guest drive's gauges: its I/O and, for a VM, its latencies.
+fn guest_gauges(g: &GuestIo) -> Vec<Gauge> {
+    let mut gauges = io_gauges(g.read_iops, g.write_iops, g.read_mib_s, g.write_mib_s);
+    for (name, field, v) in [
+        ("read_latency_seconds", "read_ms", g.read_ms),
+        ("write_latency_seconds", "write_ms", g.write_ms),
+    ] {
+        if let Some(ms) = v {
+            gauges.push(Gauge::new(
+                (
+                    name,
+                    "mean latency as the guest waited (QEMU's counters), seconds",
+                ),
+                ms / 1000.0,
+                (field, ms),
+            ));
+        }
+    }
+    gauges
+}
+
+fn guest_row(g: &GuestIo) -> String {
+    let name = g.name.clone().unwrap_or_default();
+    if g.busy {
+        return format!(
+            "{:<24}{:<12}  its QMP socket was busy (another client): read next time  {name}\n",
+            g.label(),
+            g.disk.as_deref().unwrap_or("-")
+        );
+    }
+    if let Some(e) = &g.error {
+        return format!("{:<24}{:<12}  not read: {e}  {name}\n", g.label(), "-");
+    }
+    format!(
+        "{:<24}{:<12}{:>9.0}{:>9.0}{:>9.1}{:>9.1}{:>9}{:>9}  {name}\n",
+        g.label(),
+        g.disk.as_deref().unwrap_or("-"),
+        g.read_iops,
+        g.write_iops,
+        g.read_mib_s,
+        g.write_mib_s,
+        opt(g.read_ms, 2),
+        opt(g.write_ms, 2)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::top::sample::{DiskIo, NodePressure};
+
+    fn sample() -> TopSample {
+        TopSample {
+            node: "pve1".into(),
+            timestamp: "2026-12-05T09:00:00Z".into(),
+            seconds: 1.0,
+            pressure: NodePressure {
+                io_some_pct: Some(35.0),
+                iowait_pct: Some(12.5),
+                ..NodePressure::default()
+            },
+            guests: vec![
+                GuestIo {
+                    kind: "vm".into(),
+                    id: 101,
+                    name: Some("db".into()),
+                    drive: Some("scsi0".into()),
+                    disk: Some("dm-5".into()),
+                    write_iops: 2500.0,
+                    write_mib_s: 9.8,
+                    write_ms: Some(6.25),
+                    ..GuestIo::default()
+                },
+                GuestIo {
+                    kind: "vm".into(),
+                    id: 102,
+                    busy: true,
+                    ..GuestIo::default()
+                },
+            ],
+            disks: vec![DiskIo {
+                name: "dm-5".into(),
+                write_iops: 2400.0,
+                write_mib_s: 9.6,
+                write_await_ms: Some(0.4),
+                util_pct: 97.0,
+                queue: 1.2,
+                guests: vec!["VM 101 scsi0".into()],
+                ..DiskIo::default()
+            }],
+            ..TopSample::default()
+        }
+    }
+
+    #[test]
+    fn the_view_has_the_pressure_each_guest_and_disk() {
+        let text = sample().text();
+        assert!(
+            text.contains("IO delay 12.5%   IO pressure some 35.0%"),
+            "{text}"
+        );
+        let vm = text
+            .lines()
+            .find(|l| l.starts_with("VM 101 scsi0"))
+            .unwrap();
+        assert!(
+            vm.contains("dm-5") && vm.contains("2500") && vm.contains("6.25") && vm.ends_with("db"),
+            "{vm}"
+        );
+        let busy = text.lines().find(|l| l.starts_with("VM 102")).unwrap();
+        assert!(busy.contains("busy (another client)"), "{busy}");
+        let disk = text.lines().find(|l| l.starts_with("dm-5")).unwrap();
+        assert!(
+            disk.contains("97%") && disk.ends_with("VM 101 scsi0"),
+            "{disk}"
+        );
+    }
+
+    #[test]
+    fn csv_rows_leave_out_a_guest_not_read() {
+        let csv = sample().csv(true);
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows[0], CSV_HEADER.join(","));
+        assert_eq!(rows.len(), 3, "{csv}");
+        assert!(
+            rows[1].contains(",VM 101 scsi0,vm,dm-5,0.000,2500.000,"),
+            "{csv}"
+        );
+        assert!(rows[2].contains(",dm-5,disk,,"), "{csv}");
+    }
+
+    #[test]
+    fn metrics_have_guests_disks_and_the_node() {
+        let prom = sample().prometheus();
+        assert!(
+            prom.contains("pveprobe_top_write_latency_seconds{guest=\"vm/101\",drive=\"scsi0\",disk=\"dm-5\",node=\"pve1\"} 0.00625"),
+            "{prom}"
+        );
+        assert!(
+            prom.contains("pveprobe_top_utilization_ratio{disk=\"dm-5\",node=\"pve1\"} 0.97"),
+            "{prom}"
+        );
+        assert!(
+            prom.contains("pveprobe_top_io_some_ratio{node=\"pve1\"} 0.35"),
+            "{prom}"
+        );
+        assert!(!prom.contains("vm/102"), "{prom}");
+        let influx = sample().influx();
+        assert!(influx.contains("object=top_guest"), "{influx}");
+    }
+
+    #[test]
+    fn a_json_line_reads_back_as_the_sample() {
+        let s = sample();
+        let line = crate::output::json(&s, false);
+        assert!(!line.trim_end().contains('\n'));
+        let back: TopSample = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, s);
+    }
+}

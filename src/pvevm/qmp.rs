@@ -1,0 +1,152 @@
+//! QEMU's monitor (QMP) on PVE's socket, `/var/run/qemu-server/VMID.qmp`,
+//! asked as qemu-server asks it: connect, read the greeting, leave
+//! capability negotiation (`qmp_capabilities`), ask, close at once. The
+//! socket serves one client at a time and `pvestatd`, `qm` and the GUI
+//! need it too: a socket whose greeting does not come at once is busy
+//! (another client holds it) and is left alone, never waited on.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pveprobe_parse::qmp::{self as parse, DriveStats};
+
+/// How long a greeting may take before the socket counts as busy.
+pub const GREETING_WITHIN: Duration = Duration::from_millis(200);
+/// How long one command may take once connected.
+const ANSWER_WITHIN: Duration = Duration::from_secs(2);
+/// The longest line read.
+const MAX_LINE: u64 = 4 << 20;
+
+/// Where PVE keeps its VMs' sockets.
+pub const RUN_DIR: &str = "/var/run/qemu-server";
+
+#[derive(Debug, thiserror::Error)]
+pub enum QmpError {
+    #[error("busy: another client holds the socket")]
+    Busy,
+    #[error("cannot connect: {0}")]
+    Connect(std::io::Error),
+    #[error("no answer within {} s", ANSWER_WITHIN.as_secs())]
+    Timeout,
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("QEMU refused {command}: {desc}")]
+    Refused { command: String, desc: String },
+    #[error(transparent)]
+    Answer(#[from] parse::QmpError),
+    #[error("not QMP: {0}")]
+    Protocol(String),
+}
+
+/// What one visit to a VM's socket read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Visit {
+    pub stats: Vec<DriveStats>,
+    /// Each drive's file, when asked for (`query-block`).
+    pub files: Option<Vec<(String, String)>>,
+}
+
+/// The socket of VM `vmid` in `dir`.
+pub fn socket(dir: &Path, vmid: u32) -> PathBuf {
+    dir.join(format!("{vmid}.qmp"))
+}
+
+/// One visit: the drives' counters, and with `files` the file behind
+/// each drive; the connection closed before it returns.
+pub fn visit(path: &Path, files: bool) -> Result<Visit, QmpError> {
+    let stream = UnixStream::connect(path).map_err(QmpError::Connect)?;
+    stream
+        .set_read_timeout(Some(GREETING_WITHIN))
+        .map_err(QmpError::Io)?;
+    stream
+        .set_write_timeout(Some(ANSWER_WITHIN))
+        .map_err(QmpError::Io)?;
+    let mut reader = BufReader::new(stream.try_clone().map_err(QmpError::Io)?);
+    let mut writer = stream;
+    let greeting =
+        read_message(&mut reader, Instant::now() + GREETING_WITHIN).map_err(|e| match e {
+            QmpError::Timeout => QmpError::Busy,
+            e => e,
+        })?;
+    if greeting.get("QMP").is_none() {
+        return Err(QmpError::Protocol("no greeting".into()));
+    }
+    // (The reader's clone shares the socket and its options.)
+    writer
+        .set_read_timeout(Some(ANSWER_WITHIN))
+        .map_err(QmpError::Io)?;
+    execute(&mut reader, &mut writer, "qmp_capabilities")?;
+    let stats = parse::blockstats(&execute(&mut reader, &mut writer, "query-blockstats")?)?;
+    let files = if files {
+        Some(parse::block_files(&execute(
+            &mut reader,
+            &mut writer,
+            "query-block",
+        )?)?)
+    } else {
+        None
+    };
+    Ok(Visit { stats, files })
+}
+
+/// Sends `command`; its `return` value as JSON text (events read past).
+fn execute(
+    reader: &mut BufReader<UnixStream>,
+    writer: &mut UnixStream,
+    command: &str,
+) -> Result<String, QmpError> {
+    writer
+        .write_all(format!("{{\"execute\":\"{command}\"}}\r\n").as_bytes())
+        .map_err(QmpError::Io)?;
+    let until = Instant::now() + ANSWER_WITHIN;
+    loop {
+        let m = read_message(reader, until)?;
+        if let Some(r) = m.get("return") {
+            return Ok(r.to_string());
+        }
+        if let Some(e) = m.get("error") {
+            return Err(QmpError::Refused {
+                command: command.into(),
+                desc: e.get("desc").and_then(|d| d.as_str()).unwrap_or("?").into(),
+            });
+        }
+        // An event ({"event": ...}): not the answer.
+    }
+}
+
+/// The next JSON message, by `until`.
+fn read_message(
+    reader: &mut BufReader<UnixStream>,
+    until: Instant,
+) -> Result<serde_json::Value, QmpError> {
+    let mut line = Vec::new();
+    loop {
+        if Instant::now() >= until {
+            return Err(QmpError::Timeout);
+        }
+        line.clear();
+        match std::io::Read::take(&mut *reader, MAX_LINE).read_until(b'\n', &mut line) {
+            Ok(0) => return Err(QmpError::Protocol("the socket closed".into())),
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                if text.trim().is_empty() {
+                    continue;
+                }
+                return serde_json::from_str(text.trim())
+                    .map_err(|e| QmpError::Protocol(e.to_string()));
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(QmpError::Timeout);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(QmpError::Io(e)),
+        }
+    }
+}

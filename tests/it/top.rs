@@ -1,0 +1,424 @@
+//! `top` against real guests: two QEMU VMs (TCG) with their QMP sockets
+//! where PVE keeps them and a disk each on a loop device, one writing hard
+//! inside (`load`'s worker: the tested binary as the VM's /init, running a
+//! job on its raw disk), the other idle; a process in a cgroup the test
+//! makes, as a container's; and the live view in a real terminal (tmux).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::common::{
+    self, LoopDevice, LoopOptions, pveprobe, root_or_skip, stderr, stdout, workdir,
+};
+use crate::load::{Worker, cloud_kernel, next, probe_and_libraries};
+
+/// VMIDs no other test uses: this process's, so parallel runs differ.
+fn vmids() -> (u32, u32) {
+    let base = 900_000 + (std::process::id() % 40_000) * 2;
+    (base, base + 1)
+}
+
+const QMP_DIR: &str = "/var/run/qemu-server";
+
+/// One QMP exchange as `pvestatd` makes it: connect, greeting,
+/// capabilities, `query-status`, close; waiting up to 3 s for each answer.
+fn as_pvestatd(path: &Path) -> Result<(), String> {
+    let s = UnixStream::connect(path).map_err(|e| format!("connect: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    let mut line = String::new();
+    let mut read = |what: &str| -> Result<serde_json::Value, String> {
+        loop {
+            line.clear();
+            r.read_line(&mut line).map_err(|e| format!("{what}: {e}"))?;
+            let v: serde_json::Value =
+                serde_json::from_str(line.trim()).map_err(|e| format!("{what}: {e}"))?;
+            if v.get("event").is_none() {
+                return Ok(v);
+            }
+        }
+    };
+    read("greeting")?;
+    w.write_all(b"{\"execute\":\"qmp_capabilities\"}\n")
+        .unwrap();
+    read("capabilities")?;
+    w.write_all(b"{\"execute\":\"query-status\"}\n").unwrap();
+    let status = read("query-status")?;
+    status
+        .pointer("/return/status")
+        .map(drop)
+        .ok_or_else(|| format!("no status: {status}"))
+}
+
+/// The VMs' configs, as PVE keeps them.
+fn pve_dir(dir: &Path, vms: &[(u32, &str)]) -> PathBuf {
+    let pve = dir.join("pve");
+    std::fs::create_dir_all(pve.join("qemu-server")).unwrap();
+    for (vmid, name) in vms {
+        std::fs::write(
+            pve.join(format!("qemu-server/{vmid}.conf")),
+            format!("name: {name}\nscsihw: virtio-scsi-single\nscsi0: local-lvm:vm-{vmid}-disk-0,iothread=1\n"),
+        )
+        .unwrap();
+    }
+    pve
+}
+
+#[test]
+#[ignore = "needs root, QEMU and Debian's cloud kernel: two VMs boot (scripts/test runs it)"]
+fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
+    if !root_or_skip() {
+        return;
+    }
+    common::needs_tools(
+        &["qemu-system-x86_64", "strip", "ldd"],
+        "qemu-system-x86 and binutils",
+    );
+    let (kernel, release) =
+        cloud_kernel().expect("Debian's cloud kernel (scripts/install-test-deps)");
+    let dir = workdir();
+    let (probe, libs) = probe_and_libraries(dir.path());
+    let initrd = dir.path().join("initrd");
+    let mut build = pveprobe();
+    build
+        .args(["load-initramfs", "--out"])
+        .arg(&initrd)
+        .args(["--release", &release, "--probe"])
+        .arg(&probe);
+    for lib in &libs {
+        build.arg("--with").arg(lib);
+    }
+    let out = build.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    std::fs::create_dir_all(QMP_DIR).unwrap();
+    let (busy_id, idle_id) = vmids();
+    let disks = [
+        LoopDevice::new(256, LoopOptions::default()),
+        LoopDevice::new(256, LoopOptions::default()),
+    ];
+    let mut vms = Vec::new();
+    for (i, vmid) in [busy_id, idle_id].into_iter().enumerate() {
+        let vm_dir = dir.path().join(format!("vm{vmid}"));
+        std::fs::create_dir_all(&vm_dir).unwrap();
+        let qmp = Path::new(QMP_DIR).join(format!("{vmid}.qmp"));
+        let _ = std::fs::remove_file(&qmp);
+        let worker = Worker::boot_with(
+            &vm_dir,
+            &kernel,
+            &initrd,
+            &[disks[i].dev.clone()],
+            &[
+                "-qmp".into(),
+                format!("unix:{},server=on,wait=off", qmp.display()),
+            ],
+        );
+        vms.push((vmid, worker, qmp));
+    }
+    // Removed on every way out, with the VMs.
+    struct Sockets(Vec<PathBuf>);
+    impl Drop for Sockets {
+        fn drop(&mut self) {
+            for s in &self.0 {
+                let _ = std::fs::remove_file(s);
+            }
+        }
+    }
+    let _sockets = Sockets(vms.iter().map(|v| v.2.clone()).collect());
+    let pve = pve_dir(dir.path(), &[(busy_id, "busy"), (idle_id, "idle")]);
+    let mut ports = Vec::new();
+    for (_, worker, _) in vms.iter_mut() {
+        let stream = worker.connect();
+        let mut port = BufReader::new(stream.try_clone().unwrap());
+        let hello = next(&mut port, worker, Duration::from_secs(300));
+        assert_eq!(hello["type"], "hello", "{hello}");
+        ports.push((stream, port));
+    }
+    // The busy VM writes 4 KiB blocks at random, 2 workers x 8 deep.
+    ports[0]
+        .0
+        .write_all(
+            b"pveprobe-worker {\"type\":\"job\",\"block\":4096,\"read_pct\":0,\"random_pct\":100,\"workers\":2,\"iodepth\":8,\"warmup\":0,\"seconds\":30}\n",
+        )
+        .unwrap();
+    let started = next(&mut ports[0].1, &vms[0].1, Duration::from_secs(120));
+    assert_eq!(started["type"], "started", "{started}");
+
+    // Meanwhile another client asks the busy VM's socket as pvestatd does.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (asked, failed) = (
+        Arc::new(AtomicU32::new(0)),
+        Arc::new(std::sync::Mutex::new(Vec::new())),
+    );
+    let other = {
+        let (stop, asked, failed, qmp) = (
+            stop.clone(),
+            asked.clone(),
+            failed.clone(),
+            vms[0].2.clone(),
+        );
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Err(e) = as_pvestatd(&qmp) {
+                    failed.lock().unwrap().push(e);
+                }
+                asked.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(150));
+            }
+        })
+    };
+    let out = pveprobe()
+        .args([
+            "top",
+            "--interval",
+            "1",
+            "--count",
+            "6",
+            "--output-format",
+            "json",
+            "--qmp-dir",
+            QMP_DIR,
+            "--pve-dir",
+        ])
+        .arg(&pve)
+        .output()
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    other.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let samples: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(samples.len(), 6, "{}", stdout(&out));
+    // The other client got its answer every time top sampled.
+    assert!(
+        asked.load(Ordering::Relaxed) >= 20,
+        "{}",
+        asked.load(Ordering::Relaxed)
+    );
+    assert!(
+        failed.lock().unwrap().is_empty(),
+        "{:?}",
+        failed.lock().unwrap()
+    );
+
+    let loop_name = disks[0]
+        .dev
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let mut ratios = Vec::new();
+    for s in &samples {
+        let guests = s["guests"].as_array().unwrap();
+        let mine = |id: u32| guests.iter().find(|g| g["id"] == id && g["kind"] == "vm");
+        let Some(busy) = mine(busy_id) else { continue };
+        if busy["busy"] == true {
+            continue;
+        }
+        // The busy VM first, named, on its loop device; the idle one quiet.
+        assert_eq!(guests[0]["id"], busy_id, "{s}");
+        assert_eq!(busy["name"], "busy", "{s}");
+        assert_eq!(busy["drive"], "scsi0", "{s}");
+        assert_eq!(busy["disk"], loop_name, "{s}");
+        let idle = mine(idle_id).unwrap_or_else(|| panic!("{s}"));
+        assert!(idle["write_iops"].as_f64().unwrap() < 1.0, "{idle}");
+        // What the guest wrote, as QEMU counts it, against what the loop
+        // device completed in the same interval (/proc/diskstats).
+        let disk = s["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == loop_name)
+            .unwrap();
+        assert_eq!(disk["guests"][0], format!("VM {busy_id} scsi0"), "{disk}");
+        let (g, d) = (
+            busy["write_mib_s"].as_f64().unwrap(),
+            disk["write_mib_s"].as_f64().unwrap(),
+        );
+        assert!(g > 0.0 && d > 0.0, "{s}");
+        ratios.push(g / d);
+        // Any hint that names a guest names the busy one.
+        for h in s["hints"].as_array().unwrap() {
+            assert!(
+                !h["subject"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&idle_id.to_string()),
+                "{h}"
+            );
+        }
+    }
+    eprintln!("the busy VM's write MiB/s over its loop device's, each interval: {ratios:.3?}");
+    assert!(ratios.len() >= 4, "{ratios:?}");
+    for r in &ratios {
+        assert!((0.9..=1.1).contains(r), "{ratios:?}");
+    }
+    // Its own cost is stated.
+    assert!(samples[1]["own"]["cpu_pct"].as_f64().is_some());
+}
+
+#[test]
+#[ignore = "needs root: a cgroup and a loop device (scripts/test runs it)"]
+fn a_containers_io_is_read_from_its_cgroup() {
+    if !root_or_skip() {
+        return;
+    }
+    let blkio = Path::new("/sys/fs/cgroup/blkio");
+    let unified = !blkio.join("cgroup.procs").exists();
+    let root = if unified {
+        Path::new("/sys/fs/cgroup")
+    } else {
+        blkio
+    };
+    let lxc = root.join("lxc");
+    let made_lxc = !lxc.exists();
+    std::fs::create_dir_all(&lxc).unwrap();
+    let ctid = 900_000 + std::process::id() % 90_000;
+    let cg = lxc.join(ctid.to_string());
+    std::fs::create_dir(&cg).unwrap();
+    let disk = LoopDevice::new(256, LoopOptions::default());
+    // Its writes to the disk held to 16 MiB/s, as PVE's `mbps_wr` would:
+    // on cgroup v1 Linux 6.x counts a cgroup's I/O (blkio.throttle.*) only
+    // on a device with a limit in it (cgroup v2's io.stat always).
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&disk.dev).unwrap());
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let limit = 16u64 << 20;
+    let (file, rule) = if unified {
+        ("io.max", format!("{major}:{minor} wbps={limit}"))
+    } else {
+        (
+            "blkio.throttle.write_bps_device",
+            format!("{major}:{minor} {limit}"),
+        )
+    };
+    std::fs::write(cg.join(file), rule).unwrap();
+    // dd in the container's cgroup, 64 MiB in 64 KiB writes: 4 s at the limit.
+    let mut dd = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {}/cgroup.procs && exec dd if=/dev/zero of={} bs=64k count=1024 oflag=direct status=none",
+            cg.display(),
+            disk.path()
+        ))
+        .spawn()
+        .unwrap();
+    let out = pveprobe()
+        .args([
+            "top",
+            "--interval",
+            "1",
+            "--count",
+            "3",
+            "--output-format",
+            "json",
+            "--qmp-dir",
+        ])
+        .arg(workdir().path())
+        .output()
+        .unwrap();
+    let _ = dd.wait();
+    let _ = std::fs::remove_dir(&cg);
+    if made_lxc {
+        let _ = std::fs::remove_dir(&lxc);
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let loop_name = disk.dev.file_name().unwrap().to_string_lossy().to_string();
+    // The middle interval lies inside dd's run: the container writes at its limit.
+    let middle: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().nth(1).unwrap()).unwrap();
+    let ct = middle["guests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kind"] == "ct" && g["id"] == ctid)
+        .unwrap_or_else(|| panic!("{middle}"));
+    let rate = ct["write_mib_s"].as_f64().unwrap();
+    assert!(
+        (12.8..=19.2).contains(&rate),
+        "{rate} MiB/s against a limit of 16: {ct}"
+    );
+    assert_eq!(ct["disk"], loop_name, "{ct}");
+    // Its writes are 64 KiB each, as dd wrote them.
+    let per = ct["write_mib_s"].as_f64().unwrap() * 1024.0 / ct["write_iops"].as_f64().unwrap();
+    assert!((60.0..=68.0).contains(&per), "{per} KiB a write: {ct}");
+}
+
+#[test]
+#[ignore = "needs tmux: the live view in a real terminal (scripts/test runs it)"]
+fn the_live_view_redraws_in_a_terminal_and_q_quits() {
+    common::needs_tools(&["tmux"], "tmux");
+    let dir = workdir();
+    let session = format!("pveprobe-top-{}", std::process::id());
+    let done = dir.path().join("exit");
+    let line = format!(
+        "{} top --interval 0.5 --qmp-dir {} --pve-dir {}; echo $? > {}",
+        env!("CARGO_BIN_EXE_pveprobe"),
+        dir.path().display(),
+        dir.path().display(),
+        done.display()
+    );
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .args(["-L", &session])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let st = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "160",
+        "-y",
+        "40",
+        &line,
+    ]);
+    assert!(st.status.success(), "{}", stderr(&st));
+    let screen = || {
+        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &session]).stdout).into_owned()
+    };
+    let start = Instant::now();
+    while !screen().contains("DISK") {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no view: {}",
+            screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let first = screen();
+    assert!(
+        first.contains("pveprobe top:") && first.contains("IO pressure"),
+        "{first}"
+    );
+    // Redrawn in place: one view on the screen, however many intervals.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(screen().matches("pveprobe top:").count(), 1, "{}", screen());
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let start = Instant::now();
+    while !done.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "q did not quit: {}",
+            screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = tmux(&["kill-server"]);
+    let mut code = String::new();
+    std::fs::File::open(&done)
+        .unwrap()
+        .read_to_string(&mut code)
+        .unwrap();
+    assert_eq!(code.trim(), "0");
+}

@@ -464,8 +464,8 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 8] = [
-    "compare", "cluster", "storages", "net", "qualify", "guest", "ceph", "load",
+const SUBCOMMAND_PAGES: [&str; 9] = [
+    "compare", "cluster", "storages", "net", "qualify", "guest", "ceph", "load", "top",
 ];
 
 /// (shell, file below completions/).
@@ -704,7 +704,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load ..."
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),

@@ -78,14 +78,14 @@ pub enum Command {
     /// latency, each pool's rados and rbd bench, the slow OSD named (writes
     /// to the cluster: see --help, COST AND SAFETY)
     Ceph(Box<CephArgs>),
-    /// Which guest and which job make the node's IO delay, live and
-    /// read-only: each VM drive's I/O as the guest sees it (QEMU's counters),
-    /// each container's, the disks and the node's pressure
-    Top(Box<TopArgs>),
     /// Load the cluster's storage from worker VMs on every node at once
     /// (HCIBench for PVE): total IOPS, merged latency percentiles, the slow
     /// node or VM; makes and destroys its VMs (see --help, COST AND SAFETY)
     Load(Box<LoadArgs>),
+    /// Which guest and which job make the node's IO delay, live and
+    /// read-only: each VM drive's I/O as the guest sees it (QEMU's counters),
+    /// each container's, the disks and the node's pressure
+    Top(Box<TopArgs>),
     /// What the probe copied into a guest runs
     #[command(name = "guest-side", hide = true)]
     GuestSide(GuestSideArgs),

@@ -172,6 +172,22 @@ fn until_a_client_writes(c: &Cluster, node: &str) -> String {
     }
 }
 
+/// `ceph` on pve1 writing the pool (no OSD bench, no rbd), JSON on
+/// stdout, with `args`; under way.
+fn spawn(nodes: &TestCluster, c: &Cluster, args: &[&str]) -> std::process::Child {
+    nodes
+        .pveprobe_on(0, "ceph")
+        .arg("--conf")
+        .arg(c.conf())
+        .args(["--yes", "--no-osd-bench", "--no-rbd-bench"])
+        .args(["--output-format", "json"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn interrupt_and_wait(mut child: std::process::Child) -> Output {
     signal(&[child.id()], "-INT");
     let status = wait_within(&mut child, Duration::from_secs(120));
@@ -184,22 +200,11 @@ fn interrupt_and_wait(mut child: std::process::Child) -> Output {
 #[ignore = "needs root and Ceph: network namespaces with an sshd each stand in for the nodes"]
 fn sigint_on_the_first_node_mid_job_stops_every_client_and_leaves_nothing() {
     let (nodes, c) = rig();
-    let child = nodes
-        .pveprobe_on(0, "ceph")
-        .arg("--conf")
-        .arg(c.conf())
-        .args([
-            "--yes",
-            "--no-osd-bench",
-            "--no-rbd-bench",
-            "--seconds",
-            "8",
-        ])
-        .args(["--clients", "pve1,pve2,pve3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(
+        &nodes,
+        &c,
+        &["--seconds", "5", "--clients", "pve1,pve2,pve3"],
+    );
     until_a_client_writes(&c, "-pve3");
     let out = interrupt_and_wait(child);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
@@ -213,23 +218,18 @@ fn sigint_on_the_first_node_mid_job_stops_every_client_and_leaves_nothing() {
 #[ignore = "needs root and Ceph: network namespaces with an sshd each stand in for the nodes"]
 fn a_client_node_that_stops_answering_is_given_up_on_and_its_objects_still_go() {
     let (nodes, c) = rig();
-    let child = nodes
-        .pveprobe_on(0, "ceph")
-        .arg("--conf")
-        .arg(c.conf())
-        .args([
-            "--yes",
-            "--no-osd-bench",
-            "--no-rbd-bench",
+    let child = spawn(
+        &nodes,
+        &c,
+        &[
             "--seconds",
             "3",
-        ])
-        .args(["--clients", "all", "--answer-timeout", "5"])
-        .args(["--output-format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+            "--clients",
+            "all",
+            "--answer-timeout",
+            "5",
+        ],
+    );
     // pve3 freezes mid-write: its client and its bench stop answering.
     // (Its processes only: other tests' clusters run meanwhile.)
     let ns = until_a_client_writes(&c, "-pve3");

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::common::{
     self, LoopDevice, LoopOptions, pveprobe, root_or_skip, stderr, stdout, workdir,
 };
-use crate::load::{Worker, cloud_kernel, next, probe_and_libraries};
+use crate::load::{Worker, cloud_kernel, next, worker_initramfs};
 
 /// VMIDs no other test uses: this process's, so parallel runs differ.
 fn vmids() -> (u32, u32) {
@@ -83,19 +83,7 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     let (kernel, release) =
         cloud_kernel().expect("Debian's cloud kernel (scripts/install-test-deps)");
     let dir = workdir();
-    let (probe, libs) = probe_and_libraries(dir.path());
-    let initrd = dir.path().join("initrd");
-    let mut build = pveprobe();
-    build
-        .args(["load-initramfs", "--out"])
-        .arg(&initrd)
-        .args(["--release", &release, "--probe"])
-        .arg(&probe);
-    for lib in &libs {
-        build.arg("--with").arg(lib);
-    }
-    let out = build.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let initrd = worker_initramfs(dir.path(), &release);
 
     std::fs::create_dir_all(QMP_DIR).unwrap();
     let (busy_id, idle_id) = vmids();
@@ -132,13 +120,19 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     }
     let _sockets = Sockets(vms.iter().map(|v| v.2.clone()).collect());
     let pve = pve_dir(dir.path(), &[(busy_id, "busy"), (idle_id, "idle")]);
-    let mut ports = Vec::new();
-    for (_, worker, _) in vms.iter_mut() {
-        let stream = worker.connect();
-        let mut port = BufReader::new(stream.try_clone().unwrap());
-        let hello = next(&mut port, worker, Duration::from_secs(300));
+    // Both ports connected before either VM says hello: what a VM writes
+    // to its serial socket with no client there is lost.
+    let mut ports: Vec<(UnixStream, BufReader<UnixStream>)> = vms
+        .iter_mut()
+        .map(|(_, worker, _)| {
+            let stream = worker.connect();
+            let port = BufReader::new(stream.try_clone().unwrap());
+            (stream, port)
+        })
+        .collect();
+    for ((_, worker, _), (_, port)) in vms.iter().zip(ports.iter_mut()) {
+        let hello = next(port, worker, Duration::from_secs(300));
         assert_eq!(hello["type"], "hello", "{hello}");
-        ports.push((stream, port));
     }
     // The busy VM writes 4 KiB blocks at random, 2 workers x 8 deep.
     ports[0]
@@ -173,6 +167,7 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
             }
         })
     };
+    let record = dir.path().join("top.jsonl");
     let out = pveprobe()
         .args([
             "top",
@@ -187,6 +182,8 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
             "--pve-dir",
         ])
         .arg(&pve)
+        .arg("--record")
+        .arg(&record)
         .output()
         .unwrap();
     stop.store(true, Ordering::Relaxed);
@@ -263,6 +260,23 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     }
     // Its own cost is stated.
     assert!(samples[1]["own"]["cpu_pct"].as_f64().is_some());
+    // The record holds the same intervals, and draws.
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), stdout(&out));
+    let svg = dir.path().join("top.svg");
+    let drawn = pveprobe()
+        .args(["top", "--plot"])
+        .arg(&svg)
+        .arg("--from")
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert!(drawn.status.success(), "{}", stderr(&drawn));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.contains(&format!("VM {busy_id} scsi0")),
+        "{picture}"
+    );
+    assert!(!crate::output::plot::png(&picture).is_empty());
 }
 
 #[test]

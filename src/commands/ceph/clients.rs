@@ -31,6 +31,9 @@ use crate::sys::conversation::Conversation;
 const START_AFTER: Duration = Duration::from_secs(3);
 /// How long a client told to stop gets to stop its bench and clean up.
 const STOP_WAIT: Duration = Duration::from_secs(60);
+/// How long an rbd job may take when this node's own run of it gave no
+/// time, s (as long as this node's own may).
+const RBD_UNKNOWN: f64 = 3600.0;
 /// The longest line a client's answer may be.
 const MAX_LINE: usize = 1 << 20;
 
@@ -191,15 +194,19 @@ impl Clients<'_> {
 
     /// Runs `job` (its namespace made per client) on every client at once;
     /// each client's part, in the order of the nodes.
+    /// `expect` is how long the job itself should take (a rados job its
+    /// seconds; an rbd job, which moves a size, not a time, three times
+    /// what it took from this node alone); a client gets that and
+    /// `answer_within` more.
     pub fn gather(
         &self,
         job: &ClientJob,
+        expect: Duration,
         run_id: &str,
         interrupt: &Interrupt,
     ) -> Vec<ClientFigure> {
         let start_at = now_ms() + START_AFTER.as_millis() as u64;
-        let run_for =
-            START_AFTER + Duration::from_secs(u64::from(job.seconds)) + self.answer_within;
+        let run_for = START_AFTER + expect + self.answer_within;
         let (tx, rx) = mpsc::channel();
         let mut answers: Vec<Option<Result<ClientAnswer, String>>> = vec![None; self.nodes.len()];
         let mut talks: Vec<Option<Conversation>> = Vec::new();
@@ -247,9 +254,9 @@ impl Clients<'_> {
                     }
                     None if given_up => {
                         f.error = Some(format!(
-                            "gave no answer within {} s of its {} s: given up on (told to stop and clean up)",
+                            "gave no answer within {} s past the job's {:.0} s: given up on (told to stop and clean up)",
                             self.answer_within.as_secs(),
-                            job.seconds
+                            expect.as_secs_f64()
                         ));
                     }
                     None => f.error = Some("stopped before it answered".into()),
@@ -397,8 +404,19 @@ impl Clients<'_> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            // A rados job lasts its seconds; an rbd job moves its bytes, in
+            // three times what it took from this node alone at most.
+            let alone = jobs
+                .iter()
+                .find(|j| j.key == key && j.clients.is_empty())
+                .map(|j| j.figure.seconds);
+            let expect = if key.starts_with("rbd_") {
+                Duration::from_secs_f64(alone.map_or(RBD_UNKNOWN, |s| (s * 3.0).max(10.0)))
+            } else {
+                Duration::from_secs(u64::from(run.seconds))
+            };
             let (clients, osds) = watch.around(write, || {
-                Ok(self.gather(&job(key), run.run_id, tools.interrupt))
+                Ok(self.gather(&job(key), expect, run.run_id, tools.interrupt))
             })?;
             jobs.push(PoolJob {
                 key: key.into(),

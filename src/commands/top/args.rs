@@ -43,6 +43,7 @@ EXAMPLES
   pveprobe top                                  the live view (q quits)
   pveprobe top --count 10 --output-format json  ten intervals, a JSON line each
   pveprobe top --record top.jsonl               the view, and every interval kept
+  pveprobe top --plot io.svg --from top.jsonl   that record drawn
   pveprobe top --count 1 --output-format prometheus --output /var/lib/prometheus/node-exporter/pveprobe_top.prom";
 
 #[derive(Debug, Args)]
@@ -52,7 +53,8 @@ pub struct TopArgs {
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = interval)]
     pub interval: f64,
 
-    /// Stop after N intervals [default: on a terminal, never; else 1]
+    /// Stop after N intervals [default: on a terminal, with --record or
+    /// --plot, until q or Ctrl-C; else 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
 
@@ -77,6 +79,16 @@ pub struct TopArgs {
     /// Also add every interval to FILE as a line of JSON
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+
+    /// Draw the run's intervals (the last hour of them), or --from's, as an
+    /// SVG picture in FILE: the busiest guests' IOPS and latency, the
+    /// node's pressure, on one time axis
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// With --plot: draw a --record file instead of sampling
+    #[arg(long, value_name = "RECORD", requires = "plot")]
+    pub from: Option<PathBuf>,
 
     /// Where the VMs' QMP sockets are (tests)
     #[arg(long, value_name = "DIR", default_value = crate::pvevm::qmp::RUN_DIR, hide = true)]

@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod hints;
+pub mod plot;
 pub mod read;
 pub mod render;
 pub mod run;

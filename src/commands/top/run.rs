@@ -122,8 +122,45 @@ impl Writer<'_> {
     }
 }
 
+/// The intervals `--plot` draws at most (the last ones).
+const PLOTTED: usize = 3600;
+
+/// `--plot FILE --from RECORD`: the record drawn, nothing sampled.
+fn plot_record(plot: &std::path::Path, from: &std::path::Path) -> Ended {
+    let file = crate::output::plot::SvgFile::create(plot).map_err(Stop::bad_input)?;
+    let text = std::fs::read_to_string(from).map_err(|e| {
+        Stop::bad_input(format!(
+            "{}: {}",
+            from.display(),
+            crate::error::describe(&e)
+        ))
+    })?;
+    let samples = super::plot::read_record(&text)
+        .map_err(|e| Stop::bad_input(format!("{}: {e}", from.display())))?;
+    save(file, &samples)
+}
+
+/// Draws `samples` into `file`.
+fn save(file: crate::output::plot::SvgFile, samples: &[TopSample]) -> Ended {
+    let path = file
+        .save(super::plot::picture(samples))
+        .map_err(Stop::not_measured)?;
+    eprintln!("pveprobe: plot written to {}", path.display());
+    Ok(Exit::Ok)
+}
+
 /// `pveprobe top`.
 pub fn top(args: &TopArgs) -> Ended {
+    if let (Some(plot), Some(from)) = (&args.plot, &args.from) {
+        return plot_record(plot, from);
+    }
+    // Opened first: a FILE that cannot be written costs no sampling.
+    let plot_file = args
+        .plot
+        .as_deref()
+        .map(crate::output::plot::SvgFile::create)
+        .transpose()
+        .map_err(Stop::bad_input)?;
     let terminal = args.output_format == Format::Text
         && args.output.is_none()
         && std::io::stdout().is_terminal();
@@ -135,10 +172,13 @@ pub fn top(args: &TopArgs) -> Ended {
         },
         node: crate::pvestorage::node_name(),
         interval: Duration::from_secs_f64(args.interval),
-        // Not on a terminal: one interval, unless asked for more.
-        count: args
-            .count
-            .or((!terminal && args.seconds.is_none()).then_some(1)),
+        // Not on a terminal: one interval, unless asked for more (or
+        // recording, or drawing: until stopped).
+        count: args.count.or((!terminal
+            && args.seconds.is_none()
+            && args.record.is_none()
+            && args.plot.is_none())
+        .then_some(1)),
         seconds: args.seconds.map(Duration::from_secs),
     };
     let interrupt = crate::sys::interrupt::Interrupt::install()
@@ -149,14 +189,26 @@ pub fn top(args: &TopArgs) -> Ended {
         terminal,
         first: true,
     };
+    let mut kept: std::collections::VecDeque<TopSample> = Default::default();
     let ran = super::run(
         &req,
         &interrupt,
         &|| keys.as_ref().is_some_and(Keys::quit),
-        &mut |s| writer.emit(s),
+        &mut |s| {
+            if plot_file.is_some() {
+                if kept.len() == PLOTTED {
+                    kept.pop_front();
+                }
+                kept.push_back(s.clone());
+            }
+            writer.emit(s)
+        },
     );
     drop(keys);
     ran.map_err(Stop::not_measured)?;
+    if let Some(file) = plot_file {
+        save(file, kept.make_contiguous())?;
+    }
     match interrupt.signal() {
         Some(sig) => Ok(Exit::Signal(sig)),
         None => Ok(Exit::Ok),

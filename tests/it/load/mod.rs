@@ -61,6 +61,26 @@ pub fn probe_and_libraries(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
     (probe, libs)
 }
 
+/// The worker's initramfs for `release`, built by `pveprobe
+/// load-initramfs` in `dir` with the tested binary as its /init.
+pub(crate) fn worker_initramfs(dir: &Path, release: &str) -> PathBuf {
+    let (probe, libs) = probe_and_libraries(dir);
+    let initrd = dir.join("initrd");
+    let mut build = pveprobe();
+    build
+        .args(["load-initramfs", "--out"])
+        .arg(&initrd)
+        .args(["--release", release, "--probe"])
+        .arg(&probe);
+    for lib in &libs {
+        build.arg("--with").arg(lib);
+    }
+    let out = build.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("modules of"), "{}", stderr(&out));
+    initrd
+}
+
 /// A worker VM under QEMU; killed when dropped if it has not ended.
 pub(crate) struct Worker {
     pub(crate) child: Child,
@@ -194,20 +214,7 @@ fn a_worker_vm_boots_the_probe_as_init_runs_a_job_on_its_raw_disks_and_powers_of
     let (kernel, release) = cloud_kernel()
         .expect("Debian's cloud kernel and its modules (linux-image-cloud-amd64; scripts/install-test-deps)");
     let dir = workdir();
-    let (probe, libs) = probe_and_libraries(dir.path());
-    let initrd = dir.path().join("initrd");
-    let mut build = pveprobe();
-    build
-        .args(["load-initramfs", "--out"])
-        .arg(&initrd)
-        .args(["--release", &release, "--probe"])
-        .arg(&probe);
-    for lib in &libs {
-        build.arg("--with").arg(lib);
-    }
-    let out = build.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("modules of"), "{}", stderr(&out));
+    let initrd = worker_initramfs(dir.path(), &release);
     // It writes a new file, never over one.
     let again = pveprobe()
         .args(["load-initramfs", "--out"])

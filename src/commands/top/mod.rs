@@ -45,7 +45,13 @@ struct Known {
 }
 
 impl Known {
-    fn name(&mut self, pve_dir: &Path, kind: &str, id: u32) -> Option<String> {
+    fn name(
+        &mut self,
+        host: &crate::sys::host::Host,
+        pve_dir: &Path,
+        kind: &str,
+        id: u32,
+    ) -> Option<String> {
         self.names
             .entry((kind.to_string(), id))
             .or_insert_with(|| {
@@ -54,8 +60,9 @@ impl Known {
                 } else {
                     ("qemu-server", "name")
                 };
-                let text =
-                    std::fs::read_to_string(pve_dir.join(dir).join(format!("{id}.conf"))).ok()?;
+                let text = host
+                    .read(pve_dir.join(dir).join(format!("{id}.conf")))
+                    .ok()?;
                 text.lines()
                     .take_while(|l| !l.starts_with('['))
                     .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
@@ -118,7 +125,9 @@ impl<'a> Sampler<'a> {
         guests.extend(sample::containers(a, b, secs, &b.disks));
         let pve_dir = self.req.sources.pve_dir.clone();
         for g in &mut guests {
-            g.name = self.known.name(&pve_dir, &g.kind, g.id);
+            g.name = self
+                .known
+                .name(&self.req.sources.host, &pve_dir, &g.kind, g.id);
             if g.kind == "vm" {
                 let files = self.known.files.get(&g.id);
                 let key = g.drive.as_ref().map(|d| format!("drive-{d}"));

@@ -1,9 +1,11 @@
 //! What `top` reads: /proc/diskstats, /proc/stat, a cgroup's io.stat and
-//! blkio counters, and QEMU's query-blockstats and query-block answers.
+//! blkio counters, QEMU's query-blockstats and query-block answers, PVE's
+//! active task list and replication state, `zpool status`'s scans, `ceph
+//! status`, `lvs`'s thin pools and /proc/PID/stat's start.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe_parse::{iostat, qmp};
+use pveprobe_parse::{ceph, iostat, lvs, pvetasks, qmp, zfs};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -21,4 +23,19 @@ fuzz_target!(|data: &[u8]| {
         assert!(drives.iter().all(|d| !d.drive.is_empty()));
     }
     let _ = qmp::block_files(&text);
+    for t in pvetasks::active(&text) {
+        assert!(t.upid.starts_with("UPID:") && !t.kind.is_empty());
+    }
+    let _ = pvetasks::replications(&text);
+    let _ = pvetasks::proc_start_ticks(&text);
+    for s in zfs::scans(&text) {
+        assert!(s.kind == "scrub" || s.kind == "resilver");
+        assert!(s.done_pct.is_none_or(f64::is_finite));
+    }
+    if let Ok(a) = ceph::cluster_activity(&text) {
+        assert!(a.deep_scrubbing_pgs <= a.scrubbing_pgs || a.scrubbing_pgs == u64::MAX);
+    }
+    for p in lvs::thin_pools(&text) {
+        assert!(p.data_pct.is_none_or(|v| (0.0..=100.0).contains(&v)));
+    }
 });

@@ -136,14 +136,17 @@ pub fn run_stopping(
 }
 
 /// Why a tool's call did not do its work ([`run_tool`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolFailure {
     /// It could not be started; `missing` when it is not on PATH.
+    #[error("{}", if *missing { "not installed" } else { why.as_str() })]
     NotStarted { missing: bool, why: String },
     /// It ran past its time limit and was killed.
+    #[error("did not answer within its time limit")]
     TimedOut,
     /// It exited otherwise than with 0: how, and its first line on
     /// stderr (else its stdout) that says why.
+    #[error("{status}: {message}")]
     Failed { status: String, message: String },
 }
 

@@ -49,3 +49,5 @@ mod storage;
 mod storages;
 /// `top`: real VMs' QMP sockets, a container's cgroup, the live view in tmux.
 mod top;
+/// `top`'s other jobs and storages: PVE's task list, stand-in zpool, ceph, lvs.
+mod top_jobs;

@@ -177,6 +177,73 @@ pub fn parse_ashift(text: &str) -> Option<u32> {
     (n == 0 || (9..=16).contains(&n)).then_some(n)
 }
 
+/// A scrub or resilver under way, from `zpool status`'s `scan:` lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scan {
+    pub pool: String,
+    /// `scrub` or `resilver`.
+    pub kind: String,
+    /// How far it is, %.
+    pub done_pct: Option<f64>,
+    /// How fast it issues (`3.23G/s`; OpenZFS before 0.8: how fast it scans).
+    pub rate: Option<String>,
+    /// What zpool estimates is left (`1 days 18:56:16`, `0h46m`).
+    pub to_go: Option<String>,
+}
+
+/// Every scrub and resilver in progress in `zpool status` output (any
+/// number of pools, any OpenZFS version); a paused, canceled or finished
+/// one is none.
+pub fn scans(text: &str) -> Vec<Scan> {
+    let mut out: Vec<Scan> = Vec::new();
+    let mut pool = String::new();
+    let mut current: Option<Scan> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(p) = trimmed.strip_prefix("pool:") {
+            out.extend(current.take());
+            pool = p.trim().to_string();
+            continue;
+        }
+        if let Some(scan) = trimmed.strip_prefix("scan:") {
+            out.extend(current.take());
+            let scan = scan.trim();
+            current = ["scrub", "resilver"]
+                .into_iter()
+                .find(|k| scan.starts_with(&format!("{k} in progress")))
+                .map(|k| Scan {
+                    pool: pool.clone(),
+                    kind: k.to_string(),
+                    done_pct: None,
+                    rate: None,
+                    to_go: None,
+                });
+            continue;
+        }
+        let Some(scan) = current.as_mut() else {
+            continue;
+        };
+        // The scan's lines end where the next field begins.
+        if trimmed.is_empty() || trimmed.ends_with(':') || trimmed.starts_with("config:") {
+            out.extend(current.take());
+            continue;
+        }
+        for part in trimmed.split(", ") {
+            if let Some(p) = part.strip_suffix("% done") {
+                scan.done_pct = p.trim().parse().ok().filter(|v: &f64| v.is_finite());
+            } else if let Some(left) = part.strip_suffix(" to go") {
+                scan.to_go = Some(left.trim().to_string());
+            } else if let Some((_, rate)) = part.split_once(" issued at ") {
+                scan.rate = Some(rate.trim().to_string());
+            } else if let Some((_, rate)) = part.split_once(" at ") {
+                scan.rate.get_or_insert_with(|| rate.trim().to_string());
+            }
+        }
+    }
+    out.extend(current);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -190,6 +257,50 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_scrub_in_progress_as_openzfs_2_2_prints_it() {
+        let s = scans(&crate::testutil::fixture("zfs-status", "scrub-2.2.txt"));
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (s[0].pool.as_str(), s[0].kind.as_str()),
+            ("backup2", "scrub")
+        );
+        assert_eq!(s[0].done_pct, Some(34.79));
+        assert_eq!(s[0].rate.as_deref(), Some("3.23G/s"));
+        assert_eq!(s[0].to_go.as_deref(), Some("1 days 18:56:16"));
+    }
+
+    #[test]
+    fn a_resilver_in_0_8_and_in_0_6_and_a_finished_scrub() {
+        let s = scans(&crate::testutil::fixture("zfs-status", "resilver-0.8.txt"));
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].pool.as_str(), s[0].kind.as_str()), ("vz", "resilver"));
+        assert_eq!(s[0].done_pct, Some(66.46));
+        assert_eq!(s[0].rate.as_deref(), Some("444M/s"));
+        assert_eq!(s[0].to_go.as_deref(), Some("0 days 01:24:38"));
+        // Two pools: one resilvers (the old two-line form), one scrubbed long ago.
+        let s = scans(&crate::testutil::fixture("zfs-status", "two-pools-0.6.txt"));
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(
+            (s[0].pool.as_str(), s[0].kind.as_str()),
+            ("tank", "resilver")
+        );
+        assert_eq!(s[0].done_pct, Some(0.39));
+        assert_eq!(s[0].rate.as_deref(), Some("126M/s"));
+        assert_eq!(s[0].to_go.as_deref(), Some("0h46m"));
+        for file in ["zfs-raidz2-log-cache", "zfs-mirror-partitions"] {
+            let dir = format!("storage/{file}/zfs");
+            let name = if file.contains("raidz2") {
+                "zpool-status-tank.txt"
+            } else {
+                "zpool-status-rpool.txt"
+            };
+            assert!(scans(&crate::testutil::fixture(&dir, name)).is_empty());
+        }
+        let paused = "  pool: p\n  scan: scrub paused since Mon Jan  1 00:00:00 2024\nconfig:\n";
+        assert!(scans(paused).is_empty());
+    }
 
     const MIRROR_WITH_EXTRAS: &str = "  pool: rpool
  state: ONLINE

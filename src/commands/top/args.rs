@@ -97,6 +97,18 @@ pub struct TopArgs {
     /// Read the guests' configs from DIR instead of /etc/pve (tests)
     #[arg(long, value_name = "DIR", default_value = crate::pvestorage::ETC_PVE, hide = true)]
     pub pve_dir: PathBuf,
+
+    /// PVE's active task list (tests)
+    #[arg(long, value_name = "FILE", default_value = super::jobs::TASKS_FILE, hide = true)]
+    pub tasks_file: PathBuf,
+
+    /// PVE's replication state (tests)
+    #[arg(long, value_name = "FILE", default_value = super::jobs::REPLICATION_STATE, hide = true)]
+    pub replication_state: PathBuf,
+
+    /// Present when ZFS is loaded (tests)
+    #[arg(long, value_name = "DIR", default_value = super::jobs::ZFS_KSTAT, hide = true)]
+    pub zfs_kstat: PathBuf,
 }
 
 fn interval(text: &str) -> Result<f64, String> {

@@ -21,6 +21,10 @@ pub const ABOVE_FACTOR: f64 = 3.0;
 /// ... and this many ms beyond it, over at least [`MIN_IOPS`] operations a second.
 pub const ABOVE_MS: f64 = 5.0;
 pub const MIN_IOPS: f64 = 10.0;
+/// Guests wait when a drive's operations take this long on average, ms.
+pub const GUEST_WAITS_MS: f64 = 20.0;
+/// A storage is near full from this share in use, %.
+pub const NEAR_FULL_PCT: f64 = 90.0;
 
 fn disk_await(d: &DiskIo) -> Option<f64> {
     let ops = d.iops();
@@ -75,6 +79,8 @@ pub fn hints(s: &TopSample) -> Vec<Hint> {
             ),
         ));
     }
+    out.extend(job_while_waiting(s, pressed));
+    out.extend(near_full(s));
     if pressed {
         let top = s
             .guests
@@ -109,6 +115,88 @@ pub fn hints(s: &TopSample) -> Vec<Hint> {
         ));
     }
     out
+}
+
+/// A backup, scrub, recovery... runs while the node or its guests wait.
+fn job_while_waiting(s: &TopSample, pressed: bool) -> Option<Hint> {
+    if s.jobs.is_empty() {
+        return None;
+    }
+    let slowest = s
+        .guests
+        .iter()
+        .filter(|g| g.iops() >= MIN_IOPS)
+        .filter_map(|g| {
+            let worst = g.read_ms.unwrap_or(0.0).max(g.write_ms.unwrap_or(0.0));
+            (worst >= GUEST_WAITS_MS).then_some((g, worst))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if !pressed && slowest.is_none() {
+        return None;
+    }
+    let mut why = Vec::new();
+    if pressed {
+        why.push(format!(
+            "the node's tasks waited for I/O {:.0}% of the interval",
+            s.pressure.io_some_pct.unwrap_or(0.0)
+        ));
+    }
+    if let Some((g, ms)) = slowest {
+        why.push(format!("{}'s operations took {ms:.0} ms", g.label()));
+    }
+    let jobs: Vec<String> = s
+        .jobs
+        .iter()
+        .map(|j| {
+            format!(
+                "{} of {}{}",
+                j.kind,
+                j.what,
+                j.detail
+                    .as_deref()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    Some(Hint::new(
+        "top-job-while-guests-wait",
+        s.jobs[0].kind.clone(),
+        format!(
+            "{} runs while {}: its reads and writes share the disks with the guests'; a bandwidth limit (vzdump's bwlimit, a migration's or Ceph's recovery and scrub limits, zfs_scrub_delay) or another hour frees them",
+            jobs.join("; "),
+            why.join(" and ")
+        ),
+    ))
+}
+
+/// A thin pool or dataset near full.
+fn near_full(s: &TopSample) -> Vec<Hint> {
+    s.storages
+        .iter()
+        .filter_map(|st| {
+            let (what, pct) = [("", st.used_pct), ("metadata of the ", st.metadata_pct)]
+                .into_iter()
+                .filter_map(|(w, p)| Some((w, p?)))
+                .filter(|(_, p)| *p >= NEAR_FULL_PCT)
+                .max_by(|a, b| a.1.total_cmp(&b.1))?;
+            let then = if st.kind == "lvmthin" {
+                "when it is full, every guest writing to it gets I/O errors or is paused; extend it (lvextend) or free space (fstrim in the guests, discard=on on their drives)"
+            } else if st.kind == "zfspool" {
+                "ZFS slows down as its pool fills and stops writing when it is full; free space or add to the pool"
+            } else {
+                "when it is full, guests writing to it fail"
+            };
+            Some(Hint::new(
+                "top-storage-near-full",
+                st.id.clone(),
+                format!(
+                    "storage {}: the {what}{} is {pct:.1}% full; {then}",
+                    st.id, st.what
+                ),
+            ))
+        })
+        .collect()
 }
 
 /// `g` makes most of busy disk `d`'s operations.
@@ -278,5 +366,64 @@ mod tests {
         // Below ten a second: too few to say.
         s.guests[0].write_iops = 5.0;
         assert!(codes(&s).is_empty());
+    }
+
+    #[test]
+    fn a_backup_while_guests_wait_is_named_and_not_while_they_do_not() {
+        use crate::commands::top::jobs::OtherJob;
+        let backup = OtherJob {
+            kind: "backup".into(),
+            what: "guest 103".into(),
+            detail: Some("PVE task vzdump by root@pam".into()),
+            since: None,
+        };
+        // Quiet node, quick guests: a backup alone is no cause.
+        let mut s = sample(30.0, 1900.0, 0.6);
+        s.pressure.io_some_pct = Some(2.0);
+        s.jobs = vec![backup.clone()];
+        assert!(codes(&s).is_empty(), "{:?}", codes(&s));
+        // The node waits: named, with the job and why.
+        s.pressure.io_some_pct = Some(41.0);
+        let said = hints(&s)
+            .into_iter()
+            .find(|h| h.code == "top-job-while-guests-wait")
+            .unwrap();
+        assert_eq!(said.subject, "backup");
+        assert!(
+            said.message.contains("backup of guest 103") && said.message.contains("41%"),
+            "{}",
+            said.message
+        );
+        // Or a guest waits 25 ms though the node's pressure is low.
+        s.pressure.io_some_pct = Some(2.0);
+        s.guests[0].write_ms = Some(25.0);
+        assert!(
+            codes(&s).contains(&("top-job-while-guests-wait".into(), "backup".into())),
+            "{:?}",
+            codes(&s)
+        );
+    }
+
+    #[test]
+    fn a_thin_pool_near_full_is_named_by_data_or_metadata() {
+        use crate::commands::top::storages::StorageUse;
+        let mut s = sample(30.0, 1900.0, 0.6);
+        s.pressure.io_some_pct = Some(2.0);
+        let pool = |used, meta| StorageUse {
+            id: "local-lvm".into(),
+            kind: "lvmthin".into(),
+            what: "thin pool pve/data".into(),
+            used_pct: Some(used),
+            metadata_pct: Some(meta),
+            disks: vec!["sda".into()],
+        };
+        s.storages = vec![pool(89.9, 3.0)];
+        assert!(codes(&s).is_empty());
+        s.storages = vec![pool(97.33, 3.75)];
+        let h = hints(&s);
+        assert_eq!(h[0].code, "top-storage-near-full");
+        assert!(h[0].message.contains("97.3% full"), "{}", h[0].message);
+        s.storages = vec![pool(40.0, 92.0)];
+        assert!(hints(&s)[0].message.contains("metadata of the thin pool"));
     }
 }

@@ -9,11 +9,13 @@
 
 pub mod args;
 pub mod hints;
+pub mod jobs;
 pub mod plot;
 pub mod read;
 pub mod render;
 pub mod run;
 pub mod sample;
+pub mod storages;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -101,6 +103,8 @@ pub struct Sampler<'a> {
     req: &'a TopRequest,
     known: Known,
     last: LastRead,
+    jobs: jobs::JobReader,
+    storages: storages::StorageReader,
 }
 
 impl<'a> Sampler<'a> {
@@ -109,13 +113,18 @@ impl<'a> Sampler<'a> {
             req,
             known: Known::default(),
             last: LastRead::default(),
+            jobs: jobs::JobReader::default(),
+            storages: storages::StorageReader::default(),
         }
     }
 
     /// Everything read now.
     pub fn read(&mut self) -> Counters {
-        let vms = read::running_vms(&self.req.sources.qmp_dir);
-        read::read(&self.req.sources, &vms, &mut self.known.files)
+        let src = &self.req.sources;
+        let vms = read::running_vms(&src.qmp_dir);
+        let mut c = read::read(src, &vms, &mut self.known.files);
+        c.jobs = self.jobs.read(&src.host, &src.jobs);
+        c
     }
 
     /// The interval from `a` to `b`.
@@ -142,11 +151,21 @@ impl<'a> Sampler<'a> {
         }
         guests.sort_by(|x, y| y.iops().total_cmp(&x.iops()).then(x.id.cmp(&y.id)));
         let mut disks = sample::disks(&a.disks, &b.disks, secs);
+        let src = &self.req.sources;
+        let storages = self
+            .storages
+            .read(&src.host, &src.pve_dir, &self.req.node)
+            .to_vec();
         for d in &mut disks {
             d.guests = guests
                 .iter()
                 .filter(|g| g.disk.as_deref() == Some(d.name.as_str()))
                 .map(GuestIo::label)
+                .collect();
+            d.storages = storages
+                .iter()
+                .filter(|s| s.disks.contains(&d.name))
+                .map(|s| s.id.clone())
                 .collect();
         }
         disks.retain(|d| d.iops() > 0.0 || !d.guests.is_empty());
@@ -161,6 +180,8 @@ impl<'a> Sampler<'a> {
             pressure: sample::pressure(a, b, secs),
             guests,
             disks,
+            jobs: b.jobs.clone(),
+            storages,
             own: OwnCost {
                 cpu_pct: b.own_cpu_us.saturating_sub(a.own_cpu_us) as f64 / (secs * 1e4),
                 rss_kib: b.own_rss_kib,
@@ -168,6 +189,8 @@ impl<'a> Sampler<'a> {
             hints: Vec::new(),
             notes: Vec::new(),
         };
+        s.notes.extend(self.jobs.notes.iter().cloned());
+        s.notes.extend(self.storages.notes.iter().cloned());
         if b.io.is_none() {
             s.notes.push(
                 "no /proc/pressure/io: this kernel has no PSI (psi=1 on its command line)".into(),
@@ -219,5 +242,6 @@ pub fn default_sources() -> Sources {
         host: crate::sys::host::Host::real(),
         qmp_dir: PathBuf::from(crate::pvevm::qmp::RUN_DIR),
         pve_dir: PathBuf::from(crate::pvestorage::ETC_PVE),
+        jobs: jobs::JobSources::under_pve_dir(std::path::Path::new(crate::pvestorage::ETC_PVE)),
     }
 }

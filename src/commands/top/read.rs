@@ -21,8 +21,10 @@ pub struct Sources {
     /// PVE's VM sockets (`/var/run/qemu-server`).
     pub qmp_dir: PathBuf,
     /// `/etc/pve` (the VMs' configs under `qemu-server/`, the containers'
-    /// under `lxc/`).
+    /// under `lxc/`, `storage.cfg`).
     pub pve_dir: PathBuf,
+    /// Where what else runs is read.
+    pub jobs: super::jobs::JobSources,
 }
 
 /// A VM's drives at one moment, or why they were not read.
@@ -48,7 +50,10 @@ pub struct Counters {
     pub writeback_kib: Option<u64>,
     pub vms: BTreeMap<u32, VmDrives>,
     pub cts: BTreeMap<u32, Vec<CgroupIo>>,
-    /// This process's CPU time so far, µs, and its resident set, KiB.
+    /// What else runs besides the guests.
+    pub jobs: Vec<super::jobs::OtherJob>,
+    /// This process's CPU time so far (its children's included: the tools
+    /// it asks), µs, and its resident set, KiB.
     pub own_cpu_us: u64,
     pub own_rss_kib: u64,
 }
@@ -113,8 +118,12 @@ fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
 
 /// This process's CPU time (user and system, µs) and resident set (KiB).
 fn own_use() -> (u64, u64) {
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF);
-    match usage {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let children = getrusage(UsageWho::RUSAGE_CHILDREN).map_or(0, |u| {
+        let us = |t: nix::sys::time::TimeVal| (t.tv_sec() as u64) * 1_000_000 + t.tv_usec() as u64;
+        us(u.user_time()) + us(u.system_time())
+    });
+    match getrusage(UsageWho::RUSAGE_SELF) {
         Ok(u) => {
             let us =
                 |t: nix::sys::time::TimeVal| (t.tv_sec() as u64) * 1_000_000 + t.tv_usec() as u64;
@@ -122,7 +131,7 @@ fn own_use() -> (u64, u64) {
                 .ok()
                 .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
                 .map_or(0, |pages| pages * 4);
-            (us(u.user_time()) + us(u.system_time()), rss)
+            (us(u.user_time()) + us(u.system_time()) + children, rss)
         }
         Err(_) => (0, 0),
     }
@@ -175,6 +184,7 @@ pub fn read(
         writeback_kib: meminfo_kib(&meminfo, "Writeback"),
         vms: drives,
         cts: containers(host),
+        jobs: Vec::new(),
         own_cpu_us,
         own_rss_kib,
     }

@@ -73,7 +73,7 @@ impl TopSample {
             "W AWAIT",
             "QUEUE",
             "UTIL",
-            "GUESTS"
+            "STORAGES AND GUESTS"
         );
         for d in &self.disks {
             out += &format!(
@@ -87,9 +87,15 @@ impl TopSample {
                 opt(d.write_await_ms, 2),
                 d.queue,
                 d.util_pct,
-                d.guests.join(", ")
+                d.storages
+                    .iter()
+                    .chain(&d.guests)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
+        out += &self.jobs_text();
         if !self.hints.is_empty() {
             out += "\nHINTS\n";
             for h in &self.hints {
@@ -98,6 +104,51 @@ impl TopSample {
         }
         for n in &self.notes {
             out += &format!("note: {n}\n");
+        }
+        out
+    }
+
+    /// What else runs, and the storages (how full, where known).
+    fn jobs_text(&self) -> String {
+        let mut out = String::new();
+        if !self.jobs.is_empty() {
+            out += "\nALSO RUNNING\n";
+            for j in &self.jobs {
+                out += &format!(
+                    "  {:<16}{:<24}{}{}\n",
+                    j.kind,
+                    j.what,
+                    j.detail.as_deref().unwrap_or(""),
+                    j.since
+                        .as_deref()
+                        .map(|t| format!(" (since {t})"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+        let known: Vec<_> = self
+            .storages
+            .iter()
+            .filter(|s| s.used_pct.is_some())
+            .collect();
+        if !known.is_empty() {
+            out += "\nSTORAGES\n";
+            for st in known {
+                out += &format!(
+                    "  {:<16}{:<28}{:>6}% used{}  on {}\n",
+                    st.id,
+                    st.what,
+                    opt(st.used_pct, 1),
+                    st.metadata_pct
+                        .map(|m| format!(", metadata {m:.1}%"))
+                        .unwrap_or_default(),
+                    if st.disks.is_empty() {
+                        "-".to_string()
+                    } else {
+                        st.disks.join(", ")
+                    }
+                );
+            }
         }
         out
     }
@@ -147,6 +198,17 @@ impl TopSample {
                 io_some.clone(),
             ]);
         }
+        for j in &self.jobs {
+            let mut row = vec![
+                self.timestamp.clone(),
+                self.node.clone(),
+                format!("{} {}", j.kind, j.what),
+                "job".to_string(),
+            ];
+            row.resize(CSV_HEADER.len() - 1, String::new());
+            row.push(io_some.clone());
+            let _ = w.write_record(row);
+        }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 
@@ -186,6 +248,33 @@ impl TopSample {
                 gauges,
             });
         }
+        for st in &self.storages {
+            let gauges: Vec<Gauge> = [
+                (
+                    "used_ratio",
+                    "share of the storage in use, 0 to 1",
+                    "used_pct",
+                    st.used_pct,
+                ),
+                (
+                    "metadata_used_ratio",
+                    "share of a thin pool's metadata in use, 0 to 1",
+                    "metadata_pct",
+                    st.metadata_pct,
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(name, help, field, v)| {
+                v.map(|v| Gauge::new((name, help), v / 100.0, (field, v)))
+            })
+            .collect();
+            if !gauges.is_empty() {
+                out.push(Subject {
+                    labels: tag(vec![("storage", st.id.clone())], "top_storage"),
+                    gauges,
+                });
+            }
+        }
         out.push(Subject {
             labels: tag(Vec::new(), "top_node"),
             gauges: self.node_gauges(),
@@ -220,6 +309,14 @@ impl TopSample {
         .filter_map(|(name, help, field, v)| {
             v.map(|v| Gauge::new((name, help), v / 100.0, (field, v)))
         })
+        .chain(std::iter::once(Gauge::new(
+            (
+                "jobs",
+                "backups, migrations, scrubs and other jobs besides the guests running now",
+            ),
+            self.jobs.len() as f64,
+            ("jobs", self.jobs.len() as f64),
+        )))
         .collect()
     }
 

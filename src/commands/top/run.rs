@@ -168,6 +168,12 @@ pub fn top(args: &TopArgs) -> Ended {
         sources: Sources {
             qmp_dir: args.qmp_dir.clone(),
             pve_dir: args.pve_dir.clone(),
+            jobs: super::jobs::JobSources {
+                tasks_file: args.tasks_file.clone(),
+                replication_state: args.replication_state.clone(),
+                zfs_kstat: args.zfs_kstat.clone(),
+                ceph_conf: args.pve_dir.join("ceph.conf"),
+            },
             ..super::default_sources()
         },
         node: crate::pvestorage::node_name(),

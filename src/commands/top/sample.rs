@@ -35,6 +35,13 @@ pub struct TopSample {
     pub guests: Vec<GuestIo>,
     /// The node's disks with I/O in the interval or a guest on them, busiest first.
     pub disks: Vec<DiskIo>,
+    /// What else runs: backups, migrations, replication, scrubs, Ceph's
+    /// recovery, fstrim.
+    #[serde(default)]
+    pub jobs: Vec<super::jobs::OtherJob>,
+    /// The node's PVE storages: their disks and how full they are.
+    #[serde(default)]
+    pub storages: Vec<super::storages::StorageUse>,
     /// What sampling cost this process.
     pub own: OwnCost,
     pub hints: Vec<Hint>,
@@ -124,6 +131,9 @@ pub struct DiskIo {
     pub util_pct: f64,
     /// The guest drives on it (`VM 101 scsi0`).
     pub guests: Vec<String>,
+    /// The PVE storages on it.
+    #[serde(default)]
+    pub storages: Vec<String>,
 }
 
 impl DiskIo {
@@ -193,6 +203,7 @@ pub fn disks(a: &[DiskStat], b: &[DiskStat], secs: f64) -> Vec<DiskIo> {
                 queue: n(d.weighted_ms, p.weighted_ms) / (secs * 1000.0),
                 util_pct: (n(d.busy_ms, p.busy_ms) / (secs * 10.0)).min(100.0),
                 guests: Vec::new(),
+                storages: Vec::new(),
             })
         })
         .collect()
@@ -397,6 +408,7 @@ mod tests {
             writeback_kib: None,
             vms: BTreeMap::new(),
             cts: BTreeMap::new(),
+            jobs: Vec::new(),
             own_cpu_us: 0,
             own_rss_kib: 0,
         };

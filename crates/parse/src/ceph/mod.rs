@@ -491,6 +491,80 @@ pub fn config_value(text: &str, option: &str) -> Result<String, CephOutputError>
     })
 }
 
+/// What the cluster does besides serving clients, from `ceph status -f
+/// json`: placement groups recovering, backfilling and scrubbing, and how
+/// fast it recovers.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClusterActivity {
+    /// `HEALTH_OK`, `HEALTH_WARN`, `HEALTH_ERR`.
+    pub health: Option<String>,
+    /// PGs recovering now, and waiting to.
+    pub recovering_pgs: u64,
+    pub recovery_wait_pgs: u64,
+    /// PGs backfilling now, and waiting to.
+    pub backfilling_pgs: u64,
+    pub backfill_wait_pgs: u64,
+    /// PGs scrubbing now (deep scrubs among them).
+    pub scrubbing_pgs: u64,
+    pub deep_scrubbing_pgs: u64,
+    /// Recovery's rate (bytes/s) and the share of objects degraded or
+    /// misplaced, where Ceph reports them.
+    pub recovering_bytes_per_sec: Option<f64>,
+    pub degraded_ratio: Option<f64>,
+    pub misplaced_ratio: Option<f64>,
+}
+
+impl ClusterActivity {
+    /// Whether recovery, backfill or a scrub runs now.
+    pub fn busy(&self) -> bool {
+        self.recovering_pgs + self.backfilling_pgs + self.scrubbing_pgs > 0
+    }
+}
+
+/// `ceph status -f json` (`{"health": {"status": ...}, "pgmap":
+/// {"pgs_by_state": [{"state_name", "count"}], ...}}`).
+pub fn cluster_activity(text: &str) -> Result<ClusterActivity, CephOutputError> {
+    const WHAT: &str = "ceph status";
+    let doc = json(WHAT, text)?;
+    let pgmap = doc.get("pgmap").ok_or(CephOutputError::Shape {
+        what: WHAT,
+        expected: "an object with a pgmap",
+    })?;
+    let mut a = ClusterActivity {
+        health: doc.get("health").and_then(|h| string(h, "status")),
+        recovering_bytes_per_sec: field(pgmap, "recovering_bytes_per_sec"),
+        degraded_ratio: field(pgmap, "degraded_ratio"),
+        misplaced_ratio: field(pgmap, "misplaced_ratio"),
+        ..ClusterActivity::default()
+    };
+    for s in pgmap
+        .get("pgs_by_state")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(state) = string(s, "state_name") else {
+            continue;
+        };
+        let n = int(s, "count").unwrap_or(0).max(0) as u64;
+        let has = |w: &str| state.split('+').any(|p| p == w);
+        let adds = [
+            (has("recovering"), &mut a.recovering_pgs),
+            (has("recovery_wait"), &mut a.recovery_wait_pgs),
+            (has("backfilling"), &mut a.backfilling_pgs),
+            (has("backfill_wait"), &mut a.backfill_wait_pgs),
+            (has("scrubbing"), &mut a.scrubbing_pgs),
+            (has("scrubbing") && has("deep"), &mut a.deep_scrubbing_pgs),
+        ];
+        for (yes, count) in adds {
+            if yes {
+                *count = count.saturating_add(n);
+            }
+        }
+    }
+    Ok(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,6 +572,38 @@ mod tests {
 
     fn pacific(name: &str) -> String {
         fixture("ceph/pacific", name)
+    }
+
+    #[test]
+    fn a_recovering_cluster_and_a_healthy_one() {
+        let a = cluster_activity(&pacific("status-recovering.json")).unwrap();
+        assert_eq!(a.recovering_pgs, 1);
+        assert_eq!(a.recovery_wait_pgs, 31);
+        assert_eq!((a.backfilling_pgs, a.scrubbing_pgs), (0, 0));
+        assert!(a.busy());
+        assert!(a.recovering_bytes_per_sec.unwrap() > 0.0);
+        assert!(a.degraded_ratio.unwrap() > 0.5);
+        let h = cluster_activity(&pacific("status-healthy.json")).unwrap();
+        assert!(!h.busy());
+        assert_eq!(h.recovering_bytes_per_sec, None);
+        assert!(cluster_activity("{}").is_err());
+        assert!(cluster_activity("no json").is_err());
+    }
+
+    #[test]
+    fn a_deep_scrub_counts_as_a_scrub() {
+        let a = cluster_activity(&pacific("status-deep-scrubbing.json")).unwrap();
+        assert!(a.scrubbing_pgs > 0, "{a:?}");
+        assert_eq!(a.deep_scrubbing_pgs, a.scrubbing_pgs);
+        assert!(a.busy());
+        let made = r#"{"pgmap": {"pgs_by_state": [
+            {"state_name": "active+remapped+backfilling", "count": 3},
+            {"state_name": "active+remapped+backfill_wait", "count": 9},
+            {"state_name": "active+clean+scrubbing", "count": 2},
+            {"state_name": "active+clean", "count": -4}]}}"#;
+        let a = cluster_activity(made).unwrap();
+        assert_eq!((a.backfilling_pgs, a.backfill_wait_pgs), (3, 9));
+        assert_eq!((a.scrubbing_pgs, a.deep_scrubbing_pgs), (2, 0));
     }
 
     #[test]

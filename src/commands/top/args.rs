@@ -26,6 +26,13 @@ WHAT IT SHOWS
   - the node's pressure: IO delay (the CPUs' iowait, what PVE's IO delay
     graph draws), PSI's share of the interval some or all tasks waited for
     I/O, CPU and memory, dirty and writeback pages;
+  - what else runs: PVE's backup, migration, restore, clone and disk move
+    tasks (its task list, each task's process checked), replication jobs,
+    a ZFS scrub or resilver (zpool status, every 10 s), Ceph's recovery,
+    backfill and scrubs (ceph status, every 30 s), fstrim;
+  - each PVE storage on this node: the disks below it and how full it is
+    (a thin pool's data and metadata from lvs, a dataset from zfs list, a
+    directory from statvfs; every 30 s);
   - what the sampling itself cost: its share of a CPU and its memory.
   On a terminal the view is redrawn every interval, busiest guest first (q
   quits); otherwise one interval is printed (--count or --seconds for more).
@@ -38,6 +45,9 @@ HINTS (docs/hints.md)
                              wait and 5 ms more: the queue is above the disk
   top-disk-saturated         a disk with a request in flight 95% of the time
   top-io-pressure            the node's tasks waited for I/O 20% of the time
+  top-job-while-guests-wait  a backup, migration, scrub, Ceph recovery... runs
+                             while the node waits (20%) or a guest waits 20 ms
+  top-storage-near-full      a thin pool, dataset or directory 90% full
 
 EXAMPLES
   pveprobe top                                  the live view (q quits)

@@ -39,11 +39,13 @@ pub struct TopRequest {
     pub seconds: Option<Duration>,
 }
 
-/// The guests' names and each VM drive's file, read once per guest.
+/// The guests' names, each VM drive's file and the device number each
+/// file is on: read once per guest (a VM's files when it is first seen).
 #[derive(Debug, Default)]
 struct Known {
     names: BTreeMap<(String, u32), Option<String>>,
     files: BTreeMap<u32, Vec<(String, String)>>,
+    devices: BTreeMap<String, Option<(u32, u32)>>,
 }
 
 impl Known {
@@ -74,9 +76,10 @@ impl Known {
     }
 }
 
-/// The block device a drive's file is on: the device itself, or for a
-/// file the filesystem's; `None` for what is no local path (`rbd:...`).
-fn disk_of(file: &str, disks: &[DiskStat]) -> Option<String> {
+/// The device number of the block device a drive's file is on: the
+/// device itself, or for a file the filesystem's; `None` for what is no
+/// local path (`rbd:...`).
+fn device_of(file: &str) -> Option<(u32, u32)> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let path = Path::new(file);
     if !path.is_absolute() {
@@ -88,13 +91,18 @@ fn disk_of(file: &str, disks: &[DiskStat]) -> Option<String> {
     } else {
         md.dev()
     };
-    let (major, minor) = (
+    Some((
         nix::sys::stat::major(dev) as u32,
         nix::sys::stat::minor(dev) as u32,
-    );
+    ))
+}
+
+/// The name `/proc/diskstats` gives device `dev`.
+fn disk_named(dev: Option<(u32, u32)>, disks: &[DiskStat]) -> Option<String> {
+    let dev = dev?;
     disks
         .iter()
-        .find(|d| (d.major, d.minor) == (major, minor))
+        .find(|d| (d.major, d.minor) == dev)
         .map(|d| d.name.clone())
 }
 
@@ -122,6 +130,9 @@ impl<'a> Sampler<'a> {
     pub fn read(&mut self) -> Counters {
         let src = &self.req.sources;
         let vms = read::running_vms(&src.qmp_dir);
+        // A VM gone (stopped, migrated) is asked for its files anew when
+        // it comes back: its disks may have moved.
+        self.known.files.retain(|id, _| vms.contains(id));
         let mut c = read::read(src, &vms, &mut self.known.files);
         c.jobs = self.jobs.read(&src.host, &src.jobs);
         c
@@ -146,7 +157,14 @@ impl<'a> Sampler<'a> {
                             .find(|(d, _)| Some(d) == key.as_ref() || Some(d) == g.drive.as_ref())
                     })
                     .map(|(_, file)| file.clone());
-                g.disk = g.file.as_deref().and_then(|f| disk_of(f, &b.disks));
+                g.disk = g.file.as_deref().and_then(|f| {
+                    let dev = *self
+                        .known
+                        .devices
+                        .entry(f.to_string())
+                        .or_insert_with(|| device_of(f));
+                    disk_named(dev, &b.disks)
+                });
             }
         }
         guests.sort_by(|x, y| y.iops().total_cmp(&x.iops()).then(x.id.cmp(&y.id)));

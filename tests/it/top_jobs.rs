@@ -86,7 +86,10 @@ fn top_names_a_backup_a_scrub_a_ceph_recovery_fstrim_and_a_full_thin_pool() {
     stand_in(
         &bin,
         "ceph",
-        &format!("-c {} status -f json", pve.join("ceph.conf").display()),
+        &format!(
+            "-c {} --connect-timeout 10 status -f json",
+            pve.join("ceph.conf").display()
+        ),
         &fixture("ceph/pacific/status-recovering.json"),
     );
     stand_in(
@@ -101,29 +104,33 @@ fn top_names_a_backup_a_scrub_a_ceph_recovery_fstrim_and_a_full_thin_pool() {
     )
     .unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let out = pveprobe()
-        .args([
-            "top",
-            "--count",
-            "2",
-            "--interval",
-            "0.5",
-            "--output-format",
-            "json",
-        ])
-        .arg("--qmp-dir")
-        .arg(d.join("qmp"))
-        .arg("--pve-dir")
-        .arg(&pve)
-        .arg("--tasks-file")
-        .arg(d.join("active"))
-        .arg("--replication-state")
-        .arg(d.join("no-replication"))
-        .arg("--zfs-kstat")
-        .arg(d.join("zfs-kstat"))
-        .env("PATH", &path)
-        .output()
-        .unwrap();
+    // top on the stand-in node: its sockets, configs, task list and ZFS.
+    let top = |args: &[&str]| {
+        pveprobe()
+            .arg("top")
+            .args(args)
+            .arg("--qmp-dir")
+            .arg(d.join("qmp"))
+            .arg("--pve-dir")
+            .arg(&pve)
+            .arg("--tasks-file")
+            .arg(d.join("active"))
+            .arg("--replication-state")
+            .arg(d.join("no-replication"))
+            .arg("--zfs-kstat")
+            .arg(d.join("zfs-kstat"))
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let out = top(&[
+        "--count",
+        "2",
+        "--interval",
+        "0.5",
+        "--output-format",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
@@ -158,20 +165,7 @@ fn top_names_a_backup_a_scrub_a_ceph_recovery_fstrim_and_a_full_thin_pool() {
     assert!(hints.contains(&"top-storage-near-full"), "{hints:?}");
 
     // The view says them too.
-    let view = pveprobe()
-        .args(["top", "--count", "1", "--interval", "0.3"])
-        .arg("--qmp-dir")
-        .arg(d.join("qmp"))
-        .arg("--pve-dir")
-        .arg(&pve)
-        .arg("--tasks-file")
-        .arg(d.join("active"))
-        .arg("--zfs-kstat")
-        .arg(d.join("zfs-kstat"))
-        .env("PATH", &path)
-        .output()
-        .unwrap();
-    let view = stdout(&view);
+    let view = stdout(&top(&["--count", "1", "--interval", "0.3"]));
     for want in [
         "ALSO RUNNING",
         "backup          guest 104",

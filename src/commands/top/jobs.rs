@@ -7,12 +7,13 @@
 //! (each read costs: `ceph` is a Python program).
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pveprobe_parse::ceph::ClusterActivity;
 use pveprobe_parse::pvetasks;
 use serde::{Deserialize, Serialize};
 
+use super::behind::Behind;
 use crate::sys::host::Host;
 
 /// PVE's active task list.
@@ -82,19 +83,27 @@ impl JobSources {
     }
 }
 
-/// Reads the jobs, the costly parts at their own pace.
-#[derive(Debug, Default)]
+/// The jobs a tool tells, and why a tool told nothing.
+type Told = (Vec<OtherJob>, Vec<String>);
+
+/// Reads the jobs: the files every interval, the costly parts on threads
+/// of their own at their own pace (a hanging tool never holds the view).
+#[derive(Debug)]
 pub struct JobReader {
-    slow_at: Option<Instant>,
-    slow: Vec<OtherJob>,
-    ceph_at: Option<Instant>,
-    ceph: Vec<OtherJob>,
+    slow: Behind<Told>,
+    ceph: Behind<Told>,
     /// Why a tool gave nothing, once each.
     pub notes: Vec<String>,
 }
 
-fn due(at: Option<Instant>, every: Duration) -> bool {
-    at.is_none_or(|t| t.elapsed() >= every)
+impl Default for JobReader {
+    fn default() -> Self {
+        JobReader {
+            slow: Behind::new(ZFS_EVERY),
+            ceph: Behind::new(CEPH_EVERY),
+            notes: Vec::new(),
+        }
+    }
 }
 
 impl JobReader {
@@ -102,38 +111,48 @@ impl JobReader {
     pub fn read(&mut self, host: &Host, src: &JobSources) -> Vec<OtherJob> {
         let mut out = tasks(host, src);
         out.extend(replications(host, src));
-        if due(self.slow_at, ZFS_EVERY) {
-            self.slow_at = Some(Instant::now());
-            self.slow = fstrims(host);
-            if host.exists(&src.zfs_kstat) {
+        let (h, zfs) = (host.clone(), host.exists(&src.zfs_kstat));
+        let (jobs, notes) = self.slow.poll(move || {
+            let mut told = (fstrims(&h), Vec::new());
+            if zfs {
                 match run("zpool", &["status"]) {
-                    Ok(text) => self.slow.extend(zfs_jobs(&text)),
-                    Err(e) => self.note(format!("zpool status: {e}")),
+                    Ok(text) => told.0.extend(zfs_jobs(&text)),
+                    Err(e) => told.1.push(format!("zpool status: {e}")),
                 }
             }
-        }
-        if host.exists(&src.ceph_conf) && due(self.ceph_at, CEPH_EVERY) {
-            self.ceph_at = Some(Instant::now());
+            told
+        });
+        out.extend(jobs.iter().cloned());
+        let mut said = notes.clone();
+        if host.exists(&src.ceph_conf) {
             let conf = src.ceph_conf.to_string_lossy().into_owned();
-            self.ceph = match run("ceph", &["-c", &conf, "status", "-f", "json"])
-                .and_then(|t| pveprobe_parse::ceph::cluster_activity(&t).map_err(|e| e.to_string()))
-            {
-                Ok(a) => ceph_jobs(&a),
-                Err(e) => {
-                    self.note(format!("ceph status: {e}"));
-                    Vec::new()
+            let (jobs, notes) = self.ceph.poll(move || {
+                // Ceph's own limit too: a child left when top ends stops by itself.
+                let args = [
+                    "-c",
+                    &conf,
+                    "--connect-timeout",
+                    "10",
+                    "status",
+                    "-f",
+                    "json",
+                ];
+                match run("ceph", &args).and_then(|t| {
+                    pveprobe_parse::ceph::cluster_activity(&t).map_err(|e| e.to_string())
+                }) {
+                    Ok(a) => (ceph_jobs(&a), Vec::new()),
+                    Err(e) => (Vec::new(), vec![format!("ceph status: {e}")]),
                 }
-            };
+            });
+            out.extend(jobs.iter().cloned());
+            said.extend(notes.iter().cloned());
         }
-        out.extend(self.slow.iter().cloned());
-        out.extend(self.ceph.iter().cloned());
+        for n in said {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
         out
-    }
-
-    fn note(&mut self, n: String) {
-        if !self.notes.contains(&n) {
-            self.notes.push(n);
-        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! Nothing is written but its output.
 
 pub mod args;
+pub mod behind;
 pub mod hints;
 pub mod jobs;
 pub mod plot;
@@ -170,10 +171,7 @@ impl<'a> Sampler<'a> {
         guests.sort_by(|x, y| y.iops().total_cmp(&x.iops()).then(x.id.cmp(&y.id)));
         let mut disks = sample::disks(&a.disks, &b.disks, secs);
         let src = &self.req.sources;
-        let storages = self
-            .storages
-            .read(&src.host, &src.pve_dir, &self.req.node)
-            .to_vec();
+        let storages = self.storages.read(&src.host, &src.pve_dir, &self.req.node);
         for d in &mut disks {
             d.guests = guests
                 .iter()

@@ -8,10 +8,11 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::behind::Behind;
 use crate::pvestorage::PveStorage;
 use crate::sys::host::Host;
 
@@ -36,22 +37,37 @@ pub struct StorageUse {
     pub disks: Vec<String>,
 }
 
-/// Reads the storages every [`EVERY`].
-#[derive(Debug, Default)]
+/// Reads the storages every [`EVERY`] on a thread of its own (a hanging
+/// `lvs` or mount never holds the view).
+#[derive(Debug)]
 pub struct StorageReader {
-    at: Option<Instant>,
-    list: Vec<StorageUse>,
+    behind: Behind<(Vec<StorageUse>, Vec<String>)>,
     pub notes: Vec<String>,
 }
 
-impl StorageReader {
-    /// The storages as last read, read again when due.
-    pub fn read(&mut self, host: &Host, pve_dir: &Path, node: &str) -> &[StorageUse] {
-        if self.at.is_none_or(|t| t.elapsed() >= EVERY) {
-            self.at = Some(Instant::now());
-            self.list = read_all(host, pve_dir, node, &mut self.notes);
+impl Default for StorageReader {
+    fn default() -> Self {
+        StorageReader {
+            behind: Behind::new(EVERY),
+            notes: Vec::new(),
         }
-        &self.list
+    }
+}
+
+impl StorageReader {
+    /// The storages as last read (read again when due).
+    pub fn read(&mut self, host: &Host, pve_dir: &Path, node: &str) -> Vec<StorageUse> {
+        let (host, pve_dir, node) = (host.clone(), pve_dir.to_path_buf(), node.to_string());
+        let (list, notes) = self.behind.poll(move || {
+            let mut notes = Vec::new();
+            (read_all(&host, &pve_dir, &node, &mut notes), notes)
+        });
+        for n in notes {
+            if !self.notes.contains(n) {
+                self.notes.push(n.clone());
+            }
+        }
+        list.clone()
     }
 }
 

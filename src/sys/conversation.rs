@@ -153,9 +153,101 @@ impl Drop for Conversation {
     }
 }
 
+/// How [`listen`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listened {
+    /// What was waited for came.
+    Done,
+    /// The time was up first.
+    Deadline,
+    /// A signal came first.
+    Signal,
+    /// Every conversation's output ended first: nothing more can come.
+    Silent,
+}
+
+/// Hands each line heard on `rx` to `hear` (with `state`) until `done`
+/// holds, `until` passes, a signal comes (when `interrupt` is given) or
+/// every conversation has ended; looks every 100 ms. The one waiter of
+/// the commands that talk to several children at once (`load`'s node
+/// agents, `ceph --clients`' clients).
+pub fn listen<S>(
+    rx: &mpsc::Receiver<Heard>,
+    until: Instant,
+    interrupt: Option<&super::interrupt::Interrupt>,
+    state: &mut S,
+    done: impl Fn(&S) -> bool,
+    mut hear: impl FnMut(&mut S, Heard),
+) -> Listened {
+    loop {
+        if done(state) {
+            return Listened::Done;
+        }
+        if interrupt.is_some_and(|i| i.signal().is_some()) {
+            return Listened::Signal;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Listened::Deadline;
+        }
+        match rx.recv_timeout((until - now).min(Duration::from_millis(100))) {
+            Ok(heard) => hear(state, heard),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return if done(state) {
+                    Listened::Done
+                } else {
+                    Listened::Silent
+                };
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listening_ends_when_done_at_the_deadline_or_when_all_are_silent() {
+        let (tx, rx) = mpsc::channel::<Heard>();
+        tx.send((0, Some("a".into()))).unwrap();
+        tx.send((1, Some("b".into()))).unwrap();
+        let mut got: Vec<String> = Vec::new();
+        let until = Instant::now() + Duration::from_secs(5);
+        let end = listen(
+            &rx,
+            until,
+            None,
+            &mut got,
+            |g| g.len() == 2,
+            |g, (_, l)| g.extend(l),
+        );
+        assert_eq!((end, got.len()), (Listened::Done, 2));
+        let until = Instant::now() + Duration::from_millis(150);
+        let end = listen(
+            &rx,
+            until,
+            None,
+            &mut got,
+            |g| g.len() == 3,
+            |g, (_, l)| g.extend(l),
+        );
+        assert_eq!(end, Listened::Deadline);
+        drop(tx);
+        let until = Instant::now() + Duration::from_secs(5);
+        let at = Instant::now();
+        let end = listen(
+            &rx,
+            until,
+            None,
+            &mut got,
+            |g| g.len() == 3,
+            |g, (_, l)| g.extend(l),
+        );
+        assert_eq!(end, Listened::Silent);
+        assert!(at.elapsed() < Duration::from_secs(1));
+    }
 
     #[test]
     fn lines_both_ways_then_the_end_and_its_status() {

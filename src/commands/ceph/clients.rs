@@ -296,40 +296,42 @@ fn wait(
     run_for: Duration,
     interrupt: &Interrupt,
 ) -> bool {
-    let deadline = Instant::now() + run_for;
-    let mut stop_by: Option<Instant> = None;
-    let mut given_up = false;
-    while answers.iter().any(Option::is_none) {
-        let now = Instant::now();
-        if stop_by.is_none() && (interrupt.signal().is_some() || now >= deadline) {
-            // One that did not answer in time gets a moment to clean up;
-            // at a signal every client stops and cleans up.
-            given_up = interrupt.signal().is_none();
-            for t in talks.iter_mut().flatten() {
-                t.close();
-            }
-            stop_by = Some(now + if given_up { GRACE } else { STOP_WAIT });
-        }
-        if stop_by.is_some_and(|s| now >= s) {
-            break;
-        }
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok((i, Some(line))) => {
-                if answers[i].is_none()
-                    && let Ok(a) = serde_json::from_str::<ClientAnswer>(&line)
-                {
-                    answers[i] = Some(Ok(a));
+    use crate::sys::conversation::{Listened, listen};
+    let all = |a: &&mut [Option<Result<ClientAnswer, String>>]| a.iter().all(Option::is_some);
+    let hear = |a: &mut &mut [Option<Result<ClientAnswer, String>>],
+                (i, line): (usize, Option<String>)| {
+        let Some(slot) = a.get_mut(i).filter(|s| s.is_none()) else {
+            return;
+        };
+        match line {
+            Some(line) => {
+                if let Ok(answer) = serde_json::from_str::<ClientAnswer>(&line) {
+                    *slot = Some(Ok(answer));
                 }
             }
-            Ok((i, None)) => {
-                if answers[i].is_none() {
-                    answers[i] = Some(Err("it ended without an answer".into()));
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            None => *slot = Some(Err("it ended without an answer".into())),
         }
+    };
+    let mut answers = answers;
+    let first = listen(
+        rx,
+        Instant::now() + run_for,
+        Some(interrupt),
+        &mut answers,
+        all,
+        hear,
+    );
+    if matches!(first, Listened::Done | Listened::Silent) {
+        return false;
     }
+    // One that did not answer in time gets a moment to clean up; at a
+    // signal every client stops and cleans up.
+    let given_up = first == Listened::Deadline;
+    for t in talks.iter_mut().flatten() {
+        t.close();
+    }
+    let grace = if given_up { GRACE } else { STOP_WAIT };
+    listen(rx, Instant::now() + grace, None, &mut answers, all, hear);
     given_up
 }
 

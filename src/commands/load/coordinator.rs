@@ -18,7 +18,7 @@ use super::wire::{self, FromNode, NodePlan, ToNode, WorkerJob};
 use super::{Fill, LoadRequest};
 use crate::nodes::remote::{self, shell_line};
 use crate::pvevm;
-use crate::sys::conversation::{Conversation, Heard};
+use crate::sys::conversation::{Conversation, Heard, Listened, listen};
 use crate::sys::interrupt::Interrupt;
 
 /// How long an agent may take to make and boot its workers, beyond the
@@ -169,15 +169,24 @@ impl Run<'_> {
         what: &str,
         done: fn(&Agent) -> bool,
     ) -> bool {
-        let until = Instant::now() + limit;
-        loop {
-            if self.agents.iter().all(|a| !a.taking_part() || done(a)) {
-                return true;
-            }
-            if interrupt.is_some_and(|i| i.signal().is_some()) {
-                return false;
-            }
-            if Instant::now() > until {
+        let ended = listen(
+            rx,
+            Instant::now() + limit,
+            interrupt,
+            self,
+            |c| c.agents.iter().all(|a| !a.taking_part() || done(a)),
+            |c, (i, line)| {
+                if i < c.agents.len() {
+                    c.hear(i, line);
+                }
+            },
+        );
+        match ended {
+            Listened::Done => true,
+            Listened::Signal => false,
+            // Out of time, or every agent's output ended: those not done
+            // will not be.
+            Listened::Deadline | Listened::Silent => {
                 for a in self
                     .agents
                     .iter_mut()
@@ -192,12 +201,7 @@ impl Run<'_> {
                     self.problems.push(why);
                     a.given_up = true;
                 }
-                return true;
-            }
-            if let Ok((i, line)) = rx.recv_timeout(Duration::from_millis(100))
-                && i < self.agents.len()
-            {
-                self.hear(i, line);
+                true
             }
         }
     }

@@ -213,39 +213,25 @@ mod tests {
         let (tx, rx) = mpsc::channel::<Heard>();
         tx.send((0, Some("a".into()))).unwrap();
         tx.send((1, Some("b".into()))).unwrap();
+        // Until `n` lines came, for up to `ms`.
+        let wait = |got: &mut Vec<String>, n: usize, ms: u64| {
+            let until = Instant::now() + Duration::from_millis(ms);
+            listen(
+                &rx,
+                until,
+                None,
+                got,
+                |g| g.len() == n,
+                |g, (_, l)| g.extend(l),
+            )
+        };
         let mut got: Vec<String> = Vec::new();
-        let until = Instant::now() + Duration::from_secs(5);
-        let end = listen(
-            &rx,
-            until,
-            None,
-            &mut got,
-            |g| g.len() == 2,
-            |g, (_, l)| g.extend(l),
-        );
-        assert_eq!((end, got.len()), (Listened::Done, 2));
-        let until = Instant::now() + Duration::from_millis(150);
-        let end = listen(
-            &rx,
-            until,
-            None,
-            &mut got,
-            |g| g.len() == 3,
-            |g, (_, l)| g.extend(l),
-        );
-        assert_eq!(end, Listened::Deadline);
+        assert_eq!(wait(&mut got, 2, 5000), Listened::Done);
+        assert_eq!(got, ["a", "b"]);
+        assert_eq!(wait(&mut got, 3, 150), Listened::Deadline);
         drop(tx);
-        let until = Instant::now() + Duration::from_secs(5);
         let at = Instant::now();
-        let end = listen(
-            &rx,
-            until,
-            None,
-            &mut got,
-            |g| g.len() == 3,
-            |g, (_, l)| g.extend(l),
-        );
-        assert_eq!(end, Listened::Silent);
+        assert_eq!(wait(&mut got, 3, 5000), Listened::Silent);
         assert!(at.elapsed() < Duration::from_secs(1));
     }
 

@@ -26,8 +26,8 @@ fn vmids() -> (u32, u32) {
 const QMP_DIR: &str = "/var/run/qemu-server";
 
 /// One QMP exchange as `pvestatd` makes it: connect, greeting,
-/// capabilities, `query-status`, close; waiting up to 3 s for each answer.
-fn as_pvestatd(path: &Path) -> Result<(), String> {
+/// capabilities, `command`, close; waiting up to 3 s for each answer.
+fn qmp(path: &Path, command: &str) -> Result<serde_json::Value, String> {
     let s = UnixStream::connect(path).map_err(|e| format!("connect: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
     let mut r = BufReader::new(s.try_clone().unwrap());
@@ -48,8 +48,13 @@ fn as_pvestatd(path: &Path) -> Result<(), String> {
     w.write_all(b"{\"execute\":\"qmp_capabilities\"}\n")
         .unwrap();
     read("capabilities")?;
-    w.write_all(b"{\"execute\":\"query-status\"}\n").unwrap();
-    let status = read("query-status")?;
+    w.write_all(format!("{command}\n").as_bytes()).unwrap();
+    read(command)
+}
+
+/// `query-status`, as pvestatd asks it every cycle.
+fn as_pvestatd(path: &Path) -> Result<(), String> {
+    let status = qmp(path, "{\"execute\":\"query-status\"}")?;
     status
         .pointer("/return/status")
         .map(drop)
@@ -144,6 +149,14 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     let started = next(&mut ports[0].1, &vms[0].1, Duration::from_secs(120));
     assert_eq!(started["type"], "started", "{started}");
 
+    // The admin sets a latency histogram on the busy VM's drive (top only
+    // reads one where it is set).
+    let set = qmp(
+        &vms[0].2,
+        r#"{"execute":"block-latency-histogram-set","arguments":{"id":"scsi0","boundaries":[100000,1000000,10000000,100000000,1000000000]}}"#,
+    )
+    .unwrap();
+    assert!(set.get("return").is_some(), "{set}");
     // Meanwhile another client asks the busy VM's socket as pvestatd does.
     let stop = Arc::new(AtomicBool::new(false));
     let (asked, failed) = (
@@ -227,6 +240,13 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
         assert_eq!(busy["disk"], loop_name, "{s}");
         let idle = mine(idle_id).unwrap_or_else(|| panic!("{s}"));
         assert!(idle["write_iops"].as_f64().unwrap() < 1.0, "{idle}");
+        // The histogram set on the busy drive gives the interval's p99 (a
+        // boundary of it); the idle drive has none.
+        let p99 = busy["write_p99_ms"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{busy}"));
+        assert!([0.1, 1.0, 10.0, 100.0, 1000.0].contains(&p99), "{busy}");
+        assert!(idle.get("write_p99_ms").is_none(), "{idle}");
         // What the guest wrote, as QEMU counts it, against what the loop
         // device completed in the same interval (/proc/diskstats).
         let disk = s["disks"]

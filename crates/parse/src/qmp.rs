@@ -20,6 +20,81 @@ pub struct DriveStats {
     pub read_ns: u64,
     pub write_ns: u64,
     pub flush_ns: u64,
+    /// QEMU's own latency window where the drive has one
+    /// (`stats-intervals`): the shortest.
+    pub timed: Option<TimedStats>,
+    /// QEMU's latency histograms where one was set
+    /// (`block-latency-histogram-set`): cumulative counts per bin.
+    pub read_histogram: Option<Histogram>,
+    pub write_histogram: Option<Histogram>,
+}
+
+/// One of QEMU's latency windows (`BlockDeviceTimedStats`): the reads'
+/// and writes' latency over the last `interval_s` seconds, as QEMU keeps
+/// it.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct TimedStats {
+    #[serde(rename = "interval_length")]
+    pub interval_s: u64,
+    #[serde(rename = "max_rd_latency_ns", default)]
+    pub max_read_ns: u64,
+    #[serde(rename = "avg_rd_latency_ns", default)]
+    pub avg_read_ns: u64,
+    #[serde(rename = "max_wr_latency_ns", default)]
+    pub max_write_ns: u64,
+    #[serde(rename = "avg_wr_latency_ns", default)]
+    pub avg_write_ns: u64,
+    #[serde(rename = "avg_rd_queue_depth", default)]
+    pub avg_read_queue: f64,
+    #[serde(rename = "avg_wr_queue_depth", default)]
+    pub avg_write_queue: f64,
+}
+
+/// A latency histogram (`BlockLatencyHistogramInfo`): `bins[i]` counts the
+/// operations that took from `boundaries_ns[i-1]` up to `boundaries_ns[i]`
+/// (the first from 0, the last beyond the last boundary).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct Histogram {
+    #[serde(rename = "boundaries")]
+    pub boundaries_ns: Vec<u64>,
+    pub bins: Vec<u64>,
+}
+
+impl Histogram {
+    /// Whether it is one QEMU could have given: a bin more than boundaries.
+    pub fn well_formed(&self) -> bool {
+        self.bins.len() == self.boundaries_ns.len() + 1
+            && self.boundaries_ns.windows(2).all(|w| w[0] < w[1])
+    }
+
+    /// The upper boundary (ns) of the bin where `share` (0 to 1) of the
+    /// operations counted since `before` fall: the percentile as the
+    /// histogram can tell it; `None` without operations, for the last bin
+    /// (no upper boundary), or when `before` is another histogram.
+    pub fn percentile_since(&self, before: &Histogram, share: f64) -> Option<u64> {
+        if !self.well_formed() || before.boundaries_ns != self.boundaries_ns {
+            return None;
+        }
+        let counts: Vec<u64> = self
+            .bins
+            .iter()
+            .zip(&before.bins)
+            .map(|(a, b)| a.saturating_sub(*b))
+            .collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let want = (share.clamp(0.0, 1.0) * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= want {
+                return self.boundaries_ns.get(i).copied();
+            }
+        }
+        None
+    }
 }
 
 #[derive(Deserialize)]
@@ -45,6 +120,10 @@ struct RawStats {
     wr_total_time_ns: u64,
     #[serde(default)]
     flush_total_time_ns: u64,
+    #[serde(default)]
+    timed_stats: Vec<TimedStats>,
+    rd_latency_histogram: Option<Histogram>,
+    wr_latency_histogram: Option<Histogram>,
 }
 
 /// Why an answer is not what QMP answers.
@@ -86,6 +165,14 @@ pub fn blockstats(text: &str) -> Result<Vec<DriveStats>, QmpError> {
             read_ns: e.stats.rd_total_time_ns,
             write_ns: e.stats.wr_total_time_ns,
             flush_ns: e.stats.flush_total_time_ns,
+            timed: e
+                .stats
+                .timed_stats
+                .into_iter()
+                .filter(|t| t.interval_s > 0)
+                .min_by_key(|t| t.interval_s),
+            read_histogram: e.stats.rd_latency_histogram.filter(Histogram::well_formed),
+            write_histogram: e.stats.wr_latency_histogram.filter(Histogram::well_formed),
         })
         .filter(|d| !d.drive.is_empty())
         .collect())
@@ -136,6 +223,52 @@ mod tests {
         assert!(d.read_ns > 0);
         assert_eq!(all[1].reads, 0);
         assert!(blockstats("{\"return\": 1}").is_err());
+    }
+
+    #[test]
+    fn qemus_latency_window_and_histograms_where_they_are_enabled() {
+        let all = blockstats(&fixture("qemu/7.2", "query-blockstats-timed.json")).unwrap();
+        let d = &all[0];
+        assert_eq!(d.drive, "drive-scsi0");
+        // Two windows (10 s and 60 s): the shorter is kept.
+        let t = d.timed.as_ref().unwrap();
+        assert_eq!(t.interval_s, 10);
+        assert!(d.reads > 0);
+        let h = d.read_histogram.as_ref().unwrap();
+        assert!(h.well_formed());
+        assert_eq!(h.bins.iter().sum::<u64>(), d.reads);
+        let none = Histogram {
+            boundaries_ns: h.boundaries_ns.clone(),
+            bins: vec![0; h.bins.len()],
+        };
+        let p = h.percentile_since(&none, 0.99).unwrap();
+        assert!(h.boundaries_ns.contains(&p));
+        // The first drive has none of them.
+        let plain = blockstats(&fixture("qemu/7.2", "query-blockstats.json")).unwrap();
+        assert!(plain[0].timed.is_none() && plain[0].read_histogram.is_none());
+    }
+
+    #[test]
+    fn a_percentile_is_the_upper_boundary_of_its_bin_over_the_interval() {
+        let h = |bins: Vec<u64>| Histogram {
+            boundaries_ns: vec![1_000, 10_000, 100_000],
+            bins,
+        };
+        let before = h(vec![5, 5, 5, 5]);
+        // 100 new: 90 under 1 µs, 9 to 10 µs, 1 to 100 µs.
+        let now = h(vec![95, 14, 6, 5]);
+        assert_eq!(now.percentile_since(&before, 0.5), Some(1_000));
+        assert_eq!(now.percentile_since(&before, 0.99), Some(10_000));
+        assert_eq!(now.percentile_since(&before, 1.0), Some(100_000));
+        // Nothing new, another histogram, one beyond the last boundary.
+        assert_eq!(before.percentile_since(&before, 0.99), None);
+        let other = Histogram {
+            boundaries_ns: vec![1, 2, 3],
+            bins: vec![0; 4],
+        };
+        assert_eq!(now.percentile_since(&other, 0.99), None);
+        assert_eq!(h(vec![5, 5, 5, 6]).percentile_since(&before, 0.99), None);
+        assert!(!h(vec![1, 2]).well_formed());
     }
 
     #[test]

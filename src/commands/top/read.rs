@@ -48,6 +48,8 @@ pub struct Counters {
     /// Dirty and writeback pages, KiB (`/proc/meminfo`).
     pub dirty_kib: Option<u64>,
     pub writeback_kib: Option<u64>,
+    /// Pages swapped in and out since boot (`/proc/vmstat`).
+    pub swapped_pages: Option<(u64, u64)>,
     pub vms: BTreeMap<u32, VmDrives>,
     pub cts: BTreeMap<u32, Vec<CgroupIo>>,
     /// What else runs besides the guests.
@@ -108,6 +110,17 @@ fn containers(host: &Host) -> BTreeMap<u32, Vec<CgroupIo>> {
         }
     }
     out
+}
+
+/// `pswpin` and `pswpout` of `/proc/vmstat`: pages swapped in and out.
+fn swapped(vmstat: &str) -> Option<(u64, u64)> {
+    let get = |key: &str| {
+        vmstat
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some((get("pswpin")?, get("pswpout")?))
 }
 
 fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
@@ -182,6 +195,7 @@ pub fn read(
         memory: psi("memory"),
         dirty_kib: meminfo_kib(&meminfo, "Dirty"),
         writeback_kib: meminfo_kib(&meminfo, "Writeback"),
+        swapped_pages: host.read("/proc/vmstat").ok().and_then(|t| swapped(&t)),
         vms: drives,
         cts: containers(host),
         jobs: Vec::new(),
@@ -200,6 +214,13 @@ mod tests {
         assert_eq!(meminfo_kib(text, "Dirty"), Some(1244));
         assert_eq!(meminfo_kib(text, "Writeback"), Some(0));
         assert_eq!(meminfo_kib(text, "WritebackTmp"), None);
+    }
+
+    #[test]
+    fn swapping_is_read_from_vmstat() {
+        let text = "nr_free_pages 3\npswpin 12\npswpout 345\npswpin_x 9\n";
+        assert_eq!(swapped(text), Some((12, 345)));
+        assert_eq!(swapped("pswpin 1\n"), None);
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl TopSample {
         let p = &self.pressure;
         let mut out = format!(
             "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)\n\
-             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB\n",
+             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB, swap in/out {}/{} MiB/s\n",
             self.node,
             self.timestamp,
             self.seconds,
@@ -51,6 +51,8 @@ impl TopSample {
             pct(p.memory_some_pct),
             opt(p.dirty_mib, 0),
             opt(p.writeback_mib, 0),
+            opt(p.swap_in_mib_s, 1),
+            opt(p.swap_out_mib_s, 1),
         );
         out += &format!(
             "\n{:<24}{:<12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  {}\n",
@@ -358,19 +360,20 @@ fn io_gauges(r: f64, w: f64, rm: f64, wm: f64) -> Vec<Gauge> {
 /// A guest drive's gauges: its I/O and, for a VM, its latencies.
 fn guest_gauges(g: &GuestIo) -> Vec<Gauge> {
     let mut gauges = io_gauges(g.read_iops, g.write_iops, g.read_mib_s, g.write_mib_s);
-    for (name, field, v) in [
-        ("read_latency_seconds", "read_ms", g.read_ms),
-        ("write_latency_seconds", "write_ms", g.write_ms),
+    const MEAN: &str = "mean latency as the guest waited (QEMU's counters), seconds";
+    const P99: &str =
+        "99th percentile of the interval's latency (QEMU's histogram, where set), seconds";
+    const MAX: &str = "longest operation in QEMU's latency window (where set), seconds";
+    for (name, help, field, v) in [
+        ("read_latency_seconds", MEAN, "read_ms", g.read_ms),
+        ("write_latency_seconds", MEAN, "write_ms", g.write_ms),
+        ("read_p99_seconds", P99, "read_p99_ms", g.read_p99_ms),
+        ("write_p99_seconds", P99, "write_p99_ms", g.write_p99_ms),
+        ("read_max_seconds", MAX, "read_max_ms", g.read_max_ms),
+        ("write_max_seconds", MAX, "write_max_ms", g.write_max_ms),
     ] {
         if let Some(ms) = v {
-            gauges.push(Gauge::new(
-                (
-                    name,
-                    "mean latency as the guest waited (QEMU's counters), seconds",
-                ),
-                ms / 1000.0,
-                (field, ms),
-            ));
+            gauges.push(Gauge::new((name, help), ms / 1000.0, (field, ms)));
         }
     }
     gauges
@@ -388,6 +391,20 @@ fn guest_row(g: &GuestIo) -> String {
     if let Some(e) = &g.error {
         return format!("{:<24}{:<12}  not read: {e}  {name}\n", g.label(), "-");
     }
+    let mut qemu = Vec::new();
+    if let (Some(r), Some(w)) = (g.read_p99_ms, g.write_p99_ms) {
+        qemu.push(format!("p99 {r:.1}/{w:.1} ms"));
+    } else if let Some(p) = g.read_p99_ms.or(g.write_p99_ms) {
+        qemu.push(format!("p99 {p:.1} ms"));
+    }
+    if let (Some(win), Some(r), Some(w)) = (g.window_s, g.read_max_ms, g.write_max_ms) {
+        qemu.push(format!("max {r:.1}/{w:.1} ms in {win} s"));
+    }
+    let name = if qemu.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", qemu.join(", "))
+    };
     format!(
         "{:<24}{:<12}{:>9.0}{:>9.0}{:>9.1}{:>9.1}{:>9}{:>9}  {name}\n",
         g.label(),

@@ -63,6 +63,11 @@ pub struct NodePressure {
     /// Dirty pages and pages under writeback at the interval's end, MiB.
     pub dirty_mib: Option<f64>,
     pub writeback_mib: Option<f64>,
+    /// Swapped in and out over the interval, MiB/s.
+    #[serde(default)]
+    pub swap_in_mib_s: Option<f64>,
+    #[serde(default)]
+    pub swap_out_mib_s: Option<f64>,
 }
 
 /// One guest drive's I/O as the guest sees it (a VM's from QEMU's
@@ -92,6 +97,22 @@ pub struct GuestIo {
     /// Over how long the rates are, s: longer than the interval when its
     /// socket was busy at the last reading.
     pub seconds: f64,
+    /// QEMU's own latency window where the drive has one
+    /// (`stats-intervals`): its length, s, and the longest read and write
+    /// in it, ms (over QEMU's window, not the interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_max_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_max_ms: Option<f64>,
+    /// The 99th percentile of the interval's reads and writes, ms, from
+    /// QEMU's latency histogram where one was set: the upper boundary of
+    /// its bin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_p99_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_p99_ms: Option<f64>,
     /// Its socket was busy this time (another client held it): the figures
     /// are from its last reading, next time they cover both intervals.
     #[serde(default)]
@@ -179,10 +200,30 @@ pub fn pressure(a: &Counters, b: &Counters, secs: f64) -> NodePressure {
         memory_some_pct: stall_pct(some(&a.memory), some(&b.memory), secs),
         dirty_mib: b.dirty_kib.map(|k| k as f64 / 1024.0),
         writeback_mib: b.writeback_kib.map(|k| k as f64 / 1024.0),
+        swap_in_mib_s: swap_rate(
+            a.swapped_pages.map(|p| p.0),
+            b.swapped_pages.map(|p| p.0),
+            secs,
+        ),
+        swap_out_mib_s: swap_rate(
+            a.swapped_pages.map(|p| p.1),
+            b.swapped_pages.map(|p| p.1),
+            secs,
+        ),
     }
 }
 
 const MIB: f64 = 1048576.0;
+
+/// Pages counted between two readings as MiB/s (the kernel counts swap in
+/// pages of the page size).
+fn swap_rate(a: Option<u64>, b: Option<u64>, secs: f64) -> Option<f64> {
+    let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .unwrap_or(4096) as f64;
+    Some(b?.saturating_sub(a?) as f64 * page / MIB / secs.max(1e-3))
+}
 
 /// Each disk's I/O between `a` and `b` (a disk new in `b` is passed over).
 pub fn disks(a: &[DiskStat], b: &[DiskStat], secs: f64) -> Vec<DiskIo> {
@@ -229,9 +270,23 @@ pub fn drive(a: &DriveStats, b: &DriveStats, secs: f64) -> GuestIo {
         write_mib_s: n(b.write_bytes, a.write_bytes) / MIB / secs,
         read_ms: per(n(b.read_ns, a.read_ns), reads),
         write_ms: per(n(b.write_ns, a.write_ns), writes),
+        window_s: b.timed.as_ref().map(|t| t.interval_s),
+        read_max_ms: b.timed.as_ref().map(|t| t.max_read_ns as f64 / 1e6),
+        write_max_ms: b.timed.as_ref().map(|t| t.max_write_ns as f64 / 1e6),
+        read_p99_ms: p99(&a.read_histogram, &b.read_histogram),
+        write_p99_ms: p99(&a.write_histogram, &b.write_histogram),
         seconds: secs,
         ..GuestIo::default()
     }
+}
+
+/// The interval's 99th percentile from two readings of a histogram, ms.
+fn p99(
+    a: &Option<pveprobe_parse::qmp::Histogram>,
+    b: &Option<pveprobe_parse::qmp::Histogram>,
+) -> Option<f64> {
+    let (a, b) = (a.as_ref()?, b.as_ref()?);
+    b.percentile_since(a, 0.99).map(|ns| ns as f64 / 1e6)
 }
 
 /// Each VM's last counters read and when: a VM whose socket was busy is
@@ -383,6 +438,29 @@ mod tests {
         assert_eq!(g.write_iops, 1000.0);
         assert_eq!(g.write_ms, Some(5.0));
         assert_eq!(g.read_ms, None);
+        assert_eq!((g.window_s, g.write_p99_ms), (None, None));
+        // Where QEMU keeps a latency window and a histogram, they are read.
+        let hist = |bins: Vec<u64>| pveprobe_parse::qmp::Histogram {
+            boundaries_ns: vec![1_000_000, 10_000_000],
+            bins,
+        };
+        let a = DriveStats {
+            write_histogram: Some(hist(vec![100, 0, 0])),
+            ..a
+        };
+        let b = DriveStats {
+            timed: Some(pveprobe_parse::qmp::TimedStats {
+                interval_s: 10,
+                max_write_ns: 42_000_000,
+                ..Default::default()
+            }),
+            write_histogram: Some(hist(vec![100, 990, 10])),
+            ..b
+        };
+        let g = drive(&a, &b, 1.0);
+        assert_eq!((g.window_s, g.write_max_ms), (Some(10), Some(42.0)));
+        assert_eq!(g.write_p99_ms, Some(10.0));
+        assert_eq!(g.read_p99_ms, None);
     }
 
     #[test]
@@ -406,6 +484,7 @@ mod tests {
             memory: None,
             dirty_kib: Some(2048),
             writeback_kib: None,
+            swapped_pages: Some((0, total_io)),
             vms: BTreeMap::new(),
             cts: BTreeMap::new(),
             jobs: Vec::new(),
@@ -419,7 +498,14 @@ mod tests {
             ..Default::default()
         });
         b.io.as_mut().unwrap().some.total_us = 400_000;
+        // 1,024 pages of the page size swapped out in 2 s.
+        b.swapped_pages = Some((0, 1024));
         let p = pressure(&reading(0, 0), &b, 2.0);
+        let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+            .unwrap()
+            .unwrap() as f64;
+        assert_eq!(p.swap_out_mib_s, Some(1024.0 * page / MIB / 2.0));
+        assert_eq!(p.swap_in_mib_s, Some(0.0));
         // 500 of the 1000 ticks between were iowait; 0.4 s of 2 s waited.
         assert_eq!(p.iowait_pct, Some(50.0));
         assert_eq!(p.io_some_pct, Some(20.0));

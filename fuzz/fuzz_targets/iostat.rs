@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe_parse::{ceph, iostat, lvs, pvetasks, qmp, zfs};
+use pveprobe_parse::{ceph, iostat, lvs, procpid, pvetasks, qmp, zfs};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(t.upid.starts_with("UPID:") && !t.kind.is_empty());
     }
     let _ = pvetasks::replications(&text);
-    let _ = pvetasks::proc_start_ticks(&text);
+    let _ = procpid::start_ticks(&text);
     for s in zfs::scans(&text) {
         assert!(s.kind == "scrub" || s.kind == "resilver");
         assert!(s.done_pct.is_none_or(f64::is_finite));

@@ -1,8 +1,17 @@
-//! What `qualify` reads of a process that holds a device open, to name it:
+//! What pveprobe reads of a process: for `qualify`, of one that holds a
+//! device open, to name it:
 //! its parent (`/proc/PID/status`), its arguments (`/proc/PID/cmdline`),
 //! and the guest it runs: a VM's QEMU (`/usr/bin/kvm -id 100 ...`, as
 //! qemu-server starts it; or PVE's pidfile `/var/run/qemu-server/100.pid`)
-//! or a container's `lxc-start -F -n 101`.
+//! or a container's `lxc-start -F -n 101`; for `top`, when a PVE task's
+//! process started (`/proc/PID/stat`), to know it is still that task's.
+
+/// The process start (clock ticks since boot) in `/proc/PID/stat`: field
+/// 22, counted after the command's closing parenthesis.
+pub fn start_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
 
 /// `PPid:` of `/proc/PID/status`.
 pub fn ppid(status: &str) -> Option<u32> {
@@ -80,6 +89,14 @@ pub fn pidfile_pid(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_process_start_is_field_22() {
+        let stat = "851962 (task UPID:mini) S 1 851962 851962 0 -1 4194624 1 0 0 0 \
+                    5 2 0 0 20 0 1 0 65597267 123 4 18446744073709551615";
+        assert_eq!(start_ticks(stat), Some(65597267));
+        assert_eq!(start_ticks("1 (x) S"), None);
+    }
 
     fn args(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()

@@ -114,13 +114,6 @@ fn active_line(line: &str) -> Option<Task> {
     Some(task)
 }
 
-/// The process start (clock ticks since boot) in `/proc/PID/stat`: field
-/// 22, counted after the command's closing parenthesis.
-pub fn proc_start_ticks(stat: &str) -> Option<u64> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
 /// A replication job that is running: PVE's replication state
 /// (`/var/lib/pve-manager/pve-replication-state.json`, `{VMID: {"local/
 /// TARGET": {...}}}`) keeps a running job's `pid` and `ptime` (its
@@ -222,14 +215,6 @@ mod tests {
         // A nine-digit process start, as on a host up long enough.
         let long = active("UPID:pve1:0000ABCD:1E0A3F2C1:61947EE2:qmigrate:100:root@pam: 0\n");
         assert_eq!(long[0].pstart, 0x1E0A3F2C1);
-    }
-
-    #[test]
-    fn the_process_start_is_field_22() {
-        let stat = "851962 (task UPID:mini) S 1 851962 851962 0 -1 4194624 1 0 0 0 \
-                    5 2 0 0 20 0 1 0 65597267 123 4 18446744073709551615";
-        assert_eq!(proc_start_ticks(stat), Some(65597267));
-        assert_eq!(proc_start_ticks("1 (x) S"), None);
     }
 
     #[test]

@@ -115,7 +115,7 @@ impl JobReader {
         let (jobs, notes) = self.slow.poll(move || {
             let mut told = (fstrims(&h), Vec::new());
             if zfs {
-                match run("zpool", &["status"]) {
+                match run("zpool", &["status"], TOOL_LIMIT) {
                     Ok(text) => told.0.extend(zfs_jobs(&text)),
                     Err(e) => told.1.push(format!("zpool status: {e}")),
                 }
@@ -137,7 +137,7 @@ impl JobReader {
                     "-f",
                     "json",
                 ];
-                match run("ceph", &args).and_then(|t| {
+                match run("ceph", &args, TOOL_LIMIT).and_then(|t| {
                     pveprobe_parse::ceph::cluster_activity(&t).map_err(|e| e.to_string())
                 }) {
                     Ok(a) => (ceph_jobs(&a), Vec::new()),
@@ -156,9 +156,9 @@ impl JobReader {
     }
 }
 
-/// A read-only tool's output, through the one child helper.
-fn run(program: &str, args: &[&str]) -> Result<String, String> {
-    let done = crate::sys::child::run_tool(program, args, TOOL_LIMIT).map_err(|e| e.to_string())?;
+/// A read-only tool's output, through the one child helper, within `limit`.
+pub(super) fn run(program: &str, args: &[&str], limit: Duration) -> Result<String, String> {
+    let done = crate::sys::child::run_tool(program, args, limit).map_err(|e| e.to_string())?;
     Ok(String::from_utf8_lossy(&done.stdout).into_owned())
 }
 
@@ -167,7 +167,7 @@ fn run(program: &str, args: &[&str]) -> Result<String, String> {
 fn alive(host: &Host, pid: u32, ticks: u64) -> bool {
     host.read(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| pvetasks::proc_start_ticks(&s))
+        .and_then(|s| pveprobe_parse::procpid::start_ticks(&s))
         == Some(ticks)
 }
 
@@ -323,14 +323,7 @@ mod tests {
         let src = JobSources::under_pve_dir(std::path::Path::new("/etc/pve"));
         let tasks_file = host.path(&src.tasks_file);
         std::fs::create_dir_all(tasks_file.parent().unwrap()).unwrap();
-        std::fs::copy(
-            format!(
-                "{}/fixtures/pve/tasks-active/vzdump-running.txt",
-                env!("CARGO_MANIFEST_DIR")
-            ),
-            &tasks_file,
-        )
-        .unwrap();
+        std::fs::write(&tasks_file, fixture("pve/tasks-active/vzdump-running.txt")).unwrap();
         // No such process: PVE has not noticed the end yet; not a job.
         assert!(tasks(&host, &src).is_empty());
         let proc_dir = root.path().join("proc/851962");

@@ -160,16 +160,14 @@ fn read_all(host: &Host, pve_dir: &Path, node: &str, notes: &mut Vec<String>) ->
 
 /// A read-only tool's output; a failure noted once.
 fn tool(program: &str, args: &[&str], notes: &mut Vec<String>) -> Option<String> {
-    match crate::sys::child::run_tool(program, args, LIMIT) {
-        Ok(done) => Some(String::from_utf8_lossy(&done.stdout).into_owned()),
-        Err(e) => {
+    super::jobs::run(program, args, LIMIT)
+        .map_err(|e| {
             let n = format!("{program}: {e}");
             if !notes.contains(&n) {
                 notes.push(n);
             }
-            None
-        }
-    }
+        })
+        .ok()
 }
 
 /// `zfs list -Hp -o name,used,avail`: each dataset's bytes used and available.

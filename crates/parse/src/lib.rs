@@ -28,6 +28,7 @@ pub mod resolv;
 pub mod smart;
 pub mod storagecfg;
 pub mod sysfs;
+pub mod units;
 pub mod vmconf;
 pub mod vmlist;
 pub mod zfs;

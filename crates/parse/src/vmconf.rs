@@ -110,7 +110,7 @@ impl Drive {
 
     /// `size=32G` in bytes.
     pub fn size_bytes(&self) -> Option<u64> {
-        parse_size(self.option("size")?)
+        crate::units::size(self.option("size")?).ok()
     }
 
     /// The limits set (`iops_wr` -> 500), by their option names; `_max`
@@ -159,29 +159,6 @@ impl VmConfig {
             !d.is_cdrom() && matches!(d.bus, Bus::Ide | Bus::Sata | Bus::Scsi | Bus::Virtio)
         })
     }
-}
-
-/// A size as PVE writes it: `104858K`, `32G`, `1T`, a plain number of bytes.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, unit) = match text
-        .char_indices()
-        .find(|(_, c)| !c.is_ascii_digit() && *c != '.')
-    {
-        Some((i, _)) => text.split_at(i),
-        None => (text, ""),
-    };
-    let n: f64 = digits.parse().ok()?;
-    let mult: u64 = match unit {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return None,
-    };
-    let bytes = n * mult as f64;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
 /// `key=value` parts of a property string; the first bare part is `default`'s.
@@ -395,11 +372,6 @@ mod tests {
         assert!(d.ssd());
         assert!(!d.discard());
         assert_eq!(d.serial(), Some("abc"));
-        assert_eq!(parse_size("1T"), Some(1 << 40));
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("1.5G"), Some(3 << 29));
-        assert_eq!(parse_size("12Q"), None);
-        assert_eq!(parse_size(""), None);
         // Not drive keys: too many digits, no digits, another prefix.
         assert!(
             parse("scsi123: local:x\nscsi: local:y\nunused0: local:z\nnet0: virtio=AA\n")

@@ -243,14 +243,8 @@ pub struct CephClientArgs {
 pub const RBD_MIN_BYTES: u64 = 16 << 20;
 
 /// `--rbd-size`: a size of at least [`RBD_MIN_BYTES`].
-fn rbd_size(text: &str) -> Result<u64, String> {
-    let bytes = measure_args::parse_size(text)?;
-    if bytes < RBD_MIN_BYTES {
-        return Err(format!(
-            "{text} is below the scratch image's minimum of 16M"
-        ));
-    }
-    Ok(bytes)
+fn rbd_size(text: &str) -> Result<u64, pveprobe_parse::units::UnitError> {
+    pveprobe_parse::units::size_at_least(text, RBD_MIN_BYTES)
 }
 
 #[cfg(test)]
@@ -260,7 +254,10 @@ mod tests {
         assert_eq!(super::rbd_size("16M"), Ok(16 << 20));
         assert_eq!(
             super::rbd_size("8M"),
-            Err("8M is below the scratch image's minimum of 16M".into())
+            Err(pveprobe_parse::units::UnitError::SizeTooSmall {
+                text: "8M".into(),
+                min: "16M".into()
+            })
         );
         assert!(super::rbd_size("1X").is_err());
     }

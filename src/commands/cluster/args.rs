@@ -87,7 +87,7 @@ pub struct ClusterArgs {
 
     /// Longest a node may take, in seconds [default: from the tests and
     /// their windows, at least 60; --dry-run shows it]
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout, help_heading = "Nodes")]
+    #[arg(long, value_name = "SECS", value_parser = pveprobe_parse::units::seconds_between(1.0, 86_400.0), help_heading = "Nodes")]
     pub timeout: Option<f64>,
 
     #[command(flatten)]
@@ -131,20 +131,6 @@ pub struct ClusterArgs {
     /// The measurement options, and those given for the nodes.
     #[command(flatten, next_help_heading = "Forwarded to every node")]
     pub forward: Forwarded,
-}
-
-/// A per-node timeout: a positive number of seconds, at most a day.
-fn parse_timeout(text: &str) -> Result<f64, String> {
-    let secs: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(secs.is_finite() && (1.0..=86_400.0).contains(&secs)) {
-        return Err(format!(
-            "{text} must be at least 1 and at most 86400 seconds"
-        ));
-    }
-    Ok(secs)
 }
 
 impl ClusterArgs {

@@ -19,6 +19,7 @@ use crate::model::dns::Schedule;
 use crate::model::regex::RegexEngine;
 use crate::model::sync::SyncMode;
 use crate::sys::host::ETC_RESOLV_CONF;
+use pveprobe_parse::units::{self, UnitError};
 
 #[derive(Debug, Clone, PartialEq, Args)]
 pub struct MeasureArgs {
@@ -337,41 +338,14 @@ pub(crate) fn parser<T: Choice + Send + Sync>() -> impl TypedValueParser<Value =
     })
 }
 
-/// `1G`, `256M`, `64K` or plain bytes; binary units; at least 1 MiB.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&t[..i], 10),
-        Some((i, 'M' | 'm')) => (&t[..i], 20),
-        Some((i, 'G' | 'g')) => (&t[..i], 30),
-        Some((i, 'T' | 't')) => (&t[..i], 40),
-        _ => (t, 0),
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size like 1G or 256M"))?;
-    let bytes = n
-        .checked_shl(shift)
-        .filter(|b| b >> shift == n)
-        .ok_or_else(|| format!("{text} is too large"))?;
-    if bytes < 1 << 20 {
-        return Err(format!("{text} is less than 1M"));
-    }
-    Ok(bytes)
+/// A measurement's window or length: from 10 ms to an hour.
+pub fn parse_seconds(text: &str) -> Result<f64, UnitError> {
+    units::seconds(text, 0.01, 3600.0)
 }
 
-/// A positive, finite number of seconds, at most one hour.
-pub(crate) fn parse_seconds(text: &str) -> Result<f64, String> {
-    let secs: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
-        return Err(format!(
-            "{text} must be more than 0 and at most 3600 seconds"
-        ));
-    }
-    Ok(secs)
+/// A size of a test's file or volume: at least 1 MiB.
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    units::size_at_least(text, 1 << 20)
 }
 
 #[cfg(test)]

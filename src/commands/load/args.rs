@@ -12,6 +12,7 @@ use crate::commands::common::measure_args::{self, parse_size};
 use crate::commands::common::reach_args::ReachArgs;
 use crate::model::choice::Choice;
 use crate::output::Format;
+use pveprobe_parse::units::{self, UnitError};
 
 pub const AFTER_HELP: &str = "\
 WHAT IT DOES
@@ -283,18 +284,9 @@ pub struct LoadArgs {
     pub reach: ReachArgs,
 }
 
-/// A number of seconds, at least `min`, finite.
-fn seconds_from(min: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
-    move |text: &str| {
-        let v: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| format!("{text}: not a number of seconds"))?;
-        if !v.is_finite() || v < min || v > 7.0 * 86400.0 {
-            return Err(format!("{text}: from {min} to a week"));
-        }
-        Ok(v)
-    }
+/// A number of seconds, at least `min`, at most a week.
+fn seconds_from(min: f64) -> impl Fn(&str) -> Result<f64, UnitError> + Clone + Send + Sync {
+    units::seconds_between(min, 7.0 * 86_400.0)
 }
 
 /// `pveprobe load-node`: a node's agent in a run; its plan comes on stdin.

@@ -130,7 +130,7 @@ pub struct QualifyArgs {
     pub pve_config: PathBuf,
 }
 
-fn parse_budget(text: &str) -> Result<f64, String> {
+fn parse_budget(text: &str) -> Result<f64, pveprobe_parse::units::UnitError> {
     if text.trim() == "0" {
         return Ok(0.0);
     }

@@ -60,7 +60,7 @@ EXAMPLES
 #[command(after_long_help = AFTER_HELP)]
 pub struct TopArgs {
     /// Seconds between readings
-    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = interval)]
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = pveprobe_parse::units::seconds_between(0.1, 3600.0))]
     pub interval: f64,
 
     /// Stop after N intervals [default: on a terminal, with --record or
@@ -119,14 +119,4 @@ pub struct TopArgs {
     /// Present when ZFS is loaded (tests)
     #[arg(long, value_name = "DIR", default_value = super::jobs::ZFS_KSTAT, hide = true)]
     pub zfs_kstat: PathBuf,
-}
-
-fn interval(text: &str) -> Result<f64, String> {
-    let v: f64 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(0.1..=3600.0).contains(&v) {
-        return Err(format!("{text} s: between 0.1 and 3600"));
-    }
-    Ok(v)
 }

@@ -136,9 +136,7 @@ impl CpuThreadsArg {
     pub fn count(self) -> u32 {
         match self {
             CpuThreadsArg::Count(n) => n,
-            CpuThreadsArg::All => std::thread::available_parallelism()
-                .map_or(1, |n| n.get() as u32)
-                .min(CPU_THREADS_MAX),
+            CpuThreadsArg::All => (crate::sys::cpus::usable() as u32).min(CPU_THREADS_MAX),
         }
     }
 }

@@ -143,7 +143,7 @@ fn own_use() -> (u64, u64) {
             let rss = std::fs::read_to_string("/proc/self/statm")
                 .ok()
                 .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .map_or(0, |pages| pages * 4);
+                .map_or(0, |pages| pages * crate::sys::cpus::page_size() / 1024);
             (us(u.user_time()) + us(u.system_time()) + children, rss)
         }
         Err(_) => (0, 0),

@@ -218,10 +218,7 @@ const MIB: f64 = 1048576.0;
 /// Pages counted between two readings as MiB/s (the kernel counts swap in
 /// pages of the page size).
 fn swap_rate(a: Option<u64>, b: Option<u64>, secs: f64) -> Option<f64> {
-    let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
-        .ok()
-        .flatten()
-        .unwrap_or(4096) as f64;
+    let page = crate::sys::cpus::page_size() as f64;
     Some(b?.saturating_sub(a?) as f64 * page / MIB / secs.max(1e-3))
 }
 
@@ -501,9 +498,7 @@ mod tests {
         // 1,024 pages of the page size swapped out in 2 s.
         b.swapped_pages = Some((0, 1024));
         let p = pressure(&reading(0, 0), &b, 2.0);
-        let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
-            .unwrap()
-            .unwrap() as f64;
+        let page = crate::sys::cpus::page_size() as f64;
         assert_eq!(p.swap_out_mib_s, Some(1024.0 * page / MIB / 2.0));
         assert_eq!(p.swap_in_mib_s, Some(0.0));
         // 500 of the 1000 ticks between were iowait; 0.4 s of 2 s waited.

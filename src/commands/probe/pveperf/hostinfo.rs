@@ -60,7 +60,10 @@ pub fn host_info(host: &Host) -> HostInfo {
         Some((s, c, t)) => (Some(s), Some(c), Some(t)),
         None => {
             let processors = cpu.lines().filter(|l| l.starts_with("processor")).count() as u32;
-            (None, None, (processors > 0).then_some(processors))
+            // Without sysfs's topology (a container's /sys), this host's
+            // own cores are still known; a captured tree's are not.
+            let cores = host.is_real().then(|| crate::sys::cpus::physical() as u32);
+            (None, cores, (processors > 0).then_some(processors))
         }
     };
     let os_release = host

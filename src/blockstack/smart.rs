@@ -66,8 +66,13 @@ fn has_smart(d: &Disk) -> bool {
 /// Runs smartctl with `args` (read-only options only, see the module).
 fn smartctl(args: &[&str], interrupt: Option<&Interrupt>) -> Result<Vec<u8>, String> {
     let mut cmd = Command::new(SMARTCTL);
-    cmd.args(args).env("LC_ALL", "C");
-    match child::run(&mut cmd, SMARTCTL_LIMIT, interrupt) {
+    cmd.args(args);
+    let opts = child::ChildOptions {
+        interrupt,
+        env: &[("LC_ALL", "C")],
+        ..child::ChildOptions::limit(SMARTCTL_LIMIT)
+    };
+    match child::run(&mut cmd, &opts) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(
             "smartctl is not installed: install smartmontools to see the disks' health (SMART); the figures are \
              unaffected"

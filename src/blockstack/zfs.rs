@@ -1,11 +1,10 @@
 //! ZFS: a dataset's pool layout from `zpool status -P -L` and its
-//! properties from `zfs get`. ZFS has no file interface for vdevs, so this
-//! is the one place pveprobe runs a command: without a shell, with fixed
-//! arguments (the pool and dataset names come from mountinfo and are passed
-//! as single arguments), and with a timeout.
+//! properties from `zfs get`. ZFS has no file interface for vdevs, so
+//! `zpool` and `zfs` are run (through `sys::child`): without a shell, with
+//! fixed arguments (the pool and dataset names come from mountinfo and are
+//! passed as single arguments), and with a timeout.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::Duration;
 
 use pveprobe_parse::zfs::{PROPERTIES, PoolStatus, StatusError, parse_properties, parse_status};
@@ -25,28 +24,20 @@ pub enum ZfsError {
     Parse(#[from] StatusError),
 }
 
-/// Runs a storage tool (`zpool`, `zfs`, `dmsetup`; found on PATH) with
-/// fixed arguments and a timeout.
+/// Runs a storage tool (`zpool`, `zfs`, `dmsetup`, `wipefs`; found on
+/// PATH) with fixed arguments, in the C locale, through the one child
+/// runner with [`TOOL_TIMEOUT`].
 pub fn run_tool(tool: &'static str, args: &[&str]) -> Result<String, ZfsError> {
-    let mut cmd = Command::new(tool);
-    cmd.args(args).env("LC_ALL", "C");
-    let done =
-        crate::sys::child::run(&mut cmd, TOOL_TIMEOUT, None).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ZfsError::Missing(tool),
-            _ => ZfsError::Failed {
-                tool,
-                message: crate::error::describe(&e),
-            },
-        })?;
-    if done.timed_out {
-        return Err(ZfsError::Timeout { tool });
-    }
-    if !done.success() {
-        return Err(ZfsError::Failed {
+    use crate::sys::child::{self, ChildOptions, ToolFailure};
+    let opts = ChildOptions::limit(TOOL_TIMEOUT).env(&[("LC_ALL", "C")]);
+    let done = child::tool(tool, args, &opts).map_err(|f| match f {
+        ToolFailure::NotStarted { missing: true, .. } => ZfsError::Missing(tool),
+        ToolFailure::TimedOut => ZfsError::Timeout { tool },
+        other => ZfsError::Failed {
             tool,
-            message: format!("{}: {}", done.status_words(), done.first_error_line()),
-        });
-    }
+            message: other.to_string(),
+        },
+    })?;
     Ok(String::from_utf8_lossy(&done.stdout).into_owned())
 }
 

@@ -157,15 +157,17 @@ pub fn run(argv: &[OsString], limit: Duration) -> Finished {
             ..Finished::default()
         };
     };
-    crate::sys::child::run(Command::new(program).args(args), limit, None).unwrap_or_else(|e| {
-        Finished {
-            spawn_error: Some(format!(
-                "cannot run {}: {}",
-                program.to_string_lossy(),
-                crate::error::describe(&e)
-            )),
-            ..Finished::default()
-        }
+    crate::sys::child::run(
+        Command::new(program).args(args),
+        &crate::sys::child::ChildOptions::limit(limit),
+    )
+    .unwrap_or_else(|e| Finished {
+        spawn_error: Some(format!(
+            "cannot run {}: {}",
+            program.to_string_lossy(),
+            crate::error::describe(&e)
+        )),
+        ..Finished::default()
     })
 }
 

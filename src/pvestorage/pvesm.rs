@@ -44,6 +44,11 @@ fn run(args: &[&str], limit: Duration) -> Result<Finished, PvesmError> {
             status: "not started".into(),
             message: why,
         },
+        ToolFailure::Interrupted(signal) => PvesmError::Failed {
+            command: command(),
+            status: format!("interrupted by signal {signal}"),
+            message: String::new(),
+        },
         ToolFailure::TimedOut => PvesmError::TimedOut {
             command: command(),
             limit,

@@ -10,6 +10,7 @@
 //! lock (one probe at a time on a node); the name's 32 random bits keep
 //! two nodes' probes on one shared storage apart.
 
+use crate::sys::child::ChildOptions;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -258,7 +259,7 @@ if ($what eq 'activate') {
 pub fn storage_library() -> Result<(), String> {
     let mut cmd = Command::new("perl");
     cmd.args(["-MPVE::Storage", "-e", "1"]);
-    match crate::sys::child::run(&mut cmd, Duration::from_secs(60), None) {
+    match crate::sys::child::run(&mut cmd, &ChildOptions::limit(Duration::from_secs(60))) {
         Ok(done) if done.success() => Ok(()),
         Ok(done) => Err(format!(
             "it needs PVE's storage library to activate or map its volumes, and perl cannot load PVE::Storage ({})",
@@ -272,11 +273,13 @@ pub fn storage_library() -> Result<(), String> {
 }
 
 fn perl_storage(what: &str, volid: &str) -> Result<PathBuf, VolumeError> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new("perl");
-    cmd.args(["-e", PERL_STORAGE, what, volid]).process_group(0);
-    let done = crate::sys::child::run(&mut cmd, Duration::from_secs(300), None)
-        .map_err(|e| VolumeError::Activation(format!("perl: {}", crate::error::describe(&e))))?;
+    cmd.args(["-e", PERL_STORAGE, what, volid]);
+    let done = crate::sys::child::run(
+        &mut cmd,
+        &ChildOptions::limit(Duration::from_secs(300)).own_group(),
+    )
+    .map_err(|e| VolumeError::Activation(format!("perl: {}", crate::error::describe(&e))))?;
     if !done.success() {
         return Err(VolumeError::Activation(format!(
             "PVE::Storage {what} {volid} failed ({}): {}",

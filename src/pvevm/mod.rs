@@ -45,6 +45,11 @@ fn run(program: &str, args: &[String], limit: Duration) -> Result<Finished, PveT
             status: "not started".into(),
             message: why,
         },
+        ToolFailure::Interrupted(signal) => PveToolError::Failed {
+            command: command(),
+            status: format!("interrupted by signal {signal}"),
+            message: String::new(),
+        },
         ToolFailure::TimedOut => PveToolError::TimedOut {
             command: command(),
             limit,

@@ -1,9 +1,13 @@
-//! Running a helper program (zpool and zfs, perl, ssh) one way: without a
-//! shell, stdin from /dev/null, stdout and stderr read on threads up to a
-//! cap (a chatty program never blocks on a full pipe, nor fills memory),
-//! killed (SIGKILL) after a time limit or once the interrupt flag rises.
+//! Running a helper program (zpool and zfs, ceph, perl, ssh, PVE's tools)
+//! one way: without a shell, stdin from /dev/null or the bytes given,
+//! stdout and stderr read on threads up to a cap (a chatty program never
+//! blocks on a full pipe, nor fills memory), stopped after a time limit or
+//! once the interrupt flag rises (SIGKILL, or SIGTERM and a grace first).
 //! A process the program left behind holding the pipes open (ssh's
-//! ControlMaster, a ProxyCommand) costs at most [`PIPE_GRACE`].
+//! ControlMaster, a ProxyCommand) costs at most [`PIPE_GRACE`]. Every
+//! caller says how in one [`ChildOptions`]; [`tool`] runs a program by name and
+//! says why it did not do its work as a [`ToolFailure`], which each layer
+//! maps into its own error.
 
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
@@ -64,11 +68,90 @@ impl Finished {
     }
 }
 
-fn reader(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+/// How a program is run: its time limit and the rest, each with the
+/// default most callers want.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildOptions<'a> {
+    /// Stopped once this has passed.
+    pub limit: Duration,
+    /// Stopped once this rises; `None`: it runs to its end or its limit
+    /// (a cleanup that must finish).
+    pub interrupt: Option<&'a Interrupt>,
+    /// When stopped, SIGTERM and this long to end by itself before SIGKILL;
+    /// zero: SIGKILL at once.
+    pub grace: Duration,
+    /// What it reads on stdin (then end of file); `None`: /dev/null.
+    pub stdin: Option<&'a [u8]>,
+    /// Variables set for it, beside the probe's environment.
+    pub env: &'a [(&'a str, &'a str)],
+    /// The most of each stream that is kept.
+    pub cap: u64,
+    /// A process group of its own, so the Ctrl-C meant for the probe lets
+    /// the call finish (within its limit) before the probe cleans up.
+    pub own_group: bool,
+}
+
+impl ChildOptions<'_> {
+    /// Run for at most `limit`, nothing else asked.
+    pub const fn limit(limit: Duration) -> Self {
+        ChildOptions {
+            limit,
+            interrupt: None,
+            grace: Duration::ZERO,
+            stdin: None,
+            env: &[],
+            cap: OUTPUT_CAP,
+            own_group: false,
+        }
+    }
+}
+
+impl<'a> ChildOptions<'a> {
+    /// Also stopped once `interrupt` rises.
+    pub fn interrupt(self, interrupt: &'a Interrupt) -> Self {
+        ChildOptions {
+            interrupt: Some(interrupt),
+            ..self
+        }
+    }
+
+    /// Stopped with SIGTERM and `grace` before SIGKILL.
+    pub fn grace(self, grace: Duration) -> Self {
+        ChildOptions { grace, ..self }
+    }
+
+    /// With `env` set.
+    pub fn env(self, env: &'a [(&'a str, &'a str)]) -> Self {
+        ChildOptions { env, ..self }
+    }
+
+    /// Reading `stdin`.
+    pub fn stdin(self, stdin: &'a [u8]) -> Self {
+        ChildOptions {
+            stdin: Some(stdin),
+            ..self
+        }
+    }
+
+    /// Keeping at most `cap` bytes of each stream.
+    pub fn cap(self, cap: u64) -> Self {
+        ChildOptions { cap, ..self }
+    }
+
+    /// In a process group of its own.
+    pub fn own_group(self) -> Self {
+        ChildOptions {
+            own_group: true,
+            ..self
+        }
+    }
+}
+
+fn reader(mut pipe: impl Read + Send + 'static, cap: u64) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let _ = (&mut pipe).take(OUTPUT_CAP).read_to_end(&mut buf);
+        let _ = (&mut pipe).take(cap).read_to_end(&mut buf);
         // Drain the rest so the program never blocks on a full pipe.
         let _ = std::io::copy(&mut pipe, &mut std::io::sink());
         let _ = tx.send(buf);
@@ -76,35 +159,36 @@ fn reader(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
     rx
 }
 
-/// Runs `cmd` (its program, arguments and environment as the caller set
-/// them) until it ends, `limit` passes or `interrupt` rises; `Err` when it
-/// cannot be started.
-pub fn run(
-    cmd: &mut Command,
-    limit: Duration,
-    interrupt: Option<&Interrupt>,
-) -> std::io::Result<Finished> {
-    run_stopping(cmd, limit, interrupt, Duration::ZERO)
-}
-
-/// [`run`], but a program stopped for the time limit or the interrupt is
-/// sent SIGTERM first and given `grace` to end by itself before SIGKILL:
-/// for a program that must undo something on its way out (`rbd bench`
-/// closes its image, so no stale watcher holds it for 30 s).
-pub fn run_stopping(
-    cmd: &mut Command,
-    limit: Duration,
-    interrupt: Option<&Interrupt>,
-    grace: Duration,
-) -> std::io::Result<Finished> {
+/// Runs `cmd` (its program and arguments as the caller set them) as
+/// `opts` says, until it ends or is stopped; `Err` when it cannot be
+/// started.
+pub fn run(cmd: &mut Command, opts: &ChildOptions) -> std::io::Result<Finished> {
+    use std::os::unix::process::CommandExt;
     let start = Instant::now();
+    if opts.own_group {
+        cmd.process_group(0);
+    }
     let mut child = cmd
-        .stdin(Stdio::null())
+        .envs(opts.env.iter().copied())
+        .stdin(if opts.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let out = reader(child.stdout.take().expect("piped"));
-    let err = reader(child.stderr.take().expect("piped"));
+    if let (Some(bytes), Some(mut pipe)) = (opts.stdin, child.stdin.take()) {
+        let bytes = bytes.to_vec();
+        // On a thread: a program that reads nothing never blocks the wait.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let (limit, interrupt, grace) = (opts.limit, opts.interrupt, opts.grace);
+    let out = reader(child.stdout.take().expect("piped"), opts.cap);
+    let err = reader(child.stderr.take().expect("piped"), opts.cap);
     let mut timed_out = false;
     let mut interrupted = None;
     let status = loop {
@@ -135,33 +219,40 @@ pub fn run_stopping(
     })
 }
 
-/// Why a tool's call did not do its work ([`run_tool`]).
+/// Why a tool's call did not do its work ([`tool`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolFailure {
     /// It could not be started; `missing` when it is not on PATH.
     #[error("{}", if *missing { "not installed" } else { why.as_str() })]
     NotStarted { missing: bool, why: String },
-    /// It ran past its time limit and was killed.
+    /// It ran past its time limit and was stopped.
     #[error("did not answer within its time limit")]
     TimedOut,
+    /// It was stopped because this signal reached the probe.
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
     /// It exited otherwise than with 0: how, and its first line on
     /// stderr (else its stdout) that says why.
     #[error("{status}: {message}")]
     Failed { status: String, message: String },
 }
 
-/// A tool of the host's own (PVE's `pvesm`, `qm`, `pvesh`) run with
-/// `args`, no shell, in a process group of its own, so the Ctrl-C meant
-/// for the probe lets the call finish (within `limit`) before the probe
-/// cleans up; its output when it exited with 0.
-pub fn run_tool(program: &str, args: &[&str], limit: Duration) -> Result<Finished, ToolFailure> {
-    use std::os::unix::process::CommandExt;
+/// Runs `program` with `args`, no shell, as `opts` says; its output when
+/// it exited with 0.
+pub fn tool<S: AsRef<std::ffi::OsStr>>(
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[S],
+    opts: &ChildOptions,
+) -> Result<Finished, ToolFailure> {
     let mut cmd = Command::new(program);
-    cmd.args(args).process_group(0);
-    let done = run(&mut cmd, limit, None).map_err(|e| ToolFailure::NotStarted {
+    cmd.args(args);
+    let done = run(&mut cmd, opts).map_err(|e| ToolFailure::NotStarted {
         missing: e.kind() == std::io::ErrorKind::NotFound,
         why: crate::error::describe(&e),
     })?;
+    if let Some(signal) = done.interrupted {
+        return Err(ToolFailure::Interrupted(signal));
+    }
     if done.timed_out {
         return Err(ToolFailure::TimedOut);
     }
@@ -176,6 +267,13 @@ pub fn run_tool(program: &str, args: &[&str], limit: Duration) -> Result<Finishe
         });
     }
     Ok(done)
+}
+
+/// A tool of the host's own (PVE's `pvesm`, `qm`, `pvesh`; `zpool`,
+/// `ceph`, `lvs`) run with `args` in a process group of its own (see
+/// [`ChildOptions::own_group`]) for at most `limit`.
+pub fn run_tool(program: &str, args: &[&str], limit: Duration) -> Result<Finished, ToolFailure> {
+    tool(program, args, &ChildOptions::limit(limit).own_group())
 }
 
 /// SIGTERM, up to `grace` for the program to end, then SIGKILL.
@@ -213,8 +311,7 @@ mod tests {
     fn collects_both_streams_and_the_status() {
         let f = run(
             &mut sh("echo out; echo err >&2; exit 3"),
-            Duration::from_secs(10),
-            None,
+            &ChildOptions::limit(Duration::from_secs(10)),
         )
         .unwrap();
         assert_eq!((f.code, f.signal, f.timed_out), (Some(3), None, false));
@@ -226,15 +323,18 @@ mod tests {
 
     #[test]
     fn kills_after_the_limit_and_on_interrupt() {
-        let f = run(&mut sh("exec sleep 30"), Duration::from_millis(100), None).unwrap();
+        let f = run(
+            &mut sh("exec sleep 30"),
+            &ChildOptions::limit(Duration::from_millis(100)),
+        )
+        .unwrap();
         assert!(f.timed_out && f.signal == Some(9), "{f:?}");
         assert!(f.elapsed < Duration::from_secs(10));
         let flag = Interrupt::default();
         flag.raise(15);
         let f = run(
             &mut sh("exec sleep 30"),
-            Duration::from_secs(60),
-            Some(&flag),
+            &ChildOptions::limit(Duration::from_secs(60)).interrupt(&flag),
         )
         .unwrap();
         assert_eq!(f.interrupted, Some(15));
@@ -251,21 +351,19 @@ mod tests {
             std::thread::sleep(Duration::from_millis(300));
             raiser.raise(2);
         });
-        let f = run_stopping(
+        let f = run(
             &mut sh("trap 'kill $!; echo undone; exit 0' TERM; sleep 30 & wait"),
-            Duration::from_secs(60),
-            Some(&flag),
-            Duration::from_secs(10),
+            &ChildOptions::limit(Duration::from_secs(60))
+                .interrupt(&flag)
+                .grace(Duration::from_secs(10)),
         )
         .unwrap();
         assert_eq!((f.code, f.interrupted), (Some(0), Some(2)), "{f:?}");
         assert_eq!(f.stdout, b"undone\n");
         // One that ignores SIGTERM is killed after the grace.
-        let f = run_stopping(
+        let f = run(
             &mut sh("trap '' TERM; while :; do sleep 0.05; done"),
-            Duration::from_millis(100),
-            None,
-            Duration::from_millis(300),
+            &ChildOptions::limit(Duration::from_millis(100)).grace(Duration::from_millis(300)),
         )
         .unwrap();
         assert!(f.timed_out && f.signal == Some(9), "{f:?}");
@@ -276,22 +374,78 @@ mod tests {
         // 32 MiB on stdout: the program finishes, we keep the cap.
         let f = run(
             &mut sh("head -c 33554432 /dev/zero"),
-            Duration::from_secs(60),
-            None,
+            &ChildOptions::limit(Duration::from_secs(60)),
         )
         .unwrap();
         assert!(f.success(), "{f:?}");
         assert_eq!(f.stdout.len() as u64, OUTPUT_CAP);
+        // A cap of the caller's own.
+        let f = run(
+            &mut sh("head -c 100000 /dev/zero"),
+            &ChildOptions::limit(Duration::from_secs(60)).cap(1000),
+        )
+        .unwrap();
+        assert_eq!(f.stdout.len(), 1000);
     }
 
     #[test]
     fn a_missing_program_is_an_error() {
         let err = run(
             &mut Command::new("/nonexistent/program"),
-            Duration::from_secs(1),
-            None,
+            &ChildOptions::limit(Duration::from_secs(1)),
         )
         .unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        let err = tool(
+            "/nonexistent/program",
+            &["x"],
+            &ChildOptions::limit(Duration::from_secs(1)),
+        );
+        assert!(matches!(
+            err,
+            Err(ToolFailure::NotStarted { missing: true, .. })
+        ));
+    }
+
+    #[test]
+    fn stdin_and_env_reach_the_program() {
+        let f = tool(
+            "/bin/sh",
+            &["-c", "tr a-z A-Z; echo \"$GREETING\""],
+            &ChildOptions::limit(Duration::from_secs(10))
+                .stdin(b"abc\n")
+                .env(&[("GREETING", "hello")]),
+        )
+        .unwrap();
+        assert_eq!(f.stdout, b"ABC\nhello\n");
+        // A program that reads none of a large stdin still ends.
+        let big = vec![b'x'; 1 << 20];
+        let f = tool(
+            "/bin/sh",
+            &["-c", "exit 0"],
+            &ChildOptions::limit(Duration::from_secs(10)).stdin(&big),
+        )
+        .unwrap();
+        assert!(f.success());
+    }
+
+    #[test]
+    fn a_tool_says_why_it_did_no_work() {
+        let opts = ChildOptions::limit(Duration::from_secs(10));
+        let err = tool("/bin/sh", &["-c", "echo why >&2; exit 2"], &opts).unwrap_err();
+        assert_eq!(err.to_string(), "exit status 2: why");
+        let err = tool("/bin/sh", &["-c", "echo said; exit 1"], &opts).unwrap_err();
+        assert_eq!(err.to_string(), "exit status 1: said");
+        let flag = Interrupt::default();
+        flag.raise(2);
+        let err = tool("/bin/sh", &["-c", "sleep 30"], &opts.interrupt(&flag)).unwrap_err();
+        assert_eq!(err, ToolFailure::Interrupted(2));
+        let err = tool(
+            "/bin/sh",
+            &["-c", "sleep 30"],
+            &ChildOptions::limit(Duration::from_millis(50)),
+        )
+        .unwrap_err();
+        assert_eq!(err, ToolFailure::TimedOut);
     }
 }

@@ -49,7 +49,6 @@ pub use scratch::{PoolJob, RADOS_JOBS, RBD_JOBS, Scratch};
 pub use scratch_pool::{POOL_DELETE, ScratchPool, pool_delete_refused};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use pveprobe_parse::ceph::{self as parse, CephOutputError};
@@ -132,14 +131,9 @@ pub struct CephTools<'a> {
 }
 
 impl CephTools<'_> {
-    fn command(&self, program: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.arg("-c").arg(self.conf).args(args);
-        cmd
-    }
-
-    /// Runs `program args` until `limit`; its stdout when it exits 0.
-    /// `stop` says whether the interrupt stops it (a cleanup runs to its end).
+    /// Runs `program -c CONF args` until `limit`; its stdout when it
+    /// exits 0. `stop` says whether the interrupt stops it (a cleanup runs
+    /// to its end); stopped, it gets SIGTERM and [`GRACE`] first.
     fn run(
         &self,
         program: &str,
@@ -147,38 +141,33 @@ impl CephTools<'_> {
         limit: Duration,
         stop: bool,
     ) -> Result<String, CephError> {
+        use crate::sys::child::{ChildOptions, ToolFailure};
         let words = format!("{program} {}", args.join(" "));
-        let interrupt = stop.then_some(self.interrupt);
-        let done = child::run_stopping(&mut self.command(program, args), limit, interrupt, GRACE)
-            .map_err(|e| CephError::Tool {
-            command: words.clone(),
-            why: match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    format!("{program} is not installed (package ceph-common on the node)")
-                }
-                _ => crate::error::describe(&e),
+        let mut argv: Vec<&std::ffi::OsStr> = vec!["-c".as_ref(), self.conf.as_os_str()];
+        argv.extend(args.iter().map(std::ffi::OsStr::new));
+        let opts = ChildOptions {
+            interrupt: stop.then_some(self.interrupt),
+            ..ChildOptions::limit(limit).grace(GRACE)
+        };
+        let done = child::tool(program, &argv, &opts).map_err(|f| match f {
+            ToolFailure::Interrupted(sig) => CephError::Interrupted(sig),
+            ToolFailure::NotStarted { missing: true, .. } => CephError::Tool {
+                command: words.clone(),
+                why: format!("{program} is not installed (package ceph-common on the node)"),
+            },
+            ToolFailure::TimedOut => CephError::Tool {
+                command: words.clone(),
+                why: format!("gave no answer within {} s", limit.as_secs()),
+            },
+            ToolFailure::Failed { status, message } => CephError::Tool {
+                command: words.clone(),
+                why: if message.is_empty() { status } else { message },
+            },
+            ToolFailure::NotStarted { why, .. } => CephError::Tool {
+                command: words.clone(),
+                why,
             },
         })?;
-        if let Some(sig) = done.interrupted {
-            return Err(CephError::Interrupted(sig));
-        }
-        if done.timed_out {
-            return Err(CephError::Tool {
-                command: words,
-                why: format!("gave no answer within {} s", limit.as_secs()),
-            });
-        }
-        if !done.success() {
-            let said = done.first_error_line();
-            return Err(CephError::Tool {
-                command: words,
-                why: if said.is_empty() {
-                    done.status_words()
-                } else {
-                    said
-                },
-            });
-        }
         Ok(String::from_utf8_lossy(&done.stdout).into_owned())
     }
 

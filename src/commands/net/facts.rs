@@ -38,7 +38,10 @@ pub fn facts() -> std::io::Result<NodeFacts> {
 fn knet_stats() -> (Option<KnetStats>, Option<String>) {
     let mut cmd = Command::new("corosync-cmapctl");
     cmd.args(["-m", "stats"]);
-    match crate::sys::child::run(&mut cmd, Duration::from_secs(5), None) {
+    match crate::sys::child::run(
+        &mut cmd,
+        &crate::sys::child::ChildOptions::limit(Duration::from_secs(5)),
+    ) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
         Err(e) => (
             None,

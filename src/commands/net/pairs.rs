@@ -4,9 +4,8 @@
 //! measurement run from the other (`net-probe`), the responder stopped by
 //! closing its ssh connection. One pair at a time unless `--parallel`.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::{IpAddr, SocketAddr};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use crate::model::hint::Hint;
 use crate::model::net::ProbeResult;
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, Ssh, Status, shell_line};
+use crate::sys::conversation::{Conversation, Heard};
 
 /// How the pairs are run.
 pub struct Runner<'a> {
@@ -260,77 +260,61 @@ fn read_probe(result: &mut PairResult, probed: Result<ProbeResult, (Status, Opti
     }
 }
 
-/// A running `net-serve` on a node, through its ssh.
+/// A running `net-serve` on a node, through its ssh: a conversation
+/// (`sys::conversation`) whose first line says it is ready and whose last
+/// says what it counted.
 struct Responder {
-    child: Child,
-    lines: mpsc::Receiver<String>,
+    conversation: Conversation,
+    lines: mpsc::Receiver<Heard>,
     ready: Ready,
-    stderr: std::thread::JoinHandle<String>,
 }
+
+/// The longest line a responder says (its counts as one JSON line).
+const MAX_LINE: usize = 64 << 10;
 
 impl Responder {
     /// Starts it and waits for its ready line.
     fn start(argv: &[std::ffi::OsString], wait: Duration) -> Result<Responder, String> {
         let (program, args) = argv.split_first().ok_or("no command")?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run ssh: {}", crate::error::describe(&e)))?;
-        let stdout = child.stdout.take().expect("piped");
-        let mut stderr = child.stderr.take().expect("piped");
         let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
+        let conversation =
+            Conversation::start(Command::new(program).args(args), 0, MAX_LINE, tx)
+                .map_err(|e| format!("cannot run ssh: {}", crate::error::describe(&e)))?;
+        let failed = |conversation: Conversation, why: &str| -> String {
+            let said = conversation.finish(Duration::ZERO).stderr;
+            match String::from_utf8_lossy(&said)
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+            {
+                Some(l) => format!("{why}: {}", l.trim()),
+                None => why.to_string(),
             }
-        });
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
+        };
         let deadline = Instant::now() + wait;
-        let failed =
-            |mut child: Child, stderr: std::thread::JoinHandle<String>, why: &str| -> String {
-                let _ = child.kill();
-                let _ = child.wait();
-                let said = stderr.join().unwrap_or_default();
-                match said.lines().rev().find(|l| !l.trim().is_empty()) {
-                    Some(l) => format!("{why}: {}", l.trim()),
-                    None => why.to_string(),
-                }
-            };
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match lines.recv_timeout(left) {
-                Ok(line) => {
+                Ok((_, Some(line))) => {
                     if let Some(ready) = Ready::parse(&line) {
                         return Ok(Responder {
-                            child,
+                            conversation,
                             lines,
                             ready,
-                            stderr,
                         });
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     return Err(failed(
-                        child,
-                        stderr,
+                        conversation,
                         &format!(
                             "the responder was not ready within {:.0} s",
                             wait.as_secs_f64()
                         ),
                     ));
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(failed(child, stderr, "the responder did not start"));
+                Ok((_, None)) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(failed(conversation, "the responder did not start"));
                 }
             }
         }
@@ -338,10 +322,10 @@ impl Responder {
 
     /// Closes its stdin (it exits, and its ssh with it) and reads what it counted.
     fn stop(mut self) -> Option<ServeStats> {
-        drop(self.child.stdin.take());
+        self.conversation.close();
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut stats = None;
-        while let Ok(line) = self
+        while let Ok((_, Some(line))) = self
             .lines
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
         {
@@ -350,15 +334,8 @@ impl Responder {
                 break;
             }
         }
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        drop(self.stderr);
+        self.conversation
+            .finish(deadline.saturating_duration_since(Instant::now()));
         stats
     }
 }

@@ -94,7 +94,10 @@ fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError>
     // The loop ends by itself after the window; a perl that hangs does not
     // hold the probe for longer than a minute past it.
     let limit = length + Duration::from_secs(60);
-    let done = crate::sys::child::run(&mut cmd, limit, Some(interrupt)).map_err(|e| {
+    let done = crate::sys::child::run(
+        &mut cmd,
+        &crate::sys::child::ChildOptions::limit(limit).interrupt(interrupt),
+    ).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ProbeError::Unavailable(
                 "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),

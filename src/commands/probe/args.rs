@@ -26,11 +26,11 @@ THE FIGURES
                      architectures that report none, such as s390x, ppc64le).
   REGEX/SECOND       Iterations of pveperf's regex loop (random number + Unix
                      time matched against (.+)123.?123) in a 3-second window,
-                     not per second, as pveperf counts. With the default rust
-                     engine the figure is 3 to 7 times pveperf's (Rust's
-                     regex engine is faster than Perl's); --regex-engine perl
-                     runs pveperf's own loop in the host's Perl for figures on
-                     pveperf's scale (pve-docs: above 300000 is good).
+                     not per second, as pveperf counts. It runs pveperf's own
+                     loop in the host's Perl, on pveperf's scale (pve-docs:
+                     above 300000 is good). --regex-engine rust, or a host
+                     without perl, counts with Rust's regex engine instead:
+                     3 to 7 times pveperf's figure, and stderr says so.
   HD SIZE            Size of the filesystem holding PATH in GiB (printed as
                      \"GB\", as df -P and pveperf do) and its source as df shows
                      it: /dev/mapper/pve-root, rpool/data, tmpfs.
@@ -73,9 +73,9 @@ DIFFERENCES FROM PVEPERF
   Measured side by side with pveperf's loops on the same loop devices
   (bench/vs-pveperf): BOGOMIPS and HD SIZE are identical, FSYNCS/SECOND and
   BUFFERED READS agree within the runs' noise. Where pveprobe differs:
-  REGEX/SECOND       The default rust engine counts 3 to 7 times pveperf's Perl
-                     figure; --regex-engine perl, and the name pveperf, run the
-                     loop in the host's Perl, on pveperf's scale.
+  REGEX/SECOND       The same loop in the host's Perl, on pveperf's scale; only
+                     --regex-engine rust, or a host without perl, counts 3 to 7
+                     times pveperf's figure (stderr says so).
   CPU BOGOMIPS       The key is matched in any case, as pveperf does since
                      pve-manager 9.2.10; older pveperf prints 0.00 on arm64.
   BUFFERED READS     A device read to its end before the window ends is not
@@ -152,7 +152,7 @@ EXIT STATUS
 
 EXAMPLES
   pveprobe /var/lib/vz
-  pveprobe --regex-engine perl /              figures on pveperf's scale
+  pveprobe --regex-engine rust /              REGEX/SECOND without perl's loop
   pveprobe --tests read,seek,fsync /mnt/new   only the disk lines
   pveprobe --resolv-conf /tmp/resolv.conf --dns-timeout 0.5
   pveprobe --dns-schedule pveperf /           DNS waits as pveperf's

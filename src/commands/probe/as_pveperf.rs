@@ -15,7 +15,7 @@
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
 use clap::Parser;
 
@@ -28,7 +28,6 @@ use crate::figure::Figure;
 use crate::measure::plan::Test;
 use crate::model::PVEPERF_WINDOW;
 use crate::model::dns::Schedule;
-use crate::model::regex::RegexEngine;
 
 /// The name under which the binary behaves as pveperf.
 pub const NAME: &str = "pveperf";
@@ -51,19 +50,6 @@ fn path_from(mut args: Vec<OsString>) -> Option<PathBuf> {
         1 => args.pop().map(PathBuf::from),
         _ => None,
     }
-}
-
-/// True when the host's Perl can run pveperf's loop (it needs Time::HiRes).
-fn perl_runs() -> bool {
-    Command::new("perl")
-        .args(["-MTime::HiRes", "-e", "1"])
-        .env_remove("PERL5OPT")
-        .env_remove("PERL5LIB")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// A line as pveperf prints it. pveperf has no words for a name server
@@ -104,11 +90,6 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     config.tests = Test::PVEPERF.into_iter().collect();
     config.window = PVEPERF_WINDOW;
     config.dns_schedule = Schedule::Pveperf;
-    config.regex_engine = if perl_runs() {
-        RegexEngine::Perl
-    } else {
-        RegexEngine::Rust
-    };
 
     // One probe at a time on this host; pveperf has no words for waiting.
     let session = Session::start::<crate::commands::probe::report::ProbeDocument<'_>>(Frame {

@@ -185,7 +185,9 @@ pub fn config(args: &ProbeArgs) -> ProbeConfig {
         path: args.path.clone(),
         window: Duration::from_secs_f64(m.duration),
         tests: requests::selected_tests(m),
-        regex_engine: m.regex_engine,
+        regex_engine: m
+            .regex_engine
+            .unwrap_or_else(crate::commands::probe::pveperf::regex::default_engine),
         resolv_conf: m.resolv_conf.clone(),
         dns_timeout: Duration::from_secs_f64(m.dns_timeout),
         dns_schedule: m.dns_schedule,
@@ -334,7 +336,16 @@ mod tests {
         assert_eq!(config.path, PathBuf::from("/"));
         assert_eq!(config.window, Duration::from_secs(3));
         assert_eq!(config.tests.len(), 6);
-        assert_eq!(config.regex_engine, RegexEngine::Rust);
+        // pveperf's loop in the host's Perl; Rust's engine only without it.
+        let perl = crate::commands::probe::pveperf::regex::perl_runs();
+        let engine = if perl {
+            RegexEngine::Perl
+        } else {
+            RegexEngine::Rust
+        };
+        assert_eq!(config.regex_engine, engine);
+        let asked = super::config(&Opts::parse_from(["pveprobe", "--regex-engine", "rust"]).probe);
+        assert_eq!(asked.regex_engine, RegexEngine::Rust);
         assert_eq!(config.resolv_conf, PathBuf::from("/etc/resolv.conf"));
     }
 

@@ -10,7 +10,7 @@ use crate::model::fsync::FsyncFigure;
 use crate::model::host::Bogomips;
 use crate::model::latency::{LatencySummary, merged};
 use crate::model::printable;
-use crate::model::regex::RegexFigure;
+use crate::model::regex::{RegexEngine, RegexFigure};
 
 impl Project for Bogomips {
     fn project(&self, figure: Figure, _: &Context) -> Projection {
@@ -58,7 +58,16 @@ impl Project for Vec<RegexFigure> {
             engine: first.engine.name().to_string(),
         });
         let samples = self.iter().map(Sample::value).collect();
-        runs(figure, samples, facts, |v| format!("{}", v.round() as u64))
+        let mut projection = runs(figure, samples, facts, |v| format!("{}", v.round() as u64));
+        // Only Perl's figure sits beside pveperf's: say so of any other.
+        if first.engine != RegexEngine::Perl {
+            projection.diagnostic = Some(format!(
+                "{}: from Rust's regex engine, 3 to 7 times pveperf's Perl figure: not on pveperf's scale \
+                 (the default engine is the host's perl, as pveperf's; --regex-engine perl needs it installed)",
+                figure.label()
+            ));
+        }
+        projection
     }
 }
 

@@ -192,6 +192,68 @@ fn perl_engine_without_perl_says_so() {
 }
 
 #[test]
+#[ignore = "needs perl: pveperf's own loop runs in it (scripts/test runs it)"]
+fn by_default_regex_second_is_perls_loop_on_pveperfs_scale() {
+    crate::common::needs_tools(&["perl"], "perl-base");
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "regex",
+            "--duration",
+            "0.3",
+            "--output-format",
+            "json",
+            "/",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["settings"]["regex_engine"], "perl", "{json}");
+    assert!(
+        !stderr(&out).contains("not on pveperf's scale"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn without_perl_the_default_is_rusts_engine_and_stderr_says_its_scale() {
+    let out = pveprobe()
+        .args(["--tests", "regex", "--duration", "0.1", "/"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = crate::common::pveperf_lines(&stdout(&out));
+    assert!(crate::common::figure(&lines, "REGEX/SECOND") > 0.0);
+    assert!(
+        stderr(&out).contains("REGEX/SECOND: from Rust's regex engine")
+            && stderr(&out).contains("not on pveperf's scale"),
+        "{}",
+        stderr(&out)
+    );
+    // Asked for, Rust's engine says the same.
+    let out = pveprobe()
+        .args([
+            "--tests",
+            "regex",
+            "--regex-engine",
+            "rust",
+            "--duration",
+            "0.1",
+            "/",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("not on pveperf's scale"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn tmpfs_has_no_device_lines_and_that_is_no_failure() {
     let out = pveprobe()
         .args(["--tests", "read,seek", "/dev/shm"])

@@ -66,6 +66,28 @@ fn rust_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError>
     }
 }
 
+/// The engine a run uses when none is asked for: the host's Perl, as
+/// pveperf, wherever it runs pveperf's loop; Rust's engine only where it
+/// does not (the figure then says it is not on pveperf's scale).
+pub fn default_engine() -> RegexEngine {
+    if perl_runs() {
+        RegexEngine::Perl
+    } else {
+        RegexEngine::Rust
+    }
+}
+
+/// True when the host's Perl can run pveperf's loop (it needs Time::HiRes).
+pub fn perl_runs() -> bool {
+    use crate::sys::child::{self, ChildOptions};
+    let opts = ChildOptions::limit(Duration::from_secs(10)).env(PERL_ENV);
+    child::tool("perl", &["-MTime::HiRes", "-e", "1"], &opts).is_ok()
+}
+
+/// The environment Perl runs the loop in: no module or option of the
+/// caller's (`PERL5OPT=-d` would slow every iteration).
+const PERL_ENV: &[(&str, &str)] = &[("PERL5OPT", ""), ("PERL5LIB", "")];
+
 /// pveperf's own loop, run by the host's Perl. Its only argument is the window in seconds.
 const PERL_LOOP: &str = r#"
 use strict;
@@ -88,15 +110,15 @@ fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError>
     let mut cmd = Command::new("perl");
     cmd.arg("-e")
         .arg(PERL_LOOP)
-        .arg(format!("{:.6}", length.as_secs_f64()))
-        .env_remove("PERL5OPT")
-        .env_remove("PERL5LIB");
+        .arg(format!("{:.6}", length.as_secs_f64()));
     // The loop ends by itself after the window; a perl that hangs does not
     // hold the probe for longer than a minute past it.
     let limit = length + Duration::from_secs(60);
     let done = crate::sys::child::run(
         &mut cmd,
-        &crate::sys::child::ChildOptions::limit(limit).interrupt(interrupt),
+        &crate::sys::child::ChildOptions::limit(limit)
+            .interrupt(interrupt)
+            .env(PERL_ENV),
     ).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ProbeError::Unavailable(

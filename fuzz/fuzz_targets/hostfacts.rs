@@ -7,7 +7,9 @@ use pveprobe_parse::{hostfacts, pressure};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let _ = hostfacts::mem_total_bytes(&text);
+    let _ = pveprobe_parse::memory::meminfo(&text);
+    let _ = pveprobe_parse::memory::swapped_pages(&text);
+    let _ = pveprobe_parse::procpid::resident_pages(&text);
     let _ = hostfacts::os_pretty_name(&text);
     let _ = hostfacts::installed_version(&text, "pve-manager");
     if let Some(p) = pressure::pressure(&text) {

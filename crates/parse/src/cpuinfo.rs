@@ -1,8 +1,35 @@
-//! `/proc/cpuinfo`: the BogoMIPS sum pveperf prints.
+//! `/proc/cpuinfo` by procfs-core's `CpuInfo`: the BogoMIPS sum pveperf
+//! prints, the CPU's model and its AES and SHA flags. procfs-core keeps
+//! each processor's block (a value every CPU shares among its common
+//! fields) and passes over what comes before the first `processor` line;
+//! the thin adapters here are pveperf's rule for BOGOMIPS (every line of
+//! the key, in any case) and s390x's header, where that architecture
+//! writes its `features` before the `processor N:` lines procfs-core does
+//! not read.
 
-/// Sums every `bogomips : N` value, the key matched case-insensitively
-/// (x86 writes `bogomips`, arm64 `BogoMIPS`). Architectures without such a
-/// line (s390x, ppc64le) give 0.0, as pveperf prints.
+use procfs_core::CpuInfo;
+
+fn cpus(cpuinfo: &str) -> Option<CpuInfo> {
+    crate::procfs::read(cpuinfo)
+}
+
+/// The value of `key` (in any case) for CPU `n`: its own, else the one
+/// every CPU shares.
+fn field<'a>(info: &'a CpuInfo, n: usize, key: &str) -> Option<&'a str> {
+    let find = |map: &'a std::collections::HashMap<String, String>| {
+        map.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    };
+    find(info.cpus.get(n)?).or_else(|| find(&info.fields))
+}
+
+/// Sums every `bogomips : N` line, the key matched case-insensitively
+/// (x86 writes `bogomips`, arm64 `BogoMIPS`): pveperf's rule, kept as a
+/// line scan because procfs-core reads only whole processor blocks, and a
+/// truncated or damaged capture (`tests/it/safety/hostile.rs`) keeps lines
+/// outside them that pveperf counts. Architectures without such a line
+/// (s390x, ppc64le) give 0.0, as pveperf prints.
 pub fn bogomips_sum(cpuinfo: &str) -> f64 {
     cpuinfo
         .lines()
@@ -14,16 +41,24 @@ pub fn bogomips_sum(cpuinfo: &str) -> f64 {
         .fold(0.0, |sum, v| sum + v)
 }
 
-/// The CPU model name as the kernel reports it, for reports and hints.
+/// How many processors `/proc/cpuinfo` lists (procfs-core's blocks that
+/// begin with `processor`).
+pub fn processors(cpuinfo: &str) -> usize {
+    cpus(cpuinfo).map_or(0, |info| {
+        info.cpus
+            .iter()
+            .filter(|cpu| cpu.contains_key("processor"))
+            .count()
+    })
+}
+
+/// The CPU model name as the kernel reports it, for reports and hints
+/// (x86's `model name`, ppc64le's `cpu`).
 pub fn model_name(cpuinfo: &str) -> Option<String> {
-    cpuinfo
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .find(|(key, _)| {
-            let key = key.trim();
-            key.eq_ignore_ascii_case("model name") || key == "cpu" || key == "Hardware"
-        })
-        .map(|(_, value)| value.trim().to_string())
+    let info = cpus(cpuinfo)?;
+    info.model_name(0)
+        .or_else(|| info.get_field(0, "cpu"))
+        .map(str::to_string)
         .filter(|v| !v.is_empty())
 }
 
@@ -51,17 +86,16 @@ pub const CRYPTO_FLAGS: [&str; 13] = [
     "msa",
 ];
 
-/// The first processor's [`CRYPTO_FLAGS`], in `/proc/cpuinfo`'s order.
+/// The first processor's [`CRYPTO_FLAGS`], in `/proc/cpuinfo`'s order:
+/// x86's `flags`, arm64's `Features`, and s390x's `features` of the header
+/// before its processors (which procfs-core does not read).
 pub fn crypto_flags(cpuinfo: &str) -> Vec<String> {
-    let Some(list) = cpuinfo
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .find(|(key, _)| {
-            let key = key.trim();
-            key == "flags" || key.eq_ignore_ascii_case("features")
-        })
-        .map(|(_, value)| value)
-    else {
+    let from_cpu = cpus(cpuinfo).and_then(|info| {
+        ["flags", "features"]
+            .iter()
+            .find_map(|key| field(&info, 0, key).map(str::to_string))
+    });
+    let Some(list) = from_cpu.or_else(|| s390x_features(cpuinfo)) else {
         return Vec::new();
     };
     let mut found: Vec<String> = Vec::new();
@@ -71,6 +105,16 @@ pub fn crypto_flags(cpuinfo: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// s390x's `features` line, in the header before the first processor.
+fn s390x_features(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .take_while(|l| !l.starts_with("processor"))
+        .filter_map(|line| line.split_once(':'))
+        .find(|(key, _)| key.trim() == "features")
+        .map(|(_, value)| value.to_string())
 }
 
 #[cfg(test)]
@@ -106,8 +150,21 @@ mod tests {
         assert_eq!(crypto_flags(&fixture("s390x-z15")), ["msa"]);
         assert!(crypto_flags(&fixture("ppc64le-power9")).is_empty());
         // "vmx flags" is not "flags"; a line without a colon is no list.
-        assert!(crypto_flags("vmx flags\t: aes\nflags aes\n").is_empty());
-        assert_eq!(crypto_flags("flags : aes aes sse aesni\n"), ["aes"]);
+        assert!(crypto_flags("processor : 0\nvmx flags\t: aes\nflags aes\n").is_empty());
+        assert_eq!(
+            crypto_flags("processor : 0\nflags : aes aes sse aesni\n"),
+            ["aes"]
+        );
+    }
+
+    #[test]
+    fn processors_of_real_hosts() {
+        assert_eq!(processors(&fixture("arm64-ampere")), 4);
+        assert_eq!(processors(""), 0);
+        assert_eq!(
+            model_name(&fixture("ppc64le-power9")).as_deref(),
+            Some("POWER9 (architected), altivec supported")
+        );
     }
 
     #[test]

@@ -1,18 +1,5 @@
-//! Small host files that make up the host fingerprint: `/proc/meminfo`,
-//! `/etc/os-release` and dpkg's status file.
-
-/// `MemTotal` in bytes.
-pub fn mem_total_bytes(meminfo: &str) -> Option<u64> {
-    meminfo.lines().find_map(|line| {
-        let rest = line.strip_prefix("MemTotal:")?;
-        let mut words = rest.split_whitespace();
-        let value: u64 = words.next()?.parse().ok()?;
-        match words.next() {
-            Some("kB") | None => value.checked_mul(1024),
-            Some(_) => None,
-        }
-    })
-}
+//! Small host files that make up the host fingerprint: `/etc/os-release`
+//! and dpkg's status file (its memory is `memory::meminfo`'s).
 
 /// `PRETTY_NAME` (else `NAME VERSION`) of os-release(5), quotes removed.
 pub fn os_pretty_name(os_release: &str) -> Option<String> {
@@ -59,17 +46,6 @@ pub fn installed_version(dpkg_status: &str, package: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn meminfo_total() {
-        assert_eq!(
-            mem_total_bytes("MemTotal:       24597680 kB\nMemFree: 1 kB\n"),
-            Some(24597680 * 1024)
-        );
-        assert_eq!(mem_total_bytes("MemFree: 1 kB\n"), None);
-        assert_eq!(mem_total_bytes("MemTotal: x kB\n"), None);
-        assert_eq!(mem_total_bytes("MemTotal: 99999999999999999999 kB\n"), None);
-    }
 
     #[test]
     fn os_release_names() {

@@ -33,40 +33,38 @@ pub struct DiskStat {
     pub flush_ms: Option<u64>,
 }
 
-/// `/proc/diskstats`: a line per device with at least the 14 fields of
-/// Linux 2.6; a line that is not one is passed over.
+/// `/proc/diskstats`, each line by procfs-core: a line per device with at
+/// least the 14 fields of Linux 2.6; a line that is not one is passed over
+/// (procfs-core reads the file whole or not at all), and so is a name
+/// that could not be a block device's (it names a sysfs directory later).
 pub fn diskstats(text: &str) -> Vec<DiskStat> {
-    text.lines().filter_map(disk_line).collect()
+    text.lines()
+        .filter_map(|line| procfs_core::DiskStat::from_line(line).ok())
+        .filter_map(disk)
+        .collect()
 }
 
-fn disk_line(line: &str) -> Option<DiskStat> {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    if f.len() < 14 {
-        return None;
-    }
-    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-    let name = f[2];
-    if name.is_empty() || name.len() > 64 || name.contains('/') {
+fn disk(d: procfs_core::DiskStat) -> Option<DiskStat> {
+    if d.name.is_empty() || d.name.len() > 64 || d.name.contains('/') {
         return None;
     }
     Some(DiskStat {
-        major: f[0].parse().ok()?,
-        minor: f[1].parse().ok()?,
-        name: name.to_string(),
-        reads: n(3)?,
-        reads_merged: n(4)?,
-        sectors_read: n(5)?,
-        read_ms: n(6)?,
-        writes: n(7)?,
-        writes_merged: n(8)?,
-        sectors_written: n(9)?,
-        write_ms: n(10)?,
-        in_flight: n(11)?,
-        busy_ms: n(12)?,
-        weighted_ms: n(13)?,
-        // Fields 15-18 are discards (4.18 on), 19-20 flushes (5.5 on).
-        flushes: n(18),
-        flush_ms: n(19),
+        major: u32::try_from(d.major).ok()?,
+        minor: u32::try_from(d.minor).ok()?,
+        name: d.name,
+        reads: d.reads,
+        reads_merged: d.merged,
+        sectors_read: d.sectors_read,
+        read_ms: d.time_reading,
+        writes: d.writes,
+        writes_merged: d.writes_merged,
+        sectors_written: d.sectors_written,
+        write_ms: d.time_writing,
+        in_flight: d.in_progress,
+        busy_ms: d.time_in_progress,
+        weighted_ms: d.weighted_time_in_progress,
+        flushes: d.flushes,
+        flush_ms: d.time_flushing,
     })
 }
 
@@ -98,28 +96,21 @@ impl CpuTimes {
     }
 }
 
-/// `/proc/stat`: its aggregate `cpu` line (fields after the fifth are
-/// newer kernels' and default to 0); `None` without one.
+/// `/proc/stat` by procfs-core: its aggregate `cpu` line (fields after
+/// the fifth are newer kernels' and default to 0); `None` without one, or
+/// without the lines every kernel writes beside it (`ctxt`, `btime`,
+/// `processes`), which procfs-core asks for.
 pub fn cpu_times(text: &str) -> Option<CpuTimes> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().ok())
-        .collect::<Option<Vec<u64>>>()?;
-    if v.len() < 4 {
-        return None;
-    }
-    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let t = crate::procfs::kernel_stats(text)?.total;
     Some(CpuTimes {
-        user: at(0),
-        nice: at(1),
-        system: at(2),
-        idle: at(3),
-        iowait: at(4),
-        irq: at(5),
-        softirq: at(6),
-        steal: at(7),
+        user: t.user,
+        nice: t.nice,
+        system: t.system,
+        idle: t.idle,
+        iowait: t.iowait.unwrap_or(0),
+        irq: t.irq.unwrap_or(0),
+        softirq: t.softirq.unwrap_or(0),
+        steal: t.steal.unwrap_or(0),
     })
 }
 
@@ -240,10 +231,12 @@ mod tests {
     fn cpu_times_read_the_aggregate_line() {
         let t = cpu_times(&fixture("hosts/this-vm/proc", "stat")).unwrap();
         assert!(t.idle > 0 && t.total() > t.idle);
-        let t = cpu_times("cpu  1 2 3 4\ncpu0 1 2 3 4\n").unwrap();
+        // Linux 2.4's four fields; the lines every kernel writes beside.
+        let rest = "ctxt 1\nbtime 2\nprocesses 3\n";
+        let t = cpu_times(&format!("cpu  1 2 3 4\ncpu0 1 2 3 4\n{rest}")).unwrap();
         assert_eq!((t.idle, t.iowait, t.total()), (4, 0, 10));
-        assert_eq!(cpu_times("cpu0 1 2 3 4 5\n"), None);
-        assert_eq!(cpu_times("cpu  1 x 3 4 5\n"), None);
+        assert_eq!(cpu_times(&format!("cpu0 1 2 3 4 5\n{rest}")), None);
+        assert_eq!(cpu_times(&format!("cpu  1 x 3 4 5\n{rest}")), None);
     }
 
     #[test]

@@ -3,6 +3,13 @@
 //! Format (proc(5)): `id parent major:minor root mount-point options
 //! [optional fields...] - fstype source super-options`. Paths escape space,
 //! tab, newline and backslash as `\040`, `\011`, `\012` and `\134`.
+//!
+//! The one `/proc` parser kept of pveprobe's own, a thin adapter where
+//! procfs-core's `MountInfo` cannot read what pveprobe needs: it leaves
+//! those escapes undecoded (`fixtures/hosts/odd/proc/self/mountinfo`'s
+//! `/mnt/with\040space` would be no path on the host), keeps the options
+//! as an unordered map (the JSON and `-v` print them in the kernel's
+//! order), and drops a source named `none`, which `df` shows.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};

@@ -23,49 +23,42 @@ pub struct Pressure {
     pub full: Option<Stall>,
 }
 
-fn stall(fields: &str) -> Option<Stall> {
-    let mut s = Stall::default();
-    let (mut a10, mut a60, mut a300, mut total) = (false, false, false, false);
-    for f in fields.split_whitespace() {
-        let (k, v) = f.split_once('=')?;
-        let pct = || v.parse::<f64>().ok().filter(|p| (0.0..=100.0).contains(p));
-        match k {
-            "avg10" => (s.avg10, a10) = (pct()?, true),
-            "avg60" => (s.avg60, a60) = (pct()?, true),
-            "avg300" => (s.avg300, a300) = (pct()?, true),
-            "total" => (s.total_us, total) = (v.parse().ok()?, true),
-            _ => {}
-        }
-    }
-    (a10 && a60 && a300 && total).then_some(s)
+/// A `some` or `full` line by procfs-core's record parser, its averages
+/// checked to be percentages. Only a line of the kernel's form reaches it
+/// (the word, a space, then `key=value`s): procfs-core slices the line
+/// after its fifth byte unchecked.
+fn stall(line: &str) -> Option<Stall> {
+    let r = procfs_core::parse_pressure_record(line).ok()?;
+    let pct = |v: f32| Some(crate::procfs::widen(v)).filter(|p| (0.0..=100.0).contains(p));
+    Some(Stall {
+        avg10: pct(r.avg10)?,
+        avg60: pct(r.avg60)?,
+        avg300: pct(r.avg300)?,
+        total_us: r.total,
+    })
 }
 
-/// `/proc/pressure/*`; `None` without a well-formed `some` line.
+/// `/proc/pressure/*`; `None` without a well-formed `some` line. Read a
+/// line at a time, not as procfs-core's `IoPressure` (which wants `some`
+/// then `full`): the cpu file has no `full` line before Linux 5.13.
 pub fn pressure(text: &str) -> Option<Pressure> {
     let mut some = None;
     let mut full = None;
     for line in text.lines() {
-        match line.split_once(' ') {
-            Some(("some", rest)) => some = stall(rest),
-            Some(("full", rest)) => full = stall(rest),
-            _ => {}
+        if line.starts_with("some ") {
+            some = stall(line);
+        } else if line.starts_with("full ") {
+            full = stall(line);
         }
     }
     Some(Pressure { some: some?, full })
 }
 
-/// `/proc/loadavg`: the 1, 5 and 15 minute load averages.
+/// `/proc/loadavg` by procfs-core: the 1, 5 and 15 minute load averages.
 pub fn loadavg(text: &str) -> Option<[f64; 3]> {
-    let mut w = text.split_whitespace();
-    let mut out = [0.0; 3];
-    for slot in &mut out {
-        *slot = w
-            .next()?
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
-    }
-    Some(out)
+    let l: procfs_core::LoadAverage = crate::procfs::read(text)?;
+    let v = [l.one, l.five, l.fifteen].map(crate::procfs::widen);
+    v.iter().all(|v| v.is_finite() && *v >= 0.0).then_some(v)
 }
 
 #[cfg(test)]
@@ -102,5 +95,10 @@ mod tests {
         assert_eq!(pressure("some avg10=101 avg60=0 avg300=0 total=0"), None);
         assert_eq!(loadavg("1.0 2.0"), None);
         assert_eq!(loadavg("-1 2 3 1/2 3"), None);
+        assert_eq!(loadavg("1.5 2.25 3 1/2 3"), Some([1.5, 2.25, 3.0]));
+        // What procfs-core would slice past: a bare word, a multi-byte one.
+        assert_eq!(pressure("some"), None);
+        assert_eq!(pressure("some\u{e9}x"), None);
+        assert_eq!(pressure("full\n"), None);
     }
 }

@@ -7,10 +7,24 @@
 //! process started (`/proc/PID/stat`), to know it is still that task's.
 
 /// The process start (clock ticks since boot) in `/proc/PID/stat`: field
-/// 22, counted after the command's closing parenthesis.
+/// 22, read by procfs-core's `Stat`. Only a line of the kernel's form
+/// reaches it (`PID (COMM) S ...`): procfs-core slices before the `(` and
+/// after the last `)` unchecked.
 pub fn start_ticks(stat: &str) -> Option<u64> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
+    let line = stat.trim();
+    let (pid, _) = line.split_once(" (")?;
+    let close = line.rfind(')')?;
+    if !crate::procfs::digits(pid, 10) || !line[close..].starts_with(") ") {
+        return None;
+    }
+    let stat: procfs_core::process::Stat = crate::procfs::read(line)?;
+    Some(stat.starttime)
+}
+
+/// The resident set in pages, of `/proc/PID/statm` (procfs-core's `StatM`).
+pub fn resident_pages(statm: &str) -> Option<u64> {
+    let statm: procfs_core::process::StatM = crate::procfs::read(statm)?;
+    Some(statm.resident)
 }
 
 /// `PPid:` of `/proc/PID/status`.
@@ -92,10 +106,20 @@ mod tests {
 
     #[test]
     fn the_process_start_is_field_22() {
-        let stat = "851962 (task UPID:mini) S 1 851962 851962 0 -1 4194624 1 0 0 0 \
-                    5 2 0 0 20 0 1 0 65597267 123 4 18446744073709551615";
+        // A whole line in Linux 6.x's 52 fields (a process of this
+        // machine's, its command and start changed).
+        let stat = "851962 (task UPID:mini) S 1 851962 851962 0 -1 4194624 18341 14455803 0 1797 \
+                    108 411 39171 7550 20 0 1 0 65597267 50192384 2537 18446744073709551615 1 1 0 0 \
+                    0 0 0 4096 1256 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0";
         assert_eq!(start_ticks(stat), Some(65597267));
-        assert_eq!(start_ticks("1 (x) S"), None);
+        // A command with spaces and parentheses: the last `)` ends it.
+        let odd = stat.replace("(task UPID:mini)", "(a) b (c))");
+        assert_eq!(start_ticks(&odd), Some(65597267));
+        // Cut short, or not the kernel's form (procfs-core would slice
+        // before a `(` at the start, or past a `)` at the end).
+        for bad in ["1 (x) S", "(x) S 1", "1 (x)", "x (y) S 1", ""] {
+            assert_eq!(start_ticks(bad), None, "{bad:?}");
+        }
     }
 
     fn args(words: &[&str]) -> Vec<String> {

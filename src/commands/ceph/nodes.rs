@@ -43,12 +43,7 @@ pub struct CephNodeFacts {
 pub fn node_load(host: &Host) -> Option<NodeLoad> {
     use pveprobe_parse::pressure;
     let load = pressure::loadavg(&host.read("/proc/loadavg").ok()?)?;
-    let cpus = host
-        .read("/proc/cpuinfo")
-        .ok()?
-        .lines()
-        .filter(|l| l.starts_with("processor"))
-        .count();
+    let cpus = pveprobe_parse::cpuinfo::processors(&host.read("/proc/cpuinfo").ok()?);
     Some(NodeLoad {
         load1: load[0],
         cpus: cpus.max(1),

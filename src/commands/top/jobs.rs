@@ -316,6 +316,15 @@ mod tests {
         std::fs::read_to_string(format!("{}/fixtures/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
     }
 
+    /// A `/proc/PID/stat` line in Linux 6.x's 52 fields, started at `ticks`.
+    fn stat_line(pid: u32, comm: &str, ticks: u64) -> String {
+        format!(
+            "{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194624 18341 0 0 0 108 411 0 0 20 0 1 0 {ticks} \
+             50192384 2537 18446744073709551615 1 1 0 0 0 0 0 4096 1256 0 0 0 17 1 0 0 0 0 0 0 0 0 0 \
+             0 0 0 0"
+        )
+    }
+
     #[test]
     fn a_listed_task_counts_only_while_its_process_runs() {
         let root = tempfile::tempdir().unwrap();
@@ -328,11 +337,7 @@ mod tests {
         assert!(tasks(&host, &src).is_empty());
         let proc_dir = root.path().join("proc/851962");
         std::fs::create_dir_all(&proc_dir).unwrap();
-        let stat = |ticks: u64| {
-            format!(
-                "851962 (task UPID:mini) S 1 851962 851962 0 -1 4194624 1 0 0 0 5 2 0 0 20 0 1 0 {ticks} 123"
-            )
-        };
+        let stat = |ticks: u64| stat_line(851962, "task UPID:mini", ticks);
         // Another process with that PID since.
         std::fs::write(proc_dir.join("stat"), stat(7)).unwrap();
         assert!(tasks(&host, &src).is_empty());
@@ -358,7 +363,7 @@ mod tests {
         std::fs::create_dir_all(&p).unwrap();
         std::fs::write(
             p.join("stat"),
-            "2716845 (pvescheduler) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 311559416 1",
+            stat_line(2716845, "pvescheduler", 311559416),
         )
         .unwrap();
         std::fs::write(p.join("comm"), "pvescheduler\n").unwrap();

@@ -112,23 +112,6 @@ fn containers(host: &Host) -> BTreeMap<u32, Vec<CgroupIo>> {
     out
 }
 
-/// `pswpin` and `pswpout` of `/proc/vmstat`: pages swapped in and out.
-fn swapped(vmstat: &str) -> Option<(u64, u64)> {
-    let get = |key: &str| {
-        vmstat
-            .lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    Some((get("pswpin")?, get("pswpout")?))
-}
-
-fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-}
-
 /// This process's CPU time (user and system, µs) and resident set (KiB).
 fn own_use() -> (u64, u64) {
     use nix::sys::resource::{UsageWho, getrusage};
@@ -140,9 +123,11 @@ fn own_use() -> (u64, u64) {
         Ok(u) => {
             let us =
                 |t: nix::sys::time::TimeVal| (t.tv_sec() as u64) * 1_000_000 + t.tv_usec() as u64;
-            let rss = std::fs::read_to_string("/proc/self/statm")
+            // This process's own, whatever host the rest is read from.
+            let rss = Host::real()
+                .read("/proc/self/statm")
                 .ok()
-                .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .and_then(|t| pveprobe_parse::procpid::resident_pages(&t))
                 .map_or(0, |pages| pages * crate::sys::cpus::page_size() / 1024);
             (us(u.user_time()) + us(u.system_time()) + children, rss)
         }
@@ -173,7 +158,10 @@ pub fn read(
         };
         drives.insert(vmid, got);
     }
-    let meminfo = host.read("/proc/meminfo").unwrap_or_default();
+    let memory = host
+        .read("/proc/meminfo")
+        .ok()
+        .and_then(|t| pveprobe_parse::memory::meminfo(&t));
     let psi = |f: &str| {
         host.read(format!("/proc/pressure/{f}"))
             .ok()
@@ -193,9 +181,12 @@ pub fn read(
         io: psi("io"),
         cpu_pressure: psi("cpu"),
         memory: psi("memory"),
-        dirty_kib: meminfo_kib(&meminfo, "Dirty"),
-        writeback_kib: meminfo_kib(&meminfo, "Writeback"),
-        swapped_pages: host.read("/proc/vmstat").ok().and_then(|t| swapped(&t)),
+        dirty_kib: memory.map(|m| m.dirty / 1024),
+        writeback_kib: memory.map(|m| m.writeback / 1024),
+        swapped_pages: host
+            .read("/proc/vmstat")
+            .ok()
+            .and_then(|t| pveprobe_parse::memory::swapped_pages(&t)),
         vms: drives,
         cts: containers(host),
         jobs: Vec::new(),
@@ -207,21 +198,6 @@ pub fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn meminfo_gives_dirty_and_writeback() {
-        let text = "MemTotal:       24684336 kB\nDirty:              1244 kB\nWriteback:             0 kB\n";
-        assert_eq!(meminfo_kib(text, "Dirty"), Some(1244));
-        assert_eq!(meminfo_kib(text, "Writeback"), Some(0));
-        assert_eq!(meminfo_kib(text, "WritebackTmp"), None);
-    }
-
-    #[test]
-    fn swapping_is_read_from_vmstat() {
-        let text = "nr_free_pages 3\npswpin 12\npswpout 345\npswpin_x 9\n";
-        assert_eq!(swapped(text), Some((12, 345)));
-        assert_eq!(swapped("pswpin 1\n"), None);
-    }
 
     #[test]
     fn the_running_vms_are_their_sockets() {

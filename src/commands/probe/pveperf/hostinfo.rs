@@ -59,7 +59,7 @@ pub fn host_info(host: &Host) -> HostInfo {
     let (sockets, cores, threads) = match topology(host) {
         Some((s, c, t)) => (Some(s), Some(c), Some(t)),
         None => {
-            let processors = cpu.lines().filter(|l| l.starts_with("processor")).count() as u32;
+            let processors = cpuinfo::processors(&cpu) as u32;
             // Without sysfs's topology (a container's /sys), this host's
             // own cores are still known; a captured tree's are not.
             let cores = host.is_real().then(|| crate::sys::cpus::physical() as u32);
@@ -79,7 +79,8 @@ pub fn host_info(host: &Host) -> HostInfo {
         memory_bytes: host
             .read(PROC_MEMINFO)
             .ok()
-            .and_then(|m| hostfacts::mem_total_bytes(&m)),
+            .and_then(|m| pveprobe_parse::memory::meminfo(&m))
+            .map(|m| m.total),
         kernel: trimmed(host.read(PROC_OSRELEASE)),
         os_release: hostfacts::os_pretty_name(&os_release),
         pve_manager: host
@@ -105,7 +106,14 @@ mod tests {
         };
         put(PROC_HOSTNAME, "pve1\n");
         put(PROC_OSRELEASE, "6.8.12-4-pve\n");
-        put(PROC_MEMINFO, "MemTotal: 1024 kB\n");
+        put(
+            PROC_MEMINFO,
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/hosts/this-vm/proc/meminfo"
+            ))
+            .unwrap(),
+        );
         put(
             ETC_OS_RELEASE,
             "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n",
@@ -140,7 +148,8 @@ mod tests {
                 sockets: Some(2),
                 cores: Some(4),
                 threads: Some(5),
-                memory_bytes: Some(1024 * 1024),
+                // MemTotal of the capture.
+                memory_bytes: Some(24_683_784 * 1024),
                 kernel: Some("6.8.12-4-pve".into()),
                 os_release: Some("Debian GNU/Linux 12 (bookworm)".into()),
                 pve_manager: Some("8.3.1".into()),

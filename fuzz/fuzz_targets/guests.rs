@@ -21,7 +21,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(!d.file.is_empty() && !d.key.is_empty());
         let _ = (d.storage(), d.size_bytes(), d.throttles(), d.cache(), d.aio());
     }
-    let _ = vmconf::parse_size(&text);
+    // The one size and seconds parser (PVE's sizes, every option's).
+    let _ = pveprobe_parse::units::size(&text);
+    if let Ok(secs) = pveprobe_parse::units::seconds(&text, 0.01, 3600.0) {
+        assert!((0.01..=3600.0).contains(&secs));
+    }
+    let _ = pveprobe_parse::units::size_at_least(&text, 1 << 20);
     let args = procpid::cmdline(data);
     assert!(args.iter().all(|a| !a.is_empty()));
     let _ = procpid::qemu_vmid(&args);

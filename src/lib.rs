@@ -11,7 +11,9 @@
 //! share (the session, the argument groups more than one takes). The
 //! commands: the probe (`pveprobe [PATH]`, pveperf's lines, `-x` and
 //! `--storage`), `storages`, `compare`, `cluster`, `net`, `qualify`,
-//! `guest` and `ceph`.
+//! `guest`, `ceph`, `load` and `top`; every one but `top` runs its work
+//! in a `commands::common::session::Session` (`top` has its own loop, its
+//! signal flag and its writing).
 //!
 //! A new command `X`: `src/commands/X/args.rs` (its clap `XArgs`),
 //! `run.rs` (`XArgs` made into its plain request, run in a
@@ -30,8 +32,9 @@
 //! - [`model`]: the plain data every measurement returns, and the one
 //!   [`model::hint::Hint`];
 //! - [`sys`]: the host seam ([`sys::host::Host`], so parsers and probes
-//!   run against fixtures too), child processes, the signal flag, the
-//!   host-wide lock, the private scratch directory;
+//!   run against fixtures too), child processes (one runner), how many
+//!   CPUs, the signal flag, the host-wide lock, the private scratch
+//!   directory;
 //! - [`figure`]: what each figure is, and each model type's projection
 //!   onto the figures, read by every renderer;
 //! - [`measure`]: how pveprobe measures (timed windows, buffers, the I/O

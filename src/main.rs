@@ -1,5 +1,9 @@
 //! pveprobe's entry point: parse the command line and hand over to
-//! `commands::run`; the one place a command's error is printed.
+//! `commands::run`; where a command's error is printed. Two speak for
+//! themselves: run as `pveperf`, `probe::as_pveperf` prints pveperf's own
+//! words (its usage line, `pveperf: ...` notes) and its exit status; and
+//! `load-node`, the agent on a node, says on its stderr a scratch
+//! directory it could not remove after its answer was sent.
 
 use std::process::ExitCode;
 
@@ -17,7 +21,7 @@ fn main() -> ExitCode {
         return pveperf::main(args.collect());
     }
     let opts = Opts::parse();
-    // The one place a command's error is printed.
+    // Where a command's error is printed.
     match commands::run(&opts) {
         Ok(exit) => exit.into(),
         Err(stop) => {

@@ -90,7 +90,8 @@ fn is_mount_point(path: &Path) -> bool {
     let Ok(real) = std::fs::canonicalize(path) else {
         return false;
     };
-    let text = crate::sys::host::read_capped(Path::new("/proc/self/mountinfo"), 16 << 20)
+    let text = crate::sys::host::Host::real()
+        .read("/proc/self/mountinfo")
         .unwrap_or_default();
     pveprobe_parse::mountinfo::parse(&text)
         .iter()

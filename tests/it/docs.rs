@@ -176,3 +176,47 @@ fn every_hint_code_is_in_docs_hints_md() {
     assert!(given.len() >= 29, "the scan found only {given:?}");
     assert_eq!(given, listed, "codes in src/ against docs/hints.md's table");
 }
+
+/// The source files and folders below `dir`, relative names: each module
+/// a reader of the code meets.
+fn modules(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.push(path.clone());
+            modules(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// What the map must say of `path`: a folder as `name/`, a file as
+/// `name.rs` (a folder's `mod.rs` and the crate roots are its folder's).
+fn map_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    if path.is_dir() {
+        return Some(format!("{name}/"));
+    }
+    (!matches!(name, "mod.rs" | "lib.rs" | "main.rs")).then(|| name.to_string())
+}
+
+#[test]
+fn docs_development_md_maps_every_module() {
+    let guide = std::fs::read_to_string(root().join("docs/development.md")).unwrap();
+    let map = &guide[guide.find("## The source tree").expect("the map's heading")..];
+    let mut all = Vec::new();
+    modules(&root().join("src"), &mut all);
+    modules(&root().join("crates/parse/src"), &mut all);
+    let missing: Vec<String> = all
+        .iter()
+        .filter_map(|p| Some((p, map_name(p)?)))
+        .filter(|(_, name)| !map.contains(name.as_str()))
+        .map(|(p, _)| p.strip_prefix(root()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/development.md's map (\"The source tree\") names no {missing:?}: add each \
+         with what it is for"
+    );
+}

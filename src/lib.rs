@@ -11,9 +11,9 @@
 //! share (the session, the argument groups more than one takes). The
 //! commands: the probe (`pveprobe [PATH]`, pveperf's lines, `-x` and
 //! `--storage`), `storages`, `compare`, `cluster`, `net`, `qualify`,
-//! `guest`, `ceph`, `load` and `top`; every one but `top` runs its work
-//! in a `commands::common::session::Session` (`top` has its own loop, its
-//! signal flag and its writing).
+//! `guest`, `ceph`, `load` and `top`; each runs its work in a
+//! `commands::common::session::Session` (`top` writes its intervals as
+//! they come and hands the session only its picture).
 //!
 //! A new command `X`: `src/commands/X/args.rs` (its clap `XArgs`),
 //! `run.rs` (`XArgs` made into its plain request, run in a

@@ -385,74 +385,159 @@ fn a_containers_io_is_read_from_its_cgroup() {
     assert!((60.0..=68.0).contains(&per), "{per} KiB a write: {ct}");
 }
 
-#[test]
-#[ignore = "needs tmux: the live view in a real terminal (scripts/test runs it)"]
-fn the_live_view_redraws_in_a_terminal_and_q_quits() {
-    common::needs_tools(&["tmux"], "tmux");
-    let dir = workdir();
-    let session = format!("pveprobe-top-{}", std::process::id());
-    let done = dir.path().join("exit");
-    let line = format!(
-        "{} top --interval 0.5 --qmp-dir {} --pve-dir {}; echo $? > {}",
-        env!("CARGO_BIN_EXE_pveprobe"),
-        dir.path().display(),
-        dir.path().display(),
-        done.display()
-    );
-    let tmux = |args: &[&str]| {
+/// `top`'s live view in a tmux server of the test's own (160 x 40), its
+/// exit status then `after` (a shell line) run in the same terminal.
+struct LiveView {
+    session: String,
+    done: PathBuf,
+}
+
+impl LiveView {
+    fn start(dir: &Path, after: &str) -> LiveView {
+        common::needs_tools(&["tmux"], "tmux");
+        static VIEWS: AtomicU32 = AtomicU32::new(0);
+        let n = VIEWS.fetch_add(1, Ordering::Relaxed);
+        let session = format!("pveprobe-top-{}-{n}", std::process::id());
+        let done = dir.join("exit");
+        let line = format!(
+            "{} top --interval 0.5 --qmp-dir {} --pve-dir {}; echo $? > {}; {after}",
+            env!("CARGO_BIN_EXE_pveprobe"),
+            dir.display(),
+            dir.display(),
+            done.display()
+        );
+        let view = LiveView { session, done };
+        let st = view.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &view.session,
+            "-x",
+            "160",
+            "-y",
+            "40",
+            &line,
+        ]);
+        assert!(st.status.success(), "{}", stderr(&st));
+        let start = Instant::now();
+        while !view.screen().contains("DISK") {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no view: {}",
+                view.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        view
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
-            .args(["-L", &session])
+            .args(["-L", &self.session])
             .args(args)
             .output()
             .unwrap()
-    };
-    let st = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "160",
-        "-y",
-        "40",
-        &line,
-    ]);
-    assert!(st.status.success(), "{}", stderr(&st));
-    let screen = || {
-        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", &session]).stdout).into_owned()
-    };
-    let start = Instant::now();
-    while !screen().contains("DISK") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no view: {}",
-            screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
-    let first = screen();
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-t", &self.session])
+                .stdout,
+        )
+        .into_owned()
+    }
+
+    /// The exit status `top` ended with, once it has.
+    fn exit_status(&self, why: &str) -> String {
+        let start = Instant::now();
+        while !self.done.exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{why}: {}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Written by the shell's echo: wait for its newline.
+        std::thread::sleep(Duration::from_millis(200));
+        let mut code = String::new();
+        std::fs::File::open(&self.done)
+            .unwrap()
+            .read_to_string(&mut code)
+            .unwrap();
+        code.trim().to_string()
+    }
+
+    /// The PID of the program the pane's shell runs (`top`).
+    fn top_pid(&self) -> u32 {
+        let out = self.tmux(&["display-message", "-p", "-t", &self.session, "#{pane_pid}"]);
+        let shell = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let children =
+            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+        children
+            .split_whitespace()
+            .next()
+            .unwrap_or_else(|| panic!("the shell {shell} runs nothing"))
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for LiveView {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+#[test]
+#[ignore = "needs tmux: the live view in a real terminal (scripts/test runs it)"]
+fn the_live_view_redraws_in_a_terminal_and_q_quits() {
+    let dir = workdir();
+    let view = LiveView::start(dir.path(), "true");
+    let first = view.screen();
     assert!(
         first.contains("pveprobe top:") && first.contains("IO pressure"),
         "{first}"
     );
     // Redrawn in place: one view on the screen, however many intervals.
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(screen().matches("pveprobe top:").count(), 1, "{}", screen());
-    tmux(&["send-keys", "-t", &session, "q"]);
+    assert_eq!(
+        view.screen().matches("pveprobe top:").count(),
+        1,
+        "{}",
+        view.screen()
+    );
+    view.tmux(&["send-keys", "-t", &view.session, "q"]);
+    assert_eq!(view.exit_status("q did not quit"), "0");
+}
+
+#[test]
+#[ignore = "needs tmux: the live view in a real terminal (scripts/test runs it)"]
+fn after_a_sigterm_the_terminal_echoes_and_edits_lines_again() {
+    let dir = workdir();
+    let settings = dir.path().join("stty");
+    let view = LiveView::start(
+        dir.path(),
+        &format!("stty -a > {}; sleep 30", settings.display()),
+    );
+    // The view holds the terminal: no echo, no line editing.
+    let pid = view.top_pid();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(view.exit_status("SIGTERM did not end top"), "143");
     let start = Instant::now();
-    while !done.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "q did not quit: {}",
-            screen()
-        );
+    while std::fs::metadata(&settings).map_or(true, |m| m.len() == 0) {
+        assert!(start.elapsed() < Duration::from_secs(10), "no stty output");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = tmux(&["kill-server"]);
-    let mut code = String::new();
-    std::fs::File::open(&done)
-        .unwrap()
-        .read_to_string(&mut code)
-        .unwrap();
-    assert_eq!(code.trim(), "0");
+    std::thread::sleep(Duration::from_millis(200));
+    let stty = std::fs::read_to_string(&settings).unwrap();
+    let flags: Vec<&str> = stty.split_whitespace().collect();
+    for flag in ["icanon", "echo"] {
+        assert!(flags.contains(&flag), "{flag} not given back: {stty}");
+    }
 }

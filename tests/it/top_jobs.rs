@@ -176,3 +176,53 @@ fn top_names_a_backup_a_scrub_a_ceph_recovery_fstrim_and_a_full_thin_pool() {
         assert!(view.contains(want), "{want:?} in\n{view}");
     }
 }
+
+#[test]
+fn csv_appended_keeps_one_header_and_a_file_with_another_is_refused() {
+    let dir = workdir();
+    let out_file = dir.path().join("top.csv");
+    let top = || {
+        pveprobe()
+            .args([
+                "top",
+                "--count",
+                "1",
+                "--interval",
+                "0.2",
+                "--output-format",
+                "csv",
+            ])
+            .arg("--qmp-dir")
+            .arg(dir.path())
+            .arg("--pve-dir")
+            .arg(dir.path())
+            .arg("--output")
+            .arg(&out_file)
+            .arg("--append")
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = top();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let header = text.lines().next().unwrap().to_string();
+    assert!(header.starts_with("timestamp,"), "{text}");
+    assert_eq!(text.lines().filter(|l| **l == *header).count(), 1, "{text}");
+    // Each run's rows (its busy disks, if any) under it, in its columns.
+    let columns = header.split(',').count();
+    assert!(
+        text.lines().all(|l| l.split(',').count() == columns),
+        "{text}"
+    );
+    // Another command's CSV: refused before sampling, the file untouched.
+    std::fs::write(&out_file, "hostname,cpu_bogomips\npve1,1.0\n").unwrap();
+    let out = top();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&out_file).unwrap(),
+        "hostname,cpu_bogomips\npve1,1.0\n"
+    );
+    assert!(stdout(&out).is_empty());
+}

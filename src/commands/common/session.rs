@@ -121,8 +121,8 @@ impl<'a> Session<'a> {
 
     /// Writes `doc` and saves its picture; `exit` is the command's status
     /// when both work.
-    pub fn finish<D: Render>(self, doc: &D, exit: Exit) -> Ended {
-        drop(self.host_lock);
+    pub fn finish<D: Render>(mut self, doc: &D, exit: Exit) -> Ended {
+        drop(self.host_lock.take());
         let for_person =
             self.format == Format::Text && self.output.is_none() && std::io::stdout().is_terminal();
         let text = if for_person {
@@ -132,8 +132,19 @@ impl<'a> Session<'a> {
         };
         output::write(Destination::of(self.output, self.append), &text)
             .map_err(Stop::not_measured)?;
+        self.finish_picture(doc.picture(), exit)
+    }
+
+    /// Saves the picture of a command that wrote its output as it went
+    /// (`top`'s intervals); `exit` is its status when that works.
+    pub fn finish_picture(
+        mut self,
+        picture: Option<Result<String, crate::output::plot::PlotError>>,
+        exit: Exit,
+    ) -> Ended {
+        drop(self.host_lock.take());
         let ended = Ok(exit);
-        match (self.plot_file, doc.picture()) {
+        match (self.plot_file, picture) {
             (Some(file), Some(drawn)) => match file.save(drawn) {
                 Ok(path) => {
                     eprintln!("pveprobe: plot written to {}", path.display());

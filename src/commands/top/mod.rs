@@ -17,6 +17,7 @@ pub mod render;
 pub mod run;
 pub mod sample;
 pub mod storages;
+pub mod terminal;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -331,6 +331,30 @@ impl TopSample {
     }
 }
 
+/// An interval as a document, in every format: what the session checks
+/// the format and `--append`'s CSV header against. `top` writes each
+/// interval as it comes, with its own CSV header once.
+impl crate::output::Render for TopSample {
+    fn text(&self) -> String {
+        TopSample::text(self)
+    }
+
+    fn csv(&self) -> String {
+        TopSample::csv(self, true)
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(CSV_HEADER.to_vec())
+    }
+
+    fn metrics(&self, format: crate::output::Format) -> String {
+        match format {
+            crate::output::Format::Influx => self.influx(),
+            _ => self.prometheus(),
+        }
+    }
+}
+
 /// Reads and writes a second and bytes a second as gauges.
 fn io_gauges(r: f64, w: f64, rm: f64, wm: f64) -> Vec<Gauge> {
     vec![

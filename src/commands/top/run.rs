@@ -4,77 +4,24 @@
 //! each also added to a file as a line of JSON.
 
 use std::io::IsTerminal as _;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::args::TopArgs;
 use super::sample::TopSample;
+use super::terminal::{self, Terminal};
 use super::{TopRequest, read::Sources};
+use crate::commands::common::session::{Frame, Session};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output::{self, Destination, Format};
-
-/// The terminal's stdin without line editing or echo while the view runs
-/// (Ctrl-C still signals); `q` asks to stop. Restored when dropped.
-struct Keys {
-    saved: Option<nix::sys::termios::Termios>,
-    quit: Arc<AtomicBool>,
-}
-
-impl Keys {
-    fn start() -> Keys {
-        use nix::sys::termios::{self, LocalFlags, SetArg};
-        let quit = Arc::new(AtomicBool::new(false));
-        let stdin = std::io::stdin();
-        let saved = if stdin.is_terminal() {
-            termios::tcgetattr(&stdin).ok().inspect(|t| {
-                let mut raw = t.clone();
-                raw.local_flags
-                    .remove(LocalFlags::ICANON | LocalFlags::ECHO);
-                let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &raw);
-            })
-        } else {
-            None
-        };
-        if saved.is_some() {
-            let flag = Arc::clone(&quit);
-            std::thread::spawn(move || {
-                use std::io::Read as _;
-                let mut byte = [0u8; 1];
-                while let Ok(1) = std::io::stdin().lock().read(&mut byte) {
-                    if matches!(byte[0], b'q' | b'Q') {
-                        flag.store(true, Ordering::Relaxed);
-                        return;
-                    }
-                }
-            });
-        }
-        Keys { saved, quit }
-    }
-
-    fn quit(&self) -> bool {
-        self.quit.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Keys {
-    fn drop(&mut self) {
-        if let Some(t) = &self.saved {
-            let _ = nix::sys::termios::tcsetattr(
-                std::io::stdin(),
-                nix::sys::termios::SetArg::TCSANOW,
-                t,
-            );
-        }
-    }
-}
 
 /// How each interval is written.
 struct Writer<'a> {
     args: &'a TopArgs,
     terminal: bool,
     first: bool,
+    /// Whether the CSV needs its header (the session's `--append` check).
+    csv_header: bool,
 }
 
 impl Writer<'_> {
@@ -91,11 +38,11 @@ impl Writer<'_> {
         }
         let format = self.args.output_format;
         let text = match format {
-            Format::Text if self.terminal => format!("\x1b[H\x1b[2J{}", s.text()),
+            Format::Text if self.terminal => format!("{}{}", terminal::CLEAR, s.text()),
             Format::Text => format!("{}\n", s.text()),
             Format::Json => format!("{}\n", output::json(s, false).trim_end()),
             Format::JsonPretty => format!("{}\n", output::json(s, true).trim_end()),
-            Format::Csv => s.csv(self.first && !self.has_header()),
+            Format::Csv => s.csv(self.first && self.csv_header),
             Format::Influx => s.influx(),
             Format::Prometheus => s.prometheus(),
         };
@@ -110,24 +57,13 @@ impl Writer<'_> {
         self.first = false;
         Ok(())
     }
-
-    /// Whether `--append`'s file already starts with the CSV header.
-    fn has_header(&self) -> bool {
-        match (&self.args.output, self.args.append) {
-            (Some(path), true) => std::fs::read_to_string(path)
-                .map(|t| t.starts_with(&super::render::CSV_HEADER.join(",")))
-                .unwrap_or(false),
-            _ => false,
-        }
-    }
 }
 
 /// The intervals `--plot` draws at most (the last ones).
 const PLOTTED: usize = 3600;
 
 /// `--plot FILE --from RECORD`: the record drawn, nothing sampled.
-fn plot_record(plot: &std::path::Path, from: &std::path::Path) -> Ended {
-    let file = crate::output::plot::SvgFile::create(plot).map_err(Stop::bad_input)?;
+fn plot_record(session: Session, from: &std::path::Path) -> Ended {
     let text = std::fs::read_to_string(from).map_err(|e| {
         Stop::bad_input(format!(
             "{}: {}",
@@ -137,30 +73,24 @@ fn plot_record(plot: &std::path::Path, from: &std::path::Path) -> Ended {
     })?;
     let samples = super::plot::read_record(&text)
         .map_err(|e| Stop::bad_input(format!("{}: {e}", from.display())))?;
-    save(file, &samples)
-}
-
-/// Draws `samples` into `file`.
-fn save(file: crate::output::plot::SvgFile, samples: &[TopSample]) -> Ended {
-    let path = file
-        .save(super::plot::picture(samples))
-        .map_err(Stop::not_measured)?;
-    eprintln!("pveprobe: plot written to {}", path.display());
-    Ok(Exit::Ok)
+    session.finish_picture(Some(super::plot::picture(&samples)), Exit::Ok)
 }
 
 /// `pveprobe top`.
 pub fn top(args: &TopArgs) -> Ended {
-    if let (Some(plot), Some(from)) = (&args.plot, &args.from) {
-        return plot_record(plot, from);
+    // The format, `--append`'s CSV header (only CSV has one: the other
+    // formats add to the file as they are), the `--plot` file (opened
+    // first: one that cannot be written costs no sampling) and the
+    // signal flag, as every command's.
+    let session = Session::start::<TopSample>(Frame {
+        append: args.append && args.output_format == Format::Csv,
+        plot: args.plot.as_deref(),
+        signals: true,
+        ..Frame::new("top", args.output_format, args.output.as_deref())
+    })?;
+    if let Some(from) = &args.from {
+        return plot_record(session, from);
     }
-    // Opened first: a FILE that cannot be written costs no sampling.
-    let plot_file = args
-        .plot
-        .as_deref()
-        .map(crate::output::plot::SvgFile::create)
-        .transpose()
-        .map_err(Stop::bad_input)?;
     let terminal = args.output_format == Format::Text
         && args.output.is_none()
         && std::io::stdout().is_terminal();
@@ -187,21 +117,20 @@ pub fn top(args: &TopArgs) -> Ended {
         .then_some(1)),
         seconds: args.seconds.map(Duration::from_secs),
     };
-    let interrupt = crate::sys::interrupt::Interrupt::install()
-        .map_err(|e| Stop::not_measured(format!("cannot install signal handlers: {e}")))?;
-    let keys = terminal.then(Keys::start);
+    let keys = if terminal { Terminal::take() } else { None };
     let mut writer = Writer {
         args,
         terminal,
         first: true,
+        csv_header: session.csv_header,
     };
     let mut kept: std::collections::VecDeque<TopSample> = Default::default();
     let ran = super::run(
         &req,
-        &interrupt,
-        &|| keys.as_ref().is_some_and(Keys::quit),
+        session.interrupt(),
+        &|| keys.as_ref().is_some_and(Terminal::quit),
         &mut |s| {
-            if plot_file.is_some() {
+            if args.plot.is_some() {
                 if kept.len() == PLOTTED {
                     kept.pop_front();
                 }
@@ -212,11 +141,13 @@ pub fn top(args: &TopArgs) -> Ended {
     );
     drop(keys);
     ran.map_err(Stop::not_measured)?;
-    if let Some(file) = plot_file {
-        save(file, kept.make_contiguous())?;
-    }
-    match interrupt.signal() {
-        Some(sig) => Ok(Exit::Signal(sig)),
-        None => Ok(Exit::Ok),
-    }
+    let exit = match session.interrupt().signal() {
+        Some(sig) => Exit::Signal(sig),
+        None => Exit::Ok,
+    };
+    let picture = args
+        .plot
+        .is_some()
+        .then(|| super::plot::picture(kept.make_contiguous()));
+    session.finish_picture(picture, exit)
 }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::sys::child::{self, Finished, ToolFailure};
+use crate::sys::child::{self, Finished};
 use pveprobe_parse::pvesm::{StatusRow, parse_status};
 
 /// The program, found on PATH as PVE installs it (/usr/sbin/pvesm).
@@ -20,45 +20,12 @@ const QUICK: Duration = Duration::from_secs(60);
 /// RBD and iSCSI-backed storages can be slow.
 const SLOW: Duration = Duration::from_secs(900);
 
-/// Why a pvesm call did not do its work.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum PvesmError {
-    #[error("{PVESM} not found: --storage needs Proxmox VE's pvesm ({0})")]
-    NotFound(String),
-    #[error("pvesm {command} failed ({status}): {message}")]
-    Failed {
-        command: String,
-        status: String,
-        message: String,
-    },
-    #[error("pvesm {command} took longer than {} s and was stopped", .limit.as_secs())]
-    TimedOut { command: String, limit: Duration },
-}
+/// Why a pvesm call did not do its work (the child runner's error for
+/// PVE's tools).
+pub type PvesmError = child::PveToolError;
 
 fn run(args: &[&str], limit: Duration) -> Result<Finished, PvesmError> {
-    let command = || args.join(" ");
-    child::run_tool(PVESM, args, limit).map_err(|f| match f {
-        ToolFailure::NotStarted { missing: true, why } => PvesmError::NotFound(why),
-        ToolFailure::NotStarted { why, .. } => PvesmError::Failed {
-            command: command(),
-            status: "not started".into(),
-            message: why,
-        },
-        ToolFailure::Interrupted(signal) => PvesmError::Failed {
-            command: command(),
-            status: format!("interrupted by signal {signal}"),
-            message: String::new(),
-        },
-        ToolFailure::TimedOut => PvesmError::TimedOut {
-            command: command(),
-            limit,
-        },
-        ToolFailure::Failed { status, message } => PvesmError::Failed {
-            command: command(),
-            status,
-            message,
-        },
-    })
+    child::run_pve_tool(PVESM, args, limit, "--storage needs Proxmox VE's pvesm")
 }
 
 /// `pvesm status`: every storage of this node with its state and space.
@@ -88,7 +55,7 @@ pub fn path(volid: &str) -> Result<PathBuf, PvesmError> {
     let text = String::from_utf8_lossy(&done.stdout);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty());
     line.map(PathBuf::from).ok_or_else(|| PvesmError::Failed {
-        command: format!("path {volid}"),
+        command: format!("{PVESM} path {volid}"),
         status: done.status_words(),
         message: "it printed no path".into(),
     })

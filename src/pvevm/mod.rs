@@ -9,7 +9,7 @@ pub mod qmp;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::sys::child::{self, Finished, ToolFailure};
+use crate::sys::child::{self, Finished};
 
 /// `status`, `start`, `stop` and `nextid` answer within a minute or two.
 const QUICK: Duration = Duration::from_secs(120);
@@ -17,49 +17,11 @@ const QUICK: Duration = Duration::from_secs(120);
 /// zeroes them; RBD and iSCSI storages can be slow).
 const SLOW: Duration = Duration::from_secs(900);
 
-/// Why a call of PVE's tools did not do its work.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum PveToolError {
-    #[error("{program} not found: this needs Proxmox VE ({why})")]
-    NotFound { program: String, why: String },
-    #[error("{command} failed ({status}): {message}")]
-    Failed {
-        command: String,
-        status: String,
-        message: String,
-    },
-    #[error("{command} took longer than {} s and was stopped", .limit.as_secs())]
-    TimedOut { command: String, limit: Duration },
-}
+pub use crate::sys::child::PveToolError;
 
 fn run(program: &str, args: &[String], limit: Duration) -> Result<Finished, PveToolError> {
-    let command = || format!("{program} {}", args.join(" "));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    child::run_tool(program, &args, limit).map_err(|f| match f {
-        ToolFailure::NotStarted { missing: true, why } => PveToolError::NotFound {
-            program: program.into(),
-            why,
-        },
-        ToolFailure::NotStarted { why, .. } => PveToolError::Failed {
-            command: command(),
-            status: "not started".into(),
-            message: why,
-        },
-        ToolFailure::Interrupted(signal) => PveToolError::Failed {
-            command: command(),
-            status: format!("interrupted by signal {signal}"),
-            message: String::new(),
-        },
-        ToolFailure::TimedOut => PveToolError::TimedOut {
-            command: command(),
-            limit,
-        },
-        ToolFailure::Failed { status, message } => PveToolError::Failed {
-            command: command(),
-            status,
-            message,
-        },
-    })
+    child::run_pve_tool(program, &args, limit, "this needs Proxmox VE")
 }
 
 /// How a worker VM's disks and hardware are set: PVE's defaults for a

@@ -276,6 +276,64 @@ pub fn run_tool(program: &str, args: &[&str], limit: Duration) -> Result<Finishe
     tool(program, args, &ChildOptions::limit(limit).own_group())
 }
 
+/// Why a call of one of PVE's tools did not do its work, with the command
+/// it was: what `pvesm`, `qm` and `pvesh` calls return.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PveToolError {
+    /// Not on PATH: `needs` says what needs it.
+    #[error("{program} not found: {needs} ({why})")]
+    NotFound {
+        program: String,
+        needs: &'static str,
+        why: String,
+    },
+    #[error("{command} failed ({status}): {message}")]
+    Failed {
+        command: String,
+        status: String,
+        message: String,
+    },
+    #[error("{command} took longer than {} s and was stopped", .limit.as_secs())]
+    TimedOut { command: String, limit: Duration },
+}
+
+/// [`run_tool`] for one of PVE's tools; `needs` names what needs it, for
+/// a host without it.
+pub fn run_pve_tool(
+    program: &str,
+    args: &[&str],
+    limit: Duration,
+    needs: &'static str,
+) -> Result<Finished, PveToolError> {
+    let command = || format!("{program} {}", args.join(" "));
+    run_tool(program, args, limit).map_err(|f| match f {
+        ToolFailure::NotStarted { missing: true, why } => PveToolError::NotFound {
+            program: program.into(),
+            needs,
+            why,
+        },
+        ToolFailure::NotStarted { why, .. } => PveToolError::Failed {
+            command: command(),
+            status: "not started".into(),
+            message: why,
+        },
+        ToolFailure::Interrupted(signal) => PveToolError::Failed {
+            command: command(),
+            status: format!("interrupted by signal {signal}"),
+            message: String::new(),
+        },
+        ToolFailure::TimedOut => PveToolError::TimedOut {
+            command: command(),
+            limit,
+        },
+        ToolFailure::Failed { status, message } => PveToolError::Failed {
+            command: command(),
+            status,
+            message,
+        },
+    })
+}
+
 /// SIGTERM, up to `grace` for the program to end, then SIGKILL.
 fn stop(child: &mut std::process::Child, grace: Duration) -> Option<std::process::ExitStatus> {
     if !grace.is_zero()

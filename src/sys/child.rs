@@ -258,7 +258,14 @@ pub fn tool<S: AsRef<std::ffi::OsStr>>(
     }
     if !done.success() {
         let message = match done.first_error_line() {
-            line if line.is_empty() => String::from_utf8_lossy(&done.stdout).trim().to_string(),
+            // Nothing on stderr: its first line on stdout (a JSON
+            // document's whole text would be no message).
+            line if line.is_empty() => String::from_utf8_lossy(&done.stdout)
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+                .to_string(),
             line => line,
         };
         return Err(ToolFailure::Failed {

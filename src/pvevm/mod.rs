@@ -17,7 +17,7 @@ const QUICK: Duration = Duration::from_secs(120);
 /// zeroes them; RBD and iSCSI storages can be slow).
 const SLOW: Duration = Duration::from_secs(900);
 
-pub use crate::sys::child::PveToolError;
+use crate::sys::child::PveToolError;
 
 fn run(program: &str, args: &[String], limit: Duration) -> Result<Finished, PveToolError> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

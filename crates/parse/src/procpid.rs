@@ -4,7 +4,13 @@
 //! and the guest it runs: a VM's QEMU (`/usr/bin/kvm -id 100 ...`, as
 //! qemu-server starts it; or PVE's pidfile `/var/run/qemu-server/100.pid`)
 //! or a container's `lxc-start -F -n 101`; for `top`, when a PVE task's
-//! process started (`/proc/PID/stat`), to know it is still that task's.
+//! process started (`/proc/PID/stat`), to know it is still that task's,
+//! and its own resident set (`/proc/PID/statm`).
+//!
+//! `stat` and `statm` are procfs-core's `Stat` and `StatM`. Kept of
+//! pveprobe's own: `status`'s `PPid:` (procfs-core's `Status` wants the
+//! whole file, and `qualify` needs one line of it) and `cmdline` (a NUL
+//! split, which procfs-core leaves to its live reader).
 
 /// The process start (clock ticks since boot) in `/proc/PID/stat`: field
 /// 22, read by procfs-core's `Stat`. Only a line of the kernel's form

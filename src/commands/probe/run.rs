@@ -18,6 +18,7 @@ use crate::error::exit::Exit;
 use crate::error::{Ended, PathError, Stop};
 use crate::measure::plan::{SUSTAINED_BYTES, SUSTAINED_SECS, Test};
 use crate::model::pve::PveTarget;
+use crate::model::regex::RegexEngine;
 use crate::output::Format as OutputFormat;
 use crate::output::document::Document as _;
 use crate::output::progress::Progress;
@@ -181,13 +182,21 @@ fn finish(args: &ProbeArgs, report: &ProbeReport, prep: Prepared) -> Ended {
 /// The run's configuration on the real host.
 pub fn config(args: &ProbeArgs) -> ProbeConfig {
     let m = &args.measure;
+    let tests = requests::selected_tests(m);
+    // Whether perl runs pveperf's loop is asked only of a run that
+    // measures REGEX/SECOND (a child process on the node otherwise).
+    let regex_engine = match m.regex_engine {
+        Some(asked) => asked,
+        None if tests.contains(&Test::Regex) => {
+            crate::commands::probe::pveperf::regex::default_engine()
+        }
+        None => RegexEngine::Perl,
+    };
     ProbeConfig {
         path: args.path.clone(),
         window: Duration::from_secs_f64(m.duration),
-        tests: requests::selected_tests(m),
-        regex_engine: m
-            .regex_engine
-            .unwrap_or_else(crate::commands::probe::pveperf::regex::default_engine),
+        tests,
+        regex_engine,
         resolv_conf: m.resolv_conf.clone(),
         dns_timeout: Duration::from_secs_f64(m.dns_timeout),
         dns_schedule: m.dns_schedule,

@@ -41,21 +41,48 @@ pub fn bogomips_sum(cpuinfo: &str) -> f64 {
         .fold(0.0, |sum, v| sum + v)
 }
 
+/// What the host fingerprint reads of `/proc/cpuinfo` (besides
+/// BOGOMIPS), from one parse.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CpuFacts {
+    /// [`processors`].
+    pub processors: usize,
+    /// [`model_name`].
+    pub model: Option<String>,
+    /// [`crypto_flags`].
+    pub crypto_flags: Vec<String>,
+}
+
+/// [`processors`], [`model_name`] and [`crypto_flags`] from one parse.
+pub fn facts(cpuinfo: &str) -> CpuFacts {
+    let info = cpus(cpuinfo);
+    CpuFacts {
+        processors: info.as_ref().map_or(0, processors_in),
+        model: info.as_ref().and_then(model_in),
+        crypto_flags: flags_in(info.as_ref(), cpuinfo),
+    }
+}
+
 /// How many processors `/proc/cpuinfo` lists (procfs-core's blocks that
 /// begin with `processor`).
 pub fn processors(cpuinfo: &str) -> usize {
-    cpus(cpuinfo).map_or(0, |info| {
-        info.cpus
-            .iter()
-            .filter(|cpu| cpu.contains_key("processor"))
-            .count()
-    })
+    cpus(cpuinfo).as_ref().map_or(0, processors_in)
+}
+
+fn processors_in(info: &CpuInfo) -> usize {
+    info.cpus
+        .iter()
+        .filter(|cpu| cpu.contains_key("processor"))
+        .count()
 }
 
 /// The CPU model name as the kernel reports it, for reports and hints
 /// (x86's `model name`, ppc64le's `cpu`).
 pub fn model_name(cpuinfo: &str) -> Option<String> {
-    let info = cpus(cpuinfo)?;
+    model_in(&cpus(cpuinfo)?)
+}
+
+fn model_in(info: &CpuInfo) -> Option<String> {
     info.model_name(0)
         .or_else(|| info.get_field(0, "cpu"))
         .map(str::to_string)
@@ -90,10 +117,14 @@ pub const CRYPTO_FLAGS: [&str; 13] = [
 /// x86's `flags`, arm64's `Features`, and s390x's `features` of the header
 /// before its processors (which procfs-core does not read).
 pub fn crypto_flags(cpuinfo: &str) -> Vec<String> {
-    let from_cpu = cpus(cpuinfo).and_then(|info| {
+    flags_in(cpus(cpuinfo).as_ref(), cpuinfo)
+}
+
+fn flags_in(info: Option<&CpuInfo>, cpuinfo: &str) -> Vec<String> {
+    let from_cpu = info.and_then(|info| {
         ["flags", "features"]
             .iter()
-            .find_map(|key| field(&info, 0, key).map(str::to_string))
+            .find_map(|key| field(info, 0, key).map(str::to_string))
     });
     let Some(list) = from_cpu.or_else(|| s390x_features(cpuinfo)) else {
         return Vec::new();
@@ -155,6 +186,28 @@ mod tests {
             crypto_flags("processor : 0\nflags : aes aes sse aesni\n"),
             ["aes"]
         );
+    }
+
+    #[test]
+    fn facts_are_the_single_reads_of_one_parse() {
+        for host in [
+            "x86_64-epyc",
+            "arm64-ampere",
+            "ppc64le-power9",
+            "s390x-z15",
+            "pve-lvm",
+        ] {
+            let text = fixture(host);
+            assert_eq!(
+                facts(&text),
+                CpuFacts {
+                    processors: processors(&text),
+                    model: model_name(&text),
+                    crypto_flags: crypto_flags(&text),
+                },
+                "{host}"
+            );
+        }
     }
 
     #[test]

@@ -53,13 +53,16 @@ fn topology(host: &Host) -> Option<(u32, u32, u32)> {
 }
 
 pub fn host_info(host: &Host) -> HostInfo {
-    let cpu = host
-        .read(crate::sys::host::PROC_CPUINFO)
-        .unwrap_or_default();
+    // One parse of cpuinfo for its processors, model and flags.
+    let cpu = cpuinfo::facts(
+        &host
+            .read(crate::sys::host::PROC_CPUINFO)
+            .unwrap_or_default(),
+    );
     let (sockets, cores, threads) = match topology(host) {
         Some((s, c, t)) => (Some(s), Some(c), Some(t)),
         None => {
-            let processors = cpuinfo::processors(&cpu) as u32;
+            let processors = cpu.processors as u32;
             // Without sysfs's topology (a container's /sys), this host's
             // own cores are still known; a captured tree's are not.
             let cores = host.is_real().then(|| crate::sys::cpus::physical() as u32);
@@ -72,7 +75,7 @@ pub fn host_info(host: &Host) -> HostInfo {
         .unwrap_or_default();
     HostInfo {
         hostname: trimmed(host.read(PROC_HOSTNAME)),
-        cpu_model: cpuinfo::model_name(&cpu),
+        cpu_model: cpu.model,
         sockets,
         cores,
         threads,
@@ -87,7 +90,7 @@ pub fn host_info(host: &Host) -> HostInfo {
             .read(DPKG_STATUS)
             .ok()
             .and_then(|s| hostfacts::installed_version(&s, "pve-manager")),
-        cpu_crypto_flags: cpuinfo::crypto_flags(&cpu),
+        cpu_crypto_flags: cpu.crypto_flags,
         cpu_governor: trimmed(host.read(CPU0_GOVERNOR)),
     }
 }

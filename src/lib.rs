@@ -19,8 +19,8 @@
 //! `run.rs` (`XArgs` made into its plain request, run in a
 //! `commands::common::session::Session`, its document written with the
 //! document's own exit status) and `mod.rs` (the work: the request in, a
-//! document out that implements `output::Render` and
-//! `output::document::Document`, its hints `model::hint::Hint`s); then
+//! report out that implements `output::Document` and, where `compare`
+//! reads it, `results::Stored`, its hints `model::hint::Hint`s); then
 //! its arm in `commands::Command` and `commands::run`, and its reader in
 //! `commands::results_readers`. `docs/development.md` has the whole
 //! recipe and a picture of the layers.
@@ -48,12 +48,11 @@
 //!   agent, and the probe run in a guest through it), [`nodes`] (the
 //!   cluster's nodes, how they are reached, their interfaces);
 //! - [`output`]: the formats, writing, tables, pictures and progress, and
-//!   what every document shares: the [`output::document::Document`]
-//!   trait (kind, schema version, exit status, figures for `compare`), the
-//!   probe result every command reads ([`output::result`]), its CSV and
-//!   metrics;
-//! - [`results`]: results read back by their kind and ranked, which
-//!   `compare`, `--baseline` and `cluster` share.
+//!   what every document shares: the [`output::Document`] trait (a
+//!   command's report in every format it has), the probe result every
+//!   command reads ([`output::result`]), its CSV and metrics;
+//! - [`results`]: results read back by their kind ([`results::Stored`])
+//!   and ranked, which `compare`, `--baseline` and `cluster` share.
 //!
 //! The parsers of `/proc`, `/sys`, configs and tool output are a crate of
 //! their own (`crates/parse`), so the compiler keeps them pure and the

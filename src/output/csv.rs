@@ -88,11 +88,25 @@ pub fn row(doc: &JsonReport) -> Vec<String> {
 
 /// The CSV text: the header (unless `with_header` is false) and one row.
 pub fn render(doc: &JsonReport, with_header: bool) -> String {
+    table(with_header.then(header), [row(doc)])
+}
+
+/// CSV text: `header` when given, then `rows`, quoted as RFC 4180 says.
+/// Every document's CSV is written here.
+pub fn table<H, R>(header: Option<H>, rows: impl IntoIterator<Item = R>) -> String
+where
+    H: IntoIterator,
+    H::Item: AsRef<[u8]>,
+    R: IntoIterator,
+    R::Item: AsRef<[u8]>,
+{
     let mut writer = csv::Writer::from_writer(Vec::new());
-    if with_header {
-        writer.write_record(header()).expect("writing to memory");
+    if let Some(record) = header {
+        writer.write_record(record).expect("writing to memory");
     }
-    writer.write_record(row(doc)).expect("writing to memory");
+    for record in rows {
+        writer.write_record(record).expect("writing to memory");
+    }
     String::from_utf8(writer.into_inner().expect("writing to memory")).expect("CSV of UTF-8 fields")
 }
 

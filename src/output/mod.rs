@@ -1,19 +1,19 @@
-//! One output path for every command: a document renders itself in every
-//! format it has through [`Render`] (JSON from its serde
-//! form, so the serialiser is written once; the metrics formats from the
-//! probe results it holds), and [`write`] puts the text on stdout or in a
-//! file with the same rules everywhere: a reader that stops reading
-//! (`| head`) is no error, a file that cannot be written is.
+//! One output path for every command: a command's report is a
+//! [`Document`], which renders itself in every format it has (JSON from
+//! its serde form, so the serialiser is written once; CSV through the one
+//! writer [`csv::table`]; the metrics formats from the probe results it
+//! holds), and [`write`] puts the text on stdout or in a file with the
+//! same rules everywhere: a reader that stops reading (`| head`) is no
+//! error, a file that cannot be written is.
 //!
-//! What every document shares lives here too: the [`document::Document`]
-//! trait (its kind, schema version, exit status and figures for
-//! `compare`), the probe result every command reads and writes
-//! ([`result`]), its CSV ([`csv`], with the header check of `--append`)
-//! and metrics ([`metrics`]: names, labels, escaping), and a figure's
-//! line as pveperf prints it ([`line`]).
+//! What every document shares lives here too: the probe result every
+//! command reads and writes ([`result`]), its CSV ([`csv`], with the
+//! header check of `--append`) and metrics ([`metrics`]: names, labels,
+//! escaping), a figure's line as pveperf prints it ([`line`]), and the
+//! progress every long command shows on stderr ([`progress`]). What
+//! `compare` reads back from a file is `results::Stored`.
 
 pub mod csv;
-pub mod document;
 pub mod line;
 pub mod metrics;
 pub mod plot;
@@ -65,7 +65,7 @@ pub struct NoMetrics {
 }
 
 /// The formats a document has: `format`, unless `D` does not render it.
-pub fn check<D: Render>(format: Format, command: &'static str) -> Result<Format, NoMetrics> {
+pub fn check<D: Document>(format: Format, command: &'static str) -> Result<Format, NoMetrics> {
     if D::FORMATS.contains(&format) {
         Ok(format)
     } else {
@@ -128,11 +128,13 @@ impl crate::model::choice::Choice for Format {
     }
 }
 
-/// A command's document in every format it has; JSON is its serde form.
-/// The command's session (`commands::common::session`) refuses a format the document
-/// does not have before the command runs, writes what it renders and
-/// saves its [`Render::picture`] for `--plot`.
-pub trait Render: Serialize {
+/// A command's report, in every format it has; JSON is its serde form.
+/// Every command's report implements it, `top`'s intervals one at a time.
+/// The command's session (`commands::common::session`) refuses a format
+/// the document does not have before the command runs, checks the
+/// `--append` file's header against [`Document::csv_header`], writes what
+/// it renders and saves its [`Document::picture`] for `--plot`.
+pub trait Document: Serialize {
     /// The formats it is written in.
     const FORMATS: &'static [Format] = <Format as crate::model::choice::Choice>::ALL;
 
@@ -143,7 +145,9 @@ pub trait Render: Serialize {
         self.text()
     }
 
-    fn csv(&self) -> String;
+    /// Its CSV rows, under the header when `header` (not when `--append`
+    /// adds rows to a file that has it), written by [`csv::table`].
+    fn csv(&self, header: bool) -> String;
 
     /// The CSV header, for a document that `--append` adds rows of to a file.
     fn csv_header() -> Option<Vec<&'static str>>
@@ -167,13 +171,14 @@ pub trait Render: Serialize {
     }
 }
 
-/// A document as `format`, ending in a newline (or empty).
-pub fn render(doc: &impl Render, format: Format) -> String {
+/// A document as `format`, ending in a newline (or empty); the CSV with
+/// its header when `csv_header`.
+pub fn render(doc: &impl Document, format: Format, csv_header: bool) -> String {
     match format {
         Format::Text => doc.text(),
         Format::Json => json(doc, false),
         Format::JsonPretty => json(doc, true),
-        Format::Csv => doc.csv(),
+        Format::Csv => doc.csv(csv_header),
         Format::Influx | Format::Prometheus => doc.metrics(format),
     }
 }
@@ -264,25 +269,26 @@ mod tests {
         n: u32,
     }
 
-    impl Render for Doc {
+    impl Document for Doc {
         fn text(&self) -> String {
             format!("n is {}\n", self.n)
         }
-        fn csv(&self) -> String {
-            format!("n\n{}\n", self.n)
+        fn csv(&self, header: bool) -> String {
+            csv::table(header.then_some(["n"]), [[self.n.to_string()]])
         }
     }
 
     #[test]
     fn every_format_renders_from_one_document() {
         let doc = Doc { n: 7 };
-        assert_eq!(render(&doc, Format::Text), "n is 7\n");
-        assert_eq!(render(&doc, Format::Json), "{\"n\":7}\n");
-        assert_eq!(render(&doc, Format::JsonPretty), "{\n  \"n\": 7\n}\n");
-        assert_eq!(render(&doc, Format::Csv), "n\n7\n");
+        assert_eq!(render(&doc, Format::Text, true), "n is 7\n");
+        assert_eq!(render(&doc, Format::Json, true), "{\"n\":7}\n");
+        assert_eq!(render(&doc, Format::JsonPretty, true), "{\n  \"n\": 7\n}\n");
+        assert_eq!(render(&doc, Format::Csv, true), "n\n7\n");
+        assert_eq!(render(&doc, Format::Csv, false), "7\n");
         // It holds no probe result: nothing to write as metrics.
-        assert_eq!(render(&doc, Format::Influx), "");
-        assert_eq!(render(&doc, Format::Prometheus), "");
+        assert_eq!(render(&doc, Format::Influx, true), "");
+        assert_eq!(render(&doc, Format::Prometheus, true), "");
     }
 
     #[test]
@@ -292,12 +298,12 @@ mod tests {
         assert_eq!(metrics, [&Format::Influx, &Format::Prometheus]);
         #[derive(Serialize)]
         struct Ratios;
-        impl Render for Ratios {
+        impl Document for Ratios {
             const FORMATS: &'static [Format] = TABLES;
             fn text(&self) -> String {
                 String::new()
             }
-            fn csv(&self) -> String {
+            fn csv(&self, _header: bool) -> String {
                 String::new()
             }
         }

@@ -3,7 +3,7 @@
 //! with every sample. Versioned by [`SCHEMA_VERSION`]. The probe makes it
 //! from its report; `--storage all`, `cluster` and the guest's host side
 //! hold several; `compare` and `--baseline` read it back, and every other
-//! document is compared as one ([`crate::output::document::Document`]).
+//! document is compared as one ([`crate::results::Stored`]).
 
 use serde::{Deserialize, Serialize};
 

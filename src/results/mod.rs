@@ -2,17 +2,20 @@
 //! `--baseline` and `cluster` share. [`read`] reads a file as the probe
 //! results it holds, by its `kind`; [`rank`] puts several side by side,
 //! each figure's ratio to the first, and which differences are smaller
-//! than the runs' own spread (noise); [`render`] writes the table.
+//! than the runs' own spread (noise); [`render`] writes the table. A
+//! command's report that files hold implements [`Stored`].
 
 mod rank;
 mod read;
 mod render;
+mod stored;
 
 pub use rank::{
     Cell, Regression, Row, Table, Unlike, Verdict, regressions, runs_of, table, unlike, verdict,
 };
 pub use read::{CompareError, Input, Reader, Readers, named, parse_versioned, read_result};
 pub use render::{BAR_CELLS, panels, plot_svg, render_csv, render_text, render_text_with};
+pub use stored::{Named, Stored};
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use crate::output::document::{Document, Named};
+use super::stored::{Named, Stored};
 use crate::output::result::JsonReport;
 
 #[derive(Debug, thiserror::Error)]
@@ -93,8 +93,8 @@ pub struct Reader {
 
 impl Reader {
     /// The reader of documents of type `D`.
-    pub fn of<D: Document + DeserializeOwned>() -> Self {
-        fn read<D: Document + DeserializeOwned>(
+    pub fn of<D: Stored + DeserializeOwned>() -> Self {
+        fn read<D: Stored + DeserializeOwned>(
             path: &Path,
             text: &str,
         ) -> Result<Vec<Named>, CompareError> {

@@ -88,7 +88,7 @@ pub fn render_text_with(table: &Table, bars: bool) -> String {
     out
 }
 
-impl crate::output::Render for Table {
+impl crate::output::Document for Table {
     /// Ratios of results are no measurement to send to a dashboard.
     const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
 
@@ -101,7 +101,7 @@ impl crate::output::Render for Table {
         render_text_with(self, true)
     }
 
-    fn csv(&self) -> String {
+    fn csv(&self, _header: bool) -> String {
         render_csv(self)
     }
 
@@ -156,14 +156,13 @@ pub fn plot_svg(table: &Table) -> Result<String, PlotError> {
 
 /// One row per figure: its values, then each later file's ratio and verdict.
 pub fn render_csv(table: &Table) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["figure".to_string(), "unit".to_string()];
     header.extend(table.columns.iter().map(|c| format!("value: {c}")));
     for c in table.columns.iter().skip(1) {
         header.push(format!("ratio: {c}"));
         header.push(format!("verdict: {c}"));
     }
-    writer.write_record(&header).expect("writing to memory");
+    let mut records = Vec::new();
     for row in &table.rows {
         let mut record = vec![row.key.clone(), row.unit.to_string()];
         record.extend(
@@ -179,7 +178,7 @@ pub fn render_csv(table: &Table) -> String {
                     .unwrap_or_default(),
             );
         }
-        writer.write_record(&record).expect("writing to memory");
+        records.push(record);
     }
-    String::from_utf8(writer.into_inner().expect("writing to memory")).expect("UTF-8 fields")
+    crate::output::csv::table(Some(header), records)
 }

@@ -8,13 +8,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::args::{CephArgs, CephClientArgs, CephNodeInfoArgs};
-use crate::commands::ceph::report::CephDocument;
+use crate::commands::ceph::report::CephReport;
 use crate::commands::ceph::{self, CephError, CephRequest, CephTools};
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::output::document::Document as _;
 
 /// The node's ceph.conf: PVE's, else Ceph's own.
 fn conf(given: Option<&Path>) -> Result<PathBuf, Stop> {
@@ -72,7 +71,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
         clients,
         answer_within: Duration::from_secs(args.answer_timeout),
     };
-    let session = Session::start::<CephDocument>(Frame {
+    let session = Session::start::<CephReport>(Frame {
         append: args.append,
         plot: args.plot.as_deref(),
         signals: true,
@@ -121,7 +120,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
         ));
     }
     let report = ceph::run(&req, view, interrupt);
-    let exit = report.exit_status();
+    let exit = exit_status(&report);
     for o in &report.osds {
         for e in &o.errors {
             eprintln!("pveprobe: osd.{}: {e}", o.id);
@@ -135,11 +134,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
     for left in &report.left_behind {
         eprintln!("pveprobe: left behind: {left}");
     }
-    let doc = CephDocument {
-        report,
-        csv_header: session.csv_header,
-    };
-    session.finish(&doc, exit)
+    session.finish(&report, exit)
 }
 
 /// `pveprobe ceph-node-info`: this node's OSD disks and Ceph links as
@@ -214,4 +209,16 @@ fn scratch_pool_allowed(tools: &CephTools, view: &ceph::ClusterView) -> Result<(
         ceph::POOL_DELETE,
         ceph::POOL_DELETE
     )))
+}
+
+/// The signal that stopped the run; else 0 when every OSD's and pool's bench ran and nothing
+/// was left behind, 1 otherwise.
+pub fn exit_status(report: &CephReport) -> Exit {
+    let measured = report.osds.iter().all(|o| o.errors.is_empty())
+        && report.pools.iter().all(|p| p.errors.is_empty());
+    match report.interrupted_by {
+        Some(sig) => Exit::Signal(sig),
+        None if measured && report.left_behind.is_empty() => Exit::Ok,
+        None => Exit::NotMeasured,
+    }
 }

@@ -20,7 +20,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Stop;
-use crate::error::exit::Exit;
 use crate::nodes::members::{Members, Node};
 use crate::nodes::remote::{self, NodeOutcome, Ssh, Status};
 use crate::nodes::{Reach, load_nodes};
@@ -76,7 +75,7 @@ pub struct NodeReport {
     pub result: Option<JsonReport>,
 }
 
-impl crate::output::document::Document for ClusterReport {
+impl crate::results::Stored for ClusterReport {
     const KIND: Option<&'static str> = Some(KIND);
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
 
@@ -84,28 +83,13 @@ impl crate::output::document::Document for ClusterReport {
         self.schema_version
     }
 
-    fn results(self) -> Vec<crate::output::document::Named> {
+    fn results(self) -> Vec<crate::results::Named> {
         // Each node that answered, named by the node.
         self.nodes
             .into_iter()
             .filter(|n| n.status.answered())
-            .filter_map(|n| Some(crate::output::document::Named::new(Some(n.name), n.result?)))
+            .filter_map(|n| Some(crate::results::Named::new(Some(n.name), n.result?)))
             .collect()
-    }
-
-    /// 0: every node answered and measured every line; 1: every node
-    /// answered, a line failed somewhere (or the run had a problem it
-    /// said); 4: a node did not answer.
-    fn exit_status(&self) -> Exit {
-        if self.answered() < self.nodes.len() {
-            Exit::NodeDidNotAnswer
-        } else if !self.problems.is_empty()
-            || self.nodes.iter().any(|n| n.status == Status::Partial)
-        {
-            Exit::NotMeasured
-        } else {
-            Exit::Ok
-        }
     }
 }
 

@@ -309,11 +309,10 @@ pub fn csv_header() -> Vec<&'static str> {
 /// why and outlier figures; empty for a node that did not answer), then
 /// rows `(median)`, `(spread)` (a fraction) and, with `--parallel`,
 /// `(aggregate)` that fill only the figure columns.
-pub fn csv(r: &ClusterReport) -> String {
+pub fn csv(r: &ClusterReport, with_header: bool) -> String {
     let header = csv_header();
     let blank = vec![String::new(); single::header().len()];
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(&header).expect("writing to memory");
+    let mut records = Vec::new();
     for n in &r.nodes {
         let mut record = vec![
             n.name.clone(),
@@ -325,7 +324,7 @@ pub fn csv(r: &ClusterReport) -> String {
             Some(doc) if n.status.answered() => record.extend(single::row(doc)),
             _ => record.extend(blank.iter().cloned()),
         }
-        writer.write_record(&record).expect("writing to memory");
+        records.push(record);
     }
     for label in ["(median)", "(spread)", "(aggregate)"] {
         if label == "(aggregate)" && !r.parallel || r.figures.is_empty() {
@@ -343,12 +342,12 @@ pub fn csv(r: &ClusterReport) -> String {
                 record[i] = v.to_string();
             }
         }
-        writer.write_record(&record).expect("writing to memory");
+        records.push(record);
     }
-    String::from_utf8(writer.into_inner().expect("writing to memory")).expect("UTF-8 fields")
+    crate::output::csv::table(with_header.then_some(header), records)
 }
 
-impl crate::output::Render for ClusterReport {
+impl crate::output::Document for ClusterReport {
     fn text(&self) -> String {
         text(self)
     }
@@ -362,8 +361,8 @@ impl crate::output::Render for ClusterReport {
         Some(plot_svg(self))
     }
 
-    fn csv(&self) -> String {
-        csv(self)
+    fn csv(&self, header: bool) -> String {
+        csv(self, header)
     }
 
     /// Each node that answered, its result labelled with the node's name.
@@ -718,7 +717,7 @@ mod tests {
     #[test]
     fn csv_is_one_table_with_the_single_run_columns() {
         let r = known(true);
-        let text = csv(&r);
+        let text = csv(&r, true);
         crate::model::testutil::assert_snapshot("cluster.csv", &text);
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
@@ -737,7 +736,7 @@ mod tests {
         assert_eq!(&rows[6][col("average_seek_time_ms")], "0.12");
         assert_eq!(&rows[6][col("hostname")], "");
         // Serial runs have no aggregate row.
-        assert_eq!(csv(&known(false)).lines().count(), 1 + 4 + 2);
+        assert_eq!(csv(&known(false), true).lines().count(), 1 + 4 + 2);
     }
 
     #[test]
@@ -751,7 +750,7 @@ mod tests {
         assert_eq!(v["nodes"][3]["status"], "no_pveprobe");
         assert_eq!(v["nodes"][2]["outliers"][0], "fsyncs_per_s");
         assert_eq!(
-            crate::output::document::Document::exit_status(&r),
+            crate::commands::cluster::run::exit_status(&r),
             crate::error::exit::Exit::NodeDidNotAnswer
         );
 
@@ -824,7 +823,7 @@ mod tests {
     fn a_cluster_writes_each_node_that_answered_under_its_own_name() {
         use crate::output::{Format, render};
         let report = answered_two_of_three();
-        let prom = render(&report, Format::Prometheus);
+        let prom = render(&report, Format::Prometheus, true);
         let fsyncs: Vec<&str> = prom
             .lines()
             .filter(|l| l.starts_with("pveprobe_fsyncs_per_second{"))
@@ -838,7 +837,7 @@ mod tests {
         );
         assert!(!prom.contains("pve3") && !prom.contains("other-name"));
 
-        let influx = render(&report, Format::Influx);
+        let influx = render(&report, Format::Influx, true);
         let hosts: Vec<&str> = influx
             .lines()
             .filter(|l| !l.contains(",instance="))

@@ -10,7 +10,6 @@ use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, Session};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::output::document::Document as _;
 
 /// Whether `cluster` measures the network (`--net`), with the options
 /// that belong to one kind of run refused in the other (exit 2).
@@ -85,7 +84,8 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         eprintln!("pveprobe: {p}");
     }
     report.problems = problems;
-    session.finish(&report, report.exit_status())
+    let exit = exit_status(&report);
+    session.finish(&report, exit)
 }
 
 /// What `--net` was given that belongs to the probe's runs (or the other
@@ -114,6 +114,24 @@ fn not_for_net(args: &ClusterArgs) -> Option<String> {
             given.join(", ")
         )
     })
+}
+
+/// 0: every node answered and measured every line; 1: every node
+/// answered, a line failed somewhere (or the run had a problem it
+/// said); 4: a node did not answer.
+pub fn exit_status(report: &ClusterReport) -> Exit {
+    if report.answered() < report.nodes.len() {
+        Exit::NodeDidNotAnswer
+    } else if !report.problems.is_empty()
+        || report
+            .nodes
+            .iter()
+            .any(|n| n.status == super::Status::Partial)
+    {
+        Exit::NotMeasured
+    } else {
+        Exit::Ok
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output::csv;
 use crate::output::plot::SvgFile;
-use crate::output::{self, Destination, Format, Render};
+use crate::output::{self, Destination, Document, Format};
 use crate::sys::interrupt::Interrupt;
 use crate::sys::lock::{self, Busy, HostLock, LockError};
 
@@ -76,7 +76,7 @@ impl<'a> Session<'a> {
     /// (a usage error), the `--append` file's header, the `--plot` file,
     /// the signal handlers, then the host lock (waiting, or refusing with
     /// `--no-wait`). Nothing of the command has run when it fails.
-    pub fn start<D: Render>(frame: Frame<'a>) -> Result<Self, Stop> {
+    pub fn start<D: Document>(frame: Frame<'a>) -> Result<Self, Stop> {
         output::check::<D>(frame.format, frame.command).map_err(Stop::bad_input)?;
         let csv_header = match D::csv_header() {
             Some(header) => csv::needs_header(frame.format, frame.output, frame.append, &header)
@@ -121,14 +121,14 @@ impl<'a> Session<'a> {
 
     /// Writes `doc` and saves its picture; `exit` is the command's status
     /// when both work.
-    pub fn finish<D: Render>(mut self, doc: &D, exit: Exit) -> Ended {
+    pub fn finish<D: Document>(mut self, doc: &D, exit: Exit) -> Ended {
         drop(self.host_lock.take());
         let for_person =
             self.format == Format::Text && self.output.is_none() && std::io::stdout().is_terminal();
         let text = if for_person {
             doc.text_for_person()
         } else {
-            output::render(doc, self.format)
+            output::render(doc, self.format, self.csv_header)
         };
         output::write(Destination::of(self.output, self.append), &text)
             .map_err(Stop::not_measured)?;

@@ -242,7 +242,7 @@ fn fmt_value(v: Option<f64>) -> String {
     }
 }
 
-impl crate::output::document::Document for GuestReport {
+impl crate::results::Stored for GuestReport {
     const KIND: Option<&'static str> = Some(KIND);
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
 
@@ -250,24 +250,9 @@ impl crate::output::document::Document for GuestReport {
         self.schema_version
     }
 
-    fn results(self) -> Vec<crate::output::document::Named> {
+    fn results(self) -> Vec<crate::results::Named> {
         let who = format!("VM {}", self.vm.vmid);
-        vec![crate::output::document::Named::new(
-            Some(who),
-            self.as_result(),
-        )]
-    }
-
-    /// The signal that stopped the run; else 0 when every disk was measured and nothing
-    /// was left behind, 1 otherwise.
-    fn exit_status(&self) -> crate::error::exit::Exit {
-        use crate::error::exit::Exit;
-        let measured = self.disks.iter().all(|d| d.errors.is_empty());
-        match self.interrupted_by {
-            Some(sig) => Exit::Signal(sig),
-            None if measured && self.left_behind.is_empty() => Exit::Ok,
-            None => Exit::NotMeasured,
-        }
+        vec![crate::results::Named::new(Some(who), self.as_result())]
     }
 }
 
@@ -306,8 +291,26 @@ impl GuestReport {
             ..JsonReport::default()
         }
     }
+}
 
-    pub fn text(&self) -> String {
+/// The CSV's columns before the figures.
+const CSV_BEFORE: [&str; 10] = [
+    "timestamp",
+    "vmid",
+    "disk",
+    "storage",
+    "storage_type",
+    "scsihw",
+    "cache",
+    "aio",
+    "iothread",
+    "discard",
+];
+
+impl crate::output::Document for GuestReport {
+    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
+
+    fn text(&self) -> String {
         let mut out = String::new();
         let vm = &self.vm;
         out += &format!(
@@ -388,29 +391,9 @@ impl GuestReport {
         out
     }
 
-    /// The CSV header: the VM disk and its settings, then each figure
-    /// guest, host and share (`guest_sync_write_4k`, `host_...`, `share_...`).
-    pub fn csv_header() -> Vec<&'static str> {
-        static HEADER: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-        HEADER
-            .get_or_init(|| {
-                let mut h = CSV_BEFORE.to_vec();
-                for (key, _) in keys() {
-                    for side in ["guest", "host", "share"] {
-                        h.push(Box::leak(format!("{side}_{key}").into_boxed_str()));
-                    }
-                }
-                h
-            })
-            .clone()
-    }
-
     /// A row per VM disk (and the header first when `header`).
-    pub fn csv(&self, header: bool) -> String {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        if header {
-            let _ = w.write_record(Self::csv_header());
-        }
+    fn csv(&self, header: bool) -> String {
+        let mut rows = Vec::new();
         let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
         for d in &self.disks {
             let s = &d.settings;
@@ -431,48 +414,30 @@ impl GuestReport {
                 row.push(opt(value(d.host.as_ref(), key)));
                 row.push(opt(share(d, key)));
             }
-            let _ = w.write_record(row);
+            rows.push(row);
         }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-    }
-}
-
-/// The CSV's columns before the figures.
-const CSV_BEFORE: [&str; 10] = [
-    "timestamp",
-    "vmid",
-    "disk",
-    "storage",
-    "storage_type",
-    "scsihw",
-    "cache",
-    "aio",
-    "iothread",
-    "discard",
-];
-
-/// Set by the session before rendering: whether the CSV starts with its header.
-#[derive(Debug, Clone, Serialize)]
-pub struct GuestDocument {
-    #[serde(flatten)]
-    pub report: GuestReport,
-    #[serde(skip)]
-    pub csv_header: bool,
-}
-
-impl crate::output::Render for GuestDocument {
-    const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
-
-    fn text(&self) -> String {
-        self.report.text()
+        let header = header
+            .then(<Self as crate::output::Document>::csv_header)
+            .flatten();
+        crate::output::csv::table(header, rows)
     }
 
-    fn csv(&self) -> String {
-        self.report.csv(self.csv_header)
-    }
-
+    /// The CSV header: the VM disk and its settings, then each figure
+    /// guest, host and share (`guest_sync_write_4k`, `host_...`, `share_...`).
     fn csv_header() -> Option<Vec<&'static str>> {
-        Some(GuestReport::csv_header())
+        static HEADER: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        HEADER
+            .get_or_init(|| {
+                let mut h = CSV_BEFORE.to_vec();
+                for (key, _) in keys() {
+                    for side in ["guest", "host", "share"] {
+                        h.push(Box::leak(format!("{side}_{key}").into_boxed_str()));
+                    }
+                }
+                h
+            })
+            .clone()
+            .into()
     }
 }
 
@@ -481,6 +446,7 @@ mod tests {
     use super::*;
     use crate::commands::guest::DiskSettings;
     use crate::commands::guest::profile::ProfileFigure;
+    use crate::output::Document as _;
 
     fn profile(values: &[(&str, f64)]) -> Profile {
         Profile {

@@ -5,11 +5,10 @@
 
 use super::args::{GuestArgs, GuestSideArgs};
 use crate::commands::common::session::{Frame, LockAs, Session};
-use crate::commands::guest::report::GuestDocument;
+use crate::commands::guest::report::GuestReport;
 use crate::commands::guest::{self, GuestRequest, QGA_DIR};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::output::document::Document as _;
 use crate::sys::interrupt::Interrupt;
 
 /// `pveprobe guest VMID`.
@@ -32,7 +31,7 @@ pub fn guest(args: &GuestArgs) -> Ended {
     // The host-wide lock, as the probe's: two measurements at once would
     // each measure the other.
     let me = std::path::PathBuf::from(format!("VM {}", args.vmid));
-    let session = Session::start::<GuestDocument>(Frame {
+    let session = Session::start::<GuestReport>(Frame {
         append: args.append,
         signals: true,
         lock: Some(LockAs {
@@ -43,17 +42,13 @@ pub fn guest(args: &GuestArgs) -> Ended {
         ..Frame::new("pveprobe guest", args.output_format, args.output.as_deref())
     })?;
     let report = guest::run(&req, session.interrupt())?;
-    let exit = report.exit_status();
+    let exit = exit_status(&report);
     for d in &report.disks {
         for e in &d.errors {
             eprintln!("pveprobe: {}: {e}", d.settings.key);
         }
     }
-    let doc = GuestDocument {
-        report,
-        csv_header: session.csv_header,
-    };
-    session.finish(&doc, exit)
+    session.finish(&report, exit)
 }
 
 /// `pveprobe guest-side DIR`: the profile as one line of JSON on stdout.
@@ -70,4 +65,15 @@ pub fn guest_side(args: &GuestSideArgs) -> Ended {
     let json = serde_json::to_string(&profile).map_err(|e| Stop::not_measured(e.to_string()))?;
     println!("{json}");
     Ok(Exit::Ok)
+}
+
+/// The signal that stopped the run; else 0 when every disk was measured and nothing
+/// was left behind, 1 otherwise.
+pub fn exit_status(report: &GuestReport) -> Exit {
+    let measured = report.disks.iter().all(|d| d.errors.is_empty());
+    match report.interrupted_by {
+        Some(sig) => Exit::Signal(sig),
+        None if measured && report.left_behind.is_empty() => Exit::Ok,
+        None => Exit::NotMeasured,
+    }
 }

@@ -253,7 +253,7 @@ impl LoadReport {
 }
 
 /// The document `compare` and `--baseline` read: a `load` file.
-impl crate::output::document::Document for LoadReport {
+impl crate::results::Stored for LoadReport {
     const KIND: Option<&'static str> = Some(super::report::KIND);
     const SCHEMA_VERSION: u32 = super::report::SCHEMA_VERSION;
 
@@ -262,15 +262,11 @@ impl crate::output::document::Document for LoadReport {
     }
 
     /// Its figures, named by the storage (or `existing VMs`).
-    fn results(self) -> Vec<crate::output::document::Named> {
-        vec![crate::output::document::Named::new(
+    fn results(self) -> Vec<crate::results::Named> {
+        vec![crate::results::Named::new(
             Some(self.subject()),
             self.as_result(),
         )]
-    }
-
-    fn exit_status(&self) -> crate::error::exit::Exit {
-        LoadReport::exit_status(self)
     }
 }
 

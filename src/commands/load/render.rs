@@ -2,8 +2,6 @@
 //! document the session writes ([`LoadDocument`]); each reads the
 //! figures [`super::report`] made, one way.
 
-use serde::Serialize;
-
 use super::report::{GroupFigures, LoadReport, PhaseResult};
 use crate::model::latency::LatencySummary;
 
@@ -25,29 +23,20 @@ pub const CSV_HEADER: [&str; 14] = [
     "share_of_median",
 ];
 
-/// Set by the session before rendering: whether the CSV starts with its header.
-#[derive(Debug, Clone, Serialize)]
-pub struct LoadDocument {
-    #[serde(flatten)]
-    pub report: LoadReport,
-    #[serde(skip)]
-    pub csv_header: bool,
-}
-
-impl crate::output::Render for LoadDocument {
+impl crate::output::Document for LoadReport {
     fn text(&self) -> String {
-        text(&self.report)
+        text(self)
     }
 
     fn metrics(&self, format: crate::output::Format) -> String {
         match format {
-            crate::output::Format::Influx => self.report.influx(),
-            _ => self.report.prometheus(),
+            crate::output::Format::Influx => self.influx(),
+            _ => self.prometheus(),
         }
     }
 
-    fn csv(&self) -> String {
-        csv(&self.report, self.csv_header)
+    fn csv(&self, header: bool) -> String {
+        csv(self, header)
     }
 
     fn csv_header() -> Option<Vec<&'static str>> {
@@ -55,7 +44,7 @@ impl crate::output::Render for LoadDocument {
     }
 
     fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
-        Some(picture(&self.report))
+        Some(picture(self))
     }
 }
 
@@ -397,10 +386,7 @@ fn one_at_a_time_text(out: &mut String, all: &[super::report::OneAtATime]) {
 
 /// A row per figure: the cluster's, each node's and each VM's, per phase.
 pub fn csv(r: &LoadReport, header: bool) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if header {
-        let _ = w.write_record(CSV_HEADER);
-    }
+    let mut records = Vec::new();
     let lat = |l: &Option<LatencySummary>, f: fn(&LatencySummary) -> Option<f64>| {
         l.as_ref()
             .and_then(f)
@@ -423,7 +409,7 @@ pub fn csv(r: &LoadReport, header: bool) -> String {
             .chain(f.nodes.iter().map(|g| ("node", g)))
             .chain(f.vms.iter().map(|g| ("vm", g)));
         for (subject, g) in rows {
-            let _ = w.write_record([
+            records.push([
                 r.timestamp.clone(),
                 r.storage.clone(),
                 profile.to_string(),
@@ -443,7 +429,7 @@ pub fn csv(r: &LoadReport, header: bool) -> String {
             ]);
         }
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::output::csv::table(header.then_some(CSV_HEADER), records)
 }
 
 #[cfg(test)]
@@ -490,7 +476,10 @@ mod tests {
             said.contains("ssh root@10.0.0.2 qm destroy 102 --purge"),
             "{said}"
         );
-        assert_eq!(left.exit_status(), crate::error::exit::Exit::NotMeasured);
+        assert_eq!(
+            crate::commands::load::run::exit_status(&left),
+            crate::error::exit::Exit::NotMeasured
+        );
     }
 
     fn text_of_existing() -> String {

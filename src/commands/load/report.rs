@@ -307,25 +307,6 @@ impl PhaseResult {
     }
 }
 
-impl LoadReport {
-    /// 0 when every worker answered every phase and nothing was left; 1
-    /// when a worker failed or a VM could not be removed; the signal that
-    /// stopped the run.
-    pub fn exit_status(&self) -> crate::error::exit::Exit {
-        use crate::error::exit::Exit;
-        let all = self.vms.iter().all(|v| v.failed.is_none())
-            && self
-                .phases
-                .iter()
-                .all(|p| p.workers.iter().all(|w| w.error.is_none()));
-        match self.interrupted_by {
-            Some(sig) => Exit::Signal(sig),
-            None if all && self.left_behind.is_empty() && self.problems.is_empty() => Exit::Ok,
-            None => Exit::NotMeasured,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

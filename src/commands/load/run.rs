@@ -13,7 +13,7 @@ use super::coordinator;
 use super::initramfs::{self, InitramfsSpec};
 use super::plan::{self, Planned};
 use super::profile::{self, JobChanges};
-use super::render::LoadDocument;
+use super::report::LoadReport;
 use super::{Fill, LoadRequest};
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, LockAs, Session};
@@ -223,7 +223,7 @@ pub fn load(args: &LoadArgs) -> Ended {
             "not confirmed; nothing was made",
         )?;
     }
-    let session = Session::start::<LoadDocument>(Frame {
+    let session = Session::start::<LoadReport>(Frame {
         append: args.append,
         plot: args.plot.as_deref(),
         signals: true,
@@ -252,12 +252,8 @@ pub fn load(args: &LoadArgs) -> Ended {
             l.vmid, l.node, l.why, l.command
         );
     }
-    let exit = report.exit_status();
-    let doc = LoadDocument {
-        report,
-        csv_header: session.csv_header,
-    };
-    session.finish(&doc, exit)
+    let exit = exit_status(&report);
+    session.finish(&report, exit)
 }
 
 /// `pveprobe load-node`: a node's agent; its plan comes on stdin.
@@ -334,4 +330,20 @@ pub fn load_guest(args: &LoadGuestArgs) -> Ended {
     super::guest::main(&args.dir, args.files as usize, args.file_size, &step)
         .map_err(Stop::not_measured)?;
     Ok(Exit::Ok)
+}
+
+/// 0 when every worker answered every phase and nothing was left; 1
+/// when a worker failed or a VM could not be removed; the signal that
+/// stopped the run.
+pub fn exit_status(report: &LoadReport) -> Exit {
+    let all = report.vms.iter().all(|v| v.failed.is_none())
+        && report
+            .phases
+            .iter()
+            .all(|p| p.workers.iter().all(|w| w.error.is_none()));
+    match report.interrupted_by {
+        Some(sig) => Exit::Signal(sig),
+        None if all && report.left_behind.is_empty() && report.problems.is_empty() => Exit::Ok,
+        None => Exit::NotMeasured,
+    }
 }

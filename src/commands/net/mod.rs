@@ -276,7 +276,7 @@ impl NetPlan<'_> {
     }
 }
 
-impl crate::output::Render for NetReport {
+impl crate::output::Document for NetReport {
     /// The matrix holds no probe result to send as metrics.
     const FORMATS: &'static [Format] = crate::output::TABLES;
 
@@ -284,8 +284,8 @@ impl crate::output::Render for NetReport {
         render::text(self)
     }
 
-    fn csv(&self) -> String {
-        render::csv(self)
+    fn csv(&self, header: bool) -> String {
+        render::csv(self, header)
     }
 }
 

@@ -257,9 +257,8 @@ pub fn csv_header() -> Vec<&'static str> {
 }
 
 /// One row per link and pair.
-pub fn csv(report: &NetReport) -> String {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(csv_header());
+pub fn csv(report: &NetReport, header: bool) -> String {
+    let mut records = Vec::new();
     let int = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     for p in &report.pairs {
         let mut record = vec![
@@ -284,9 +283,9 @@ pub fn csv(report: &NetReport) -> String {
                 .unwrap_or_default(),
         );
         record.push(crate::model::hint::csv_cell(&p.hints));
-        let _ = w.write_record(record);
+        records.push(record);
     }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::output::csv::table(header.then(csv_header), records)
 }
 
 #[cfg(test)]
@@ -380,7 +379,7 @@ mod tests {
 
     #[test]
     fn csv_is_a_row_per_link_and_pair() {
-        let text = csv(&report());
+        let text = csv(&report(), true);
         let mut r = ::csv::Reader::from_reader(text.as_bytes());
         let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
         assert_eq!(header, csv_header());
@@ -433,7 +432,7 @@ mod tests {
         let mut r = report();
         r.figures = crate::commands::net::report::figures(&r.pairs);
         crate::model::testutil::assert_snapshot("net.txt", &text(&r));
-        crate::model::testutil::assert_snapshot("net.csv", &csv(&r));
+        crate::model::testutil::assert_snapshot("net.csv", &csv(&r, true));
         crate::model::testutil::assert_snapshot("net.json", &crate::output::json(&r, true));
     }
 }

@@ -331,7 +331,7 @@ pub struct NetReport {
     pub figures: Vec<XFigure>,
 }
 
-impl crate::output::document::Document for NetReport {
+impl crate::results::Stored for NetReport {
     const KIND: Option<&'static str> = Some(KIND);
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
 
@@ -339,26 +339,9 @@ impl crate::output::document::Document for NetReport {
         self.schema_version
     }
 
-    fn results(self) -> Vec<crate::output::document::Named> {
+    fn results(self) -> Vec<crate::results::Named> {
         let who = self.cluster.clone();
-        vec![crate::output::document::Named::new(who, self.as_result())]
-    }
-
-    /// 0: every pair of every link measured; 1: some not; 4: a node did
-    /// not answer.
-    fn exit_status(&self) -> crate::error::exit::Exit {
-        use crate::error::exit::Exit;
-        if self.nodes.iter().any(|n| !n.status.answered()) {
-            Exit::NodeDidNotAnswer
-        } else if self
-            .pairs
-            .iter()
-            .any(|p| p.status != PairStatus::Ok && p.status != PairStatus::NotOnLink)
-        {
-            Exit::NotMeasured
-        } else {
-            Exit::Ok
-        }
+        vec![crate::results::Named::new(who, self.as_result())]
     }
 }
 

@@ -14,7 +14,6 @@ use crate::commands::common::session::{Frame, Session};
 use crate::error::Ended;
 use crate::error::exit::Exit;
 use crate::output::Format;
-use crate::output::document::Document as _;
 
 /// The network options as plain data.
 fn options(args: &NetOptions) -> Options {
@@ -39,7 +38,7 @@ fn net_run(frame: Frame, req: &NetRequest, dry_run: bool) -> Ended {
         return Ok(Exit::Ok);
     }
     let report = plan.run().map_err(super::stop)?;
-    let exit = report.exit_status();
+    let exit = exit_status(&report);
     session.finish(&report, exit)
 }
 
@@ -112,4 +111,19 @@ pub fn net_probe(args: &NetProbeArgs) -> Ended {
 /// `pveprobe net-info` (hidden): this node's interfaces and knet statistics.
 pub fn net_info() -> Ended {
     super::info_main()
+}
+
+/// 0: every pair of every link measured; 1: some not; 4: a node did
+/// not answer.
+pub fn exit_status(report: &NetReport) -> Exit {
+    if report.nodes.iter().any(|n| !n.status.answered()) {
+        Exit::NodeDidNotAnswer
+    } else if report.pairs.iter().any(|p| {
+        p.status != super::report::PairStatus::Ok
+            && p.status != super::report::PairStatus::NotOnLink
+    }) {
+        Exit::NotMeasured
+    } else {
+        Exit::Ok
+    }
 }

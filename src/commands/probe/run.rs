@@ -20,8 +20,8 @@ use crate::measure::plan::{SUSTAINED_BYTES, SUSTAINED_SECS, Test};
 use crate::model::pve::PveTarget;
 use crate::model::regex::RegexEngine;
 use crate::output::Format as OutputFormat;
-use crate::output::document::Document as _;
 use crate::output::progress::Progress;
+use crate::output::result::JsonReport;
 use crate::results::{self, Input, Readers};
 use crate::sys::host::Host;
 use crate::sys::interrupt::Interrupt;
@@ -152,10 +152,9 @@ fn finish(args: &ProbeArgs, report: &ProbeReport, prep: Prepared) -> Ended {
     let document = ProbeDocument {
         verbose: args.verbose,
         lines_printed: lines_to_stdout(args),
-        csv_header: prep.session.csv_header,
         ..ProbeDocument::new(report)
     };
-    let mut exit = document.json.exit_status();
+    let mut exit = exit_status(&document.json);
     if let Some(base) = prep.baseline {
         let current = Input {
             name: "this run".into(),
@@ -323,9 +322,27 @@ fn on_storage(args: &ProbeArgs, readers: &Readers, which: &str) -> Ended {
     }
     let mut all = plan.probe_all(&req, &mut lines)?;
     all.lines_printed = lines_to_stdout(args);
-    all.csv_header = prep.session.csv_header;
-    let exit = all.exit_status();
+    let exit = all_exit_status(&all);
     prep.session.finish::<AllStorages>(&all, exit)
+}
+
+/// A run's status: the signal that cut it short; else 1 when a line that
+/// applies could not be measured.
+pub fn exit_status(result: &JsonReport) -> Exit {
+    match result.interrupted_by_signal {
+        Some(sig) => Exit::Signal(sig),
+        None if result.not_measured.iter().any(|n| n.failed) => Exit::NotMeasured,
+        None => Exit::Ok,
+    }
+}
+
+/// `--storage all`'s status: 1 when a storage could not be measured or
+/// one of its lines failed, else 0 (an interrupted run ends before its
+/// document).
+fn all_exit_status(all: &AllStorages) -> Exit {
+    let failed =
+        all.skipped.iter().any(|s| s.failed) || all.docs.iter().any(|d| exit_status(d) != Exit::Ok);
+    if failed { Exit::NotMeasured } else { Exit::Ok }
 }
 
 #[cfg(test)]

@@ -52,15 +52,12 @@ pub struct QualifyReport {
     pub interrupted_by_signal: Option<i32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// CSV: the header too (not when adding a row under it).
-    #[serde(skip)]
-    pub csv_header: bool,
     /// DISK SUSTAINED WRITE's MiB/s each second, for `--plot`.
     #[serde(skip)]
     pub sustained_seconds: Option<Vec<f64>>,
 }
 
-impl crate::output::document::Document for QualifyReport {
+impl crate::results::Stored for QualifyReport {
     const KIND: Option<&'static str> = Some(KIND);
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
 
@@ -68,38 +65,108 @@ impl crate::output::document::Document for QualifyReport {
         self.schema_version
     }
 
-    fn results(self) -> Vec<crate::output::document::Named> {
+    fn results(self) -> Vec<crate::results::Named> {
         let who = device_words(&self.device);
-        vec![crate::output::document::Named::new(
-            Some(who),
-            self.as_result(),
-        )]
-    }
-
-    /// An interrupted qualification ends before its document is written
-    /// (see `qualify::run`); one that is written measured what it could.
-    fn exit_status(&self) -> crate::error::exit::Exit {
-        match self.interrupted_by_signal {
-            Some(sig) => crate::error::exit::Exit::Signal(sig),
-            None => crate::error::exit::Exit::Ok,
-        }
+        vec![crate::results::Named::new(Some(who), self.as_result())]
     }
 }
 
-impl crate::output::Render for QualifyReport {
+impl crate::output::Document for QualifyReport {
     /// A disk's qualification holds no probe result to send as metrics.
     const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
 
+    /// The text for people.
     fn text(&self) -> String {
-        QualifyReport::text(self)
+        let d = &self.device;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "DEVICE: /dev/{} {} {}, {}{}",
+            d.name,
+            d.model.as_deref().unwrap_or("(no model)"),
+            size_words(d.size_bytes),
+            d.transport.as_deref().unwrap_or("transport unknown"),
+            match d.rotational {
+                Some(true) => ", rotational",
+                Some(false) => ", non-rotational",
+                None => "",
+            }
+        );
+        for (figure, line) in &self.lines {
+            let _ = writeln!(out, "{}{line}", crate::output::line::label(*figure));
+            if *figure == Figure::DiskSync1
+                && let Some(p) = &self.placement
+            {
+                let _ = writeln!(out, "{:28}{}", "", p.words());
+            }
+        }
+        if !self.verdicts.is_empty() {
+            let _ = writeln!(out, "VERDICTS (they place a disk, they do not certify it):");
+            for v in &self.verdicts {
+                let value = v.value.map(|x| format!(" at {x:.0}")).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  {:<22}{}{value} ({})",
+                    format!("{}:", v.for_use.words()),
+                    v.fit.words(),
+                    v.rule
+                );
+            }
+        }
+        let _ = writeln!(out, "WRITTEN: {}", written_words(d, &self.written));
+        out
     }
 
-    fn csv(&self) -> String {
-        QualifyReport::csv(self, self.csv_header)
+    /// The header and one row.
+    fn csv(&self, header: bool) -> String {
+        let d = &self.device;
+        let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+        let mut record = vec![
+            self.timestamp.clone(),
+            opt(&self.hostname),
+            d.name.clone(),
+            opt(&d.model),
+            opt(&d.serial),
+            opt(&d.wwn),
+            d.size_bytes.to_string(),
+            opt(&d.transport),
+            self.settings.seconds.to_string(),
+        ];
+        let doc = self.as_result();
+        for f in Figure::QUALIFY {
+            for v in f.spec().values {
+                record.push(doc.cell(v));
+            }
+        }
+        for u in Use::ALL {
+            record.push(
+                self.verdicts
+                    .iter()
+                    .find(|v| v.for_use == u)
+                    .map(|v| v.fit.words().to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        record.push(self.written.bytes.to_string());
+        record.push(self.written.afterwards.clone());
+        let header = header
+            .then(<Self as crate::output::Document>::csv_header)
+            .flatten();
+        crate::output::csv::table(header, [record])
     }
 
+    /// The CSV header: the device, each figure's values, the verdicts.
     fn csv_header() -> Option<Vec<&'static str>> {
-        Some(QualifyReport::csv_header())
+        let values = Figure::QUALIFY
+            .iter()
+            .flat_map(|f| f.spec().values.iter().map(|v| v.column));
+        CSV_BEFORE
+            .into_iter()
+            .chain(values)
+            .chain(Use::ALL.map(Use::column))
+            .chain(["written_bytes", "afterwards"])
+            .collect::<Vec<_>>()
+            .into()
     }
 
     fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
@@ -157,101 +224,6 @@ pub fn written_words(d: &Device, w: &Written) -> String {
 }
 
 impl QualifyReport {
-    /// The text for people.
-    pub fn text(&self) -> String {
-        let d = &self.device;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "DEVICE: /dev/{} {} {}, {}{}",
-            d.name,
-            d.model.as_deref().unwrap_or("(no model)"),
-            size_words(d.size_bytes),
-            d.transport.as_deref().unwrap_or("transport unknown"),
-            match d.rotational {
-                Some(true) => ", rotational",
-                Some(false) => ", non-rotational",
-                None => "",
-            }
-        );
-        for (figure, line) in &self.lines {
-            let _ = writeln!(out, "{}{line}", crate::output::line::label(*figure));
-            if *figure == Figure::DiskSync1
-                && let Some(p) = &self.placement
-            {
-                let _ = writeln!(out, "{:28}{}", "", p.words());
-            }
-        }
-        if !self.verdicts.is_empty() {
-            let _ = writeln!(out, "VERDICTS (they place a disk, they do not certify it):");
-            for v in &self.verdicts {
-                let value = v.value.map(|x| format!(" at {x:.0}")).unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "  {:<22}{}{value} ({})",
-                    format!("{}:", v.for_use.words()),
-                    v.fit.words(),
-                    v.rule
-                );
-            }
-        }
-        let _ = writeln!(out, "WRITTEN: {}", written_words(d, &self.written));
-        out
-    }
-
-    /// The CSV header: the device, each figure's values, the verdicts.
-    pub fn csv_header() -> Vec<&'static str> {
-        let values = Figure::QUALIFY
-            .iter()
-            .flat_map(|f| f.spec().values.iter().map(|v| v.column));
-        CSV_BEFORE
-            .into_iter()
-            .chain(values)
-            .chain(Use::ALL.map(Use::column))
-            .chain(["written_bytes", "afterwards"])
-            .collect()
-    }
-
-    /// The header and one row.
-    pub fn csv(&self, header: bool) -> String {
-        let mut w = ::csv::Writer::from_writer(Vec::new());
-        if header {
-            let _ = w.write_record(Self::csv_header());
-        }
-        let d = &self.device;
-        let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-        let mut record = vec![
-            self.timestamp.clone(),
-            opt(&self.hostname),
-            d.name.clone(),
-            opt(&d.model),
-            opt(&d.serial),
-            opt(&d.wwn),
-            d.size_bytes.to_string(),
-            opt(&d.transport),
-            self.settings.seconds.to_string(),
-        ];
-        let doc = self.as_result();
-        for f in Figure::QUALIFY {
-            for v in f.spec().values {
-                record.push(doc.cell(v));
-            }
-        }
-        for u in Use::ALL {
-            record.push(
-                self.verdicts
-                    .iter()
-                    .find(|v| v.for_use == u)
-                    .map(|v| v.fit.words().to_string())
-                    .unwrap_or_default(),
-            );
-        }
-        record.push(self.written.bytes.to_string());
-        record.push(self.written.afterwards.clone());
-        let _ = w.write_record(record);
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-    }
-
     /// As a result `compare` reads: the disk's figures, named after the disk.
     pub fn as_result(&self) -> JsonReport {
         JsonReport {
@@ -290,10 +262,11 @@ const CSV_BEFORE: [&str; 9] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::Document as _;
 
     #[test]
     fn the_csv_header_has_every_qualify_value_and_verdict_once() {
-        let h = QualifyReport::csv_header();
+        let h = QualifyReport::csv_header().expect("qualify appends rows");
         let unique: std::collections::BTreeSet<_> = h.iter().collect();
         assert_eq!(unique.len(), h.len());
         assert!(h.contains(&"disk_sync_write_4k_1job_iops"));

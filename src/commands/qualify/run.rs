@@ -9,7 +9,6 @@ use crate::commands::qualify::{self, QualifyRequest};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output;
-use crate::output::document::Document as _;
 use crate::sys::lock;
 
 /// `pveprobe qualify DEVICE`.
@@ -46,12 +45,20 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
         }),
         ..Frame::new(COMMAND, args.output_format, args.output.as_deref())
     })?;
-    let (mut report, failure) = qualify::run(&req, ready, session.interrupt())?;
-    report.csv_header = session.csv_header;
-    let exit = report.exit_status();
+    let (report, failure) = qualify::run(&req, ready, session.interrupt())?;
+    let exit = exit_status(&report);
     let ended = session.finish(&report, exit);
     match failure {
         Some(e) => also_failed(ended, format!("{e}; the tests stopped there")),
         None => ended,
+    }
+}
+
+/// An interrupted qualification ends before its document is written
+/// (see `qualify::run`); one that is written measured what it could.
+pub fn exit_status(report: &QualifyReport) -> Exit {
+    match report.interrupted_by_signal {
+        Some(sig) => crate::error::exit::Exit::Signal(sig),
+        None => crate::error::exit::Exit::Ok,
     }
 }

@@ -68,7 +68,7 @@ struct Listed {
 #[serde(transparent)]
 pub struct StorageList(Vec<Listed>);
 
-impl crate::output::Render for StorageList {
+impl crate::output::Document for StorageList {
     /// A list of storages is no measurement to send to a dashboard.
     const FORMATS: &'static [Format] = crate::output::TABLES;
 
@@ -96,24 +96,23 @@ impl crate::output::Render for StorageList {
         out
     }
 
-    fn csv(&self) -> String {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record([
+    fn csv(&self, header: bool) -> String {
+        let columns = [
             "id", "type", "enabled", "active", "shared", "content", "measured", "plan",
-        ]);
-        for l in &self.0 {
-            let _ = w.write_record([
-                l.id.as_str(),
-                &l.kind,
-                yes_no(l.enabled),
-                l.active.map_or("", yes_no),
-                yes_no(l.shared),
-                &l.content.join(","),
-                yes_no(l.measured),
-                &l.plan,
-            ]);
-        }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        ];
+        let rows = self.0.iter().map(|l| {
+            [
+                l.id.clone(),
+                l.kind.clone(),
+                yes_no(l.enabled).into(),
+                l.active.map_or("", yes_no).into(),
+                yes_no(l.shared).into(),
+                l.content.join(","),
+                yes_no(l.measured).into(),
+                l.plan.clone(),
+            ]
+        });
+        crate::output::csv::table(header.then_some(columns), rows)
     }
 }
 

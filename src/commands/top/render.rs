@@ -32,84 +32,6 @@ pub const CSV_HEADER: [&str; 14] = [
 ];
 
 impl TopSample {
-    /// The view: the node's pressure, the guests busiest first, the disks,
-    /// the hints.
-    pub fn text(&self) -> String {
-        let p = &self.pressure;
-        let mut out = format!(
-            "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)\n\
-             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB, swap in/out {}/{} MiB/s\n",
-            self.node,
-            self.timestamp,
-            self.seconds,
-            self.own.cpu_pct,
-            self.own.rss_kib / 1024,
-            pct(p.iowait_pct),
-            pct(p.io_some_pct),
-            pct(p.io_full_pct),
-            pct(p.cpu_some_pct),
-            pct(p.memory_some_pct),
-            opt(p.dirty_mib, 0),
-            opt(p.writeback_mib, 0),
-            opt(p.swap_in_mib_s, 1),
-            opt(p.swap_out_mib_s, 1),
-        );
-        out += &format!(
-            "\n{:<24}{:<12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  {}\n",
-            "GUEST", "ON", "R IOPS", "W IOPS", "R MiB/s", "W MiB/s", "R ms", "W ms", "NAME"
-        );
-        for g in &self.guests {
-            out += &guest_row(g);
-        }
-        if self.guests.is_empty() {
-            out += "  (no running guest)\n";
-        }
-        out += &format!(
-            "\n{:<24}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}{:>7}  {}\n",
-            "DISK",
-            "R IOPS",
-            "W IOPS",
-            "R MiB/s",
-            "W MiB/s",
-            "R AWAIT",
-            "W AWAIT",
-            "QUEUE",
-            "UTIL",
-            "STORAGES AND GUESTS"
-        );
-        for d in &self.disks {
-            out += &format!(
-                "{:<24}{:>9.0}{:>9.0}{:>9.1}{:>9.1}{:>9}{:>9}{:>7.1}{:>6.0}%  {}\n",
-                d.name,
-                d.read_iops,
-                d.write_iops,
-                d.read_mib_s,
-                d.write_mib_s,
-                opt(d.read_await_ms, 2),
-                opt(d.write_await_ms, 2),
-                d.queue,
-                d.util_pct,
-                d.storages
-                    .iter()
-                    .chain(&d.guests)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        out += &self.jobs_text();
-        if !self.hints.is_empty() {
-            out += "\nHINTS\n";
-            for h in &self.hints {
-                out += &format!("  {h}\n");
-            }
-        }
-        for n in &self.notes {
-            out += &format!("note: {n}\n");
-        }
-        out
-    }
-
     /// What else runs, and the storages (how full, where known).
     fn jobs_text(&self) -> String {
         let mut out = String::new();
@@ -153,65 +75,6 @@ impl TopSample {
             }
         }
         out
-    }
-
-    /// Its CSV rows (`header`: the header first).
-    pub fn csv(&self, header: bool) -> String {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        if header {
-            let _ = w.write_record(CSV_HEADER);
-        }
-        let f = |v: f64| format!("{v:.3}");
-        let o = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
-        let io_some = o(self.pressure.io_some_pct);
-        for g in self.guests.iter().filter(|g| !g.busy && g.error.is_none()) {
-            let _ = w.write_record([
-                self.timestamp.clone(),
-                self.node.clone(),
-                g.label(),
-                g.kind.clone(),
-                g.disk.clone().unwrap_or_default(),
-                f(g.read_iops),
-                f(g.write_iops),
-                f(g.read_mib_s),
-                f(g.write_mib_s),
-                o(g.read_ms),
-                o(g.write_ms),
-                String::new(),
-                String::new(),
-                io_some.clone(),
-            ]);
-        }
-        for d in &self.disks {
-            let _ = w.write_record([
-                self.timestamp.clone(),
-                self.node.clone(),
-                d.name.clone(),
-                "disk".into(),
-                String::new(),
-                f(d.read_iops),
-                f(d.write_iops),
-                f(d.read_mib_s),
-                f(d.write_mib_s),
-                o(d.read_await_ms),
-                o(d.write_await_ms),
-                f(d.util_pct),
-                f(d.queue),
-                io_some.clone(),
-            ]);
-        }
-        for j in &self.jobs {
-            let mut row = vec![
-                self.timestamp.clone(),
-                self.node.clone(),
-                format!("{} {}", j.kind, j.what),
-                "job".to_string(),
-            ];
-            row.resize(CSV_HEADER.len() - 1, String::new());
-            row.push(io_some.clone());
-            let _ = w.write_record(row);
-        }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 
     /// Each guest drive and disk as a metrics subject, and the node.
@@ -334,13 +197,139 @@ impl TopSample {
 /// An interval as a document, in every format: what the session checks
 /// the format and `--append`'s CSV header against. `top` writes each
 /// interval as it comes, with its own CSV header once.
-impl crate::output::Render for TopSample {
+impl crate::output::Document for TopSample {
+    /// The view: the node's pressure, the guests busiest first, the disks,
+    /// the hints.
     fn text(&self) -> String {
-        TopSample::text(self)
+        let p = &self.pressure;
+        let mut out = format!(
+            "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)\n\
+             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB, swap in/out {}/{} MiB/s\n",
+            self.node,
+            self.timestamp,
+            self.seconds,
+            self.own.cpu_pct,
+            self.own.rss_kib / 1024,
+            pct(p.iowait_pct),
+            pct(p.io_some_pct),
+            pct(p.io_full_pct),
+            pct(p.cpu_some_pct),
+            pct(p.memory_some_pct),
+            opt(p.dirty_mib, 0),
+            opt(p.writeback_mib, 0),
+            opt(p.swap_in_mib_s, 1),
+            opt(p.swap_out_mib_s, 1),
+        );
+        out += &format!(
+            "\n{:<24}{:<12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  {}\n",
+            "GUEST", "ON", "R IOPS", "W IOPS", "R MiB/s", "W MiB/s", "R ms", "W ms", "NAME"
+        );
+        for g in &self.guests {
+            out += &guest_row(g);
+        }
+        if self.guests.is_empty() {
+            out += "  (no running guest)\n";
+        }
+        out += &format!(
+            "\n{:<24}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}{:>7}  {}\n",
+            "DISK",
+            "R IOPS",
+            "W IOPS",
+            "R MiB/s",
+            "W MiB/s",
+            "R AWAIT",
+            "W AWAIT",
+            "QUEUE",
+            "UTIL",
+            "STORAGES AND GUESTS"
+        );
+        for d in &self.disks {
+            out += &format!(
+                "{:<24}{:>9.0}{:>9.0}{:>9.1}{:>9.1}{:>9}{:>9}{:>7.1}{:>6.0}%  {}\n",
+                d.name,
+                d.read_iops,
+                d.write_iops,
+                d.read_mib_s,
+                d.write_mib_s,
+                opt(d.read_await_ms, 2),
+                opt(d.write_await_ms, 2),
+                d.queue,
+                d.util_pct,
+                d.storages
+                    .iter()
+                    .chain(&d.guests)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        out += &self.jobs_text();
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  {h}\n");
+            }
+        }
+        for n in &self.notes {
+            out += &format!("note: {n}\n");
+        }
+        out
     }
 
-    fn csv(&self) -> String {
-        TopSample::csv(self, true)
+    /// Its CSV rows (`header`: the header first).
+    fn csv(&self, header: bool) -> String {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let f = |v: f64| format!("{v:.3}");
+        let o = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+        let io_some = o(self.pressure.io_some_pct);
+        for g in self.guests.iter().filter(|g| !g.busy && g.error.is_none()) {
+            rows.push(vec![
+                self.timestamp.clone(),
+                self.node.clone(),
+                g.label(),
+                g.kind.clone(),
+                g.disk.clone().unwrap_or_default(),
+                f(g.read_iops),
+                f(g.write_iops),
+                f(g.read_mib_s),
+                f(g.write_mib_s),
+                o(g.read_ms),
+                o(g.write_ms),
+                String::new(),
+                String::new(),
+                io_some.clone(),
+            ]);
+        }
+        for d in &self.disks {
+            rows.push(vec![
+                self.timestamp.clone(),
+                self.node.clone(),
+                d.name.clone(),
+                "disk".into(),
+                String::new(),
+                f(d.read_iops),
+                f(d.write_iops),
+                f(d.read_mib_s),
+                f(d.write_mib_s),
+                o(d.read_await_ms),
+                o(d.write_await_ms),
+                f(d.util_pct),
+                f(d.queue),
+                io_some.clone(),
+            ]);
+        }
+        for j in &self.jobs {
+            let mut row = vec![
+                self.timestamp.clone(),
+                self.node.clone(),
+                format!("{} {}", j.kind, j.what),
+                "job".to_string(),
+            ];
+            row.resize(CSV_HEADER.len() - 1, String::new());
+            row.push(io_some.clone());
+            rows.push(row);
+        }
+        crate::output::csv::table(header.then_some(CSV_HEADER), rows)
     }
 
     fn csv_header() -> Option<Vec<&'static str>> {
@@ -446,6 +435,7 @@ fn guest_row(g: &GuestIo) -> String {
 mod tests {
     use super::*;
     use crate::commands::top::sample::{DiskIo, NodePressure};
+    use crate::output::Document as _;
 
     fn sample() -> TopSample {
         TopSample {

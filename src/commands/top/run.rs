@@ -13,7 +13,7 @@ use super::{TopRequest, read::Sources};
 use crate::commands::common::session::{Frame, Session};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::output::{self, Destination, Format};
+use crate::output::{self, Destination, Document as _, Format};
 
 /// How each interval is written.
 struct Writer<'a> {

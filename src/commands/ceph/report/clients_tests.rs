@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::commands::ceph::clients::ClientFigure;
+use crate::output::Document as _;
 
 fn figure(mib_s: f64, iops: f64) -> BenchFigure {
     BenchFigure {

@@ -1,6 +1,6 @@
 //! The ceph document's other formats: a CSV row per figure, each OSD's
 //! figures as metrics, `--plot`'s seconds of each rados bench, and the
-//! document the session writes ([`CephDocument`]).
+//! [`crate::output::Document`] the session writes.
 
 use super::*;
 use crate::output::metrics::gauges::{self, Gauge, Subject};
@@ -22,15 +22,6 @@ pub const CSV_HEADER: [&str; 14] = [
     "apply_ms",
     "used_pct",
 ];
-
-/// Set by the session before rendering: whether the CSV starts with its header.
-#[derive(Debug, Clone, Serialize)]
-pub struct CephDocument {
-    #[serde(flatten)]
-    pub report: CephReport,
-    #[serde(skip)]
-    pub csv_header: bool,
-}
 
 /// Each OSD's figures as gauges: name (after `pveprobe_ceph_osd_`) and
 /// value in Prometheus' base unit, the InfluxDB field and value as the
@@ -217,20 +208,20 @@ impl CephReport {
     }
 }
 
-impl crate::output::Render for CephDocument {
+impl crate::output::Document for CephReport {
     fn metrics(&self, format: crate::output::Format) -> String {
         match format {
-            crate::output::Format::Influx => self.report.influx(),
-            _ => self.report.prometheus(),
+            crate::output::Format::Influx => self.influx(),
+            _ => self.prometheus(),
         }
     }
 
     fn text(&self) -> String {
-        self.report.text()
+        self.text_table()
     }
 
-    fn csv(&self) -> String {
-        self.report.csv(self.csv_header)
+    fn csv(&self, header: bool) -> String {
+        self.csv_text(header)
     }
 
     fn csv_header() -> Option<Vec<&'static str>> {
@@ -239,8 +230,8 @@ impl crate::output::Render for CephDocument {
 
     fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
         use crate::output::plot::{Chart, Line, charts_svg, series_svg};
-        let (title, points) = self.report.timeline()?;
-        let Some((clients_title, lines)) = self.report.clients_timeline() else {
+        let (title, points) = self.timeline()?;
+        let Some((clients_title, lines)) = self.clients_timeline() else {
             return Some(series_svg(&title, "MiB/s", &points));
         };
         let chart = |title: String, lines: Vec<Line>| Chart {

@@ -7,7 +7,7 @@ mod formats;
 pub mod hints;
 mod text;
 
-pub use formats::{CSV_HEADER, CephDocument};
+pub use formats::CSV_HEADER;
 
 use serde::{Deserialize, Serialize};
 
@@ -185,7 +185,7 @@ pub struct CephReport {
     pub interrupted_by: Option<i32>,
 }
 
-impl crate::output::document::Document for CephReport {
+impl crate::results::Stored for CephReport {
     const KIND: Option<&'static str> = Some(KIND);
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
 
@@ -193,22 +193,9 @@ impl crate::output::document::Document for CephReport {
         self.schema_version
     }
 
-    fn results(self) -> Vec<crate::output::document::Named> {
+    fn results(self) -> Vec<crate::results::Named> {
         let who = self.fsid.as_deref().map(|f| format!("Ceph {f}"));
-        vec![crate::output::document::Named::new(who, self.as_result())]
-    }
-
-    /// The signal that stopped the run; else 0 when every OSD's and pool's bench ran and nothing
-    /// was left behind, 1 otherwise.
-    fn exit_status(&self) -> crate::error::exit::Exit {
-        use crate::error::exit::Exit;
-        let measured = self.osds.iter().all(|o| o.errors.is_empty())
-            && self.pools.iter().all(|p| p.errors.is_empty());
-        match self.interrupted_by {
-            Some(sig) => Exit::Signal(sig),
-            None if measured && self.left_behind.is_empty() => Exit::Ok,
-            None => Exit::NotMeasured,
-        }
+        vec![crate::results::Named::new(who, self.as_result())]
     }
 }
 
@@ -377,6 +364,7 @@ mod clients_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::Document as _;
     use hints::*;
 
     fn osd(id: i64, class: &str, mib_s: f64) -> OsdResult {

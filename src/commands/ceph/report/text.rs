@@ -17,7 +17,7 @@ pub(super) fn flag(v: Option<bool>, yes: &str, no: &str) -> String {
 }
 
 impl CephReport {
-    pub fn text(&self) -> String {
+    pub(super) fn text_table(&self) -> String {
         let mut out = format!(
             "CEPH {} ({}): {} OSDs, run {}\n",
             self.fsid.as_deref().unwrap_or("?"),
@@ -217,16 +217,13 @@ impl CephReport {
     }
 
     /// A row per figure: each OSD's two benches and latencies, each pool job.
-    pub fn csv(&self, header: bool) -> String {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        if header {
-            let _ = w.write_record(CSV_HEADER);
-        }
+    pub(super) fn csv_text(&self, header: bool) -> String {
+        let mut rows = Vec::new();
         let o2 = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
         let fsid = self.fsid.clone().unwrap_or_default();
         let mut row =
             |subject: String, test: &str, f: Option<&BenchFigure>, extra: [Option<f64>; 3]| {
-                let _ = w.write_record([
+                rows.push([
                     self.timestamp.clone(),
                     fsid.clone(),
                     self.run_id.clone(),
@@ -302,7 +299,7 @@ impl CephReport {
                 }
             }
         }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        crate::output::csv::table(header.then_some(CSV_HEADER), rows)
     }
 }
 

@@ -87,8 +87,6 @@ pub struct ProbeDocument<'a> {
     pub verbose: bool,
     /// The lines are on stdout already: the text is the rest.
     pub lines_printed: bool,
-    /// CSV: the header too (not when adding a row under it).
-    pub csv_header: bool,
 }
 
 impl<'a> ProbeDocument<'a> {
@@ -98,7 +96,6 @@ impl<'a> ProbeDocument<'a> {
             json: report.to_json(),
             verbose: false,
             lines_printed: false,
-            csv_header: true,
         }
     }
 }
@@ -109,7 +106,7 @@ impl serde::Serialize for ProbeDocument<'_> {
     }
 }
 
-impl crate::output::Render for ProbeDocument<'_> {
+impl crate::output::Document for ProbeDocument<'_> {
     fn text(&self) -> String {
         let mut out = if self.lines_printed {
             String::new()
@@ -122,8 +119,8 @@ impl crate::output::Render for ProbeDocument<'_> {
         out
     }
 
-    fn csv(&self) -> String {
-        csv::render(&self.json, self.csv_header)
+    fn csv(&self, header: bool) -> String {
+        csv::render(&self.json, header)
     }
 
     fn csv_header() -> Option<Vec<&'static str>> {
@@ -553,7 +550,7 @@ mod tests {
     /// The text, with `-v`'s details, of the known-numbers report, pinned.
     #[test]
     fn text_of_known_numbers_is_pinned() {
-        use crate::output::Render;
+        use crate::output::Document;
         let report = crate::commands::probe::report::json::tests::known_report();
         let mut doc = crate::commands::probe::report::ProbeDocument::new(&report);
         doc.verbose = true;
@@ -570,7 +567,7 @@ mod tests {
     /// DNS server, on a scratch volume; all its outputs pinned.
     #[test]
     fn outputs_of_a_device_report_are_pinned() {
-        use crate::output::{Format, Render};
+        use crate::output::{Document, Format};
         let mut r = crate::commands::probe::report::json::tests::known_report();
         let read = |dev: &str, mib: u64, end: bool| ReadFigure {
             device: dev.into(),
@@ -638,7 +635,7 @@ mod tests {
         doc.verbose = true;
         crate::model::testutil::assert_snapshot("devices.txt", &doc.text());
         crate::model::testutil::assert_snapshot("devices.json", &crate::output::json(&doc, true));
-        crate::model::testutil::assert_snapshot("devices.csv", &doc.csv());
+        crate::model::testutil::assert_snapshot("devices.csv", &doc.csv(true));
         crate::model::testutil::assert_snapshot("devices.prom", &doc.metrics(Format::Prometheus));
         crate::model::testutil::assert_snapshot("devices.influx", &doc.metrics(Format::Influx));
         let diagnostics: Vec<String> = Figure::ALL

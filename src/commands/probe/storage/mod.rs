@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use crate::commands::probe::report::ProbeReport;
 use crate::commands::probe::schedule::ProbeConfig;
 use crate::error::Stop;
-use crate::error::exit::Exit;
 use crate::measure::plan::Test;
 use crate::model::pve::PveTarget;
 use crate::output::Format;
@@ -174,7 +173,7 @@ pub struct Skipped {
     id: String,
     #[serde(rename = "type")]
     kind: String,
-    failed: bool,
+    pub failed: bool,
     reason: String,
 }
 
@@ -187,19 +186,6 @@ pub struct AllStorages {
     pub skipped: Vec<Skipped>,
     /// The lines are on stdout already: the text is the table.
     pub lines_printed: bool,
-    /// CSV: the header too (not when adding rows under it).
-    pub csv_header: bool,
-}
-
-impl AllStorages {
-    /// 1 when a storage could not be measured or one of its lines failed,
-    /// else 0 (an interrupted run ends before its document).
-    pub fn exit_status(&self) -> Exit {
-        use crate::output::document::Document as _;
-        let failed = self.skipped.iter().any(|s| s.failed)
-            || self.docs.iter().any(|d| d.exit_status() != Exit::Ok);
-        if failed { Exit::NotMeasured } else { Exit::Ok }
-    }
 }
 
 impl serde::Serialize for AllStorages {
@@ -220,7 +206,7 @@ impl serde::Serialize for AllStorages {
     }
 }
 
-impl crate::output::Render for AllStorages {
+impl crate::output::Document for AllStorages {
     fn text(&self) -> String {
         let mut out = String::new();
         if !self.lines_printed {
@@ -233,12 +219,9 @@ impl crate::output::Render for AllStorages {
         out
     }
 
-    fn csv(&self) -> String {
-        let mut out = String::new();
-        for (i, d) in self.docs.iter().enumerate() {
-            out.push_str(&crate::output::csv::render(d, i == 0 && self.csv_header));
-        }
-        out
+    fn csv(&self, header: bool) -> String {
+        let rows = self.docs.iter().map(crate::output::csv::row);
+        crate::output::csv::table(header.then(crate::output::csv::header), rows)
     }
 
     fn csv_header() -> Option<Vec<&'static str>> {

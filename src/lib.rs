@@ -17,10 +17,12 @@
 //!
 //! A new command `X`: `src/commands/X/args.rs` (its clap `XArgs`),
 //! `run.rs` (`XArgs` made into its plain request, run in a
-//! `commands::common::session::Session`, its document written with the
-//! document's own exit status) and `mod.rs` (the work: the request in, a
-//! report out that implements `output::Document` and, where `compare`
-//! reads it, `results::Stored`, its hints `model::hint::Hint`s); then
+//! `commands::common::session::Session`, its report written and its exit
+//! status decided there, from the report or the work's error) and
+//! `mod.rs` (the work, `commands::common::work::Work`: the request in, a
+//! report or a typed error out; the report implements `output::Document`
+//! and, where `compare` reads it, `results::Stored`, its hints
+//! `model::hint::Hint`s); then
 //! its arm in `commands::Command` and `commands::run`, and its reader in
 //! `commands::results_readers`. `docs/development.md` has the whole
 //! recipe and a picture of the layers.

@@ -1,9 +1,9 @@
 //! pveprobe's entry point: parse the command line and hand over to
-//! `commands::run`; where a command's error is printed. Two speak for
-//! themselves: run as `pveperf`, `probe::as_pveperf` prints pveperf's own
-//! words (its usage line, `pveperf: ...` notes) and its exit status; and
-//! `load-node`, the agent on a node, says on its stderr a scratch
-//! directory it could not remove after its answer was sent.
+//! `commands::run`, or run as `pveperf` (`probe::as_pveperf`, pveperf's
+//! command line); the one place a command's error is printed, under the
+//! name it was run as (`pveprobe: ...`, `pveperf: ...`), and its exit
+//! status returned. Lines a command says as it goes (notes, diagnostics,
+//! progress) are its own, on stderr.
 
 use std::process::ExitCode;
 
@@ -14,18 +14,21 @@ use pveprobe::commands::{self, Opts};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
-    if args
+    let (name, ended) = if args
         .next()
         .is_some_and(|argv0| pveperf::invoked_as_pveperf(&argv0))
     {
-        return pveperf::main(args.collect());
-    }
-    let opts = Opts::parse();
+        (pveperf::NAME, pveperf::main(args.collect()))
+    } else {
+        ("pveprobe", commands::run(&Opts::parse()))
+    };
     // Where a command's error is printed.
-    match commands::run(&opts) {
+    match ended {
         Ok(exit) => exit.into(),
         Err(stop) => {
-            eprintln!("pveprobe: {stop}");
+            if let Some(line) = stop.line(name) {
+                eprintln!("{line}");
+            }
             stop.exit.into()
         }
     }

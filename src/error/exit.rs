@@ -16,6 +16,8 @@ pub enum Exit {
     NodeDidNotAnswer,
     /// Interrupted by this signal, after removing what the probe made.
     Signal(i32),
+    /// Run as `pveperf`: pveperf's usage error, its `exit(-1)`.
+    PveperfUsage,
 }
 
 impl Exit {
@@ -27,6 +29,7 @@ impl Exit {
             Exit::WorseThanBaseline => 3,
             Exit::NodeDidNotAnswer => 4,
             Exit::Signal(sig) => 128u8.saturating_add(sig.clamp(0, 127) as u8),
+            Exit::PveperfUsage => 255,
         }
     }
 }
@@ -52,6 +55,7 @@ mod tests {
             (Exit::Signal(2), 130),
             (Exit::Signal(15), 143),
             (Exit::Signal(1), 129),
+            (Exit::PveperfUsage, 255),
         ];
         for (exit, code) in all {
             assert_eq!(exit.code(), code, "{exit:?}");

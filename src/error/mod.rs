@@ -99,5 +99,21 @@ impl Stop {
     }
 }
 
+impl Stop {
+    /// The line `main` prints for it, as program `name` says it: `NAME:
+    /// MESSAGE`; pveperf's usage line bare, as pveperf prints it; nothing
+    /// for an empty message (pveperf interrupted while it waited: it has
+    /// no words for waiting).
+    pub fn line(&self, name: &str) -> Option<String> {
+        match self.exit {
+            _ if self.message.is_empty() => None,
+            crate::error::exit::Exit::PveperfUsage if self.message.starts_with("usage: ") => {
+                Some(self.message.clone())
+            }
+            _ => Some(format!("{name}: {}", self.message)),
+        }
+    }
+}
+
 /// A command's end: its exit status, or a [`Stop`] to print.
 pub type Ended = Result<crate::error::exit::Exit, Stop>;

@@ -4,7 +4,8 @@
 //! command line, and its `args.rs` builds no domain type. No module
 //! imports one that imports it back, file by file or folder by folder,
 //! test code included; at most 20 top-level modules; one name per public
-//! type, and one path; no file over 600 lines before its tests.
+//! type, and one path; no file over 600 lines before its tests; every
+//! command's work is a `Work`, and only its `run.rs` builds a `Stop`.
 //! Imports are read from the source (`use crate::...`, `use super::...`
 //! and `crate::` paths in code).
 
@@ -219,6 +220,33 @@ fn every_command_has_its_arguments_its_run_and_its_work() {
             );
         }
     }
+}
+
+/// Every command's work has one shape: its request implements
+/// `commands::common::work::Work` (`run(&request, &interrupt)`), and only
+/// its `run.rs` builds the `Stop` that `main` prints: the work returns
+/// its own typed error, which `run.rs` maps to an exit status.
+#[test]
+fn every_command_s_work_has_one_shape_and_its_run_decides_the_exit() {
+    let known = modules();
+    for c in commands() {
+        let works = known
+            .iter()
+            .filter(|(m, _)| command_of(m) == Some(c.as_str()))
+            .any(|(_, code)| code.contains("impl Work for"));
+        assert!(works, "commands/{c}: no request implements Work");
+    }
+    let stops: Vec<String> = known
+        .iter()
+        // `as_pveperf` is the run of the probe under pveperf's name.
+        .filter(|(m, _)| {
+            command_of(m).is_some()
+                && !matches!(m.last().map(String::as_str), Some("run" | "as_pveperf"))
+        })
+        .filter(|(_, code)| before_tests(code).contains("Stop::"))
+        .map(|(m, _)| m.join("::"))
+        .collect();
+    assert!(stops.is_empty(), "work code builds a Stop: {stops:?}");
 }
 
 /// A command's imports of another command.

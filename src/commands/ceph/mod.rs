@@ -53,6 +53,7 @@ use std::time::Duration;
 
 use pveprobe_parse::ceph::{self as parse, CephOutputError};
 
+use crate::commands::common::work::Work;
 use crate::sys::child;
 use crate::sys::interrupt::Interrupt;
 
@@ -108,7 +109,7 @@ pub struct CephRequest {
     pub scratch_pool: bool,
     /// `--clients`: each pool job also from these nodes at once; empty:
     /// from this node alone.
-    pub clients: Vec<clients::ClientNode>,
+    pub clients: Vec<clients::resolve::ClientNode>,
     /// How long past its seconds a client may take to answer.
     pub answer_within: Duration,
 }
@@ -461,47 +462,60 @@ pub fn run_id(hostname: &str) -> String {
     format!("pveprobe-{host}-{}-{secs}", std::process::id())
 }
 
+/// A run planned and agreed to: the request and the cluster as read.
+pub struct CephRun<'a> {
+    pub req: &'a CephRequest,
+    pub view: ClusterView,
+}
+
 /// The whole run: the cluster read, then the OSD benches, then each
-/// pool's, each pool's scratch space removed before the next.
-pub fn run(req: &CephRequest, view: ClusterView, interrupt: &Interrupt) -> CephReport {
-    let tools = CephTools {
-        conf: &req.conf,
-        interrupt,
-    };
-    let mut report = CephReport::from_view(req, &view);
-    let reach = req.reach.as_ref().map(|r| nodes::NodeReach {
-        reach: r,
-        conf: req.conf_given.then_some(req.conf.as_path()),
-    });
-    nodes::read_all(&mut report, &req.node, &req.conf, reach.as_ref(), interrupt);
-    if req.osd_bench {
-        let ids: Vec<i64> = chosen_osds(req, &view)
-            .unwrap_or_default()
-            .iter()
-            .filter(|o| o.status.as_deref() != Some("down"))
-            .map(|o| o.id)
-            .collect();
-        for (id, r) in bench_osds(&tools, &ids, req.parallel, req.osd_limit) {
-            if let Some(osd) = report.osds.iter_mut().find(|o| o.id == id) {
-                osd.bench_4m = r.large;
-                osd.bench_4k = r.small;
-                osd.errors = r.errors;
+/// pool's, each pool's scratch space removed before the next. What fails
+/// is in the report: an OSD's or pool's errors, what was left behind.
+impl Work for CephRun<'_> {
+    type Report = CephReport;
+    type Error = std::convert::Infallible;
+
+    fn run(&self, interrupt: &Interrupt) -> Result<CephReport, Self::Error> {
+        let (req, view) = (self.req, &self.view);
+        let tools = CephTools {
+            conf: &req.conf,
+            interrupt,
+        };
+        let mut report = CephReport::from_view(req, view);
+        let reach = req.reach.as_ref().map(|r| nodes::NodeReach {
+            reach: r,
+            conf: req.conf_given.then_some(req.conf.as_path()),
+        });
+        nodes::read_all(&mut report, &req.node, &req.conf, reach.as_ref(), interrupt);
+        if req.osd_bench {
+            let ids: Vec<i64> = chosen_osds(req, view)
+                .unwrap_or_default()
+                .iter()
+                .filter(|o| o.status.as_deref() != Some("down"))
+                .map(|o| o.id)
+                .collect();
+            for (id, r) in bench_osds(&tools, &ids, req.parallel, req.osd_limit) {
+                if let Some(osd) = report.osds.iter_mut().find(|o| o.id == id) {
+                    osd.bench_4m = r.large;
+                    osd.bench_4k = r.small;
+                    osd.errors = r.errors;
+                }
+            }
+            for osd in report
+                .osds
+                .iter_mut()
+                .filter(|o| o.status.as_deref() == Some("down"))
+            {
+                osd.errors.push("down: not benched".into());
             }
         }
-        for osd in report
-            .osds
-            .iter_mut()
-            .filter(|o| o.status.as_deref() == Some("down"))
-        {
-            osd.errors.push("down: not benched".into());
+        if req.pool_bench {
+            bench_pools(req, view.clone(), &tools, &mut report);
         }
+        report.interrupted_by = interrupt.signal();
+        report.finish();
+        Ok(report)
     }
-    if req.pool_bench {
-        bench_pools(req, view, &tools, &mut report);
-    }
-    report.interrupted_by = interrupt.signal();
-    report.finish();
-    report
 }
 
 #[cfg(test)]

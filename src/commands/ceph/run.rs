@@ -12,6 +12,7 @@ use crate::commands::ceph::report::CephReport;
 use crate::commands::ceph::{self, CephError, CephRequest, CephTools};
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 
@@ -45,7 +46,7 @@ fn conf(given: Option<&Path>) -> Result<PathBuf, Stop> {
 pub fn ceph(args: &CephArgs) -> Ended {
     let reach = (!args.this_node_only).then(|| requests::reach(&args.reach));
     let node = crate::pvestorage::node_name();
-    let clients = ceph::clients::resolve(&args.clients, reach.as_ref(), &node)
+    let clients = ceph::clients::resolve::resolve(&args.clients, reach.as_ref(), &node)
         .map_err(|e| Stop::bad_input(format!("{e}; nothing was written")))?;
     if !clients.is_empty() && args.no_pool_bench {
         return Err(Stop::bad_input(
@@ -119,7 +120,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
             "interrupted; nothing was written to the cluster",
         ));
     }
-    let report = ceph::run(&req, view, interrupt);
+    let Ok(report) = Work::run(&ceph::CephRun { req: &req, view }, interrupt);
     let exit = exit_status(&report);
     for o in &report.osds {
         for e in &o.errors {
@@ -158,7 +159,7 @@ pub fn node_info(args: &CephNodeInfoArgs) -> Ended {
 /// this node; its answer as one line of JSON. A signal or its stdin
 /// closing stops it (it then removes its objects).
 pub fn client(args: &CephClientArgs) -> Ended {
-    let job = ceph::clients::ClientJob {
+    let job = ceph::clients::wire::ClientJob {
         conf: conf(args.conf.as_deref())?,
         pool: args.pool.clone(),
         namespace: args.namespace.clone(),
@@ -175,7 +176,7 @@ pub fn client(args: &CephClientArgs) -> Ended {
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
         stdin_closed.raise(libc::SIGHUP);
     });
-    let answer = ceph::clients::serve(&job, &crate::pvestorage::node_name(), &interrupt);
+    let answer = ceph::clients::serve::serve(&job, &crate::pvestorage::node_name(), &interrupt);
     let text = serde_json::to_string(&answer)
         .map_err(|e| Stop::not_measured(format!("ceph-client: {e}")))?;
     // The run may have gone (given up on this node): nobody to tell.

@@ -121,7 +121,7 @@ pub struct PoolJob {
     /// Run from several nodes at once (`--clients`): each client's own
     /// figure; `figure` is then their total.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub clients: Vec<super::clients::ClientFigure>,
+    pub clients: Vec<super::clients::wire::ClientFigure>,
 }
 
 impl PoolJob {

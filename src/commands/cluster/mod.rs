@@ -19,11 +19,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Stop;
+use crate::commands::common::work::Work;
 use crate::nodes::members::{Members, Node};
 use crate::nodes::remote::{self, NodeOutcome, Ssh, Status};
 use crate::nodes::{Reach, load_nodes};
 use crate::output::result::JsonReport;
+use crate::sys::interrupt::Interrupt;
 use summary::FigureSummary;
 
 /// The cluster document's version (`kind: "cluster"`); see docs/output.md.
@@ -335,19 +336,37 @@ pub struct ClusterPlan<'a> {
     ssh: Ssh,
 }
 
-/// Checks `req` and plans the run (usage errors are exit status 2).
-pub fn plan<'a>(req: &'a ClusterRequest<'a>) -> Result<ClusterPlan<'a>, Stop> {
-    let (members, source) = load_nodes(req.reach).map_err(Stop::bad_input)?;
+/// Why a cluster run did not start: each is a usage error (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error(transparent)]
+    Nodes(#[from] crate::nodes::NodesError),
+    #[error("--remote-command is empty")]
+    NoRemoteCommand,
+    #[error("PATH is empty")]
+    NoPath,
+    #[error(
+        "cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)"
+    )]
+    AllStorages,
+    #[error("cannot make {}: {}", dir.display(), crate::error::describe(source))]
+    SaveDir {
+        dir: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Checks `req` and plans the run.
+pub fn plan<'a>(req: &'a ClusterRequest<'a>) -> Result<ClusterPlan<'a>, ClusterError> {
+    let (members, source) = load_nodes(req.reach)?;
     if req.reach.remote_command_is_empty() {
-        return Err(Stop::bad_input("--remote-command is empty"));
+        return Err(ClusterError::NoRemoteCommand);
     }
     if req.path.is_empty() {
-        return Err(Stop::bad_input("PATH is empty"));
+        return Err(ClusterError::NoPath);
     }
     if req.storage == Some("all") {
-        return Err(Stop::bad_input(
-            "cluster --storage takes one storage ID, not all (each node's --storage all is a table of its own: run it on the node)",
-        ));
+        return Err(ClusterError::AllStorages);
     }
     // With --storage the node measures that storage, not a PATH.
     let path = req.storage.is_none().then_some(req.path);
@@ -373,19 +392,24 @@ impl ClusterPlan<'_> {
             self.req.timeout,
         )
     }
+}
 
-    /// Runs every node; the table, and what went wrong beside it (a
-    /// result that could not be kept in `--save-dir`).
-    pub fn run(self) -> Result<(ClusterReport, Vec<String>), Stop> {
+/// Runs every node: the table, with what went wrong beside it (a result
+/// that could not be kept in `--save-dir`) in its `problems`. A node's
+/// ssh is in pveprobe's process group: Ctrl-C ends it with pveprobe.
+impl Work for ClusterPlan<'_> {
+    type Report = ClusterReport;
+    type Error = ClusterError;
+
+    fn run(&self, _interrupt: &Interrupt) -> Result<ClusterReport, ClusterError> {
         let req = self.req;
         if let Some(dir) = req.save_dir
-            && let Err(e) = std::fs::create_dir_all(dir)
+            && let Err(source) = std::fs::create_dir_all(dir)
         {
-            return Err(Stop::bad_input(format!(
-                "cannot make {}: {}",
-                dir.display(),
-                crate::error::describe(&e)
-            )));
+            return Err(ClusterError::SaveDir {
+                dir: dir.into(),
+                source,
+            });
         }
         let chatty = std::io::stderr().is_terminal();
         let tell = move |what: &str| {
@@ -394,7 +418,7 @@ impl ClusterPlan<'_> {
             }
         };
         let started = jiff::Timestamp::now();
-        let nodes = self.members.nodes;
+        let nodes = self.members.nodes.clone();
         let outcomes = run_all(
             &nodes,
             &self.ssh,
@@ -418,9 +442,9 @@ impl ClusterPlan<'_> {
                 Some(id) => format!("storage {id}"),
                 None => req.path.to_string(),
             },
-            cluster: self.members.cluster,
+            cluster: self.members.cluster.clone(),
             parallel: req.parallel,
-            command: self.line,
+            command: self.line.clone(),
             timeout: req.timeout,
         };
         let runs = nodes
@@ -428,6 +452,8 @@ impl ClusterPlan<'_> {
             .zip(outcomes)
             .map(|(node, (o, code, secs))| (node, o, code, secs))
             .collect();
-        Ok((ClusterReport::new(head, runs), problems))
+        let mut report = ClusterReport::new(head, runs);
+        report.problems = problems;
+        Ok(report)
     }
 }

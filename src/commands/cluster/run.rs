@@ -8,8 +8,10 @@ use super::args::ClusterArgs;
 use super::{ClusterReport, ClusterRequest};
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, Session};
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::sys::interrupt::Interrupt;
 
 /// Whether `cluster` measures the network (`--net`), with the options
 /// that belong to one kind of run refused in the other (exit 2).
@@ -66,7 +68,8 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         parallel: args.parallel,
         save_dir: args.save_dir.as_deref(),
     };
-    let plan = crate::commands::cluster::plan(&req)?;
+    // Every error of a cluster run is a usage error (2).
+    let plan = crate::commands::cluster::plan(&req).map_err(Stop::bad_input)?;
     if args.dry_run {
         print!("{}", plan.dry_run());
         return Ok(Exit::Ok);
@@ -79,11 +82,10 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
             args.output.as_deref(),
         )
     })?;
-    let (mut report, problems) = plan.run()?;
-    for p in &problems {
+    let report = Work::run(&plan, &Interrupt::default()).map_err(Stop::bad_input)?;
+    for p in &report.problems {
         eprintln!("pveprobe: {p}");
     }
-    report.problems = problems;
     let exit = exit_status(&report);
     session.finish(&report, exit)
 }

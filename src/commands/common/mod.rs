@@ -2,7 +2,8 @@
 //! The argument groups more than one command takes (`*_args.rs`: clap
 //! only, as a command's `args.rs`), what they are made into
 //! ([`requests`]), the session every command runs in ([`session`]) and
-//! the yes a command that writes to the cluster asks for ([`confirm`]).
+//! the yes a command that writes to the cluster asks for ([`confirm`]),
+//! and the one shape of every command's work ([`work::Work`]).
 
 pub mod confirm;
 pub mod measure_args;
@@ -10,3 +11,4 @@ pub mod net_args;
 pub mod reach_args;
 pub mod requests;
 pub mod session;
+pub mod work;

@@ -1,30 +1,30 @@
 //! `pveprobe compare FILE...`: the results read, ranked in one table,
 //! written in its session (with `--plot`'s panels).
 
+use super::CompareRequest;
 use super::args::CompareArgs;
 use crate::commands::common::session::{Frame, Session};
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output;
-use crate::results::{self, Input, Readers, Table};
+use crate::results::{Readers, Table};
+use crate::sys::interrupt::Interrupt;
 
 /// `pveprobe compare FILE...`, reading each file with `readers`.
 pub fn compare(args: &CompareArgs, readers: &Readers) -> Ended {
     const COMMAND: &str = "pveprobe compare";
     output::check::<Table>(args.output_format, COMMAND).map_err(Stop::bad_input)?;
-    // A cluster document gives one input per node that answered.
-    let inputs: Vec<Input> = args
-        .files
-        .iter()
-        .map(|f| readers.read(f))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Stop::bad_input)?
-        .into_iter()
-        .flatten()
-        .collect();
+    let req = CompareRequest {
+        files: &args.files,
+        readers,
+    };
+    // Files read before the session: a file that cannot be read opens no
+    // `--plot` file (2). Reading takes no signal handlers.
+    let table = Work::run(&req, &Interrupt::default()).map_err(Stop::bad_input)?;
     let session = Session::start::<Table>(Frame {
         plot: args.plot.as_deref(),
         ..Frame::new(COMMAND, args.output_format, None)
     })?;
-    session.finish(&results::table(&inputs), Exit::Ok)
+    session.finish(&table, Exit::Ok)
 }

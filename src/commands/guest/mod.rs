@@ -6,6 +6,7 @@
 //! [`profile`] the host side runs.
 
 pub mod args;
+pub mod error;
 pub mod run;
 
 use std::path::{Path, PathBuf};
@@ -14,9 +15,11 @@ use std::time::Duration;
 use pveprobe_parse::vmconf::{self, Drive, VmConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ProbeError, Stop};
+use crate::commands::common::work::Work;
+use crate::error::ProbeError;
 use crate::pvestorage::Pve;
 use crate::sys::interrupt::Interrupt;
+use error::GuestError;
 
 mod host;
 pub mod profile;
@@ -145,16 +148,15 @@ fn conf_text(path: &Path) -> Option<Result<String, std::io::Error>> {
 }
 
 /// The VM's config on this node, or why not (another node's VM: which).
-pub fn read_config(pve_config: &Path, vmid: u32) -> Result<VmConfig, Stop> {
+pub fn read_config(pve_config: &Path, vmid: u32) -> Result<VmConfig, GuestError> {
     let local = pve_config.join("qemu-server").join(format!("{vmid}.conf"));
     match conf_text(&local) {
         Some(Ok(text)) => return Ok(vmconf::parse(&text)),
-        Some(Err(e)) => {
-            return Err(Stop::not_measured(format!(
-                "cannot read {}: {}",
-                local.display(),
-                crate::error::describe(&e)
-            )));
+        Some(Err(source)) => {
+            return Err(GuestError::ConfigUnreadable {
+                path: local,
+                source,
+            });
         }
         None => {}
     }
@@ -171,16 +173,11 @@ pub fn read_config(pve_config: &Path, vmid: u32) -> Result<VmConfig, Stop> {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        if let Some(node) = names.first() {
-            return Err(Stop::bad_input(format!(
-                "VM {vmid} is on node {node}, not this one: run `pveprobe guest {vmid}` on {node}"
-            )));
+        if let Some(node) = names.into_iter().next() {
+            return Err(GuestError::OnOtherNode { vmid, node });
         }
     }
-    Err(Stop::bad_input(format!(
-        "there is no VM {vmid}: {} does not exist (a container's config is in lxc/, which guest does not measure)",
-        local.display()
-    )))
+    Err(GuestError::NoVm { vmid, path: local })
 }
 
 /// The disks to measure: `--disk KEY`, or every disk on a storage.
@@ -188,28 +185,20 @@ pub fn chosen_disks<'a>(
     vm: &'a VmConfig,
     vmid: u32,
     disk: Option<&str>,
-) -> Result<Vec<&'a Drive>, Stop> {
+) -> Result<Vec<&'a Drive>, GuestError> {
     match disk {
         Some(key) => match vm.disks().find(|d| d.key == key) {
             Some(d) => Ok(vec![d]),
-            None => {
-                let keys: Vec<&str> = vm.disks().map(|d| d.key.as_str()).collect();
-                Err(Stop::bad_input(format!(
-                    "VM {vmid} has no disk {key}; its disks: {}",
-                    if keys.is_empty() {
-                        "none".to_string()
-                    } else {
-                        keys.join(", ")
-                    }
-                )))
-            }
+            None => Err(GuestError::NoSuchDisk {
+                vmid,
+                key: key.into(),
+                disks: vm.disks().map(|d| d.key.clone()).collect(),
+            }),
         },
         None => {
             let on_storage: Vec<&Drive> = vm.disks().filter(|d| d.storage().is_some()).collect();
             if on_storage.is_empty() {
-                return Err(Stop::bad_input(format!(
-                    "VM {vmid} has no disk on a PVE storage (a passed-through disk: name it with --disk)"
-                )));
+                return Err(GuestError::NoDiskOnStorage { vmid });
             }
             Ok(on_storage)
         }
@@ -221,15 +210,13 @@ pub fn chosen_disks<'a>(
 pub fn open_agent(
     req: &GuestRequest,
     vm: &VmConfig,
-) -> Result<(Agent, qga::Info, qga::OsInfo), Stop> {
+) -> Result<(Agent, qga::Info, qga::OsInfo), GuestError> {
     let vmid = req.vmid;
     if !vm.agent.enabled {
-        return Err(Stop::bad_input(format!(
-            "VM {vmid} has no guest agent: install qemu-guest-agent in the guest, then `qm set {vmid} --agent enabled=1` and restart the VM"
-        )));
+        return Err(GuestError::NoAgent { vmid });
     }
     let mut agent = Agent::connect(&req.socket, req.agent_timeout).map_err(|e| {
-        Stop::not_measured(match e {
+        GuestError::Agent(match e {
             qga::QgaError::Connect { .. } => format!(
                 "{e}: is VM {vmid} running (qm status {vmid})? Its agent socket appears when it starts"
             ),
@@ -239,26 +226,28 @@ pub fn open_agent(
             e => e.to_string(),
         })
     })?;
-    let info = agent
-        .info()
-        .map_err(|e| Stop::not_measured(e.to_string()))?;
+    let info = agent.info().map_err(|e| GuestError::Agent(e.to_string()))?;
     let missing = info.missing(&remote::NEEDED);
     if !missing.is_empty() {
-        return Err(Stop::not_measured(format!(
-            "the guest agent of VM {vmid} has {} blocked or missing: allow them in the guest (qemu-ga's --block-rpcs, -b, or block-rpcs in /etc/qemu/qemu-ga.conf; --allow-rpcs on agents that list what they allow), restart qemu-guest-agent; nothing was copied",
-            missing.join(", ")
-        )));
+        return Err(GuestError::AgentBlocks {
+            vmid,
+            missing: missing.iter().map(|m| m.to_string()).collect(),
+        });
     }
     let os = agent
         .osinfo()
-        .map_err(|e| Stop::not_measured(e.to_string()))?;
+        .map_err(|e| GuestError::Agent(e.to_string()))?;
     let machine = os.machine.as_deref().unwrap_or("unknown");
     let windows = os.id.as_deref() == Some("mswindows");
     if machine != "x86_64" || windows {
-        return Err(Stop::not_measured(format!(
-            "VM {vmid} runs {} on {machine}: pveprobe's guest probe is an x86-64 Linux program; nothing was copied",
-            os.pretty_name.as_deref().unwrap_or("an unknown system")
-        )));
+        return Err(GuestError::NotLinux {
+            vmid,
+            system: os
+                .pretty_name
+                .clone()
+                .unwrap_or_else(|| "an unknown system".into()),
+            machine: machine.into(),
+        });
     }
     Ok((agent, info, os))
 }
@@ -484,71 +473,75 @@ impl Context<'_> {
 }
 
 /// Every chosen disk, guest side then host side, back to back.
-pub fn run(req: &GuestRequest, interrupt: &Interrupt) -> Result<report::GuestReport, Stop> {
-    let vm = read_config(&req.pve_config, req.vmid)?;
-    if let Some(lock) = &vm.lock {
-        return Err(Stop::bad_input(format!(
-            "VM {} is locked ({lock}): measure it when the {lock} is over",
-            req.vmid
-        )));
-    }
-    let disks = chosen_disks(&vm, req.vmid, req.disk.as_deref())?;
-    let binary = std::fs::read(&req.guest_probe).map_err(|e| {
-        Stop::not_measured(format!(
-            "cannot read the guest probe {}: {} (the pveprobe package installs it)",
-            req.guest_probe.display(),
-            crate::error::describe(&e)
-        ))
-    })?;
-    let (mut agent, info, os) = open_agent(req, &vm)?;
-    let fs = agent
-        .fsinfo()
-        .map_err(|e| Stop::not_measured(e.to_string()))?;
-    let pve = if req.host {
-        Some(Pve::load(&req.pve_config))
-    } else {
-        None
-    };
-    let mut report = report::GuestReport {
-        schema_version: report::SCHEMA_VERSION,
-        kind: report::KIND.into(),
-        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: jiff::Timestamp::now()
-            .round(jiff::Unit::Second)
-            .map(|t| t.to_string())
-            .unwrap_or_default(),
-        vm: VmSummary {
-            vmid: req.vmid,
-            name: vm.name.clone(),
-            ostype: vm.ostype.clone(),
-            scsihw: vm.scsi_controller().to_string(),
-            guest_os: os.pretty_name.clone(),
-            agent_version: Some(info.version.clone()),
-        },
-        disks: Vec::new(),
-        hints: Vec::new(),
-        left_behind: Vec::new(),
-        interrupted_by: None,
-    };
-    let mut ctx = Context {
-        req,
-        agent: &mut agent,
-        binary: &binary,
-        fs: &fs,
-        scsihw: vm.scsi_controller(),
-        pve: pve.as_ref(),
-        interrupt,
-    };
-    for drive in disks {
-        let result = ctx.disk(drive, &mut report.left_behind);
-        report.disks.push(result);
-        if let Some(sig) = interrupt.signal() {
-            report.interrupted_by = Some(sig);
-            break;
+impl Work for GuestRequest {
+    type Report = report::GuestReport;
+    type Error = GuestError;
+
+    fn run(&self, interrupt: &Interrupt) -> Result<report::GuestReport, GuestError> {
+        let req = self;
+        let vm = read_config(&req.pve_config, req.vmid)?;
+        if let Some(lock) = &vm.lock {
+            return Err(GuestError::Locked {
+                vmid: req.vmid,
+                lock: lock.clone(),
+            });
         }
+        let disks = chosen_disks(&vm, req.vmid, req.disk.as_deref())?;
+        let binary =
+            std::fs::read(&req.guest_probe).map_err(|source| GuestError::NoGuestProbe {
+                path: req.guest_probe.clone(),
+                source,
+            })?;
+        let (mut agent, info, os) = open_agent(req, &vm)?;
+        let fs = agent
+            .fsinfo()
+            .map_err(|e| GuestError::Agent(e.to_string()))?;
+        let pve = if req.host {
+            Some(Pve::load(&req.pve_config))
+        } else {
+            None
+        };
+        let mut report = report::GuestReport {
+            schema_version: report::SCHEMA_VERSION,
+            kind: report::KIND.into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: jiff::Timestamp::now()
+                .round(jiff::Unit::Second)
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+            vm: VmSummary {
+                vmid: req.vmid,
+                name: vm.name.clone(),
+                ostype: vm.ostype.clone(),
+                scsihw: vm.scsi_controller().to_string(),
+                guest_os: os.pretty_name.clone(),
+                agent_version: Some(info.version.clone()),
+            },
+            disks: Vec::new(),
+            hints: Vec::new(),
+            left_behind: Vec::new(),
+            interrupted_by: None,
+        };
+        let mut ctx = Context {
+            req,
+            agent: &mut agent,
+            binary: &binary,
+            fs: &fs,
+            scsihw: vm.scsi_controller(),
+            pve: pve.as_ref(),
+            interrupt,
+        };
+        for drive in disks {
+            let result = ctx.disk(drive, &mut report.left_behind);
+            report.disks.push(result);
+            if let Some(sig) = interrupt.signal() {
+                report.interrupted_by = Some(sig);
+                break;
+            }
+        }
+        report.hints = report::hints(&report);
+        Ok(report)
     }
-    report.hints = report::hints(&report);
-    Ok(report)
 }
 
 /// Room the profile needs beside its two files (the read jobs' and the
@@ -694,11 +687,7 @@ mod tests {
             ["scsi1"]
         );
         let err = chosen_disks(&vm, 1, Some("scsi9")).unwrap_err();
-        assert!(
-            err.message.contains("its disks: scsi0, scsi1"),
-            "{}",
-            err.message
-        );
+        assert!(err.to_string().contains("its disks: scsi0, scsi1"), "{err}");
         assert!(chosen_disks(&vmconf::parse("scsi0: /dev/sdb\n"), 1, None).is_err());
     }
 }

@@ -5,6 +5,8 @@
 
 use super::args::{GuestArgs, GuestSideArgs};
 use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::commands::common::work::Work;
+use crate::commands::guest::error::GuestError;
 use crate::commands::guest::report::GuestReport;
 use crate::commands::guest::{self, GuestRequest, QGA_DIR};
 use crate::error::exit::Exit;
@@ -41,7 +43,7 @@ pub fn guest(args: &GuestArgs) -> Ended {
         }),
         ..Frame::new("pveprobe guest", args.output_format, args.output.as_deref())
     })?;
-    let report = guest::run(&req, session.interrupt())?;
+    let report = Work::run(&req, session.interrupt()).map_err(|e| Stop::new(exit_of(&e), e))?;
     let exit = exit_status(&report);
     for d in &report.disks {
         for e in &d.errors {
@@ -75,5 +77,23 @@ pub fn exit_status(report: &GuestReport) -> Exit {
         Some(sig) => Exit::Signal(sig),
         None if measured && report.left_behind.is_empty() => Exit::Ok,
         None => Exit::NotMeasured,
+    }
+}
+
+/// What was asked cannot be measured on this node (2); the VM or its
+/// agent did not let it be measured (1).
+pub fn exit_of(e: &GuestError) -> Exit {
+    match e {
+        GuestError::OnOtherNode { .. }
+        | GuestError::NoVm { .. }
+        | GuestError::Locked { .. }
+        | GuestError::NoSuchDisk { .. }
+        | GuestError::NoDiskOnStorage { .. }
+        | GuestError::NoAgent { .. } => Exit::BadInput,
+        GuestError::ConfigUnreadable { .. }
+        | GuestError::NoGuestProbe { .. }
+        | GuestError::Agent(_)
+        | GuestError::AgentBlocks { .. }
+        | GuestError::NotLinux { .. } => Exit::NotMeasured,
     }
 }

@@ -16,6 +16,7 @@ use super::profile::Phase;
 use super::report::{LeftBehind, LoadReport, PhaseResult, VmRecord, WorkerFigures};
 use super::wire::{self, FromNode, NodePlan, ToNode, WorkerJob};
 use super::{Fill, LoadRequest};
+use crate::commands::common::work::Work;
 use crate::nodes::remote::{self, shell_line};
 use crate::pvevm;
 use crate::sys::conversation::{Conversation, Heard, Listened, listen};
@@ -501,35 +502,48 @@ impl Run<'_> {
     }
 }
 
-/// The whole run; what it found, and what it could not remove.
-pub fn run(req: &LoadRequest, planned: Vec<Planned>, interrupt: &Interrupt) -> LoadReport {
-    let (tx, rx) = mpsc::channel();
-    let mut run = start(req, planned, &tx);
-    let (phases, target) = if run.deploy_and_fill(&rx, interrupt) {
-        run.phases(&rx, interrupt)
-    } else {
-        (Vec::new(), None)
-    };
-    // Every way out: every agent removes its workers.
-    let left_behind = run.clean_up(&rx);
-    LoadReport {
-        schema_version: super::report::SCHEMA_VERSION,
-        kind: super::report::KIND.into(),
-        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: req.timestamp.clone(),
-        storage: req.storage.clone(),
-        profile: req.profile,
-        disks_per_vm: req.disks_per_vm,
-        disk_bytes: req.disk_bytes,
-        fill: req.fill.name().into(),
-        existing: req.existing.is_some(),
-        settings: req.settings.clone(),
-        vms: run.vms,
-        phases,
-        target,
-        one_at_a_time: Vec::new(),
-        left_behind,
-        problems: run.problems,
-        interrupted_by: interrupt.signal(),
+/// A run planned and agreed to: the request and each node's workers.
+pub struct LoadRun<'a> {
+    pub req: &'a LoadRequest,
+    pub planned: Vec<Planned>,
+}
+
+/// The whole run; what it found, and what it could not remove. What
+/// fails is in the report: a worker's error, a VM left behind.
+impl Work for LoadRun<'_> {
+    type Report = LoadReport;
+    type Error = std::convert::Infallible;
+
+    fn run(&self, interrupt: &Interrupt) -> Result<LoadReport, Self::Error> {
+        let req = self.req;
+        let (tx, rx) = mpsc::channel();
+        let mut run = start(req, self.planned.clone(), &tx);
+        let (phases, target) = if run.deploy_and_fill(&rx, interrupt) {
+            run.phases(&rx, interrupt)
+        } else {
+            (Vec::new(), None)
+        };
+        // Every way out: every agent removes its workers.
+        let left_behind = run.clean_up(&rx);
+        Ok(LoadReport {
+            schema_version: super::report::SCHEMA_VERSION,
+            kind: super::report::KIND.into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: req.timestamp.clone(),
+            storage: req.storage.clone(),
+            profile: req.profile,
+            disks_per_vm: req.disks_per_vm,
+            disk_bytes: req.disk_bytes,
+            fill: req.fill.name().into(),
+            existing: req.existing.is_some(),
+            settings: req.settings.clone(),
+            vms: run.vms,
+            phases,
+            target,
+            one_at_a_time: Vec::new(),
+            left_behind,
+            problems: run.problems,
+            interrupted_by: interrupt.signal(),
+        })
     }
 }

@@ -17,6 +17,7 @@ use super::report::LoadReport;
 use super::{Fill, LoadRequest};
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::pvevm::VmSettings;
@@ -244,7 +245,7 @@ pub fn load(args: &LoadArgs) -> Ended {
             "interrupted; nothing was made",
         ));
     }
-    let mut report = coordinator::run(&req, planned, interrupt);
+    let Ok(mut report) = Work::run(&coordinator::LoadRun { req: &req, planned }, interrupt);
     report.one_at_a_time = super::baseline::compare(&report, &baseline);
     for l in &report.left_behind {
         eprintln!(

@@ -19,16 +19,13 @@ pub mod serve;
 mod sockopt;
 pub mod wire;
 
-use std::io::IsTerminal;
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-
-use crate::error::exit::Exit;
-use crate::error::{Ended, Stop};
+use crate::commands::common::work::Work;
 use crate::nodes::Reach;
 use crate::output::Format;
+use crate::sys::interrupt::Interrupt;
 use report::NetReport;
+use std::io::IsTerminal;
+use std::path::Path;
 
 /// What `--net` measures and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,14 +131,6 @@ fn chosen(
     Ok(chosen)
 }
 
-/// A usage error (exit status 2), but for a result that cannot be written.
-pub fn stop(why: NetError) -> Stop {
-    match why {
-        NetError::Output(_) => Stop::not_measured(why),
-        _ => Stop::bad_input(why),
-    }
-}
-
 /// Checks `req` and plans the run: `pveprobe cluster --net` and
 /// `pveprobe net NODE...`.
 pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
@@ -197,9 +186,15 @@ impl NetPlan<'_> {
             self.corosync.as_ref(),
         )
     }
+}
 
-    /// Measures every pair on every link.
-    pub fn run(self) -> Result<NetReport, NetError> {
+/// Measures every pair on every link. The probes and responders on the
+/// nodes run under ssh in pveprobe's process group and end with it.
+impl Work for NetPlan<'_> {
+    type Report = NetReport;
+    type Error = NetError;
+
+    fn run(&self, _interrupt: &Interrupt) -> Result<NetReport, NetError> {
         let (req, opts, corosync) = (self.req, self.req.opts, self.corosync.as_ref());
         let mut notes = Vec::new();
         if corosync.is_none() {
@@ -266,7 +261,7 @@ impl NetPlan<'_> {
                 .clone()
                 .or_else(|| corosync.and_then(|c| c.cluster_name.clone())),
             settings: pairs::settings(opts, req.parallel),
-            links: self.link_defs,
+            links: self.link_defs.clone(),
             nodes: net_nodes,
             pairs,
             hints,
@@ -331,59 +326,4 @@ fn dry_run(
         opts.net_count, opts.net_rate
     );
     out
-}
-
-/// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
-/// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
-/// line, then its counts.
-pub fn serve_main(opts: &serve::ServeOptions) -> Ended {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
-    }
-    serve::stop_on_stdin_eof(Arc::clone(&stop));
-    let ready = |r: &serve::Ready| {
-        println!("{}", r.line());
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-    };
-    match serve::serve(opts, &stop, ready) {
-        Ok(stats) => {
-            println!(
-                "{} {}",
-                serve::DONE_PREFIX,
-                serde_json::to_string(&stats).expect("plain data")
-            );
-            Ok(Exit::Ok)
-        }
-        Err(e) => Err(Stop::not_measured(format!("net-serve: {e}"))),
-    }
-}
-
-/// `pveprobe net-probe`: measures and prints the result as JSON.
-pub fn probe_main(opts: &probe::ProbeOptions) -> Exit {
-    let result = probe::probe(opts);
-    println!("{}", serde_json::to_string(&result).expect("plain data"));
-    if result.errors.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::NotMeasured
-    }
-}
-
-/// `pveprobe net-info`: this node's interfaces and knet statistics.
-pub fn info_main() -> Ended {
-    match facts::facts() {
-        Ok(f) => {
-            println!("{}", serde_json::to_string(&f).expect("plain data"));
-            Ok(Exit::Ok)
-        }
-        Err(e) => Err(Stop::not_measured(format!(
-            "net-info: cannot list the interfaces: {}",
-            crate::error::describe(&e)
-        ))),
-    }
 }

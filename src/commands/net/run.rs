@@ -3,17 +3,21 @@
 //! session.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use super::args::{NetArgs, NetProbeArgs, NetServeArgs};
 use super::report::NetReport;
-use super::{NetRequest, Options};
+use super::{NetError, NetRequest, Options};
 use crate::commands::common::net_args::NetOptions;
 use crate::commands::common::reach_args::ReachArgs;
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, Session};
-use crate::error::Ended;
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
+use crate::error::{Ended, Stop};
 use crate::output::Format;
+use crate::sys::interrupt::Interrupt;
 
 /// The network options as plain data.
 fn options(args: &NetOptions) -> Options {
@@ -32,12 +36,12 @@ fn options(args: &NetOptions) -> Options {
 /// A network run in its session: the format checked first, then the plan.
 fn net_run(frame: Frame, req: &NetRequest, dry_run: bool) -> Ended {
     let session = Session::start::<NetReport>(frame)?;
-    let plan = super::plan(req).map_err(super::stop)?;
+    let plan = super::plan(req).map_err(stop)?;
     if dry_run {
         print!("{}", plan.dry_run());
         return Ok(Exit::Ok);
     }
-    let report = plan.run().map_err(super::stop)?;
+    let report = Work::run(&plan, &Interrupt::default()).map_err(stop)?;
     let exit = exit_status(&report);
     session.finish(&report, exit)
 }
@@ -85,7 +89,7 @@ pub fn across_cluster(asked: &AcrossCluster) -> Ended {
 
 /// `pveprobe net-serve` (hidden): the far end of a network measurement.
 pub fn net_serve(args: &NetServeArgs) -> Ended {
-    super::serve_main(&super::serve::ServeOptions {
+    serve_main(&super::serve::ServeOptions {
         bind: args.bind,
         port: args.port,
         peer: args.peer,
@@ -94,9 +98,39 @@ pub fn net_serve(args: &NetServeArgs) -> Ended {
     })
 }
 
-/// `pveprobe net-probe` (hidden): the measuring end.
+/// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
+/// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
+/// line, then its counts.
+fn serve_main(opts: &super::serve::ServeOptions) -> Ended {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    super::serve::stop_on_stdin_eof(Arc::clone(&stop));
+    let ready = |r: &super::serve::Ready| {
+        println!("{}", r.line());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    };
+    match super::serve::serve(opts, &stop, ready) {
+        Ok(stats) => {
+            println!(
+                "{} {}",
+                super::serve::DONE_PREFIX,
+                serde_json::to_string(&stats).expect("plain data")
+            );
+            Ok(Exit::Ok)
+        }
+        Err(e) => Err(Stop::not_measured(format!("net-serve: {e}"))),
+    }
+}
+
+/// `pveprobe net-probe` (hidden): the measuring end; the result as JSON.
 pub fn net_probe(args: &NetProbeArgs) -> Ended {
-    Ok(super::probe_main(&super::probe::ProbeOptions {
+    let result = super::probe::probe(&super::probe::ProbeOptions {
         from: args.from,
         to: args.to,
         count: args.count,
@@ -105,12 +139,35 @@ pub fn net_probe(args: &NetProbeArgs) -> Ended {
         throughput: args
             .throughput_seconds
             .map(|s| (std::time::Duration::from_secs(u64::from(s)), args.streams)),
-    }))
+    });
+    println!("{}", serde_json::to_string(&result).expect("plain data"));
+    Ok(if result.errors.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::NotMeasured
+    })
 }
 
 /// `pveprobe net-info` (hidden): this node's interfaces and knet statistics.
 pub fn net_info() -> Ended {
-    super::info_main()
+    match super::facts::facts() {
+        Ok(f) => {
+            println!("{}", serde_json::to_string(&f).expect("plain data"));
+            Ok(Exit::Ok)
+        }
+        Err(e) => Err(Stop::not_measured(format!(
+            "net-info: cannot list the interfaces: {}",
+            crate::error::describe(&e)
+        ))),
+    }
+}
+
+/// A usage error (exit status 2), but for a result that cannot be written.
+fn stop(why: NetError) -> Stop {
+    match why {
+        NetError::Output(_) => Stop::not_measured(why),
+        _ => Stop::bad_input(why),
+    }
 }
 
 /// 0: every pair of every link measured; 1: some not; 4: a node did

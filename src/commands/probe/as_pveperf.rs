@@ -15,15 +15,16 @@
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::commands::Opts;
 use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::commands::common::work::Work;
 use crate::commands::probe::report::{ProbeReport, text};
-use crate::commands::probe::schedule::{self, Event};
+use crate::commands::probe::schedule::{Event, ProbeRun};
 use crate::error::exit::Exit;
+use crate::error::{Ended, Stop};
 use crate::figure::Figure;
 use crate::measure::plan::Test;
 use crate::model::PVEPERF_WINDOW;
@@ -33,9 +34,6 @@ use crate::model::dns::Schedule;
 pub const NAME: &str = "pveperf";
 
 const USAGE: &str = "usage: pveperf [PATH]";
-
-/// pveperf's `exit(-1)`.
-const EXIT_USAGE: u8 = 255;
 
 /// True when `argv0`'s last component is `pveperf`.
 pub fn invoked_as_pveperf(argv0: &OsStr) -> bool {
@@ -73,10 +71,9 @@ fn pveperf_line(report: &ProbeReport, line: Figure) -> Option<String> {
 }
 
 /// Runs as pveperf with `args` (argv without argv\[0\]).
-pub fn main(args: Vec<OsString>) -> ExitCode {
+pub fn main(args: Vec<OsString>) -> Ended {
     let Some(path) = path_from(args) else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(EXIT_USAGE);
+        return Err(Stop::new(Exit::PveperfUsage, USAGE));
     };
     // pveprobe's defaults, then pveperf's choices. PATH is not checked
     // first: pveperf prints what it can for a missing PATH and exits 0.
@@ -103,13 +100,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     });
     let session = match session {
         Ok(session) => session,
-        Err(stop) if matches!(stop.exit, Exit::Signal(_)) => return stop.exit.into(),
-        Err(stop) => {
-            eprintln!("{NAME}: {stop}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(stop) if matches!(stop.exit, Exit::Signal(_)) => return Err(Stop::new(stop.exit, "")),
+        Err(stop) => return Err(Stop::new(Exit::PveperfUsage, stop)),
     };
-    let mut sink = |report: &ProbeReport, event: Event| match event {
+    let each = |report: &ProbeReport, event: Event| match event {
         Event::Figure(line) => {
             if let Some(text) = pveperf_line(report, line) {
                 let mut out = std::io::stdout().lock();
@@ -123,16 +117,18 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Event::Begin { .. } => {}
         Event::Note(note) => eprintln!("{NAME}: {note}"),
     };
-    let report = schedule::run(&config, session.interrupt(), &mut sink);
+    let Ok(report) = Work::run(
+        &ProbeRun {
+            config: &config,
+            each: &each,
+        },
+        session.interrupt(),
+    );
 
-    if let Some(sig) = report.interrupted_by {
-        let name = nix::sys::signal::Signal::try_from(sig)
-            .map(|s| s.as_str())
-            .unwrap_or("signal");
-        eprintln!("{NAME}: interrupted by {name}; {}", report.cleanup());
-        return Exit::Signal(sig).into();
-    }
-    ExitCode::SUCCESS
+    report
+        .interrupted()
+        .map_err(|i| Stop::new(Exit::Signal(i.signal), i))?;
+    Ok(Exit::Ok)
 }
 
 #[cfg(test)]

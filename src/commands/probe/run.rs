@@ -3,17 +3,19 @@
 //! printed as they are measured, the result written in its session and
 //! compared with `--baseline`.
 
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use super::args::ProbeArgs;
 use super::report::{ProbeDocument, ProbeReport, text};
-use super::schedule::{self, Event, ProbeConfig};
+use super::schedule::{Event, ProbeConfig, ProbeRun};
 use super::storage::{self, AllStorages, StorageRequest};
 use crate::commands::common::measure_args::{CpuThreadsArg, VOLUME_SIZE, WRITE_SIZE};
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, LockAs, Session};
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, PathError, Stop};
 use crate::measure::plan::{SUSTAINED_BYTES, SUSTAINED_SECS, Test};
@@ -107,16 +109,16 @@ fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -
     let is_text = args.output_format == OutputFormat::Text;
     let to_stdout = lines_to_stdout(args);
     let sparkline = to_stdout && std::io::stdout().is_terminal();
-    let mut progress = Progress::new(is_text && std::io::stderr().is_terminal());
-    let mut sink = |report: &ProbeReport, event: Event| match event {
+    let progress = RefCell::new(Progress::new(is_text && std::io::stderr().is_terminal()));
+    let each = |report: &ProbeReport, event: Event| match event {
         Event::Begin {
             line,
             run,
             runs,
             window,
-        } => progress.begin(line, run, runs, window),
+        } => progress.borrow_mut().begin(line, run, runs, window),
         Event::Figure(figure) => {
-            progress.finish();
+            progress.borrow_mut().finish();
             if to_stdout && let Some(text) = text::line(report, figure) {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
@@ -138,17 +140,24 @@ fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -
                 let _ = out.flush();
             }
             if let Some(why) = text::diagnostic(report, figure) {
-                progress.eprintln(&format!("pveprobe: {why}"));
+                progress.borrow().eprintln(&format!("pveprobe: {why}"));
             }
         }
-        Event::Note(note) => progress.eprintln(&format!("pveprobe: {note}")),
+        Event::Note(note) => progress.borrow().eprintln(&format!("pveprobe: {note}")),
     };
-    schedule::run(config, interrupt, &mut sink)
+    let Ok(report) = Work::run(
+        &ProbeRun {
+            config,
+            each: &each,
+        },
+        interrupt,
+    );
+    report
 }
 
 /// Writes a finished run's result and compares it with the baseline.
 fn finish(args: &ProbeArgs, report: &ProbeReport, prep: Prepared) -> Ended {
-    report.stop_if_interrupted()?;
+    report.interrupted().map_err(interrupted_stop)?;
     let document = ProbeDocument {
         verbose: args.verbose,
         lines_printed: lines_to_stdout(args),
@@ -307,7 +316,7 @@ impl storage::ProbeRunner for Lines<'_> {
 /// `--storage ID|all`.
 fn on_storage(args: &ProbeArgs, readers: &Readers, which: &str) -> Ended {
     let req = storage_request(args, which);
-    let plan = storage::plan(&req)?;
+    let plan = storage::plan(&req).map_err(storage_stop)?;
     let prep = prepare(
         args,
         readers,
@@ -316,14 +325,30 @@ fn on_storage(args: &ProbeArgs, readers: &Readers, which: &str) -> Ended {
     )?;
     let mut lines = Lines { args, prep: &prep };
     if which != "all" {
-        let mut report = plan.probe_one(&req, &mut lines)?;
+        let mut report = plan.probe_one(&req, &mut lines).map_err(storage_stop)?;
         report.waited_for_probe = prep.waited();
         return finish(args, &report, prep);
     }
-    let mut all = plan.probe_all(&req, &mut lines)?;
+    let mut all = plan.probe_all(&req, &mut lines).map_err(storage_stop)?;
     all.lines_printed = lines_to_stdout(args);
     let exit = all_exit_status(&all);
     prep.session.finish::<AllStorages>(&all, exit)
+}
+
+/// A run cut short ends with its signal's status, after its cleanup.
+fn interrupted_stop(i: super::report::Interrupted) -> Stop {
+    Stop::new(Exit::Signal(i.signal), i)
+}
+
+/// `--storage`'s end when it measured nothing: a storage that cannot be
+/// measured or named wrong is bad input (2), one that failed is 1.
+fn storage_stop(e: storage::StorageError) -> Stop {
+    use storage::StorageError as E;
+    match e {
+        E::Interrupted(i) => interrupted_stop(i),
+        E::Failed(_) => Stop::not_measured(e),
+        E::Config(_) | E::NoSuch { .. } | E::NotMeasurable(_) => Stop::bad_input(e),
+    }
 }
 
 /// A run's status: the signal that cut it short; else 1 when a line that

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 pub use real::{DnsQuery, Measure, Real, Space, WriteTarget};
 
+use crate::commands::common::work::Work;
 use crate::commands::probe::report::{Outcome, ProbeReport};
 use crate::error::ProbeError;
 use crate::figure::Figure;
@@ -382,17 +383,26 @@ impl Runner<'_> {
     }
 }
 
-/// Runs every requested test on this host. `sink` hears of each line as
-/// soon as it is known, so text can be printed as pveperf prints it, line
-/// by line.
-pub fn run(
-    config: &ProbeConfig,
-    interrupt: &Interrupt,
-    sink: &mut dyn FnMut(&ProbeReport, Event),
-) -> ProbeReport {
-    let mut real = Real::new(&config.host, interrupt);
-    real.disk_health = config.disk_health;
-    run_with(config, &mut real, sink)
+/// A probe run: its configuration, and who hears of each line as soon
+/// as it is known (so text is printed as pveperf prints it, line by line).
+pub struct ProbeRun<'a> {
+    pub config: &'a ProbeConfig,
+    pub each: &'a dyn Fn(&ProbeReport, Event),
+}
+
+/// Runs every requested test on this host. What fails, and a signal that
+/// cut the run short, are in the report.
+impl Work for ProbeRun<'_> {
+    type Report = ProbeReport;
+    type Error = std::convert::Infallible;
+
+    fn run(&self, interrupt: &Interrupt) -> Result<ProbeReport, Self::Error> {
+        let mut real = Real::new(&self.config.host, interrupt);
+        real.disk_health = self.config.disk_health;
+        Ok(run_with(self.config, &mut real, &mut |r, e| {
+            (self.each)(r, e)
+        }))
+    }
 }
 
 /// Runs every requested test through `measure`.

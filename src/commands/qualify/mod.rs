@@ -20,8 +20,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::error::exit::Exit;
-use crate::error::{ProbeError, Stop};
+use crate::commands::common::work::Work;
+use crate::error::ProbeError;
 use crate::figure::Figure;
 use crate::model::filesystem::FsInfo;
 use crate::model::qualify::{DiskTest, QualifyMeasured, SYNC_JOBS};
@@ -142,8 +142,44 @@ fn plan(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> String 
     out
 }
 
+/// Why a disk was not written to, or its tests ended early. Every
+/// refusal comes before the first write ([`run::exit_of`]: status 2); an
+/// interrupt after the writes began says what became of the device.
+#[derive(Debug, thiserror::Error)]
+pub enum QualifyError {
+    #[error(transparent)]
+    Target(#[from] target::TargetError),
+    #[error("{}", refusal(device, findings))]
+    InUse {
+        device: String,
+        findings: Vec<crate::model::qualify::Finding>,
+    },
+    #[error(
+        "--destroy-data-on {typed:?} is not /dev/{device}'s identity ({what}); nothing was written\n{disk}"
+    )]
+    NotItsIdentity {
+        typed: String,
+        device: String,
+        what: &'static str,
+        disk: String,
+    },
+    #[error(
+        "refusing to write to /dev/{device} without --destroy-data-on (no terminal to ask on); `pveprobe qualify --dry-run {}` shows the disk and its identity; nothing was written",
+        path.display()
+    )]
+    NoTerminal { device: String, path: PathBuf },
+    #[error("that is not /dev/{device}'s identity; nothing was written")]
+    NotConfirmed { device: String },
+    #[error("interrupted by signal {signal}: the writes stopped; {afterwards}")]
+    Interrupted { signal: i32, afterwards: String },
+}
+
 /// Asks for the disk's identity; `Err` refuses (exit 2).
-fn confirm(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> Result<(), Stop> {
+fn confirm(
+    args: &QualifyRequest,
+    t: &Target,
+    checked: &checks::Checked,
+) -> Result<(), QualifyError> {
     let d = &t.device;
     let what = if d.serial.is_some() {
         "its serial number"
@@ -156,19 +192,19 @@ fn confirm(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> Resu
         return if d.confirmed_by(typed) {
             Ok(())
         } else {
-            Err(Stop::bad_input(format!(
-                "--destroy-data-on {typed:?} is not /dev/{}'s identity ({what}); nothing was written\n{}",
-                d.name,
-                describe(t)
-            )))
+            Err(QualifyError::NotItsIdentity {
+                typed: typed.clone(),
+                device: d.name.clone(),
+                what,
+                disk: describe(t),
+            })
         };
     }
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return Err(Stop::bad_input(format!(
-            "refusing to write to /dev/{} without --destroy-data-on (no terminal to ask on); `pveprobe qualify --dry-run {}` shows the disk and its identity; nothing was written",
-            d.name,
-            args.device.display()
-        )));
+        return Err(QualifyError::NoTerminal {
+            device: d.name.clone(),
+            path: args.device.clone(),
+        });
     }
     eprint!(
         "{}THIS DESTROYS EVERYTHING ON /dev/{}.\nType {what} to go on: ",
@@ -181,23 +217,21 @@ fn confirm(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> Resu
     if d.confirmed_by(&line) {
         Ok(())
     } else {
-        Err(Stop::bad_input(format!(
-            "that is not /dev/{}'s identity; nothing was written",
-            d.name
-        )))
+        Err(QualifyError::NotConfirmed {
+            device: d.name.clone(),
+        })
     }
 }
 
-fn refuse(t: &Target, findings: &[crate::model::qualify::Finding]) -> Stop {
-    let mut message = format!(
-        "refusing to write to /dev/{}: it is in use, or could not be shown free:",
-        t.device.name
-    );
+/// A device in use, and what was found using it.
+fn refusal(device: &str, findings: &[crate::model::qualify::Finding]) -> String {
+    let mut message =
+        format!("refusing to write to /dev/{device}: it is in use, or could not be shown free:");
     for f in findings {
         message.push_str(&format!("\n  {}: {}", f.device, f.what));
     }
     message.push_str("\nnothing was written");
-    Stop::bad_input(message)
+    message
 }
 
 /// The figures' projections in print order, with the placement and verdicts.
@@ -304,8 +338,9 @@ fn run_tests(
 }
 
 /// A device checked free, held O_EXCL, its identity confirmed: ready to
-/// be written.
-pub struct Confirmed {
+/// be written. It is the request of qualify's [`Work`].
+pub struct Confirmed<'a> {
+    req: &'a QualifyRequest,
     host: Host,
     target: Target,
     checked: checks::Checked,
@@ -314,12 +349,12 @@ pub struct Confirmed {
 
 /// Resolves and checks the device, holds it, and asks for its identity;
 /// `None` after a dry run (its plan printed). Nothing is written here.
-pub fn prepare(args: &QualifyRequest) -> Result<Option<Confirmed>, Stop> {
+pub fn prepare(args: &QualifyRequest) -> Result<Option<Confirmed<'_>>, QualifyError> {
     let host = args
         .sysroot
         .as_ref()
         .map_or_else(Host::real, Host::with_root);
-    let t = target::resolve(&host, &args.device).map_err(Stop::bad_input)?;
+    let t = target::resolve(&host, &args.device)?;
     let mut checked = checks::check(&host, &t, &checks::RealTools, &args.pve_config);
     // Held from here to the end: the kernel refuses mounts and other
     // exclusive openers meanwhile.
@@ -334,7 +369,10 @@ pub fn prepare(args: &QualifyRequest) -> Result<Option<Confirmed>, Stop> {
         }
     };
     if !checked.findings.is_empty() {
-        return Err(refuse(&t, &checked.findings));
+        return Err(QualifyError::InUse {
+            device: t.device.name.clone(),
+            findings: checked.findings,
+        });
     }
     let held = held.expect("held when nothing was found");
     checked
@@ -347,6 +385,7 @@ pub fn prepare(args: &QualifyRequest) -> Result<Option<Confirmed>, Stop> {
     }
     confirm(args, &t, &checked)?;
     Ok(Some(Confirmed {
+        req: args,
         host,
         target: t,
         checked,
@@ -367,62 +406,61 @@ fn afterwards(args: &QualifyRequest, t: &Target, held: &Held, written: u64) -> S
 }
 
 /// Runs the tests on a ready device, discards it and judges the disk:
-/// the report, and the error that stopped the tests early. An interrupt
-/// is a [`Stop`] with its signal (the device discarded first).
-pub fn run(
-    args: &QualifyRequest,
-    ready: Confirmed,
-    interrupt: &Interrupt,
-) -> Result<(QualifyReport, Option<ProbeError>), Stop> {
-    let Confirmed {
-        host,
-        target: t,
-        checked,
-        held,
-    } = ready;
-    let tally = Tally::default();
-    let started = jiff::Timestamp::now().round(jiff::Unit::Second).ok();
-    let (measured, failure) = run_tests(args, &t, &held, interrupt, &tally);
-    let mut written = tally.written();
-    written.afterwards = afterwards(args, &t, &held, written.bytes);
-    drop(held);
-    let signal = match &failure {
-        Some(ProbeError::Interrupted(sig)) => Some(*sig),
-        _ => interrupt.signal(),
-    };
-    let mut report = QualifyReport {
-        kind: report::KIND.into(),
-        schema_version: report::SCHEMA_VERSION,
-        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: started.map(|t| t.to_string()).unwrap_or_default(),
-        hostname: host
-            .read_value(crate::sys::host::PROC_HOSTNAME)
-            .filter(|h| !h.is_empty()),
-        device: t.device.clone(),
-        settings: QualifySettings {
-            seconds: args.seconds,
-            sustained_s: args.sustained,
-            discard: discard_plan(args, &t).is_ok(),
-        },
-        checked: checked.looked_at.clone(),
-        written,
-        interrupted_by_signal: signal,
-        sustained_seconds: measured.sustained.as_ref().map(|s| s.series()),
-        ..QualifyReport::default()
-    };
-    judged(&measured, &mut report);
-    eprintln!(
-        "pveprobe: {}",
-        report::written_words(&report.device, &report.written)
-    );
-    if let Some(sig) = signal {
-        return Err(Stop::new(
-            Exit::Signal(sig),
-            format!(
-                "interrupted by signal {sig}: the writes stopped; {}",
-                report.written.afterwards
-            ),
-        ));
+/// the report, with the error that stopped the tests early. An interrupt
+/// is [`QualifyError::Interrupted`] (the device discarded first).
+impl Work for Confirmed<'_> {
+    type Report = QualifyReport;
+    type Error = QualifyError;
+
+    fn run(&self, interrupt: &Interrupt) -> Result<QualifyReport, QualifyError> {
+        let Confirmed {
+            req: args,
+            host,
+            target: t,
+            checked,
+            held,
+        } = self;
+        let tally = Tally::default();
+        let started = jiff::Timestamp::now().round(jiff::Unit::Second).ok();
+        let (measured, failure) = run_tests(args, t, held, interrupt, &tally);
+        let mut written = tally.written();
+        written.afterwards = afterwards(args, t, held, written.bytes);
+        let signal = match &failure {
+            Some(ProbeError::Interrupted(sig)) => Some(*sig),
+            _ => interrupt.signal(),
+        };
+        let mut report = QualifyReport {
+            kind: report::KIND.into(),
+            schema_version: report::SCHEMA_VERSION,
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: started.map(|t| t.to_string()).unwrap_or_default(),
+            hostname: host
+                .read_value(crate::sys::host::PROC_HOSTNAME)
+                .filter(|h| !h.is_empty()),
+            device: t.device.clone(),
+            settings: QualifySettings {
+                seconds: args.seconds,
+                sustained_s: args.sustained,
+                discard: discard_plan(args, t).is_ok(),
+            },
+            checked: checked.looked_at.clone(),
+            written,
+            interrupted_by_signal: signal,
+            sustained_seconds: measured.sustained.as_ref().map(|s| s.series()),
+            stopped_early: failure.map(|e| e.to_string()),
+            ..QualifyReport::default()
+        };
+        judged(&measured, &mut report);
+        eprintln!(
+            "pveprobe: {}",
+            report::written_words(&report.device, &report.written)
+        );
+        if let Some(signal) = signal {
+            return Err(QualifyError::Interrupted {
+                signal,
+                afterwards: report.written.afterwards,
+            });
+        }
+        Ok(report)
     }
-    Ok((report, failure))
 }

@@ -55,6 +55,9 @@ pub struct QualifyReport {
     /// DISK SUSTAINED WRITE's MiB/s each second, for `--plot`.
     #[serde(skip)]
     pub sustained_seconds: Option<Vec<f64>>,
+    /// The error that stopped the tests early, if one did.
+    #[serde(skip)]
+    pub stopped_early: Option<String>,
 }
 
 impl crate::results::Stored for QualifyReport {

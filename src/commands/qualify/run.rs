@@ -4,8 +4,9 @@
 
 use super::args::QualifyArgs;
 use crate::commands::common::session::{Frame, LockAs, Session, also_failed};
+use crate::commands::common::work::Work;
 use crate::commands::qualify::report::QualifyReport;
-use crate::commands::qualify::{self, QualifyRequest};
+use crate::commands::qualify::{self, QualifyError, QualifyRequest};
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output;
@@ -31,7 +32,7 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
         sysroot: args.sysroot.clone(),
         pve_config: args.pve_config.clone(),
     };
-    let Some(ready) = qualify::prepare(&req)? else {
+    let Some(ready) = qualify::prepare(&req).map_err(|e| Stop::new(exit_of(&e), e))? else {
         return Ok(Exit::Ok);
     };
     let session = Session::start::<QualifyReport>(Frame {
@@ -45,20 +46,23 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
         }),
         ..Frame::new(COMMAND, args.output_format, args.output.as_deref())
     })?;
-    let (report, failure) = qualify::run(&req, ready, session.interrupt())?;
-    let exit = exit_status(&report);
-    let ended = session.finish(&report, exit);
-    match failure {
+    let report = Work::run(&ready, session.interrupt()).map_err(|e| Stop::new(exit_of(&e), e))?;
+    let ended = session.finish(&report, Exit::Ok);
+    match &report.stopped_early {
         Some(e) => also_failed(ended, format!("{e}; the tests stopped there")),
         None => ended,
     }
 }
 
-/// An interrupted qualification ends before its document is written
-/// (see `qualify::run`); one that is written measured what it could.
-pub fn exit_status(report: &QualifyReport) -> Exit {
-    match report.interrupted_by_signal {
-        Some(sig) => crate::error::exit::Exit::Signal(sig),
-        None => crate::error::exit::Exit::Ok,
+/// Every refusal comes before a write (2); an interrupt ends with its
+/// signal, after the device was discarded.
+pub fn exit_of(e: &QualifyError) -> Exit {
+    match e {
+        QualifyError::Interrupted { signal, .. } => Exit::Signal(*signal),
+        QualifyError::Target(_)
+        | QualifyError::InUse { .. }
+        | QualifyError::NotItsIdentity { .. }
+        | QualifyError::NoTerminal { .. }
+        | QualifyError::NotConfirmed { .. } => Exit::BadInput,
     }
 }

@@ -5,11 +5,12 @@
 pub mod args;
 pub mod run;
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use crate::error::Stop;
+use crate::commands::common::work::Work;
 use crate::output::Format;
 use crate::pvestorage::{Approach, Pve, PveStorage};
+use crate::sys::interrupt::Interrupt;
 
 /// What `pveprobe storages` says about a storage: how it would be
 /// measured, or why not.
@@ -116,28 +117,43 @@ impl crate::output::Document for StorageList {
     }
 }
 
+/// `pveprobe storages`: where the node's config is.
+pub struct StoragesRequest {
+    pub pve_config: PathBuf,
+}
+
+/// Why there is no list: the node's storage.cfg could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoStorageCfg(pub String);
+
 /// `pveprobe storages`: this node's storages, read from `pve_config`.
-pub fn list(pve_config: &Path) -> Result<StorageList, Stop> {
-    let pve = Pve::load(pve_config).map_err(Stop::bad_input)?;
-    if let Err(why) = &pve.status {
-        eprintln!("pveprobe: {why}; active and free space are unknown");
+impl Work for StoragesRequest {
+    type Report = StorageList;
+    type Error = NoStorageCfg;
+
+    fn run(&self, _interrupt: &Interrupt) -> Result<StorageList, NoStorageCfg> {
+        let pve = Pve::load(&self.pve_config).map_err(NoStorageCfg)?;
+        if let Err(why) = &pve.status {
+            eprintln!("pveprobe: {why}; active and free space are unknown");
+        }
+        let status_error = pve.status.as_ref().err().map(String::as_str);
+        let listed: Vec<Listed> = pve
+            .storages()
+            .iter()
+            .map(|s| Listed {
+                id: s.id().into(),
+                kind: s.kind().into(),
+                enabled: s.enabled(),
+                on_this_node: s.on_this_node(),
+                active: s.active(),
+                shared: s.shared(),
+                content: s.content(),
+                available_bytes: s.available_bytes(),
+                measured: s.unavailable().is_none() && !matches!(s.approach(), Approach::Skip(_)),
+                plan: plan_words(s, status_error),
+            })
+            .collect();
+        Ok(StorageList(listed))
     }
-    let status_error = pve.status.as_ref().err().map(String::as_str);
-    let listed: Vec<Listed> = pve
-        .storages()
-        .iter()
-        .map(|s| Listed {
-            id: s.id().into(),
-            kind: s.kind().into(),
-            enabled: s.enabled(),
-            on_this_node: s.on_this_node(),
-            active: s.active(),
-            shared: s.shared(),
-            content: s.content(),
-            available_bytes: s.available_bytes(),
-            measured: s.unavailable().is_none() && !matches!(s.approach(), Approach::Skip(_)),
-            plan: plan_words(s, status_error),
-        })
-        .collect();
-    Ok(StorageList(listed))
 }

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use pveprobe_parse::iostat::DiskStat;
 
+use crate::commands::common::work::Work;
 use crate::sys::interrupt::Interrupt;
 use read::{Counters, Sources};
 use sample::{GuestIo, LastRead, OwnCost, TopSample};
@@ -218,37 +219,52 @@ impl<'a> Sampler<'a> {
     }
 }
 
-/// Samples until `count` intervals, `seconds`, a signal or `stop()`;
-/// each interval given to `emit` as it ends. The intervals made.
-pub fn run(
-    req: &TopRequest,
-    interrupt: &Interrupt,
-    stop: &dyn Fn() -> bool,
-    emit: &mut dyn FnMut(&TopSample) -> Result<(), String>,
-) -> Result<u64, String> {
-    let mut sampler = Sampler::new(req);
-    let started = Instant::now();
-    let mut prev = sampler.read();
-    let mut made = 0;
-    loop {
-        let due = prev.at + req.interval;
-        while Instant::now() < due {
-            if interrupt.signal().is_some() || stop() {
+/// A live view's run: the request, when the viewer quits, and where each
+/// interval goes as it ends (written, kept for `--plot`).
+pub struct TopRun<'a> {
+    pub req: &'a TopRequest,
+    pub quit: &'a dyn Fn() -> bool,
+    pub each: &'a dyn Fn(&TopSample) -> Result<(), TopError>,
+}
+
+/// An interval that could not be written (or recorded).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TopError(pub String);
+
+/// Samples until `count` intervals, `seconds`, a signal or `quit()`;
+/// each interval given to `each` as it ends, one at a time. The
+/// intervals made.
+impl Work for TopRun<'_> {
+    type Report = u64;
+    type Error = TopError;
+
+    fn run(&self, interrupt: &Interrupt) -> Result<u64, TopError> {
+        let (req, stop, emit) = (self.req, self.quit, self.each);
+        let mut sampler = Sampler::new(req);
+        let started = Instant::now();
+        let mut prev = sampler.read();
+        let mut made = 0;
+        loop {
+            let due = prev.at + req.interval;
+            while Instant::now() < due {
+                if interrupt.signal().is_some() || stop() {
+                    return Ok(made);
+                }
+                std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
+            }
+            let now = sampler.read();
+            let s = sampler.sample(&prev, &now);
+            emit(&s)?;
+            made += 1;
+            prev = now;
+            if req.count.is_some_and(|c| made >= c)
+                || req
+                    .seconds
+                    .is_some_and(|d| started.elapsed() + req.interval / 2 >= d)
+            {
                 return Ok(made);
             }
-            std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
-        }
-        let now = sampler.read();
-        let s = sampler.sample(&prev, &now);
-        emit(&s)?;
-        made += 1;
-        prev = now;
-        if req.count.is_some_and(|c| made >= c)
-            || req
-                .seconds
-                .is_some_and(|d| started.elapsed() + req.interval / 2 >= d)
-        {
-            return Ok(made);
         }
     }
 }

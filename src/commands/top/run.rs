@@ -3,14 +3,17 @@
 //! restored on every way out), else one after another; with `--record`
 //! each also added to a file as a line of JSON.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use super::args::TopArgs;
 use super::sample::TopSample;
 use super::terminal::{self, Terminal};
-use super::{TopRequest, read::Sources};
+use super::{TopError, TopRequest, TopRun, read::Sources};
 use crate::commands::common::session::{Frame, Session};
+use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output::{self, Destination, Document as _, Format};
@@ -25,7 +28,7 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn emit(&mut self, s: &TopSample) -> Result<(), String> {
+    fn emit(&mut self, s: &TopSample) -> Result<(), TopError> {
         if let Some(r) = &self.args.record {
             output::write(
                 Destination::File {
@@ -34,7 +37,7 @@ impl Writer<'_> {
                 },
                 &format!("{}\n", output::json(s, false).trim_end()),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| TopError(e.to_string()))?;
         }
         let format = self.args.output_format;
         let text = match format {
@@ -53,7 +56,7 @@ impl Writer<'_> {
             !self.first || self.args.append
         };
         output::write(Destination::of(self.args.output.as_deref(), append), &text)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| TopError(e.to_string()))?;
         self.first = false;
         Ok(())
     }
@@ -118,27 +121,29 @@ pub fn top(args: &TopArgs) -> Ended {
         seconds: args.seconds.map(Duration::from_secs),
     };
     let keys = if terminal { Terminal::take() } else { None };
-    let mut writer = Writer {
+    let writer = RefCell::new(Writer {
         args,
         terminal,
         first: true,
         csv_header: session.csv_header,
-    };
-    let mut kept: std::collections::VecDeque<TopSample> = Default::default();
-    let ran = super::run(
-        &req,
-        session.interrupt(),
-        &|| keys.as_ref().is_some_and(Terminal::quit),
-        &mut |s| {
-            if args.plot.is_some() {
-                if kept.len() == PLOTTED {
-                    kept.pop_front();
-                }
-                kept.push_back(s.clone());
+    });
+    let kept: RefCell<VecDeque<TopSample>> = Default::default();
+    let each = |s: &TopSample| {
+        if args.plot.is_some() {
+            let mut kept = kept.borrow_mut();
+            if kept.len() == PLOTTED {
+                kept.pop_front();
             }
-            writer.emit(s)
-        },
-    );
+            kept.push_back(s.clone());
+        }
+        writer.borrow_mut().emit(s)
+    };
+    let run = TopRun {
+        req: &req,
+        quit: &|| keys.as_ref().is_some_and(Terminal::quit),
+        each: &each,
+    };
+    let ran = Work::run(&run, session.interrupt());
     drop(keys);
     ran.map_err(Stop::not_measured)?;
     let exit = match session.interrupt().signal() {
@@ -148,6 +153,6 @@ pub fn top(args: &TopArgs) -> Ended {
     let picture = args
         .plot
         .is_some()
-        .then(|| super::plot::picture(kept.make_contiguous()));
+        .then(|| super::plot::picture(kept.borrow_mut().make_contiguous()));
     session.finish_picture(picture, exit)
 }

@@ -2,7 +2,7 @@
 //! the entries `compare` ranks.
 
 use super::*;
-use crate::commands::ceph::clients::ClientFigure;
+use crate::commands::ceph::clients::wire::ClientFigure;
 use crate::output::Document as _;
 
 fn figure(mib_s: f64, iops: f64) -> BenchFigure {

@@ -179,20 +179,28 @@ pub struct ProbeReport {
     pub pve_storage: Option<PveTarget>,
 }
 
+/// A run a signal cut short, and the cleanup it did.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by {name}; {cleanup}")]
+pub struct Interrupted {
+    pub signal: i32,
+    name: &'static str,
+    cleanup: String,
+}
+
 impl ProbeReport {
-    /// An interrupted run's end: its message and status, after the
-    /// cleanup it says.
-    pub fn stop_if_interrupted(&self) -> Result<(), crate::error::Stop> {
-        let Some(sig) = self.interrupted_by else {
+    /// An interrupted run's end, after the cleanup it says.
+    pub fn interrupted(&self) -> Result<(), Interrupted> {
+        let Some(signal) = self.interrupted_by else {
             return Ok(());
         };
-        let name = nix::sys::signal::Signal::try_from(sig)
-            .map(|s| s.as_str())
-            .unwrap_or("signal");
-        Err(crate::error::Stop::new(
-            crate::error::exit::Exit::Signal(sig),
-            format!("interrupted by {name}; {}", self.cleanup()),
-        ))
+        Err(Interrupted {
+            signal,
+            name: nix::sys::signal::Signal::try_from(signal)
+                .map(|s| s.as_str())
+                .unwrap_or("signal"),
+            cleanup: self.cleanup(),
+        })
     }
 
     pub fn new(path: PathBuf) -> Self {

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 
 use crate::commands::probe::report::ProbeReport;
 use crate::commands::probe::schedule::ProbeConfig;
-use crate::error::Stop;
 use crate::measure::plan::Test;
 use crate::model::pve::PveTarget;
 use crate::output::Format;
@@ -64,6 +63,24 @@ pub trait ProbeRunner {
     fn measured(&mut self, _report: &ProbeReport) {}
 }
 
+/// Why `--storage` measured nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The node's storages could not be read (status 2).
+    #[error("{0}")]
+    Config(String),
+    #[error("no storage {which} in {} (pveprobe storages lists them)", cfg.display())]
+    NoSuch { which: String, cfg: PathBuf },
+    /// The storage asked for is one the probe does not measure (2).
+    #[error("{0}")]
+    NotMeasurable(String),
+    /// It could not be measured (1).
+    #[error("{0}")]
+    Failed(String),
+    #[error(transparent)]
+    Interrupted(#[from] crate::commands::probe::report::Interrupted),
+}
+
 /// `--storage ID|all`, checked before anything runs.
 pub struct StoragePlan {
     pve: Pve,
@@ -71,29 +88,29 @@ pub struct StoragePlan {
 }
 
 /// Reads the storages and checks that `req.which` names one to measure.
-pub fn plan(req: &StorageRequest) -> Result<StoragePlan, Stop> {
-    let pve = Pve::load(&req.pve_config).map_err(Stop::bad_input)?;
+pub fn plan(req: &StorageRequest) -> Result<StoragePlan, StorageError> {
+    let pve = Pve::load(&req.pve_config).map_err(StorageError::Config)?;
     if let Err(why) = &pve.status {
-        return Err(Stop::bad_input(why));
+        return Err(StorageError::Config(why.clone()));
     }
     let all = pve.storages();
     if req.which != "all" {
         let s = one(&pve, &all, &req.which)?;
         if let Some(why) = why_not(s) {
-            return Err(Stop::bad_input(not_measured(s, why)));
+            return Err(StorageError::NotMeasurable(not_measured(s, why)));
         }
     }
     Ok(StoragePlan { pve, all })
 }
 
 /// The storage `which` names.
-fn one<'a>(pve: &Pve, all: &'a [PveStorage], which: &str) -> Result<&'a PveStorage, Stop> {
-    all.iter().find(|s| s.id() == which).ok_or_else(|| {
-        Stop::bad_input(format!(
-            "no storage {which} in {} (pveprobe storages lists them)",
-            pve.dir.join("storage.cfg").display()
-        ))
-    })
+fn one<'a>(pve: &Pve, all: &'a [PveStorage], which: &str) -> Result<&'a PveStorage, StorageError> {
+    all.iter()
+        .find(|s| s.id() == which)
+        .ok_or_else(|| StorageError::NoSuch {
+            which: which.into(),
+            cfg: pve.dir.join("storage.cfg"),
+        })
 }
 
 /// Why a storage is not measured at all, if it is not.
@@ -114,10 +131,10 @@ impl StoragePlan {
         &self,
         req: &StorageRequest,
         runner: &mut dyn ProbeRunner,
-    ) -> Result<ProbeReport, Stop> {
+    ) -> Result<ProbeReport, StorageError> {
         let s = one(&self.pve, &self.all, &req.which)?;
         one::storage(req, &self.pve, s, runner)
-            .map_err(|why| Stop::not_measured(not_measured(s, why)))
+            .map_err(|why| StorageError::Failed(not_measured(s, why)))
     }
 
     /// `--storage all`: this node's storages in turn, one document.
@@ -125,7 +142,7 @@ impl StoragePlan {
         self,
         req: &StorageRequest,
         runner: &mut dyn ProbeRunner,
-    ) -> Result<AllStorages, Stop> {
+    ) -> Result<AllStorages, StorageError> {
         let mut all = AllStorages {
             node: self.pve.node.clone(),
             ..AllStorages::default()
@@ -147,7 +164,7 @@ impl StoragePlan {
             }
             match one::storage(req, &self.pve, s, runner) {
                 Ok(report) => {
-                    report.stop_if_interrupted()?;
+                    report.interrupted()?;
                     runner.measured(&report);
                     all.docs.push(report.to_json());
                     all.reports.push(report);

@@ -13,18 +13,25 @@
 //! and removes its namespace's objects itself. This node removes every
 //! client's namespace and image after the pool too, whatever the clients
 //! did.
+//!
+//! Its files, as `load`'s: this one is the coordinator (the run of a pool
+//! job from every client, and their figures' total); [`wire`] the job and
+//! answer that cross ssh; [`serve`] the client's end (`ceph-client`);
+//! [`resolve`] the client nodes `--clients` names.
+
+pub mod resolve;
+pub mod serve;
+pub mod wire;
 
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
-use super::network::CephLink;
 use super::*;
-use crate::nodes::members::Node;
 use crate::nodes::remote::shell_line;
 use crate::sys::conversation::Conversation;
+use resolve::ClientNode;
+use wire::{ClientAnswer, ClientFigure, ClientJob};
 
 /// How long after the command the clients start together: time for ssh
 /// to connect and the client to start.
@@ -37,66 +44,12 @@ const RBD_UNKNOWN: f64 = 3600.0;
 /// The longest line a client's answer may be.
 const MAX_LINE: usize = 1 << 20;
 
-/// A node a pool job runs from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientNode {
-    pub name: String,
-    /// How it is reached; `None`: this node.
-    pub node: Option<Node>,
-}
-
-/// One client's part of a job run from several nodes at once.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientFigure {
-    pub node: String,
-    pub figure: Option<BenchFigure>,
-    /// How long after the agreed start its bench started, ms (by its clock).
-    pub skew_ms: Option<f64>,
-    /// Its node's link on Ceph's public network.
-    pub link: Option<CephLink>,
-    /// Why it has no figure.
-    pub error: Option<String>,
-}
-
-/// What a client is asked to run: one job in its own namespace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientJob {
-    pub conf: PathBuf,
-    pub pool: String,
-    /// Its RADOS namespace and the name of its scratch image.
-    pub namespace: String,
-    /// A key of [`RADOS_JOBS`] or [`RBD_JOBS`].
-    pub job: String,
-    pub seconds: u32,
-    /// At most this many bytes written (a rados write).
-    pub cap: Option<u64>,
-    /// Bytes an rbd job moves.
-    pub rbd_bytes: u64,
-    /// When to start, ms since the epoch.
-    pub start_at_ms: u64,
-}
-
-/// What `pveprobe ceph-client` prints: one line of JSON.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientAnswer {
-    pub pveprobe_version: String,
-    pub node: String,
-    /// When its bench started, ms since the epoch.
-    pub started_ms: Option<u64>,
-    pub figure: Option<BenchFigure>,
-    pub error: Option<String>,
-    pub link: Option<CephLink>,
-    /// What it could not remove after being stopped.
-    #[serde(default)]
-    pub left_behind: Vec<String>,
-}
-
 /// Each client's namespace and image name in a run.
 pub fn namespace(run_id: &str, node: &str) -> String {
     format!("{run_id}-{node}")
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -264,24 +217,6 @@ impl Clients<'_> {
                 f
             })
             .collect()
-    }
-}
-
-impl ClientFigure {
-    /// A client's answer to a job told to start at `start_at` (ms).
-    fn take(&mut self, a: ClientAnswer, start_at: u64) {
-        if a.pveprobe_version != env!("CARGO_PKG_VERSION") {
-            self.error = Some(format!(
-                "it runs pveprobe {}, this is {}",
-                a.pveprobe_version,
-                env!("CARGO_PKG_VERSION")
-            ));
-            return;
-        }
-        self.skew_ms = a.started_ms.map(|s| s as f64 - start_at as f64);
-        self.figure = a.figure;
-        self.link = a.link;
-        self.error = a.error;
     }
 }
 
@@ -453,125 +388,6 @@ impl Clients<'_> {
     }
 }
 
-/// What `pveprobe ceph-client` does on its node: waits for the start,
-/// runs `job`, and answers; stopped (by `interrupt`: a signal, or its
-/// stdin closed), it stops the bench and removes its namespace's objects.
-pub fn serve(job: &ClientJob, node: &str, interrupt: &Interrupt) -> ClientAnswer {
-    let tools = CephTools {
-        conf: &job.conf,
-        interrupt,
-    };
-    let mut answer = ClientAnswer {
-        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
-        node: node.into(),
-        link: network::this_node(&crate::sys::host::Host::real(), &job.conf, node)
-            .ok()
-            .and_then(|l| l.into_iter().find(|l| l.kind == "public")),
-        ..ClientAnswer::default()
-    };
-    while now_ms() < job.start_at_ms && interrupt.signal().is_none() {
-        let left = job.start_at_ms - now_ms();
-        std::thread::sleep(Duration::from_millis(left.min(50)));
-    }
-    let mut scratch = Scratch::new(&tools, &job.pool, &job.namespace);
-    let ran = if interrupt.signal().is_some() {
-        Err(CephError::Interrupted(
-            interrupt.signal().unwrap_or(libc::SIGHUP),
-        ))
-    } else {
-        answer.started_ms = Some(now_ms());
-        if let Some(rados) = scratch::rados_job(&job.job) {
-            scratch.rados_bench(rados, job.seconds, job.cap)
-        } else if let Some((_, _, io)) = RBD_JOBS.iter().find(|j| j.0 == job.job) {
-            scratch.rbd_bench(io, job.rbd_bytes)
-        } else {
-            Err(CephError::Tool {
-                command: "ceph-client".into(),
-                why: format!("no job {:?}", job.job),
-            })
-        }
-    };
-    match ran {
-        Ok(f) => answer.figure = Some(f),
-        Err(e) => {
-            answer.error = Some(e.to_string());
-            if matches!(e, CephError::Interrupted(_)) {
-                answer.left_behind = scratch.clean();
-            }
-        }
-    }
-    answer
-}
-
-/// The client nodes `--clients` names: `all` (every node pmxcfs lists
-/// as online) or node names; this node (pmxcfs's `nodename`, else the
-/// host name) runs its part directly.
-pub fn resolve(
-    wanted: &[String],
-    reach: Option<&crate::nodes::Reach>,
-    this_node: &str,
-) -> Result<Vec<ClientNode>, String> {
-    if wanted.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(reach) = reach else {
-        return Err("--clients reaches the other nodes over ssh: not with --this-node-only".into());
-    };
-    let (members, from) = crate::nodes::load_nodes(reach).map_err(|e| format!("--clients: {e}"))?;
-    let here = members
-        .local
-        .clone()
-        .unwrap_or_else(|| this_node.to_string());
-    let all = wanted.len() == 1 && wanted[0] == "all";
-    let names: Vec<String> = if all {
-        members
-            .nodes
-            .iter()
-            .filter(|n| n.contacted())
-            .map(|n| n.name.clone())
-            .collect()
-    } else {
-        wanted.to_vec()
-    };
-    let mut out: Vec<ClientNode> = Vec::new();
-    for name in names {
-        if nodes::same_host(&name, &here) {
-            out.push(ClientNode {
-                name: here.clone(),
-                node: None,
-            });
-            continue;
-        }
-        let node = members
-            .nodes
-            .iter()
-            .find(|n| nodes::same_host(&name, &n.name))
-            .ok_or_else(|| format!("--clients: no node {name:?} in {from}"))?;
-        if !node.contacted() {
-            return Err(format!(
-                "--clients: node {} is offline in {from}",
-                node.name
-            ));
-        }
-        out.push(ClientNode {
-            name: node.name.clone(),
-            node: Some(node.clone()),
-        });
-    }
-    out.dedup_by(|a, b| a.name == b.name);
-    let mut seen = std::collections::BTreeSet::new();
-    out.retain(|c| seen.insert(c.name.clone()));
-    // This node first, where it is one.
-    out.sort_by_key(|c| c.node.is_some());
-    if out.len() < 2 {
-        return Err(format!(
-            "--clients names {} node: a run from several clients needs two or more",
-            out.len()
-        ));
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -647,7 +463,7 @@ mod tests {
         };
         let names = |wanted: &[&str]| -> Result<Vec<(String, bool)>, String> {
             let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
-            resolve(&wanted, Some(&reach), "host")
+            resolve::resolve(&wanted, Some(&reach), "host")
                 .map(|c| c.into_iter().map(|c| (c.name, c.node.is_none())).collect())
         };
         let local = |n: &str| (n.to_string(), true);
@@ -673,11 +489,11 @@ mod tests {
         );
         assert!(names(&["pve1"]).unwrap_err().contains("two or more"));
         assert!(
-            resolve(&["all".into()], None, "pve1")
+            resolve::resolve(&["all".into()], None, "pve1")
                 .unwrap_err()
                 .contains("--this-node-only")
         );
-        assert!(resolve(&[], None, "pve1").unwrap().is_empty());
+        assert!(resolve::resolve(&[], None, "pve1").unwrap().is_empty());
     }
 
     #[test]

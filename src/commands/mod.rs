@@ -128,6 +128,7 @@ pub fn run(opts: &Opts) -> Ended {
                 net_options: &args.net_options,
                 parallel: args.parallel,
                 dry_run: args.dry_run,
+                quiet: args.quiet,
                 output_format: args.output_format,
                 output: args.output.as_deref(),
             })

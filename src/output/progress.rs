@@ -1,35 +1,141 @@
-//! The live progress line on stderr: which test runs and how long it has
-//! left. Only for a person: never when stderr is not a terminal, never with
-//! machine-readable output, never on stdout.
+//! How every long command says where it is, in one look on stderr: on a
+//! terminal a line that counts down (indicatif), with each step said
+//! above it; otherwise plain lines, `pveprobe: STEP`, one per step, for a
+//! log; nothing with `--quiet`. Never on stdout, so never in a document.
+//! What is not progress (a note, a diagnostic, a warning) goes through
+//! [`Progress::say`]: always said, with `--quiet` too, without tearing
+//! the line. A [`Progress`] is a handle: clones, and the threads of
+//! `net` and `cluster`, share its one line.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::figure::Figure;
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// stderr is a terminal: a line that counts down, steps above it.
+    Bar,
+    /// stderr is a file or a pipe: a plain line per step.
+    Lines,
+    /// `--quiet`: no progress at all.
+    Quiet,
+}
 
+impl Look {
+    /// `--quiet`'s, else the terminal's or a log's.
+    pub fn of(quiet: bool) -> Look {
+        use std::io::IsTerminal as _;
+        match quiet {
+            true => Look::Quiet,
+            false if std::io::stderr().is_terminal() => Look::Bar,
+            false => Look::Lines,
+        }
+    }
+}
+
+/// The countdown on a terminal, and the thread that moves it.
+struct Running {
+    bar: ProgressBar,
+    stop: Arc<AtomicBool>,
+    ticker: JoinHandle<()>,
+}
+
+/// A long command's progress on stderr.
+#[derive(Clone)]
 pub struct Progress {
-    enabled: bool,
-    running: Option<(ProgressBar, Arc<AtomicBool>, JoinHandle<()>)>,
+    look: Look,
+    running: Arc<Mutex<Option<Running>>>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress")
+            .field("look", &self.look)
+            .finish()
+    }
+}
+
+impl Default for Progress {
+    /// Silent: for a part of pveprobe that runs without a person (a
+    /// node's agent, a unit test).
+    fn default() -> Self {
+        Progress::new(Look::Quiet)
+    }
 }
 
 impl Progress {
-    pub fn new(enabled: bool) -> Self {
-        Self {
-            enabled,
-            running: None,
+    pub fn new(look: Look) -> Self {
+        Progress {
+            look,
+            running: Arc::new(Mutex::new(None)),
         }
     }
 
-    /// Shows `line`'s `run`th window of `runs` counting down.
-    pub fn begin(&mut self, line: Figure, run: u32, runs: u32, window: Duration) {
-        self.finish();
-        if !self.enabled {
-            return;
+    /// `--quiet`'s progress, else the terminal's or a log's.
+    pub fn for_quiet(quiet: bool) -> Self {
+        Progress::new(Look::of(quiet))
+    }
+
+    pub fn look(&self) -> Look {
+        self.look
+    }
+
+    /// A step begins: `pveprobe: WHAT`, above the countdown on a terminal.
+    pub fn step(&self, what: &str) {
+        match self.look {
+            Look::Quiet => {}
+            Look::Lines => eprintln!("pveprobe: {what}"),
+            Look::Bar => self.above(&format!("pveprobe: {what}")),
         }
+    }
+
+    /// A step that takes `window`: counted down on a terminal; a line
+    /// `pveprobe: WHAT, N s` in a log.
+    pub fn timed(&self, what: &str, window: Duration) {
+        self.done();
+        match self.look {
+            Look::Quiet => {}
+            Look::Lines => eprintln!("pveprobe: {what}, {} s", seconds(window)),
+            Look::Bar => self.count_down(what, window),
+        }
+    }
+
+    /// The step ended: the countdown is taken off the terminal.
+    pub fn done(&self) {
+        let running = self.lock().take();
+        if let Some(Running { bar, stop, ticker }) = running {
+            stop.store(true, Ordering::Relaxed);
+            let _ = ticker.join();
+            bar.finish_and_clear();
+        }
+    }
+
+    /// Says `text` on stderr whatever the look (a note, a diagnostic):
+    /// not progress, so `--quiet` keeps it.
+    pub fn say(&self, text: &str) {
+        match self.look {
+            Look::Bar => self.above(text),
+            Look::Lines | Look::Quiet => eprintln!("{text}"),
+        }
+    }
+
+    /// A line above the countdown, without tearing it.
+    fn above(&self, text: &str) {
+        match self.lock().as_ref() {
+            Some(r) => r.bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Running>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn count_down(&self, what: &str, window: Duration) {
         let total_ms = window.as_millis().max(1) as u64;
         let bar = ProgressBar::with_draw_target(Some(total_ms), ProgressDrawTarget::stderr());
         bar.set_style(
@@ -37,12 +143,7 @@ impl Progress {
                 .expect("valid template")
                 .progress_chars("=> "),
         );
-        let runs_text = if runs > 1 {
-            format!(" (run {run}/{runs})")
-        } else {
-            String::new()
-        };
-        bar.set_prefix(format!("{}{runs_text}", line.label()));
+        bar.set_prefix(what.to_string());
         let stop = Arc::new(AtomicBool::new(false));
         let ticker = {
             let (bar, stop) = (bar.clone(), Arc::clone(&stop));
@@ -62,29 +163,39 @@ impl Progress {
                 }
             })
         };
-        self.running = Some((bar, stop, ticker));
-    }
-
-    /// Removes the progress line.
-    pub fn finish(&mut self) {
-        if let Some((bar, stop, ticker)) = self.running.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = ticker.join();
-            bar.finish_and_clear();
-        }
-    }
-
-    /// Prints a line on stderr without tearing the progress line.
-    pub fn eprintln(&self, text: &str) {
-        match &self.running {
-            Some((bar, _, _)) => bar.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
-        }
+        *self.lock() = Some(Running { bar, stop, ticker });
     }
 }
 
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.finish();
+/// A window in whole seconds, as a step's line says it (at least 1).
+fn seconds(window: Duration) -> u64 {
+    window.as_secs_f64().ceil().max(1.0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_says_no_step_and_no_countdown_runs() {
+        let p = Progress::new(Look::Quiet);
+        p.step("a step");
+        p.timed("a timed step", Duration::from_secs(3));
+        assert!(p.lock().is_none());
+        let lines = Progress::new(Look::Lines);
+        lines.timed("FSYNCS/SECOND", Duration::from_millis(2500));
+        assert!(lines.lock().is_none(), "a log gets a line, no countdown");
+        assert_eq!(seconds(Duration::from_millis(2500)), 3);
+        assert_eq!(seconds(Duration::ZERO), 1);
+    }
+
+    #[test]
+    fn clones_share_one_line() {
+        let p = Progress::new(Look::Bar);
+        let q = p.clone();
+        p.count_down("x", Duration::from_secs(60));
+        assert!(q.lock().is_some());
+        q.done();
+        assert!(p.lock().is_none());
     }
 }

@@ -54,6 +54,7 @@ use std::time::Duration;
 use pveprobe_parse::ceph::{self as parse, CephOutputError};
 
 use crate::commands::common::work::Work;
+use crate::output::progress::Progress;
 use crate::sys::child;
 use crate::sys::interrupt::Interrupt;
 
@@ -80,6 +81,8 @@ const GRACE: Duration = Duration::from_secs(10);
 /// What the run does, from the command line.
 #[derive(Debug, Clone)]
 pub struct CephRequest {
+    /// Each OSD's and pool's bench, said as it starts.
+    pub progress: Progress,
     /// ceph.conf; the tools find the keyring through it.
     pub conf: PathBuf,
     /// Pools to bench; empty: every pool whose application is rbd.
@@ -129,6 +132,8 @@ pub enum CephError {
 pub struct CephTools<'a> {
     pub conf: &'a Path,
     pub interrupt: &'a Interrupt,
+    /// Where each bench's step is said.
+    pub progress: &'a Progress,
 }
 
 impl CephTools<'_> {
@@ -480,6 +485,7 @@ impl Work for CephRun<'_> {
         let tools = CephTools {
             conf: &req.conf,
             interrupt,
+            progress: &req.progress,
         };
         let mut report = CephReport::from_view(req, view);
         let reach = req.reach.as_ref().map(|r| nodes::NodeReach {

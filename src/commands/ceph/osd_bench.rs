@@ -102,7 +102,7 @@ pub fn bench_osds(
                 .iter()
                 .map(|&id| {
                     s.spawn(move || {
-                        eprintln!("pveprobe: osd.{id}: ceph tell osd.{id} bench (1 GiB in 4 MiB writes), then 4 KiB writes");
+                        tools.progress.step(&format!("osd.{id}: ceph tell osd.{id} bench (1 GiB in 4 MiB writes), then 4 KiB writes"));
                         let mut r = OsdBenches::default();
                         match osd_bench(tools, id, 1 << 30, OBJECT, limit) {
                             Ok(f) => r.large = Some(f),

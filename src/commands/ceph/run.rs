@@ -71,6 +71,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
         scratch_pool: args.scratch_pool,
         clients,
         answer_within: Duration::from_secs(args.answer_timeout),
+        progress: crate::output::progress::Progress::for_quiet(args.quiet),
     };
     let session = Session::start::<CephReport>(Frame {
         append: args.append,
@@ -87,6 +88,7 @@ pub fn ceph(args: &CephArgs) -> Ended {
     let tools = CephTools {
         conf: &req.conf,
         interrupt,
+        progress: &req.progress,
     };
     let view = ceph::inspect(&tools).map_err(|e| match e {
         CephError::Interrupted(sig) => Stop::new(

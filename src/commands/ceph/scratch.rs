@@ -275,11 +275,11 @@ impl Scratch<'_> {
         self.check_room(cap)?;
         for job in RADOS_JOBS {
             let (key, label, mode, block, threads) = job;
-            eprintln!(
-                "pveprobe: pool {}: rados bench {seconds} {mode}, {} KiB, {threads} thread(s)",
+            self.tools.progress.step(&format!(
+                "pool {}: rados bench {seconds} {mode}, {} KiB, {threads} thread(s)",
                 self.pool,
                 block >> 10
-            );
+            ));
             let (figure, osds) =
                 watch.around(mode == "write", || self.rados_bench(job, seconds, cap))?;
             jobs.push(PoolJob {
@@ -365,11 +365,11 @@ impl Scratch<'_> {
     ) -> Result<(), CephError> {
         self.make_image(bytes)?;
         for (key, label, io) in RBD_JOBS {
-            eprintln!(
-                "pveprobe: pool {}: rbd bench --io-type {io}, 4 KiB random, {THREADS} threads, {}",
+            self.tools.progress.step(&format!(
+                "pool {}: rbd bench --io-type {io}, 4 KiB random, {THREADS} threads, {}",
                 self.pool,
                 human(bytes)
-            );
+            ));
             let (figure, osds) = watch.around(io == "write", || self.rbd_bench(io, bytes))?;
             jobs.push(PoolJob {
                 key: key.into(),

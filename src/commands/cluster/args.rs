@@ -102,6 +102,11 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub net_options: NetOptions,
 
+    /// No progress on stderr (notes, warnings and errors are still said):
+    /// for cron and scripts. Without it, each node's step is a line
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
     /// text (the table), json, json-pretty or csv (one row per node, then the
     /// median, spread and aggregate rows), influx or prometheus (each node's
     /// figures, labelled with its name)

@@ -12,7 +12,6 @@ pub mod run;
 pub mod render;
 pub mod summary;
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Barrier;
 use std::time::Duration;
@@ -175,6 +174,8 @@ pub struct ClusterRequest<'a> {
     /// Print what would run where, run nothing.
     /// Keep each node's result as DIR/NODE.json.
     pub save_dir: Option<&'a Path>,
+    /// Each node's step, said as it starts and ends.
+    pub progress: crate::output::progress::Progress,
 }
 
 /// Runs one node: not at all when pmxcfs says it is offline.
@@ -411,12 +412,7 @@ impl Work for ClusterPlan<'_> {
                 source,
             });
         }
-        let chatty = std::io::stderr().is_terminal();
-        let tell = move |what: &str| {
-            if chatty {
-                eprintln!("pveprobe: {what}");
-            }
-        };
+        let tell = |what: &str| req.progress.step(what);
         let started = jiff::Timestamp::now();
         let nodes = self.members.nodes.clone();
         let outcomes = run_all(

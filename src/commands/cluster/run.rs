@@ -67,6 +67,7 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         timeout: node_timeout(args),
         parallel: args.parallel,
         save_dir: args.save_dir.as_deref(),
+        progress: crate::output::progress::Progress::for_quiet(args.quiet),
     };
     // Every error of a cluster run is a usage error (2).
     let plan = crate::commands::cluster::plan(&req).map_err(Stop::bad_input)?;

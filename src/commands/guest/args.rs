@@ -86,6 +86,12 @@ pub struct GuestArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = measure_args::parse_seconds)]
     pub agent_timeout: f64,
 
+    /// No progress on stderr (notes, warnings and errors are still said):
+    /// for cron and scripts. Without it, progress is a countdown on a
+    /// terminal and a line per step otherwise
+    #[arg(short, long)]
+    pub quiet: bool,
+
     /// Output format: text, json, json-pretty or csv (a row per figure of each disk)
     #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
     pub output_format: Format,

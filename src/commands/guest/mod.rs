@@ -36,6 +36,8 @@ pub const QGA_DIR: &str = "/var/run/qemu-server";
 /// The plain request.
 #[derive(Debug, Clone)]
 pub struct GuestRequest {
+    /// Each disk's steps, said as they start.
+    pub progress: crate::output::progress::Progress,
     pub vmid: u32,
     /// `--disk scsi0`: that disk only.
     pub disk: Option<String>,
@@ -419,6 +421,10 @@ impl Context<'_> {
             host_rotational: None,
             errors: Vec::new(),
         };
+        self.req.progress.step(&format!(
+            "{}: in the guest (the probe copied in, its profile run)",
+            drive.key
+        ));
         match self.guest_side(drive, &mut result, left_behind) {
             Ok(profile) => result.guest = Some(profile),
             Err(why) => result.errors.push(format!("guest: {why}")),
@@ -427,6 +433,9 @@ impl Context<'_> {
             return result;
         }
         if let (Some(pve), Some(storage)) = (self.pve, drive.storage()) {
+            self.req
+                .progress
+                .step(&format!("{}: on the host, storage {storage}", drive.key));
             let host = pve
                 .as_ref()
                 .map_err(Clone::clone)

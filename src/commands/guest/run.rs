@@ -16,6 +16,7 @@ use crate::sys::interrupt::Interrupt;
 /// `pveprobe guest VMID`.
 pub fn guest(args: &GuestArgs) -> Ended {
     let req = GuestRequest {
+        progress: crate::output::progress::Progress::for_quiet(args.quiet),
         vmid: args.vmid,
         disk: args.disk.clone(),
         guest_path: args.guest_path.clone(),

@@ -256,6 +256,12 @@ pub struct LoadArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
+    /// No progress on stderr (notes, warnings and errors are still said):
+    /// for cron and scripts. Without it, progress is a countdown on a
+    /// terminal and a line per step otherwise
+    #[arg(short, long)]
+    pub quiet: bool,
+
     /// Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus
     /// (each phase's cluster, nodes and VMs as metrics)
     #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]

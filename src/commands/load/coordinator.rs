@@ -99,7 +99,7 @@ impl Run<'_> {
                         r.disks = vm.disks.len();
                     }
                 }
-                eprintln!("pveprobe: {node}: workers up");
+                self.req.progress.step(&format!("{node}: workers up"));
             }
             FromNode::VmFailed { vmid, message } => {
                 eprintln!("pveprobe: {node}: VM {vmid}: {message}");
@@ -246,12 +246,15 @@ impl Run<'_> {
         if self.current.is_empty() {
             return None;
         }
-        eprintln!(
-            "pveprobe: {}: {} workers, {:.0} s warm-up, {:.0} s measured",
-            phase.name,
-            self.current.len(),
-            phase.job.warmup,
-            phase.job.seconds
+        self.req.progress.timed(
+            &format!(
+                "{}: {} workers, {:.0} s warm-up, {:.0} s measured",
+                phase.name,
+                self.current.len(),
+                phase.job.warmup,
+                phase.job.seconds
+            ),
+            Duration::from_secs_f64(phase.job.warmup + phase.job.seconds),
         );
         for a in &mut self.agents {
             a.job_done = false;
@@ -377,7 +380,7 @@ impl Run<'_> {
             return going;
         }
         let bytes = req.disks_per_vm as f64 * req.disk_bytes as f64;
-        eprintln!("pveprobe: filling the workers' disks");
+        self.req.progress.step("filling the workers' disks");
         for a in &mut self.agents {
             a.job_done = false;
         }

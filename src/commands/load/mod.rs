@@ -63,6 +63,8 @@ impl Fill {
 /// A `load` run as plain data.
 #[derive(Debug, Clone)]
 pub struct LoadRequest {
+    /// Each node's and phase's step, said as it starts.
+    pub progress: crate::output::progress::Progress,
     pub storage: String,
     pub reach: Reach,
     pub vms_per_node: usize,

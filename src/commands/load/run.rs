@@ -59,6 +59,7 @@ fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
         Some(existing_by_node(&args.pve_config, &args.vms)?)
     };
     Ok(LoadRequest {
+        progress: crate::output::progress::Progress::for_quiet(args.quiet),
         storage: args.storage.clone().unwrap_or_default(),
         existing,
         guest_dir: args.guest_dir.clone(),
@@ -246,6 +247,7 @@ pub fn load(args: &LoadArgs) -> Ended {
         ));
     }
     let Ok(mut report) = Work::run(&coordinator::LoadRun { req: &req, planned }, interrupt);
+    req.progress.done();
     report.one_at_a_time = super::baseline::compare(&report, &baseline);
     for l in &report.left_behind {
         eprintln!(

@@ -36,6 +36,11 @@ pub struct NetArgs {
     #[command(flatten)]
     pub net_options: NetOptions,
 
+    /// No progress on stderr (notes, warnings and errors are still said):
+    /// for cron and scripts. Without it, each node's step is a line
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
     /// text (the matrix), json, json-pretty or csv (a row per link and pair)
     #[arg(
         long,

@@ -22,9 +22,9 @@ pub mod wire;
 use crate::commands::common::work::Work;
 use crate::nodes::Reach;
 use crate::output::Format;
+use crate::output::progress::Progress;
 use crate::sys::interrupt::Interrupt;
 use report::NetReport;
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// What `--net` measures and how.
@@ -96,6 +96,8 @@ pub struct NetRequest<'a> {
     /// `net NODE...`: only these nodes.
     pub only: Option<&'a [String]>,
     pub parallel: bool,
+    /// Each node's and pair's step, said as it ends.
+    pub progress: Progress,
 }
 
 /// A network run checked before anything runs: the nodes and the links.
@@ -209,17 +211,11 @@ impl Work for NetPlan<'_> {
         let ssh = req
             .reach
             .ssh(&["ServerAliveInterval=5", "ServerAliveCountMax=3"]);
-        let chatty = std::io::stderr().is_terminal();
-        let tell = move |what: &str| {
-            if chatty {
-                eprintln!("pveprobe: {what}");
-            }
-        };
         let runner = pairs::Runner {
             ssh: &ssh,
             command: req.reach.remote_command.clone(),
             opts,
-            tell: &tell,
+            progress: &req.progress,
         };
         let started = jiff::Timestamp::now();
         let (mut net_nodes, facts) = pairs::gather(&runner, &self.nodes);

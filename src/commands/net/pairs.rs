@@ -25,7 +25,7 @@ pub struct Runner<'a> {
     /// `--remote-command`'s words.
     pub command: Vec<String>,
     pub opts: &'a super::Options,
-    pub tell: &'a (dyn Fn(&str) + Sync),
+    pub progress: &'a crate::output::progress::Progress,
 }
 
 /// Extra seconds the node's `timeout` and our own wait allow beyond the
@@ -388,7 +388,9 @@ pub fn gather(runner: &Runner, nodes: &[Node]) -> (Vec<NetNode>, Vec<Option<Node
         .iter()
         .map(|node| {
             let (n, f) = runner.node_facts(node);
-            (runner.tell)(&format!("{}: {}", node.name, n.status.word()));
+            runner
+                .progress
+                .step(&format!("{}: {}", node.name, n.status.word()));
             (n, f)
         })
         .unzip()
@@ -405,7 +407,7 @@ pub fn measure(
     corosync: Option<&pveprobe_parse::corosync::CorosyncConf>,
     parallel: bool,
 ) -> (Vec<PairResult>, Vec<Hint>) {
-    let tell = runner.tell;
+    let tell = |what: &str| runner.progress.step(what);
     let mut hints = Vec::new();
     // Corosync sharing an interface or subnet with bulk traffic.
     for (i, node) in nodes.iter().enumerate() {

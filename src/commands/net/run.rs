@@ -17,6 +17,7 @@ use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output::Format;
+use crate::output::progress::Progress;
 use crate::sys::interrupt::Interrupt;
 
 /// The network options as plain data.
@@ -56,6 +57,7 @@ pub fn net(args: &NetArgs) -> Ended {
             opts: &options(&args.net_options),
             only: Some(&args.pair_nodes),
             parallel: args.parallel,
+            progress: Progress::for_quiet(args.quiet),
         },
         args.dry_run,
     )
@@ -68,6 +70,7 @@ pub struct AcrossCluster<'a> {
     pub net_options: &'a NetOptions,
     pub parallel: bool,
     pub dry_run: bool,
+    pub quiet: bool,
     pub output_format: Format,
     pub output: Option<&'a Path>,
 }
@@ -82,6 +85,7 @@ pub fn across_cluster(asked: &AcrossCluster) -> Ended {
             opts: &options(asked.net_options),
             only: None,
             parallel: asked.parallel,
+            progress: Progress::for_quiet(asked.quiet),
         },
         asked.dry_run,
     )

@@ -179,6 +179,12 @@ pub struct ProbeArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
 
+    /// No progress on stderr (notes, warnings and errors are still said):
+    /// for cron and scripts. Without it, progress is a countdown on a
+    /// terminal and a line per step otherwise
+    #[arg(short, long)]
+    pub quiet: bool,
+
     /// After the pveperf lines, show runs, latency percentiles, pve-docs guidance, the storage stack, its links, health and heat, and hints
     #[arg(short, long)]
     pub verbose: bool,

@@ -3,7 +3,6 @@
 //! printed as they are measured, the result written in its session and
 //! compared with `--baseline`.
 
-use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
@@ -106,19 +105,25 @@ fn lines_to_stdout(args: &ProbeArgs) -> bool {
 /// and its diagnostics on stderr, with a progress line on a terminal
 /// (and SUSTAINED WRITE's seconds as a sparkline under its line).
 fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -> ProbeReport {
-    let is_text = args.output_format == OutputFormat::Text;
     let to_stdout = lines_to_stdout(args);
     let sparkline = to_stdout && std::io::stdout().is_terminal();
-    let progress = RefCell::new(Progress::new(is_text && std::io::stderr().is_terminal()));
+    let progress = Progress::for_quiet(args.quiet);
     let each = |report: &ProbeReport, event: Event| match event {
         Event::Begin {
             line,
             run,
             runs,
             window,
-        } => progress.borrow_mut().begin(line, run, runs, window),
+        } => {
+            let runs = if runs > 1 {
+                format!(" (run {run}/{runs})")
+            } else {
+                String::new()
+            };
+            progress.timed(&format!("{}{runs}", line.label()), window)
+        }
         Event::Figure(figure) => {
-            progress.borrow_mut().finish();
+            progress.done();
             if to_stdout && let Some(text) = text::line(report, figure) {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{text}");
@@ -140,10 +145,10 @@ fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -
                 let _ = out.flush();
             }
             if let Some(why) = text::diagnostic(report, figure) {
-                progress.borrow().eprintln(&format!("pveprobe: {why}"));
+                progress.say(&format!("pveprobe: {why}"));
             }
         }
-        Event::Note(note) => progress.borrow().eprintln(&format!("pveprobe: {note}")),
+        Event::Note(note) => progress.say(&format!("pveprobe: {note}")),
     };
     let Ok(report) = Work::run(
         &ProbeRun {
@@ -152,6 +157,7 @@ fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -
         },
         interrupt,
     );
+    progress.done();
     report
 }
 

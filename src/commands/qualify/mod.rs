@@ -39,6 +39,8 @@ use target::Target;
 /// session's).
 #[derive(Debug, Clone)]
 pub struct QualifyRequest {
+    /// Each test, counted down as it runs.
+    pub progress: crate::output::progress::Progress,
     /// The whole disk or partition, as given.
     pub device: PathBuf,
     /// `--destroy-data-on`: the disk's identity, typed.
@@ -306,7 +308,10 @@ fn run_tests(
     let mut step = 0;
     let mut say = |figure: Figure, secs: f64| {
         step += 1;
-        eprintln!("pveprobe: [{step}/{total}] {}, {secs} s", figure.label());
+        args.progress.timed(
+            &format!("[{step}/{total}] {}", figure.label()),
+            Duration::from_secs_f64(secs),
+        );
     };
     for (jobs, figure) in SYNC_JOBS.into_iter().zip(Figure::QUALIFY) {
         say(figure, args.seconds);
@@ -423,6 +428,7 @@ impl Work for Confirmed<'_> {
         let tally = Tally::default();
         let started = jiff::Timestamp::now().round(jiff::Unit::Second).ok();
         let (measured, failure) = run_tests(args, t, held, interrupt, &tally);
+        args.progress.done();
         let mut written = tally.written();
         written.afterwards = afterwards(args, t, held, written.bytes);
         let signal = match &failure {

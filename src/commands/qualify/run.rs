@@ -23,6 +23,7 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
         ));
     }
     let req = QualifyRequest {
+        progress: crate::output::progress::Progress::for_quiet(args.quiet),
         device: args.device.clone(),
         destroy_data_on: args.destroy_data_on.clone(),
         dry_run: args.dry_run,

@@ -497,3 +497,55 @@ fn progress_shows_on_a_terminal_but_never_in_json() {
     let json = run("json");
     assert!(!json.contains("s left"), "{json:?}");
 }
+
+/// Without a terminal (a script, cron) the progress is a plain line per
+/// test on stderr, the first one included, never on stdout; `--quiet`
+/// silences it and keeps the document the same.
+#[test]
+fn progress_is_a_line_per_step_in_a_log_and_nothing_with_quiet() {
+    let dir = workdir();
+    let run = |quiet: bool| {
+        let mut cmd = pveprobe();
+        cmd.args([
+            "--tests",
+            "cpu,fsync",
+            "--duration",
+            "0.2",
+            "--runs",
+            "2",
+            "--output-format",
+            "csv",
+        ]);
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        let out = cmd.arg(dir.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        (stdout(&out), stderr(&out))
+    };
+    let (csv, log) = run(false);
+    let steps: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("pveprobe: ") && l.ends_with(" s"))
+        .collect();
+    assert_eq!(
+        steps,
+        // BOGOMIPS is read, not timed: no step of its own.
+        [
+            "pveprobe: FSYNCS/SECOND (run 1/2), 1 s",
+            "pveprobe: FSYNCS/SECOND (run 2/2), 1 s",
+        ],
+        "{log}"
+    );
+    assert!(!csv.contains("pveprobe:"), "{csv}");
+    let (quiet_csv, quiet_log) = run(true);
+    assert!(
+        !quiet_log.lines().any(|l| steps.contains(&l)),
+        "{quiet_log}"
+    );
+    assert_eq!(
+        quiet_csv.lines().next(),
+        csv.lines().next(),
+        "the same header"
+    );
+}

@@ -332,15 +332,15 @@ impl Clients<'_> {
             if let Some(sig) = tools.interrupt.signal() {
                 return Err(CephError::Interrupted(sig));
             }
-            eprintln!(
-                "pveprobe: pool {}: {label} from {n} clients at once ({})",
+            tools.progress.step(&format!(
+                "pool {}: {label} from {n} clients at once ({})",
                 run.pool,
                 self.nodes
                     .iter()
                     .map(|c| c.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            );
+            ));
             // A rados job lasts its seconds; an rbd job moves its bytes, in
             // three times what it took from this node alone at most.
             let alone = jobs

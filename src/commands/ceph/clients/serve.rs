@@ -15,6 +15,8 @@ pub fn serve(job: &ClientJob, node: &str, interrupt: &Interrupt) -> ClientAnswer
     let tools = CephTools {
         conf: &job.conf,
         interrupt,
+        // A client answers in JSON; this node says the steps.
+        progress: &crate::output::progress::Progress::default(),
     };
     let mut answer = ClientAnswer {
         pveprobe_version: env!("CARGO_PKG_VERSION").into(),

@@ -2,8 +2,9 @@
 //! `args.rs`, its clap arguments (no other code sees clap, and they build
 //! no domain type); `run.rs`, the code that makes them into the
 //! command's plain request, runs it in its session
-//! ([`common::session`]) and hands its document to be written; and the
-//! command's own work, which returns that document. `common` is what
+//! ([`common::session`]), decides the exit status and hands the report
+//! to be written; and the command's own work ([`common::work::Work`]),
+//! which returns that report or its typed error. `common` is what
 //! several commands share around their work (the session, the argument
 //! groups more than one command takes); it is no command. A command never
 //! imports another; the layers below never import a command

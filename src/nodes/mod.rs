@@ -96,11 +96,15 @@ pub fn load_nodes(reach: &Reach) -> Result<(Members, String), NodesError> {
         Some(file) => (file, members::parse_nodes_file),
         None => (&reach.members, members::parse_members),
     };
-    let text = std::fs::read_to_string(path).map_err(|source| NodesError::Read {
-        path: path.into(),
-        no_members: reach.nodes_file.is_none() && source.kind() == std::io::ErrorKind::NotFound,
-        source,
-    })?;
+    let text =
+        crate::sys::host::read_capped(path, crate::sys::host::MAX_HOST_FILE).map_err(|source| {
+            NodesError::Read {
+                path: path.into(),
+                no_members: reach.nodes_file.is_none()
+                    && source.kind() == std::io::ErrorKind::NotFound,
+                source,
+            }
+        })?;
     parse(&text)
         .map(|m| (m, path.display().to_string()))
         .map_err(|source| NodesError::Parse {

@@ -1,7 +1,12 @@
-//! The seam between the probe and the host's `/proc`, `/sys` and config files.
+//! The seam between the probe and the host's `/proc`, `/sys` and `/etc`.
 //!
-//! Every file the probe reads to learn about the host goes through [`Host`],
-//! so tests can point it at a captured fixture tree instead of `/`.
+//! What the probe reads of `/proc`, `/sys` and `/etc` to learn about the
+//! host goes through [`Host`], so tests can point it at a captured fixture
+//! tree instead of `/`. PVE's own configs (`/etc/pve`: storage.cfg, VM
+//! configs, corosync.conf, datacenter.cfg) and run directories (QMP
+//! sockets) are read from the directory a command is given
+//! (`--pve-config`, `--qmp-dir`), which tests point at a tree of their
+//! own; [`read_capped`] bounds every such read.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
-//! A `load` run's forms: the text table, a CSV row per figure, and the
-//! document the session writes ([`LoadDocument`]); each reads the
-//! figures [`super::report`] made, one way.
+//! A `load` run's forms: the text table, a CSV row per figure, the
+//! picture, and the report as the [`crate::output::Document`] the session
+//! writes; each reads the figures [`super::report`] made, one way.
 
 use super::report::{GroupFigures, LoadReport, PhaseResult};
 use crate::model::latency::LatencySummary;

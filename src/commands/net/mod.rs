@@ -79,7 +79,7 @@ fn read_config<T, E: std::fmt::Display>(
     parse: fn(&str) -> Result<T, E>,
 ) -> Result<Option<T>, NetError> {
     let path = dir.join(name);
-    match std::fs::read_to_string(&path) {
+    match crate::sys::host::read_capped(&path, crate::sys::host::MAX_HOST_FILE) {
         Ok(text) => parse(&text).map(Some).map_err(|e| NetError::Parse {
             path,
             message: e.to_string(),

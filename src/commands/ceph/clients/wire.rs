@@ -28,7 +28,8 @@ pub struct ClientJob {
     pub pool: String,
     /// Its RADOS namespace and the name of its scratch image.
     pub namespace: String,
-    /// A key of [`RADOS_JOBS`] or [`RBD_JOBS`].
+    /// A key of [`crate::commands::ceph::scratch::RADOS_JOBS`] or
+    /// [`crate::commands::ceph::scratch::RBD_JOBS`].
     pub job: String,
     pub seconds: u32,
     /// At most this many bytes written (a rados write).

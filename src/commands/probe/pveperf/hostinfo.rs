@@ -1,6 +1,8 @@
 //! The host fingerprint that goes with every JSON and CSV result: enough
 //! to know what was measured when rows from many nodes meet in one sheet.
-//! Everything is read from files through the [`Host`] seam.
+//! Everything is read from files through the [`Host`] seam, but for the
+//! physical cores of a real host whose sysfs has no topology, which
+//! [`crate::sys::cpus::physical`] (num_cpus) counts.
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,8 @@
 //! How every long command says where it is, in one look on stderr: on a
 //! terminal a line that counts down (indicatif), with each step said
 //! above it; otherwise plain lines, `pveprobe: STEP`, one per step, for a
-//! log; nothing with `--quiet`. Never on stdout, so never in a document.
+//! log; nothing with `--quiet`, nor when a machine-readable document is
+//! written to the same terminal. Never on stdout, so never in a document.
 //! What is not progress (a note, a diagnostic, a warning) goes through
 //! [`Progress::say`]: always said, with `--quiet` too, without tearing
 //! the line. A [`Progress`] is a handle: clones, and the threads of
@@ -26,10 +27,13 @@ pub enum Look {
 }
 
 impl Look {
-    /// `--quiet`'s, else the terminal's or a log's.
-    pub fn of(quiet: bool) -> Look {
+    /// `--quiet`'s, else the terminal's or a log's. `machine_on_screen`:
+    /// the document is machine-readable and goes to the terminal stderr
+    /// shares (JSON on a screen a program reads); then the screen carries
+    /// the document alone.
+    pub fn of(quiet: bool, machine_on_screen: bool) -> Look {
         use std::io::IsTerminal as _;
-        match quiet {
+        match quiet || machine_on_screen {
             true => Look::Quiet,
             false if std::io::stderr().is_terminal() => Look::Bar,
             false => Look::Lines,
@@ -75,9 +79,18 @@ impl Progress {
         }
     }
 
-    /// `--quiet`'s progress, else the terminal's or a log's.
-    pub fn for_quiet(quiet: bool) -> Self {
-        Progress::new(Look::of(quiet))
+    /// A command's progress: nothing with `--quiet`, nor when its
+    /// machine-readable `format` goes to stdout on a terminal; else a
+    /// countdown on a terminal, lines in a log.
+    pub fn for_command(
+        quiet: bool,
+        format: super::Format,
+        output: Option<&std::path::Path>,
+    ) -> Self {
+        use std::io::IsTerminal as _;
+        let machine_on_screen =
+            format != super::Format::Text && output.is_none() && std::io::stdout().is_terminal();
+        Progress::new(Look::of(quiet, machine_on_screen))
     }
 
     pub fn look(&self) -> Look {

@@ -71,7 +71,11 @@ pub fn ceph(args: &CephArgs) -> Ended {
         scratch_pool: args.scratch_pool,
         clients,
         answer_within: Duration::from_secs(args.answer_timeout),
-        progress: crate::output::progress::Progress::for_quiet(args.quiet),
+        progress: crate::output::progress::Progress::for_command(
+            args.quiet,
+            args.output_format,
+            args.output.as_deref(),
+        ),
     };
     let session = Session::start::<CephReport>(Frame {
         append: args.append,

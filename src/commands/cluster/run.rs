@@ -67,7 +67,11 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         timeout: node_timeout(args),
         parallel: args.parallel,
         save_dir: args.save_dir.as_deref(),
-        progress: crate::output::progress::Progress::for_quiet(args.quiet),
+        progress: crate::output::progress::Progress::for_command(
+            args.quiet,
+            args.output_format,
+            args.output.as_deref(),
+        ),
     };
     // Every error of a cluster run is a usage error (2).
     let plan = crate::commands::cluster::plan(&req).map_err(Stop::bad_input)?;

@@ -16,7 +16,11 @@ use crate::sys::interrupt::Interrupt;
 /// `pveprobe guest VMID`.
 pub fn guest(args: &GuestArgs) -> Ended {
     let req = GuestRequest {
-        progress: crate::output::progress::Progress::for_quiet(args.quiet),
+        progress: crate::output::progress::Progress::for_command(
+            args.quiet,
+            args.output_format,
+            args.output.as_deref(),
+        ),
         vmid: args.vmid,
         disk: args.disk.clone(),
         guest_path: args.guest_path.clone(),

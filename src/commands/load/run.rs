@@ -59,7 +59,11 @@ fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
         Some(existing_by_node(&args.pve_config, &args.vms)?)
     };
     Ok(LoadRequest {
-        progress: crate::output::progress::Progress::for_quiet(args.quiet),
+        progress: crate::output::progress::Progress::for_command(
+            args.quiet,
+            args.output_format,
+            args.output.as_deref(),
+        ),
         storage: args.storage.clone().unwrap_or_default(),
         existing,
         guest_dir: args.guest_dir.clone(),

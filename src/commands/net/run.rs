@@ -57,7 +57,7 @@ pub fn net(args: &NetArgs) -> Ended {
             opts: &options(&args.net_options),
             only: Some(&args.pair_nodes),
             parallel: args.parallel,
-            progress: Progress::for_quiet(args.quiet),
+            progress: Progress::for_command(args.quiet, args.output_format, args.output.as_deref()),
         },
         args.dry_run,
     )
@@ -85,7 +85,7 @@ pub fn across_cluster(asked: &AcrossCluster) -> Ended {
             opts: &options(asked.net_options),
             only: None,
             parallel: asked.parallel,
-            progress: Progress::for_quiet(asked.quiet),
+            progress: Progress::for_command(asked.quiet, asked.output_format, asked.output),
         },
         asked.dry_run,
     )

@@ -107,7 +107,7 @@ fn lines_to_stdout(args: &ProbeArgs) -> bool {
 fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -> ProbeReport {
     let to_stdout = lines_to_stdout(args);
     let sparkline = to_stdout && std::io::stdout().is_terminal();
-    let progress = Progress::for_quiet(args.quiet);
+    let progress = Progress::for_command(args.quiet, args.output_format, args.output.as_deref());
     let each = |report: &ProbeReport, event: Event| match event {
         Event::Begin {
             line,

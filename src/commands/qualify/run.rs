@@ -23,7 +23,11 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
         ));
     }
     let req = QualifyRequest {
-        progress: crate::output::progress::Progress::for_quiet(args.quiet),
+        progress: crate::output::progress::Progress::for_command(
+            args.quiet,
+            args.output_format,
+            args.output.as_deref(),
+        ),
         device: args.device.clone(),
         destroy_data_on: args.destroy_data_on.clone(),
         dry_run: args.dry_run,

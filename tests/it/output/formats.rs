@@ -458,7 +458,7 @@ fn text_to_a_file_has_the_extended_lines() {
 }
 
 #[test]
-fn no_progress_when_stderr_is_not_a_terminal() {
+fn no_countdown_when_stderr_is_not_a_terminal() {
     let dir = workdir();
     let out = pveprobe()
         .args(["--tests", "fsync", "--duration", "0.3"])

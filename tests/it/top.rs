@@ -226,11 +226,14 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
         .to_string_lossy()
         .to_string();
     let mut ratios = Vec::new();
-    for s in &samples {
+    for (i, s) in samples.iter().enumerate() {
         let guests = s["guests"].as_array().unwrap();
         let mine = |id: u32| guests.iter().find(|g| g["id"] == id && g["kind"] == "vm");
-        let Some(busy) = mine(busy_id) else { continue };
+        // Every interval, the first included, lists both running VMs.
+        let busy = mine(busy_id)
+            .unwrap_or_else(|| panic!("interval {} lists no VM {busy_id}: {s}", i + 1));
         if busy["busy"] == true {
+            // Its socket was held by the other client: said, read next time.
             continue;
         }
         // The busy VM first, named, on its loop device; the idle one quiet.
@@ -275,6 +278,48 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     }
     eprintln!("the busy VM's write MiB/s over its loop device's, each interval: {ratios:.3?}");
     assert!(ratios.len() >= 4, "{ratios:?}");
+
+    // What a script or cron meets first, while the busy VM still writes:
+    // `pveprobe top` with no flags and no terminal (one interval of text),
+    // and one interval as JSON and as Prometheus' text. Each lists both
+    // VMs from its first interval on.
+    let first = |args: &[&str]| {
+        let out = pveprobe().arg("top").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let text = first(&[]);
+    for id in [busy_id, idle_id] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("VM {id} scsi0"))),
+            "no row of VM {id}:\n{text}"
+        );
+    }
+    assert!(!text.contains("(no running guest)"), "{text}");
+    let json = first(&["--count", "1", "--output-format", "json"]);
+    assert_eq!(json.lines().count(), 1, "{json}");
+    let one: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for id in [busy_id, idle_id] {
+        let g = one["guests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["id"] == id)
+            .unwrap_or_else(|| panic!("no VM {id}: {one}"));
+        assert!(g["write_iops"].as_f64().is_some(), "{g}");
+    }
+    let busy_writes = one["guests"][0]["write_iops"].as_f64().unwrap();
+    assert_eq!(one["guests"][0]["id"], busy_id, "{one}");
+    assert!(busy_writes > 10.0, "the busy VM writes: {one}");
+    let prom = first(&["--count", "1", "--output-format", "prometheus"]);
+    for id in [busy_id, idle_id] {
+        assert!(
+            prom.lines()
+                .any(|l| !l.starts_with('#') && l.contains(&format!("guest=\"vm/{id}\""))),
+            "no gauge of VM {id}:\n{prom}"
+        );
+    }
     for r in &ratios {
         assert!((0.9..=1.1).contains(r), "{ratios:?}");
     }

@@ -144,6 +144,7 @@ impl<'a> Sampler<'a> {
     /// The interval from `a` to `b`.
     pub fn sample(&mut self, a: &Counters, b: &Counters) -> TopSample {
         let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
+        self.last.start_from(a);
         let mut guests = self.last.vms(b);
         guests.extend(sample::containers(a, b, secs, &b.disks));
         let pve_dir = self.req.sources.pve_dir.clone();

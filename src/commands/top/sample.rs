@@ -294,6 +294,20 @@ pub struct LastRead {
 }
 
 impl LastRead {
+    /// The counters of the reading an interval starts from, for each VM
+    /// read then and not known yet: the run's first reading (else the
+    /// first interval has no VM), or a VM that came up since. A VM known
+    /// already keeps its last counters.
+    pub fn start_from(&mut self, then: &Counters) {
+        for (&vmid, got) in &then.vms {
+            if let VmDrives::Read(stats) = got {
+                self.vms
+                    .entry(vmid)
+                    .or_insert_with(|| (then.at, stats.clone()));
+            }
+        }
+    }
+
     /// The VMs' drives of reading `now`, against their last counters; the
     /// counters kept for next time.
     pub fn vms(&mut self, now: &Counters) -> Vec<GuestIo> {
@@ -458,6 +472,60 @@ mod tests {
         assert_eq!((g.window_s, g.write_max_ms), (Some(10), Some(42.0)));
         assert_eq!(g.write_p99_ms, Some(10.0));
         assert_eq!(g.read_p99_ms, None);
+    }
+
+    /// An empty reading at `at`, with `vms`.
+    fn reading_of(at: Instant, vms: BTreeMap<u32, VmDrives>) -> Counters {
+        Counters {
+            at,
+            disks: vec![],
+            cpu: None,
+            io: None,
+            cpu_pressure: None,
+            memory: None,
+            dirty_kib: None,
+            writeback_kib: None,
+            swapped_pages: None,
+            vms,
+            cts: BTreeMap::new(),
+            jobs: Vec::new(),
+            own_cpu_us: 0,
+            own_rss_kib: 0,
+        }
+    }
+
+    #[test]
+    fn the_first_interval_has_every_vm_read_in_both_its_readings() {
+        let writes = |n: u64| DriveStats {
+            drive: "drive-scsi0".into(),
+            writes: n,
+            write_bytes: n * 4096,
+            ..DriveStats::default()
+        };
+        let vms = |n: u64| {
+            BTreeMap::from([
+                (100, VmDrives::Read(vec![writes(n)])),
+                (101, VmDrives::Read(vec![writes(7)])),
+                (102, VmDrives::Busy),
+            ])
+        };
+        let t0 = Instant::now();
+        let (first, second) = (
+            reading_of(t0, vms(0)),
+            reading_of(t0 + std::time::Duration::from_secs(2), vms(200)),
+        );
+        let mut last = LastRead::default();
+        last.start_from(&first);
+        let got = last.vms(&second);
+        let ids: Vec<(u32, bool)> = got.iter().map(|g| (g.id, g.busy)).collect();
+        assert_eq!(ids, [(100, false), (101, false), (102, true)]);
+        assert_eq!(got[0].write_iops, 100.0);
+        assert_eq!(got[1].write_iops, 0.0);
+        // A VM known keeps its last counters: the next interval is from
+        // `second`, even handed an older reading.
+        let third = reading_of(t0 + std::time::Duration::from_secs(4), vms(600));
+        last.start_from(&first);
+        assert_eq!(last.vms(&third)[0].write_iops, 200.0);
     }
 
     #[test]

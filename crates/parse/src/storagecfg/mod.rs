@@ -61,6 +61,8 @@ mod schema;
 
 use std::collections::HashSet;
 
+use crate::sectionconfig::{Lines, is_false, is_space, parse_header, parse_property, quote};
+
 pub use schema::known_types;
 use schema::*;
 
@@ -74,8 +76,6 @@ pub const MAX_WARNINGS: usize = 256;
 /// Property lines kept for a section of an unsupported type; further
 /// lines are passed over.
 pub const MAX_UNSUPPORTED_OPTIONS: usize = 256;
-/// How much of an ignored line a warning quotes.
-const QUOTED_CHARS: usize = 80;
 
 /// One `TYPE: ID` section with its property lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -385,102 +385,6 @@ fn check_text(text: &str) -> Result<(), StorageCfgError> {
     } else {
         Err(StorageCfgError::ControlChar { line, code })
     }
-}
-
-/// Perl's `\s` on PVE's byte strings: ASCII white space with vertical tab.
-fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
-}
-
-/// Perl's truth of a line: "" and "0" are false, and end a section.
-fn is_false(line: &str) -> bool {
-    line.is_empty() || line == "0"
-}
-
-/// The file's lines, numbered from 1, comments (`^\s*#`) passed over.
-struct Lines<'a> {
-    inner: std::iter::Enumerate<std::str::Split<'a, char>>,
-}
-
-impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            inner: text.split('\n').enumerate(),
-        }
-    }
-
-    /// The next line that is no comment, with its number.
-    fn next_content(&mut self) -> Option<(usize, &'a str)> {
-        self.inner
-            .by_ref()
-            .find(|(_, l)| !l.trim_start_matches(is_space).starts_with('#'))
-            .map(|(i, l)| (i + 1, l))
-    }
-
-    /// The next line of the current section; `None` at its end.
-    fn next_in_section(&mut self) -> Option<(usize, &'a str)> {
-        self.next_content().filter(|(_, l)| !is_false(l))
-    }
-
-    fn skip_section(&mut self) {
-        while self.next_in_section().is_some() {}
-    }
-}
-
-/// `^(\S+):\s*(\S+)\s*$` as Perl matches it: the type is everything up to
-/// the last colon that still leaves an ID behind.
-fn parse_header(line: &str) -> Option<(&str, &str)> {
-    let line = line.trim_end_matches(is_space);
-    if line.is_empty() || line.starts_with(is_space) {
-        return None;
-    }
-    match line.find(is_space) {
-        Some(end) => {
-            let (head, rest) = line.split_at(end);
-            let id = rest.trim_start_matches(is_space);
-            let kind = head.strip_suffix(':')?;
-            (!kind.is_empty() && !id.contains(is_space)).then_some((kind, id))
-        }
-        None => line
-            .char_indices()
-            .rev()
-            .filter(|&(i, c)| c == ':' && i > 0 && i + 1 < line.len())
-            .map(|(i, _)| (&line[..i], &line[i + 1..]))
-            .next(),
-    }
-}
-
-/// `^\s+(\S+)(\s+(.*\S))?\s*$`: an indented key and an optional value.
-fn parse_property(line: &str) -> Option<(&str, Option<&str>)> {
-    let rest = line.strip_prefix(is_space)?.trim_start_matches(is_space);
-    if rest.is_empty() {
-        return None;
-    }
-    let end = rest.find(is_space).unwrap_or(rest.len());
-    let (key, value) = rest.split_at(end);
-    let value = value.trim_matches(is_space);
-    Some((key, (!value.is_empty()).then_some(value)))
-}
-
-/// A line for a warning: at most [`QUOTED_CHARS`] characters, control
-/// characters escaped.
-fn quote(line: &str) -> String {
-    let mut out: String = line
-        .chars()
-        .take(QUOTED_CHARS)
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect();
-    if line.chars().nth(QUOTED_CHARS).is_some() {
-        out.push_str("...");
-    }
-    out
 }
 
 #[cfg(test)]

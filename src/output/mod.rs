@@ -260,9 +260,57 @@ pub fn write(target: Destination, text: &str) -> Result<(), WriteError> {
     }
 }
 
+/// Replaces `path` with `text` at once: written to a new file beside it
+/// (`O_EXCL`, no symlink followed), then renamed over it, so a reader
+/// (node_exporter's textfile collector) sees the old file or the new one,
+/// never a part. The new file is removed when anything fails.
+pub fn replace(path: &Path, text: &str) -> Result<(), WriteError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let failed = |source| WriteError::File {
+        path: path.into(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| failed(std::io::Error::from(std::io::ErrorKind::InvalidInput)))?;
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        failed(e)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_replaced_whole_and_nothing_is_left_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pveprobe.prom");
+        replace(&path, "a 1\n").unwrap();
+        replace(&path, "a 2\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a 2\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        // A directory where the file goes: refused, and no temporary left.
+        let blocked = dir.path().join("blocked");
+        std::fs::create_dir_all(blocked.join("sub")).unwrap();
+        assert!(replace(&blocked, "x").is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 
     #[derive(Serialize)]
     struct Doc {

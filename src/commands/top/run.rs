@@ -49,14 +49,17 @@ impl Writer<'_> {
             Format::Influx => s.influx(),
             Format::Prometheus => s.prometheus(),
         };
-        // A metrics file holds the last interval; the others grow.
-        let append = if format.is_metrics() {
-            false
-        } else {
-            !self.first || self.args.append
-        };
-        output::write(Destination::of(self.args.output.as_deref(), append), &text)
-            .map_err(|e| TopError(e.to_string()))?;
+        // A metrics file holds the last interval, replaced whole (a
+        // collector reading it meanwhile sees one interval, never a part);
+        // the others grow.
+        match (&self.args.output, format.is_metrics()) {
+            (Some(path), true) => output::replace(path, &text),
+            (output, _) => output::write(
+                Destination::of(output.as_deref(), !self.first || self.args.append),
+                &text,
+            ),
+        }
+        .map_err(|e| TopError(e.to_string()))?;
         self.first = false;
         Ok(())
     }

@@ -322,3 +322,71 @@ fn snapshot_body(snap: &str) -> String {
     let body = snap.splitn(3, "---\n").nth(2).expect("an insta snapshot");
     format!("{}\n", body.trim_end_matches('\n'))
 }
+
+/// `top` keeps its metrics file whole: each interval replaces it at once
+/// (a new file renamed over it), so node_exporter, reading it at any
+/// moment, gets one interval, never an empty or cut file.
+#[test]
+fn top_replaces_its_metrics_file_whole_every_interval() {
+    let dir = workdir();
+    let (qmp, pve) = (dir.path().join("qmp"), dir.path().join("pve"));
+    std::fs::create_dir(&qmp).unwrap();
+    std::fs::create_dir(&pve).unwrap();
+    let file = dir.path().join("pveprobe-top.prom");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (file, stop) = (file.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let (mut reads, mut bad) = (0u32, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match std::fs::read_to_string(&file) {
+                    Ok(text) => {
+                        reads += 1;
+                        let whole = text.ends_with('\n')
+                            && text.starts_with("# HELP ")
+                            && text.contains("pveprobe_top_");
+                        if !whole && bad.len() < 3 {
+                            bad.push(text);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            (reads, bad)
+        })
+    };
+    let out = pveprobe()
+        .args([
+            "top",
+            "--interval",
+            "0.1",
+            "--count",
+            "30",
+            "--output-format",
+            "prometheus",
+            "--output",
+        ])
+        .arg(&file)
+        .arg("--qmp-dir")
+        .arg(&qmp)
+        .arg("--pve-dir")
+        .arg(&pve)
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (reads, bad) = reader.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(reads > 30, "the reader read the file {reads} times");
+    assert!(
+        bad.is_empty(),
+        "{} reads of {reads} were no whole interval: {bad:?}",
+        bad.len()
+    );
+    // Nothing beside it: the new files were renamed, none left.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}

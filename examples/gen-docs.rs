@@ -699,7 +699,7 @@ EXAMPLES
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
         assert!(
             main.contains(
-                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--sustained SECS] [--storage ID|all] [-v|--verbose] "
+                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--sustained SECS] [--storage ID|all] [-q|--quiet] [-v|--verbose] "
             ),
             "{main}"
         );

@@ -97,9 +97,7 @@ impl Stop {
             message: message.to_string(),
         }
     }
-}
 
-impl Stop {
     /// The line `main` prints for it, as program `name` says it: `NAME:
     /// MESSAGE`; pveperf's usage line bare, as pveperf prints it; nothing
     /// for an empty message (pveperf interrupted while it waited: it has

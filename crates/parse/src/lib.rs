@@ -26,6 +26,7 @@ pub mod procpid;
 pub mod pvesm;
 pub mod pvetasks;
 pub mod qmp;
+pub mod recordframe;
 pub mod resolv;
 mod sectionconfig;
 pub mod smart;

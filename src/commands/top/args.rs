@@ -109,14 +109,14 @@ pub struct TopArgs {
     pub pve_dir: PathBuf,
 
     /// PVE's active task list (tests)
-    #[arg(long, value_name = "FILE", default_value = super::jobs::TASKS_FILE, hide = true)]
+    #[arg(long, value_name = "FILE", default_value = crate::nodeio::jobs::TASKS_FILE, hide = true)]
     pub tasks_file: PathBuf,
 
     /// PVE's replication state (tests)
-    #[arg(long, value_name = "FILE", default_value = super::jobs::REPLICATION_STATE, hide = true)]
+    #[arg(long, value_name = "FILE", default_value = crate::nodeio::jobs::REPLICATION_STATE, hide = true)]
     pub replication_state: PathBuf,
 
     /// Present when ZFS is loaded (tests)
-    #[arg(long, value_name = "DIR", default_value = super::jobs::ZFS_KSTAT, hide = true)]
+    #[arg(long, value_name = "DIR", default_value = crate::nodeio::jobs::ZFS_KSTAT, hide = true)]
     pub zfs_kstat: PathBuf,
 }

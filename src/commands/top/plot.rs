@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::sample::TopSample;
+use crate::nodeio::sample::TopSample;
 use crate::output::plot::{Chart, Line, PlotError, charts_svg};
 
 /// The guests drawn: the busiest over the whole span.
@@ -19,7 +19,7 @@ pub fn read_record(text: &str) -> Result<Vec<TopSample>, String> {
         .map(|(i, l)| {
             serde_json::from_str::<TopSample>(l)
                 .ok()
-                .filter(|s| s.kind == super::sample::KIND)
+                .filter(|s| s.kind == crate::nodeio::sample::KIND)
                 .ok_or_else(|| format!("line {} is not an interval of pveprobe top", i + 1))
         })
         .collect()
@@ -121,7 +121,7 @@ pub fn picture(samples: &[TopSample]) -> Result<String, PlotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::top::sample::{GuestIo, NodePressure};
+    use crate::nodeio::sample::{GuestIo, NodePressure};
 
     fn at(secs: u64, iops: f64) -> TopSample {
         TopSample {

@@ -1,7 +1,7 @@
 //! An interval of `top` as text (the view a terminal redraws, a snapshot
 //! otherwise), CSV rows and metrics; the JSON line is the sample itself.
 
-use super::sample::{GuestIo, TopSample};
+use crate::nodeio::sample::{GuestIo, TopSample};
 use crate::output::metrics::gauges::{self, Gauge, Subject};
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
@@ -434,7 +434,7 @@ fn guest_row(g: &GuestIo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::top::sample::{DiskIo, NodePressure};
+    use crate::nodeio::sample::{DiskIo, NodePressure};
     use crate::output::Document as _;
 
     fn sample() -> TopSample {

@@ -9,13 +9,14 @@ use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use super::args::TopArgs;
-use super::sample::TopSample;
 use super::terminal::{self, Terminal};
-use super::{TopError, TopRequest, TopRun, read::Sources};
+use super::{TopError, TopRequest, TopRun};
 use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::nodeio::read::Sources;
+use crate::nodeio::sample::TopSample;
 use crate::output::{self, Destination, Document as _, Format};
 
 /// How each interval is written.
@@ -104,13 +105,13 @@ pub fn top(args: &TopArgs) -> Ended {
         sources: Sources {
             qmp_dir: args.qmp_dir.clone(),
             pve_dir: args.pve_dir.clone(),
-            jobs: super::jobs::JobSources {
+            jobs: crate::nodeio::jobs::JobSources {
                 tasks_file: args.tasks_file.clone(),
                 replication_state: args.replication_state.clone(),
                 zfs_kstat: args.zfs_kstat.clone(),
                 ceph_conf: args.pve_dir.join("ceph.conf"),
             },
-            ..super::default_sources()
+            ..crate::nodeio::default_sources()
         },
         node: crate::pvestorage::node_name(),
         interval: Duration::from_secs_f64(args.interval),

@@ -270,7 +270,7 @@ fn waits_above_disk(g: &GuestIo, d: &DiskIo) -> Option<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::top::sample::NodePressure;
+    use crate::nodeio::sample::NodePressure;
 
     fn sample(disk_util: f64, guest_iops: f64, guest_ms: f64) -> TopSample {
         TopSample {
@@ -370,7 +370,7 @@ mod tests {
 
     #[test]
     fn a_backup_while_guests_wait_is_named_and_not_while_they_do_not() {
-        use crate::commands::top::jobs::OtherJob;
+        use crate::nodeio::jobs::OtherJob;
         let backup = OtherJob {
             kind: "backup".into(),
             what: "guest 103".into(),
@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn a_thin_pool_near_full_is_named_by_data_or_metadata() {
-        use crate::commands::top::storages::StorageUse;
+        use crate::nodeio::storages::StorageUse;
         let mut s = sample(30.0, 1900.0, 0.6);
         s.pressure.io_some_pct = Some(2.0);
         let pool = |used, meta| StorageUse {

@@ -1,0 +1,211 @@
+//! The node's I/O sampled, as `top` shows it and `record` keeps it: each
+//! interval the node's disks, CPU time and pressure, every running VM's
+//! drives through its QMP socket (one short visit each, the socket left at
+//! once: `pvestatd` and `qm` need it) and every container's cgroup; each
+//! guest drive tied to the host disk behind it; the jobs that run and the
+//! storages on the disks; and the hints that name the guest behind a busy
+//! disk, a guest that waits far above its disk, a disk at its ceiling, the
+//! node's pressure. Read-only: nothing is written.
+
+pub mod behind;
+pub mod hints;
+pub mod jobs;
+pub mod read;
+pub mod sample;
+pub mod storages;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pveprobe_parse::iostat::DiskStat;
+
+use read::{Counters, Sources};
+use sample::{GuestIo, LastRead, OwnCost, TopSample};
+
+/// The guests' names, each VM drive's file and the device number each
+/// file is on: read once per guest (a VM's files when it is first seen).
+#[derive(Debug, Default)]
+struct Known {
+    names: BTreeMap<(String, u32), Option<String>>,
+    files: BTreeMap<u32, Vec<(String, String)>>,
+    devices: BTreeMap<String, Option<(u32, u32)>>,
+}
+
+impl Known {
+    fn name(
+        &mut self,
+        host: &crate::sys::host::Host,
+        pve_dir: &Path,
+        kind: &str,
+        id: u32,
+    ) -> Option<String> {
+        self.names
+            .entry((kind.to_string(), id))
+            .or_insert_with(|| {
+                let (dir, key) = if kind == "ct" {
+                    ("lxc", "hostname")
+                } else {
+                    ("qemu-server", "name")
+                };
+                let text = host
+                    .read(pve_dir.join(dir).join(format!("{id}.conf")))
+                    .ok()?;
+                text.lines()
+                    .take_while(|l| !l.starts_with('['))
+                    .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                    .map(|v| v.trim().to_string())
+            })
+            .clone()
+    }
+}
+
+/// The device number of the block device a drive's file is on: the
+/// device itself, or for a file the filesystem's; `None` for what is no
+/// local path (`rbd:...`).
+fn device_of(file: &str) -> Option<(u32, u32)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let path = Path::new(file);
+    if !path.is_absolute() {
+        return None;
+    }
+    let md = std::fs::metadata(path).ok()?;
+    let dev = if md.file_type().is_block_device() {
+        md.rdev()
+    } else {
+        md.dev()
+    };
+    Some((
+        nix::sys::stat::major(dev) as u32,
+        nix::sys::stat::minor(dev) as u32,
+    ))
+}
+
+/// The name `/proc/diskstats` gives device `dev`.
+fn disk_named(dev: Option<(u32, u32)>, disks: &[DiskStat]) -> Option<String> {
+    let dev = dev?;
+    disks
+        .iter()
+        .find(|d| (d.major, d.minor) == dev)
+        .map(|d| d.name.clone())
+}
+
+/// Makes intervals of readings.
+pub struct Sampler<'a> {
+    sources: &'a Sources,
+    node: &'a str,
+    known: Known,
+    last: LastRead,
+    jobs: jobs::JobReader,
+    storages: storages::StorageReader,
+}
+
+impl<'a> Sampler<'a> {
+    pub fn new(sources: &'a Sources, node: &'a str) -> Self {
+        Sampler {
+            sources,
+            node,
+            known: Known::default(),
+            last: LastRead::default(),
+            jobs: jobs::JobReader::default(),
+            storages: storages::StorageReader::default(),
+        }
+    }
+
+    /// Everything read now.
+    pub fn read(&mut self) -> Counters {
+        let src = self.sources;
+        let vms = read::running_vms(&src.qmp_dir);
+        // A VM gone (stopped, migrated) is asked for its files anew when
+        // it comes back: its disks may have moved.
+        self.known.files.retain(|id, _| vms.contains(id));
+        let mut c = read::read(src, &vms, &mut self.known.files);
+        c.jobs = self.jobs.read(&src.host, &src.jobs);
+        c
+    }
+
+    /// The interval from `a` to `b`.
+    pub fn sample(&mut self, a: &Counters, b: &Counters) -> TopSample {
+        let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
+        self.last.start_from(a);
+        let mut guests = self.last.vms(b);
+        guests.extend(sample::containers(a, b, secs, &b.disks));
+        let pve_dir = self.sources.pve_dir.clone();
+        for g in &mut guests {
+            g.name = self.known.name(&self.sources.host, &pve_dir, &g.kind, g.id);
+            if g.kind == "vm" {
+                let files = self.known.files.get(&g.id);
+                let key = g.drive.as_ref().map(|d| format!("drive-{d}"));
+                g.file = files
+                    .and_then(|f| {
+                        f.iter()
+                            .find(|(d, _)| Some(d) == key.as_ref() || Some(d) == g.drive.as_ref())
+                    })
+                    .map(|(_, file)| file.clone());
+                g.disk = g.file.as_deref().and_then(|f| {
+                    let dev = *self
+                        .known
+                        .devices
+                        .entry(f.to_string())
+                        .or_insert_with(|| device_of(f));
+                    disk_named(dev, &b.disks)
+                });
+            }
+        }
+        guests.sort_by(|x, y| y.iops().total_cmp(&x.iops()).then(x.id.cmp(&y.id)));
+        let mut disks = sample::disks(&a.disks, &b.disks, secs);
+        let src = self.sources;
+        let storages = self.storages.read(&src.host, &src.pve_dir, self.node);
+        for d in &mut disks {
+            d.guests = guests
+                .iter()
+                .filter(|g| g.disk.as_deref() == Some(d.name.as_str()))
+                .map(GuestIo::label)
+                .collect();
+            d.storages = storages
+                .iter()
+                .filter(|s| s.disks.contains(&d.name))
+                .map(|s| s.id.clone())
+                .collect();
+        }
+        disks.retain(|d| d.iops() > 0.0 || !d.guests.is_empty());
+        disks.sort_by(|x, y| y.util_pct.total_cmp(&x.util_pct).then(x.name.cmp(&y.name)));
+        let mut s = TopSample {
+            schema_version: sample::SCHEMA_VERSION,
+            kind: sample::KIND.into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            node: self.node.to_string(),
+            timestamp: jiff::Timestamp::now().to_string(),
+            seconds: secs,
+            pressure: sample::pressure(a, b, secs),
+            guests,
+            disks,
+            jobs: b.jobs.clone(),
+            storages,
+            own: OwnCost {
+                cpu_pct: b.own_cpu_us.saturating_sub(a.own_cpu_us) as f64 / (secs * 1e4),
+                rss_kib: b.own_rss_kib,
+            },
+            hints: Vec::new(),
+            notes: Vec::new(),
+        };
+        s.notes.extend(self.jobs.notes.iter().cloned());
+        s.notes.extend(self.storages.notes.iter().cloned());
+        if b.io.is_none() {
+            s.notes.push(
+                "no /proc/pressure/io: this kernel has no PSI (psi=1 on its command line)".into(),
+            );
+        }
+        s.hints = hints::hints(&s);
+        s
+    }
+}
+
+/// The default socket and config places.
+pub fn default_sources() -> Sources {
+    Sources {
+        host: crate::sys::host::Host::real(),
+        qmp_dir: PathBuf::from(crate::pvevm::qmp::RUN_DIR),
+        pve_dir: PathBuf::from(crate::pvestorage::ETC_PVE),
+        jobs: jobs::JobSources::under_pve_dir(std::path::Path::new(crate::pvestorage::ETC_PVE)),
+    }
+}

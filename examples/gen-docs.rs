@@ -464,8 +464,8 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 9] = [
-    "compare", "cluster", "storages", "net", "qualify", "guest", "ceph", "load", "top",
+const SUBCOMMAND_PAGES: [&str; 10] = [
+    "compare", "cluster", "storages", "net", "qualify", "guest", "ceph", "load", "top", "record",
 ];
 
 /// (shell, file below completions/).
@@ -704,7 +704,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top ..."
+            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top|record ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),

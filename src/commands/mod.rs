@@ -35,7 +35,7 @@ use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
 use storages::args::StoragesArgs;
-use top::args::TopArgs;
+use top::args::{RecordArgs, TopArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,6 +87,10 @@ pub enum Command {
     /// read-only: each VM drive's I/O as the guest sees it (QEMU's counters),
     /// each container's, the disks and the node's pressure
     Top(Box<TopArgs>),
+    /// Keep top's intervals on disk (a week by default), so last night's IO
+    /// delay is named the morning after (top --worst, --at); runs as
+    /// pveprobe-record.service
+    Record(Box<RecordArgs>),
     /// What the probe copied into a guest runs
     #[command(name = "guest-side", hide = true)]
     GuestSide(GuestSideArgs),
@@ -148,6 +152,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
         Some(Command::Load(args)) => load::run::load(args),
         Some(Command::Top(args)) => top::run::top(args),
+        Some(Command::Record(args)) => top::run::record(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),
         Some(Command::LoadGuest(args)) => load::run::load_guest(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),

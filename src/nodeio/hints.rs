@@ -376,6 +376,7 @@ mod tests {
             what: "guest 103".into(),
             detail: Some("PVE task vzdump by root@pam".into()),
             since: None,
+            upid: None,
         };
         // Quiet node, quick guests: a backup alone is no cause.
         let mut s = sample(30.0, 1900.0, 0.6);

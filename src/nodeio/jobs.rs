@@ -58,6 +58,9 @@ pub struct OtherJob {
     pub detail: Option<String>,
     /// When it started (RFC 3339), where known.
     pub since: Option<String>,
+    /// PVE's task ID, for a PVE task (`UPID:pve1:...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upid: Option<String>,
 }
 
 /// Where the jobs are read.
@@ -198,6 +201,7 @@ fn tasks(host: &Host, src: &JobSources) -> Vec<OtherJob> {
                 },
                 detail: Some(format!("PVE task {} by {}", t.kind, t.user)),
                 since: since(t.starttime),
+                upid: Some(t.upid.clone()),
             })
         })
         .collect()
@@ -217,6 +221,7 @@ fn replications(host: &Host, src: &JobSources) -> Vec<OtherJob> {
             what: format!("guest {} to {}", r.vmid, r.target),
             detail: None,
             since: r.last_try.and_then(since),
+            upid: None,
         })
         .collect()
 }
@@ -238,6 +243,7 @@ fn fstrims(host: &Host) -> Vec<OtherJob> {
             what: "filesystems".into(),
             detail: (n > 1).then(|| format!("{n} processes")),
             since: None,
+            upid: None,
         })
         .into_iter()
         .collect()
@@ -263,6 +269,7 @@ pub fn zfs_jobs(text: &str) -> Vec<OtherJob> {
                 what: format!("pool {}", s.pool),
                 detail: (!detail.is_empty()).then(|| detail.join(", ")),
                 since: None,
+                upid: None,
             }
         })
         .collect()
@@ -291,6 +298,7 @@ pub fn ceph_jobs(a: &ClusterActivity) -> Vec<OtherJob> {
                 what: "Ceph".into(),
                 detail: Some(format!("{now} PGs, {waiting} waiting{extra}")),
                 since: None,
+                upid: None,
             });
         }
     }
@@ -303,6 +311,7 @@ pub fn ceph_jobs(a: &ClusterActivity) -> Vec<OtherJob> {
                 a.scrubbing_pgs, a.deep_scrubbing_pgs
             )),
             since: None,
+            upid: None,
         });
     }
     out

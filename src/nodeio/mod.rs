@@ -11,6 +11,7 @@ pub mod behind;
 pub mod hints;
 pub mod jobs;
 pub mod read;
+pub mod recorded;
 pub mod sample;
 pub mod storages;
 

@@ -61,6 +61,25 @@ pub enum StoreError {
     },
     #[error("{}: not a directory of pveprobe record shards", .0.display())]
     NotAStore(PathBuf),
+    #[error("{}: another recorder writes this store (its lock {LOCK} is held)", .0.display())]
+    Busy(PathBuf),
+}
+
+/// The file a writer holds `flock(2)`ed while it runs: one writer a store,
+/// and `top` knows a recorder runs.
+pub const LOCK: &str = "writer.lock";
+
+/// Whether a recorder writes the store in `dir` now.
+pub fn recorder_runs(dir: &Path) -> bool {
+    use nix::fcntl::{Flock, FlockArg};
+    let Ok(file) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir.join(LOCK))
+    else {
+        return false;
+    };
+    Flock::lock(file, FlockArg::LockSharedNonblock).is_err()
 }
 
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -125,6 +144,7 @@ pub enum Appended {
 
 /// Appends frames to the store; drops whole shards past the limits.
 pub struct Writer {
+    _lock: nix::fcntl::Flock<File>,
     dir: PathBuf,
     limits: Limits,
     current: Option<(Date, File, u64)>,
@@ -137,7 +157,8 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// The store in `dir` (made, 0750, if missing), its newest shard's
+    /// The store in `dir` (made, 0750, if missing) locked for this writer
+    /// alone, its newest shard's
     /// torn end (a write cut short by a crash) cut off, its last key time
     /// read, and the limits applied.
     pub fn open(dir: &Path, limits: Limits) -> Result<Writer, StoreError> {
@@ -149,7 +170,19 @@ impl Writer {
                 .create(dir)
                 .map_err(io(dir))?;
         }
+        let lock_path = dir.join(LOCK);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o640)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map_err(|_| StoreError::Busy(dir.to_path_buf()))?;
         let mut w = Writer {
+            _lock: lock,
             dir: dir.to_path_buf(),
             limits,
             current: None,
@@ -356,10 +389,26 @@ mod tests {
             vec![t, t + 10_000_000, t + 10_000_001, t + 20_000_000]
         );
         // Reopened, the writer goes on after the last key time.
+        drop(w);
         let mut w = Writer::open(dir.path(), Limits::default()).unwrap();
         assert_eq!(w.last_time_us(), Some(t + 20_000_000));
         w.append(t, Summary::NONE, b"{}").unwrap();
         assert_eq!(w.last_time_us(), Some(t + 20_000_001));
+    }
+
+    #[test]
+    fn one_writer_a_store_and_a_reader_knows_one_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!recorder_runs(dir.path()));
+        let w = Writer::open(dir.path(), Limits::default()).unwrap();
+        assert!(recorder_runs(dir.path()));
+        assert!(matches!(
+            Writer::open(dir.path(), Limits::default()),
+            Err(StoreError::Busy(_))
+        ));
+        drop(w);
+        assert!(!recorder_runs(dir.path()));
+        Writer::open(dir.path(), Limits::default()).unwrap();
     }
 
     #[test]
@@ -392,6 +441,7 @@ mod tests {
             ["2026-12-03", "2026-12-04", "2026-12-05", "2026-12-06"]
         );
         // A cap of two shards' bytes: the oldest go, today's stays.
+        drop(w);
         let each = shards(dir.path()).unwrap()[0].bytes;
         let limits = Limits {
             max_bytes: 2 * each + 10,

@@ -19,7 +19,7 @@ pub struct Store {
 
 /// One frame found.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
+pub struct Kept {
     pub time_us: i64,
     pub summary: Summary,
     shard: usize,
@@ -29,7 +29,7 @@ pub struct Entry {
 /// The frames of a window, with the shards' bytes they are in.
 #[derive(Debug, Default)]
 pub struct Scanned {
-    pub entries: Vec<Entry>,
+    pub entries: Vec<Kept>,
     /// Damage skipped, a shard's header missing.
     pub notes: Vec<String>,
     /// The shards read, and the days they cover (first and last).
@@ -39,7 +39,7 @@ pub struct Scanned {
 }
 
 impl Scanned {
-    /// Entry `i`'s payload, uncompressed.
+    /// Kept `i`'s payload, uncompressed.
     pub fn payload(&self, i: usize) -> Result<Vec<u8>, String> {
         let e = &self.entries[i];
         let packed = &self.bytes[e.shard][e.payload.clone()];
@@ -94,7 +94,7 @@ impl Store {
                     .frames
                     .iter()
                     .filter(|f| (from_us..=to_us).contains(&f.time_us))
-                    .map(|f| Entry {
+                    .map(|f| Kept {
                         time_us: f.time_us,
                         summary: f.summary,
                         shard: index,

@@ -41,6 +41,8 @@ mod output;
 mod parsers;
 /// `qualify DEVICE`: refusals of devices in use, its writes, discard, signals.
 mod qualify;
+/// `record`'s store: SIGKILL in a loop, damage, a full filesystem.
+mod record;
 /// Faults, hostile input and signals: nothing left behind.
 mod safety;
 /// The storage stack behind a figure: loop devices and fixture hosts.

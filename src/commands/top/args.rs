@@ -37,6 +37,11 @@ WHAT IT SHOWS
   On a terminal the view is redrawn every interval, busiest guest first (q
   quits); otherwise one interval is printed (--count or --seconds for more).
 
+THE RECORD (pveprobe record --help, docs/record.md)
+  With pveprobe-record.service running, the node's intervals are kept for a
+  week: --worst ranks its worst moments, --at shows the view at a moment
+  and steps through it, --between gives a window in any format.
+
 HINTS (docs/hints.md)
   top-guest-drives-disk      a guest makes half or more of a busy disk's
                              operations (80% utilised or 20 ms waits, or
@@ -54,6 +59,10 @@ EXAMPLES
   pveprobe top --count 10 --output-format json  ten intervals, a JSON line each
   pveprobe top --record top.jsonl               the view, and every interval kept
   pveprobe top --plot io.svg --from top.jsonl   that record drawn
+  pveprobe top --worst                          last 24 hours' worst moments
+  pveprobe top --worst --since 7d --output-format csv
+  pveprobe top --at 03:00                       the view at 3 a.m. (pveprobe record)
+  pveprobe top --between 'yesterday 02:50' 'yesterday 03:30' --output-format json
   pveprobe top --count 1 --output-format prometheus --output /var/lib/prometheus/node-exporter/pveprobe_top.prom";
 
 #[derive(Debug, Args)]
@@ -96,10 +105,45 @@ pub struct TopArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 
-    /// With --plot: draw a --record file instead of sampling
-    #[arg(long, value_name = "RECORD", requires = "plot")]
+    /// Read recorded intervals instead of sampling: a store (pveprobe
+    /// record's directory; the default with --at, --between or --worst is
+    /// /var/lib/pveprobe/record), or with --plot a --record file
+    #[arg(long, value_name = "DIR|RECORD")]
     pub from: Option<PathBuf>,
 
+    /// Show the recorded interval at TIME: 03:00 (the last 3 a.m.),
+    /// "yesterday 03:00", "2026-12-06 03:00", an RFC 3339 time, -2h. On a
+    /// terminal, step through the record from there (left/right one
+    /// interval, PgUp/PgDn an hour, w the next bad moment, q quits)
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, conflicts_with_all = ["between", "worst", "count", "seconds", "record"])]
+    pub at: Option<String>,
+
+    /// The recorded intervals from A to B, in any output format (times as
+    /// --at's; now for B)
+    #[arg(long, num_args = 2, value_names = ["A", "B"], allow_hyphen_values = true, conflicts_with_all = ["worst", "count", "seconds", "record"])]
+    pub between: Option<Vec<String>>,
+
+    /// The record's worst moments, merged into episodes and ranked: when and
+    /// how long, how bad, the disk, the guests and their share of its
+    /// operations, the job that ran, the hints
+    #[arg(long, conflicts_with_all = ["count", "seconds", "record", "plot"])]
+    pub worst: bool,
+
+    /// With --worst: how far back [default: 24h] (24h, 7d, 90m)
+    #[arg(long, value_name = "SPAN", requires = "worst")]
+    pub since: Option<String>,
+
+    /// With --worst: the episodes shown at most
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "worst", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub episodes: u64,
+
+    #[command(flatten)]
+    pub sources: SourceArgs,
+}
+
+/// Where a run reads the node (the tests' stand-ins; hidden).
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
     /// Where the VMs' QMP sockets are (tests)
     #[arg(long, value_name = "DIR", default_value = crate::pvevm::qmp::RUN_DIR, hide = true)]
     pub qmp_dir: PathBuf,
@@ -119,4 +163,73 @@ pub struct TopArgs {
     /// Present when ZFS is loaded (tests)
     #[arg(long, value_name = "DIR", default_value = crate::nodeio::jobs::ZFS_KSTAT, hide = true)]
     pub zfs_kstat: PathBuf,
+}
+
+pub const RECORD_AFTER_HELP: &str = "\
+WHAT IT KEEPS
+  top's intervals, read by top's own sampler every --interval (10 s): each
+  VM drive's I/O and latency as QEMU counts it, each container's, the disks,
+  the node's IO delay and pressure, PVE's tasks and the other jobs, the
+  storages and the hints. Read them back with top:
+    pveprobe top --worst                 last 24 hours' worst moments, ranked
+    pveprobe top --at 03:00              the view at 3 a.m.
+    pveprobe top --between '-2h' now --output-format csv
+
+THE STORE (docs/record.md)
+  One file a day in --dir (/var/lib/pveprobe/record), written only at its
+  end, each interval a frame under its own checksum: a crash or power loss
+  loses at most the interval being written, and damage is skipped, with a
+  note, to the next good frame. Whole days are dropped past --retain-days,
+  and the oldest while the store is over --max-size or 5% of its
+  filesystem's free space. On a full filesystem it pauses, says so once,
+  and goes on when there is room. One recorder a store.
+
+THE SERVICE
+  The .deb ships pveprobe-record.service, not enabled. To record:
+    systemctl enable --now pveprobe-record
+  It runs at idle CPU and I/O priority, with a memory limit, read-only but
+  for its store. Its settings are in /etc/default/pveprobe-record, as the
+  variables each option names below (PVEPROBE_RECORD_...); a flag given on
+  the command line wins.
+
+EXAMPLES
+  pveprobe record                                    until Ctrl-C or SIGTERM
+  pveprobe record --dir /tmp/rec --interval 1 --count 60
+  pveprobe record --textfile /var/lib/prometheus/node-exporter/pveprobe_top.prom";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = RECORD_AFTER_HELP)]
+pub struct RecordArgs {
+    /// Seconds between readings
+    #[arg(long, value_name = "SECS", env = "PVEPROBE_RECORD_INTERVAL", default_value_t = 10.0, value_parser = pveprobe_parse::units::seconds_between(1.0, 3600.0))]
+    pub interval: f64,
+
+    /// The store's directory
+    #[arg(long, value_name = "DIR", env = "PVEPROBE_RECORD_DIR", default_value = crate::store::DEFAULT_DIR)]
+    pub dir: PathBuf,
+
+    /// Whole days kept before today's
+    #[arg(long, value_name = "DAYS", env = "PVEPROBE_RECORD_RETAIN_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=366))]
+    pub retain_days: u32,
+
+    /// The store's size at most (and never over 5% of its filesystem's
+    /// free space)
+    #[arg(long, value_name = "SIZE", env = "PVEPROBE_RECORD_MAX_SIZE", default_value = "1G", value_parser = max_size)]
+    pub max_size: u64,
+
+    /// Also write each interval to FILE as node_exporter's textfile
+    /// (prometheus format, replaced whole)
+    #[arg(long, value_name = "FILE", env = "PVEPROBE_RECORD_TEXTFILE")]
+    pub textfile: Option<PathBuf>,
+
+    /// Stop after N intervals [default: until SIGTERM or Ctrl-C]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+
+    #[command(flatten)]
+    pub sources: SourceArgs,
+}
+
+fn max_size(text: &str) -> Result<u64, String> {
+    pveprobe_parse::units::size_at_least(text, 1 << 20).map_err(|e| e.to_string())
 }

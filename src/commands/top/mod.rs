@@ -9,9 +9,13 @@
 
 pub mod args;
 pub mod plot;
+pub mod record;
 pub mod render;
+pub mod replay;
 pub mod run;
 pub mod terminal;
+pub mod when;
+pub mod worst;
 
 use std::time::{Duration, Instant};
 

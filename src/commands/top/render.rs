@@ -206,7 +206,7 @@ impl crate::output::Document for TopSample {
             "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)\n\
              IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB, swap in/out {}/{} MiB/s\n",
             self.node,
-            self.timestamp,
+            super::when::local(&self.timestamp),
             self.seconds,
             self.own.cpu_pct,
             self.own.rss_kib / 1024,

@@ -6,10 +6,13 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::args::TopArgs;
-use super::terminal::{self, Terminal};
+use super::args::{RecordArgs, SourceArgs, TopArgs};
+use super::record::{RecordError, RecordReport, RecordRequest};
+use super::replay::{Around, ReplayError, ReplayRequest, WorstRequest};
+use super::terminal::{self, Key, Terminal};
 use super::{TopError, TopRequest, TopRun};
 use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
@@ -26,6 +29,8 @@ struct Writer<'a> {
     first: bool,
     /// Whether the CSV needs its header (the session's `--append` check).
     csv_header: bool,
+    /// A line under the live view.
+    footer: Option<&'static str>,
 }
 
 impl Writer<'_> {
@@ -42,7 +47,12 @@ impl Writer<'_> {
         }
         let format = self.args.output_format;
         let text = match format {
-            Format::Text if self.terminal => format!("{}{}", terminal::CLEAR, s.text()),
+            Format::Text if self.terminal => format!(
+                "{}{}{}",
+                terminal::CLEAR,
+                s.text(),
+                self.footer.map(|f| format!("\n{f}\n")).unwrap_or_default()
+            ),
             Format::Text => format!("{}\n", s.text()),
             Format::Json => format!("{}\n", output::json(s, false).trim_end()),
             Format::JsonPretty => format!("{}\n", output::json(s, true).trim_end()),
@@ -83,6 +93,21 @@ fn plot_record(session: Session, from: &std::path::Path) -> Ended {
     session.finish_picture(Some(super::plot::picture(&samples)), Exit::Ok)
 }
 
+/// Where the node is read: PVE's places, or the tests' stand-ins.
+pub fn sources_of(args: &SourceArgs) -> Sources {
+    Sources {
+        qmp_dir: args.qmp_dir.clone(),
+        pve_dir: args.pve_dir.clone(),
+        jobs: crate::nodeio::jobs::JobSources {
+            tasks_file: args.tasks_file.clone(),
+            replication_state: args.replication_state.clone(),
+            zfs_kstat: args.zfs_kstat.clone(),
+            ceph_conf: args.pve_dir.join("ceph.conf"),
+        },
+        ..crate::nodeio::default_sources()
+    }
+}
+
 /// `pveprobe top`.
 pub fn top(args: &TopArgs) -> Ended {
     // The format, `--append`'s CSV header (only CSV has one: the other
@@ -95,6 +120,12 @@ pub fn top(args: &TopArgs) -> Ended {
         signals: true,
         ..Frame::new("top", args.output_format, args.output.as_deref())
     })?;
+    if args.worst {
+        return worst(args, session);
+    }
+    if args.at.is_some() || args.between.is_some() {
+        return replay(args, session);
+    }
     if let Some(from) = &args.from {
         return plot_record(session, from);
     }
@@ -102,17 +133,7 @@ pub fn top(args: &TopArgs) -> Ended {
         && args.output.is_none()
         && std::io::stdout().is_terminal();
     let req = TopRequest {
-        sources: Sources {
-            qmp_dir: args.qmp_dir.clone(),
-            pve_dir: args.pve_dir.clone(),
-            jobs: crate::nodeio::jobs::JobSources {
-                tasks_file: args.tasks_file.clone(),
-                replication_state: args.replication_state.clone(),
-                zfs_kstat: args.zfs_kstat.clone(),
-                ceph_conf: args.pve_dir.join("ceph.conf"),
-            },
-            ..crate::nodeio::default_sources()
-        },
+        sources: sources_of(&args.sources),
         node: crate::pvestorage::node_name(),
         interval: Duration::from_secs_f64(args.interval),
         // Not on a terminal: one interval, unless asked for more (or
@@ -125,11 +146,14 @@ pub fn top(args: &TopArgs) -> Ended {
         seconds: args.seconds.map(Duration::from_secs),
     };
     let keys = if terminal { Terminal::take() } else { None };
+
     let writer = RefCell::new(Writer {
         args,
         terminal,
         first: true,
         csv_header: session.csv_header,
+        footer: (terminal && !crate::store::recorder_runs(Path::new(crate::store::DEFAULT_DIR)))
+            .then_some(NOT_RECORDED),
     });
     let kept: RefCell<VecDeque<TopSample>> = Default::default();
     let each = |s: &TopSample| {
@@ -159,4 +183,182 @@ pub fn top(args: &TopArgs) -> Ended {
         .is_some()
         .then(|| super::plot::picture(kept.borrow_mut().make_contiguous()));
     session.finish_picture(picture, exit)
+}
+
+/// `pveprobe record`.
+pub fn record(args: &RecordArgs) -> Ended {
+    let session = Session::start::<RecordReport>(Frame {
+        signals: true,
+        ..Frame::new("record", Format::Text, None)
+    })?;
+    let req = RecordRequest {
+        top: TopRequest {
+            sources: sources_of(&args.sources),
+            node: crate::pvestorage::node_name(),
+            interval: Duration::from_secs_f64(args.interval),
+            count: args.count,
+            seconds: None,
+        },
+        dir: args.dir.clone(),
+        limits: crate::store::Limits {
+            retain_days: args.retain_days,
+            max_bytes: args.max_size,
+            ..crate::store::Limits::default()
+        },
+        textfile: args.textfile.clone(),
+        progress: crate::output::progress::Progress::new(crate::output::progress::Look::Lines),
+    };
+    let report = Work::run(&req, session.interrupt()).map_err(|e| match e {
+        RecordError::Store(e) => Stop::not_measured(e),
+        RecordError::Interval(e) => Stop::not_measured(e),
+    })?;
+    let exit = match session.interrupt().signal() {
+        // SIGTERM is how systemd stops the service: a clean stop.
+        Some(sig) if sig != libc::SIGTERM => Exit::Signal(sig),
+        _ => Exit::Ok,
+    };
+    session.finish(&report, exit)
+}
+
+/// What the live view says when no recorder runs.
+const NOT_RECORDED: &str = "Not recorded: systemctl enable --now pveprobe-record keeps these intervals (top --worst, --at)";
+
+/// The store `--from` names, or the recorder's.
+fn store_dir(args: &TopArgs) -> PathBuf {
+    args.from
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(crate::store::DEFAULT_DIR))
+}
+
+fn when(text: &str, now: &jiff::ZonedDateTime) -> Result<i64, Stop> {
+    super::when::parse(text, now)
+        .map(|t| t.as_microsecond())
+        .map_err(Stop::bad_input)
+}
+
+fn replay_error(e: ReplayError) -> Stop {
+    match e {
+        ReplayError::NothingBetween(..) => Stop::not_measured(e),
+        _ => Stop::bad_input(e),
+    }
+}
+
+/// `--worst`: the window's episodes.
+fn worst(args: &TopArgs, session: Session) -> Ended {
+    if args.output_format.is_metrics() {
+        return Err(Stop::bad_input(
+            "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
+        ));
+    }
+    let now = jiff::ZonedDateTime::now();
+    let since =
+        super::when::span(args.since.as_deref().unwrap_or("24h")).map_err(Stop::bad_input)?;
+    let until_us = now.timestamp().as_microsecond();
+    let req = WorstRequest {
+        dir: store_dir(args),
+        node: crate::pvestorage::node_name(),
+        since_us: until_us - since.as_micros() as i64,
+        until_us,
+        episodes: args.episodes as usize,
+    };
+    let report = Work::run(&req, session.interrupt()).map_err(replay_error)?;
+    session.finish(&report, Exit::Ok)
+}
+
+/// `--between A B`, or `--at T` without a terminal: the intervals written
+/// as the live view writes them; `--at T` on a terminal: stepped through.
+fn replay(args: &TopArgs, session: Session) -> Ended {
+    let now = jiff::ZonedDateTime::now();
+    let dir = store_dir(args);
+    let terminal = args.output_format == Format::Text
+        && args.output.is_none()
+        && std::io::stdout().is_terminal();
+    let samples = match (&args.at, &args.between) {
+        (Some(at), _) if terminal => return step_through(&dir, when(at, &now)?, session),
+        (Some(at), _) => {
+            let around = Around::read(&dir, when(at, &now)?).map_err(replay_error)?;
+            let s = around.sample(around.at).map_err(Stop::bad_input)?;
+            for n in &around.scanned.notes {
+                eprintln!("pveprobe: note: {n}");
+            }
+            vec![s]
+        }
+        (None, Some(ab)) => {
+            let req = ReplayRequest {
+                dir,
+                from_us: when(&ab[0], &now)?,
+                to_us: when(&ab[1], &now)?,
+            };
+            let got = Work::run(&req, session.interrupt()).map_err(replay_error)?;
+            for n in &got.notes {
+                eprintln!("pveprobe: note: {n}");
+            }
+            got.samples
+        }
+        (None, None) => unreachable!("replay is asked for by --at or --between"),
+    };
+    let mut writer = Writer {
+        args,
+        terminal: false,
+        first: true,
+        csv_header: session.csv_header,
+        footer: None,
+    };
+    for s in &samples {
+        writer.emit(s).map_err(Stop::not_measured)?;
+    }
+    let picture = args.plot.is_some().then(|| super::plot::picture(&samples));
+    session.finish_picture(picture, Exit::Ok)
+}
+
+/// `--at` on a terminal: the view at that moment, stepped through with the
+/// keys until q or a signal.
+fn step_through(dir: &Path, at_us: i64, session: Session) -> Ended {
+    let around = Around::read(dir, at_us).map_err(replay_error)?;
+    let keys = Terminal::take();
+    let mut i = around.at;
+    let mut shown = None;
+    let last = around.scanned.entries.len() - 1;
+    loop {
+        if shown != Some(i) {
+            let view = match around.sample(i) {
+                Ok(s) => s.text(),
+                Err(why) => why,
+            };
+            print!(
+                "{}{view}\nRecorded {} of {} · ←/→ one interval · PgUp/PgDn an hour · w next bad moment · q quit\n",
+                terminal::CLEAR,
+                i + 1,
+                last + 1
+            );
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            shown = Some(i);
+        }
+        if session.interrupt().signal().is_some() {
+            break;
+        }
+        let Some(k) = keys
+            .as_ref()
+            .and_then(|t| t.key(Duration::from_millis(100)))
+        else {
+            if keys.is_none() {
+                break;
+            }
+            continue;
+        };
+        i = match k {
+            Key::Quit => break,
+            Key::Left => i.saturating_sub(1),
+            Key::Right => (i + 1).min(last),
+            Key::PageUp => around.hours_from(i, -1),
+            Key::PageDown => around.hours_from(i, 1),
+            Key::Worst => around.next_worst(i).unwrap_or(i),
+        };
+    }
+    drop(keys);
+    let exit = match session.interrupt().signal() {
+        Some(sig) => Exit::Signal(sig),
+        None => Exit::Ok,
+    };
+    session.finish_picture(None, exit)
 }

@@ -32,6 +32,41 @@ fn restore() {
 /// The terminal held by the live view; `None` when stdin is no terminal.
 pub struct Terminal {
     quit: Arc<AtomicBool>,
+    keys: Mutex<std::sync::mpsc::Receiver<Key>>,
+}
+
+/// A key the replayed view acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    /// `w`: the next bad moment.
+    Worst,
+    Quit,
+}
+
+/// The keys in `bytes` as a terminal sends them (arrows and pages as
+/// escape sequences); what is no key is passed over.
+pub fn keys_of(bytes: &[u8]) -> Vec<Key> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &bytes[i..];
+        let (key, len) = match rest {
+            [b'q' | b'Q', ..] => (Some(Key::Quit), 1),
+            [b'w' | b'W', ..] => (Some(Key::Worst), 1),
+            [0x1b, b'[', b'C', ..] | [0x1b, b'O', b'C', ..] => (Some(Key::Right), 3),
+            [0x1b, b'[', b'D', ..] | [0x1b, b'O', b'D', ..] => (Some(Key::Left), 3),
+            [0x1b, b'[', b'5', b'~', ..] => (Some(Key::PageUp), 4),
+            [0x1b, b'[', b'6', b'~', ..] => (Some(Key::PageDown), 4),
+            _ => (None, 1),
+        };
+        out.extend(key);
+        i += len;
+    }
+    out
 }
 
 impl Terminal {
@@ -57,17 +92,32 @@ impl Terminal {
         let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &raw);
         let quit = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&quit);
+        let (send, keys) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             use std::io::Read as _;
-            let mut byte = [0u8; 1];
-            while let Ok(1) = std::io::stdin().lock().read(&mut byte) {
-                if matches!(byte[0], b'q' | b'Q') {
-                    flag.store(true, Ordering::Relaxed);
-                    return;
+            // A key's escape sequence arrives in one read.
+            let mut buf = [0u8; 64];
+            while let Ok(n @ 1..) = std::io::stdin().lock().read(&mut buf) {
+                for key in keys_of(&buf[..n]) {
+                    if key == Key::Quit {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                    if send.send(key).is_err() || key == Key::Quit {
+                        return;
+                    }
                 }
             }
         });
-        Some(Terminal { quit })
+        Some(Terminal {
+            quit,
+            keys: Mutex::new(keys),
+        })
+    }
+
+    /// The next key pressed, waiting at most `wait`.
+    pub fn key(&self, wait: std::time::Duration) -> Option<Key> {
+        let keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        keys.recv_timeout(wait).ok()
     }
 
     /// Whether `q` was pressed.
@@ -79,5 +129,27 @@ impl Terminal {
 impl Drop for Terminal {
     fn drop(&mut self) {
         restore();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_read_as_a_terminal_sends_them() {
+        assert_eq!(
+            keys_of(b"\x1b[D\x1b[Cx\x1b[5~\x1b[6~\x1bOCwq"),
+            [
+                Key::Left,
+                Key::Right,
+                Key::PageUp,
+                Key::PageDown,
+                Key::Right,
+                Key::Worst,
+                Key::Quit
+            ]
+        );
+        assert!(keys_of(b"\x1b[").is_empty());
     }
 }

@@ -1,0 +1,302 @@
+//! `pveprobe record`'s store, written by the real recorder sampling this
+//! machine: killed with SIGKILL in a loop, damaged by random bytes, on a
+//! small ext4 filesystem another file fills; read back by `top --between`
+//! and `--at`. (The recorder beside real VMs and a backup: `top.rs`.)
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Ext4, LoopOptions, pveprobe, root_or_skip, stderr, stdout, workdir};
+
+/// A recorder in the background, stopped on every way out.
+struct Recorder(Child);
+
+impl Recorder {
+    fn start(dir: &Path, extra: &[&str]) -> Recorder {
+        let qmp = dir.with_extension("qmp");
+        std::fs::create_dir_all(&qmp).unwrap();
+        Recorder(
+            pveprobe()
+                .args(["record", "--interval", "1", "--dir"])
+                .arg(dir)
+                .arg("--qmp-dir")
+                .arg(&qmp)
+                .args(extra)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    /// SIGTERM, as systemd stops it: its stdout and stderr.
+    fn stop(mut self) -> (std::process::ExitStatus, String, String) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let out = std::mem::replace(&mut self.0, Command::new("true").spawn().unwrap())
+            .wait_with_output()
+            .unwrap();
+        (out.status, stdout(&out), stderr(&out))
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The store's intervals (their timestamps), read as a script would, and
+/// what the reading said on stderr.
+fn recorded(dir: &Path) -> (Vec<String>, String) {
+    let out = pveprobe()
+        .args([
+            "top",
+            "--between",
+            "-1d",
+            "now",
+            "--output-format",
+            "json",
+            "--from",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    // A store whose first interval is not written yet has none.
+    if !out.status.success()
+        && (stderr(&out).contains("no interval recorded")
+            || stderr(&out).contains("no record here"))
+    {
+        return (Vec::new(), stderr(&out));
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stamps = stdout(&out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["kind"], "top", "{l}");
+            v["timestamp"].as_str().unwrap().to_string()
+        })
+        .collect();
+    (stamps, stderr(&out))
+}
+
+/// Waits until the store holds `n` intervals.
+fn until_recorded(dir: &Path, n: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (got, _) = if dir.exists() {
+            recorded(dir)
+        } else {
+            (Vec::new(), String::new())
+        };
+        if got.len() >= n {
+            return got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} of {n} intervals recorded",
+            got.len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_first_interval_is_recorded_and_read_back_in_every_form() {
+    let dir = workdir();
+    let store = dir.path().join("rec");
+    let qmp = dir.path().join("qmp");
+    std::fs::create_dir_all(&qmp).unwrap();
+    let out = pveprobe()
+        .args(["record", "--interval", "1", "--count", "2", "--dir"])
+        .arg(&store)
+        .arg("--qmp-dir")
+        .arg(&qmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("2 interval(s) recorded"),
+        "{}",
+        stdout(&out)
+    );
+    let (got, notes) = recorded(&store);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(notes.is_empty(), "{notes}");
+    // --at: the interval at that time (the first, here), in text without a
+    // terminal; CSV with one header.
+    let at = pveprobe()
+        .args(["top", "--at", &got[0], "--from"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(at.status.success(), "{}", stderr(&at));
+    assert!(stdout(&at).starts_with("pveprobe top: "), "{}", stdout(&at));
+    assert_eq!(stdout(&at).matches("pveprobe top: ").count(), 1);
+    let csv = pveprobe()
+        .args([
+            "top",
+            "--between",
+            "-1h",
+            "now",
+            "--output-format",
+            "csv",
+            "--from",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&csv).matches("timestamp,node,").count(),
+        1,
+        "{}",
+        stdout(&csv)
+    );
+    // The store is the recorder's alone: its shard and its lock, 0640.
+    use std::os::unix::fs::PermissionsExt;
+    for e in std::fs::read_dir(&store).unwrap() {
+        let e = e.unwrap();
+        assert_eq!(
+            e.metadata().unwrap().permissions().mode() & 0o777,
+            0o640,
+            "{e:?}"
+        );
+    }
+    // A window without intervals, and a store that is none, say so.
+    let none = pveprobe()
+        .args([
+            "top",
+            "--between",
+            "2020-01-01 00:00",
+            "2020-01-02 00:00",
+            "--from",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+    assert!(
+        stderr(&none).contains("no interval recorded between"),
+        "{}",
+        stderr(&none)
+    );
+    let empty = pveprobe()
+        .args(["top", "--worst", "--from"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&empty).contains("no record here"),
+        "{}",
+        stderr(&empty)
+    );
+}
+
+#[test]
+fn killed_mid_write_in_a_loop_every_interval_before_the_kill_reads_back() {
+    let dir = workdir();
+    let store = dir.path().join("rec");
+    let mut kept: Vec<String> = Vec::new();
+    for round in 0..4u64 {
+        let mut r = Recorder::start(&store, &[]);
+        let before = until_recorded(&store, kept.len() + 1);
+        // Killed at a different point of the interval each round.
+        std::thread::sleep(Duration::from_millis(300 + 170 * round));
+        r.0.kill().unwrap();
+        r.0.wait().unwrap();
+        let (after, notes) = recorded(&store);
+        assert!(
+            after.len() >= before.len(),
+            "round {round}: {after:?} < {before:?}"
+        );
+        assert_eq!(after[..before.len()], before[..], "round {round}");
+        assert!(notes.is_empty(), "round {round}: {notes}");
+        kept = after;
+    }
+    // And a second recorder on the same store is refused while one runs.
+    let _r = Recorder::start(&store, &[]);
+    until_recorded(&store, kept.len() + 1);
+    let second = pveprobe()
+        .args(["record", "--count", "1", "--dir"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    assert!(
+        stderr(&second).contains("another recorder writes this store"),
+        "{}",
+        stderr(&second)
+    );
+}
+
+#[test]
+fn random_bytes_in_a_shard_lose_only_what_they_cover_and_are_said() {
+    let dir = workdir();
+    let store = dir.path().join("rec");
+    let qmp = dir.path().join("qmp");
+    std::fs::create_dir_all(&qmp).unwrap();
+    let out = pveprobe()
+        .args(["record", "--interval", "1", "--count", "6", "--dir"])
+        .arg(&store)
+        .arg("--qmp-dir")
+        .arg(&qmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (whole, _) = recorded(&store);
+    assert_eq!(whole.len(), 6);
+    let shard = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "pvr"))
+        .unwrap();
+    let mut bytes = std::fs::read(&shard).unwrap();
+    let middle = bytes.len() / 2;
+    for (i, b) in bytes[middle..middle + 64].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(151).wrapping_add(7);
+    }
+    std::fs::write(&shard, &bytes).unwrap();
+    let (read, notes) = recorded(&store);
+    assert!(read.len() >= 4 && read.len() < 6, "{read:?}");
+    assert_eq!(read[0], whole[0]);
+    assert_eq!(read.last(), whole.last());
+    assert!(read.iter().all(|r| whole.contains(r)));
+    assert!(notes.contains("damaged bytes at offset"), "{notes}");
+}
+
+#[test]
+#[ignore = "needs root: a small ext4 filesystem on a loop device (scripts/test runs it)"]
+fn on_a_full_filesystem_it_pauses_says_so_once_and_goes_on_when_there_is_room() {
+    if !root_or_skip() {
+        return;
+    }
+    let fs = Ext4::new(32, LoopOptions::default(), &[], "rw");
+    let store = fs.mount.path().join("record");
+    let r = Recorder::start(&store, &[]);
+    let before = until_recorded(&store, 2);
+    // Another file takes every free block.
+    let filler = fs.mount.path().join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    let block = vec![0x5a_u8; 1 << 20];
+    while std::io::Write::write_all(&mut f, &block).is_ok() {}
+    let _ = f.sync_all();
+    drop(f);
+    std::thread::sleep(Duration::from_secs(4));
+    let (during, _) = recorded(&store);
+    std::fs::remove_file(&filler).unwrap();
+    let resumed = until_recorded(&store, during.len() + 2);
+    let (status, _, err) = r.stop();
+    assert!(status.success(), "{err}");
+    assert_eq!(err.matches("recording paused").count(), 1, "{err}");
+    assert!(err.contains("filesystem has"), "{err}");
+    assert_eq!(err.matches("recording again").count(), 1, "{err}");
+    // Nothing recorded before the pause was lost.
+    assert_eq!(resumed[..before.len()], before[..]);
+    assert_eq!(resumed[..during.len()], during[..]);
+}

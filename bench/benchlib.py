@@ -1,6 +1,10 @@
 """What the benchmark scripts share."""
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import time
 
 PAGE_REPORTING = "/sys/module/page_reporting/parameters/page_reporting_order"
 
@@ -65,3 +69,78 @@ def halt_poll_on(ns=200000):
         with open(HALT_POLL, "w") as f:
             f.write("%s\n" % old)
     return restore
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_and_rss(pid):
+    """User+system time of pid and its waited-for children (s), and RSS (KiB)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))
+    with open("/proc/%d/statm" % pid) as f:
+        rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    return ticks / TICK, rss
+
+
+def measure(args):
+    """Runs args to its end, sampling its CPU time just before it exits."""
+    start = time.monotonic()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cpu, rss = 0.0, 0
+    while p.poll() is None:
+        try:
+            cpu, r = cpu_and_rss(p.pid)
+            rss = max(rss, r)
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.05)
+    wall = time.monotonic() - start
+    if p.returncode != 0:
+        sys.exit("%s: exit %d\n%s" % (args[0], p.returncode, p.stderr.read().decode()[-2000:]))
+    return cpu / wall * 100.0, rss
+
+
+class Vms:
+    def __init__(self, n):
+        self.dir = tempfile.mkdtemp(prefix="pveprobe-bench.", dir="/var/tmp")
+        self.disks = tempfile.mkdtemp(prefix="pveprobe-bench.", dir="/dev/shm")
+        self.qmp = os.path.join(self.dir, "qmp")
+        self.pve = os.path.join(self.dir, "pve")
+        os.makedirs(self.qmp)
+        os.makedirs(os.path.join(self.pve, "qemu-server"))
+        with open(os.path.join(self.pve, "storage.cfg"), "w") as f:
+            f.write("dir: local\n\tpath /var/lib/vz\n\tcontent images\n")
+        self.procs = []
+        for i in range(n):
+            vmid = 9000 + i
+            disk = os.path.join(self.disks, "%d.raw" % vmid)
+            with open(disk, "wb") as f:
+                f.truncate(64 << 20)
+            with open(os.path.join(self.pve, "qemu-server", "%d.conf" % vmid), "w") as f:
+                f.write("name: cost-%d\nscsi0: local:%d/vm-%d-disk-0.raw,size=64M\n" % (i, vmid, vmid))
+            sock = os.path.join(self.qmp, "%d.qmp" % vmid)
+            self.procs.append(subprocess.Popen(
+                ["qemu-system-x86_64", "-S", "-nodefaults", "-display", "none", "-m", "32",
+                 "-machine", "q35,accel=tcg", "-qmp", "unix:%s,server=on,wait=off" % sock,
+                 "-drive", "file=%s,if=none,id=drive-scsi0,format=raw,cache=none,aio=io_uring" % disk,
+                 "-device", "virtio-blk-pci,drive=drive-scsi0"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 60
+        while len([s for s in os.listdir(self.qmp) if s.endswith(".qmp")]) < n:
+            if time.monotonic() > deadline:
+                raise SystemExit("the VMs did not all start")
+            time.sleep(0.2)
+
+    def stop(self):
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self.disks, ignore_errors=True)

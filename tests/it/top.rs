@@ -342,6 +342,158 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
         "{picture}"
     );
     assert!(!crate::output::plot::png(&picture).is_empty());
+
+    // The recorder beside the same VMs, and a backup while it records: the
+    // morning after, --worst ranks that episode first and names the VM and
+    // the task, and --at inside it shows it.
+    // The first job's end (its seconds reported on the way).
+    loop {
+        let m = next(&mut ports[0].1, &vms[0].1, Duration::from_secs(120));
+        match m["type"].as_str() {
+            Some("second") => continue,
+            _ => {
+                assert_eq!(m["type"], "result", "{m}");
+                break;
+            }
+        }
+    }
+    ports[0]
+        .0
+        .write_all(
+            b"pveprobe-worker {\"type\":\"job\",\"block\":4096,\"read_pct\":0,\"random_pct\":100,\"workers\":1,\"iodepth\":1,\"warmup\":0,\"seconds\":45}\n",
+        )
+        .unwrap();
+    let started = next(&mut ports[0].1, &vms[0].1, Duration::from_secs(120));
+    assert_eq!(started["type"], "started", "{started}");
+    let store = dir.path().join("record");
+    let tasks = dir.path().join("tasks-active");
+    std::fs::write(&tasks, "").unwrap();
+    struct Stopped(Vec<std::process::Child>);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut running = Stopped(vec![
+        pveprobe()
+            .args(["record", "--interval", "1", "--qmp-dir", QMP_DIR, "--dir"])
+            .arg(&store)
+            .arg("--pve-dir")
+            .arg(&pve)
+            .arg("--tasks-file")
+            .arg(&tasks)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_secs(8));
+    // The backup: a real process that writes to the busy VM's disk, synced
+    // (as vzdump's reads and the target's writes keep a disk busy), listed
+    // as PVE lists a running vzdump of that VM.
+    let backup_from = jiff::Timestamp::now();
+    let backup = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            "bs=4k",
+            "count=1000000",
+            "oflag=direct,dsync",
+            "status=none",
+        ])
+        .arg(format!("of={}", disks[0].dev.display()))
+        .spawn()
+        .unwrap();
+    let pid = backup.id();
+    running.0.push(backup);
+    let ticks = crate::top_jobs::start_ticks(pid);
+    let upid = format!(
+        "UPID:pve1:{pid:08X}:{ticks:08X}:{:08X}:vzdump:{busy_id}:root@pam:",
+        backup_from.as_second()
+    );
+    std::fs::write(&tasks, format!("{upid} 1\n")).unwrap();
+    std::thread::sleep(Duration::from_secs(15));
+    let dd = running.0.pop().unwrap();
+    drop(Stopped(vec![dd]));
+    std::fs::write(&tasks, "").unwrap();
+    let backup_to = jiff::Timestamp::now();
+    std::thread::sleep(Duration::from_secs(6));
+    let worst = pveprobe()
+        .args([
+            "top",
+            "--worst",
+            "--since",
+            "1h",
+            "--output-format",
+            "json",
+            "--from",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(worst.status.success(), "{}", stderr(&worst));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&worst)).unwrap();
+    let first = &report["episodes"][0];
+    assert!(first.is_object(), "no episode: {report:#}");
+    let at = |k: &str| {
+        first[k]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .unwrap()
+    };
+    assert!(
+        at("start") <= backup_to && at("end") >= backup_from,
+        "the first episode is not the backup's ({backup_from} to {backup_to}): {report:#}"
+    );
+    assert!(
+        first["guests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["guest"] == format!("VM {busy_id} scsi0") && g["name"] == "busy"),
+        "{report:#}"
+    );
+    assert!(
+        first["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["kind"] == "backup" && j["upid"] == upid.as_str()),
+        "{report:#}"
+    );
+    let text = pveprobe()
+        .args(["top", "--worst", "--since", "1h", "--from"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(stdout(&text).contains(&upid), "{}", stdout(&text));
+    let peak = first["peak"]["at"].as_str().unwrap();
+    let moment = pveprobe()
+        .args(["top", "--at", peak, "--output-format", "json", "--from"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(moment.status.success(), "{}", stderr(&moment));
+    let s: serde_json::Value = serde_json::from_str(&stdout(&moment)).unwrap();
+    assert!(
+        s["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["upid"] == upid.as_str()),
+        "{s}"
+    );
+    assert!(
+        s["guests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["id"] == busy_id),
+        "{s}"
+    );
+    eprintln!("the backup's episode, ranked first: {first}");
 }
 
 #[test]

@@ -22,7 +22,7 @@ fn stand_in(bin: &Path, name: &str, expect: &str, file: &Path) {
 }
 
 /// `/proc/PID/stat`'s field 22: the process's start in clock ticks.
-fn start_ticks(pid: u32) -> u64 {
+pub fn start_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 1..];
     after.split_whitespace().nth(19).unwrap().parse().unwrap()

@@ -170,10 +170,8 @@ WHAT IT KEEPS
   top's intervals, read by top's own sampler every --interval (10 s): each
   VM drive's I/O and latency as QEMU counts it, each container's, the disks,
   the node's IO delay and pressure, PVE's tasks and the other jobs, the
-  storages and the hints. Read them back with top:
-    pveprobe top --worst                 last 24 hours' worst moments, ranked
-    pveprobe top --at 03:00              the view at 3 a.m.
-    pveprobe top --between '-2h' now --output-format csv
+  storages and the hints. top reads them back: --worst ranks the worst
+  moments, --at shows the view at a moment, --between gives a window.
 
 THE STORE (docs/record.md)
   One file a day in --dir (/var/lib/pveprobe/record), written only at its
@@ -185,17 +183,26 @@ THE STORE (docs/record.md)
   and goes on when there is room. One recorder a store.
 
 THE SERVICE
-  The .deb ships pveprobe-record.service, not enabled. To record:
-    systemctl enable --now pveprobe-record
-  It runs at idle CPU and I/O priority, with a memory limit, read-only but
-  for its store. Its settings are in /etc/default/pveprobe-record, as the
-  variables each option names below (PVEPROBE_RECORD_...); a flag given on
-  the command line wins.
+  The .deb ships pveprobe-record.service, not enabled. To record, on each
+  node: systemctl enable --now pveprobe-record. It runs at idle CPU and I/O
+  priority, with a memory limit, read-only but for its store; SIGTERM stops
+  it cleanly.
+
+SETTINGS (/etc/default/pveprobe-record)
+  The service reads its settings from there, as these variables; a flag
+  given on the command line wins.
+  PVEPROBE_RECORD_INTERVAL     --interval
+  PVEPROBE_RECORD_DIR          --dir
+  PVEPROBE_RECORD_RETAIN_DAYS  --retain-days
+  PVEPROBE_RECORD_MAX_SIZE     --max-size
+  PVEPROBE_RECORD_TEXTFILE     --textfile
 
 EXAMPLES
-  pveprobe record                                    until Ctrl-C or SIGTERM
-  pveprobe record --dir /tmp/rec --interval 1 --count 60
-  pveprobe record --textfile /var/lib/prometheus/node-exporter/pveprobe_top.prom";
+  systemctl enable --now pveprobe-record     record on this node
+  pveprobe top --worst                       the last 24 hours' worst moments
+  pveprobe top --at 03:00                    the view at 3 a.m.
+  pveprobe top --between -2h now --output-format csv
+  pveprobe record --dir /tmp/rec --interval 1 --count 60";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = RECORD_AFTER_HELP)]

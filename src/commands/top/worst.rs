@@ -210,20 +210,23 @@ fn describe(scanned: &Scanned, range: std::ops::Range<usize>, notes: &mut Vec<St
     let Some(worst_sample) = samples.pop() else {
         return ep;
     };
-    // The disk: the most utilised, summed over the episode.
-    let mut util: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    // The disk: the most utilised over the episode of those a guest is on
+    // (a loop or zvol under a guest, not the disk below its file), else of
+    // all.
+    let mut util: BTreeMap<&str, (f64, f64, bool)> = BTreeMap::new();
     for s in &samples {
         for d in &s.disks {
             let u = util.entry(&d.name).or_default();
             u.0 += d.util_pct * s.seconds;
             u.1 += d.iops() * s.seconds;
+            u.2 |= !d.guests.is_empty();
         }
     }
     let total_secs: f64 = samples.iter().map(|s| s.seconds).sum::<f64>().max(1e-9);
     let disk = util
         .iter()
-        .max_by(|a, b| a.1.0.total_cmp(&b.1.0))
-        .map(|(n, u)| (n.to_string(), *u));
+        .max_by(|a, b| a.1.2.cmp(&b.1.2).then(a.1.0.total_cmp(&b.1.0)))
+        .map(|(n, u)| (n.to_string(), (u.0, u.1)));
     ep.disk_util_pct = disk.as_ref().map(|(_, u)| u.0 / total_secs);
     ep.disk = disk.as_ref().map(|(n, _)| n.clone());
     ep.guests = guests(

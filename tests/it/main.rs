@@ -43,6 +43,8 @@ mod parsers;
 mod qualify;
 /// `record`'s store: SIGKILL in a loop, damage, a full filesystem.
 mod record;
+/// `record --metric-servers`: real InfluxDB 1.6 and carbon-cache on loopback.
+mod record_servers;
 /// Faults, hostile input and signals: nothing left behind.
 mod safety;
 /// The storage stack behind a figure: loop devices and fixture hosts.

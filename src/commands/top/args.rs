@@ -196,13 +196,15 @@ SETTINGS (/etc/default/pveprobe-record)
   PVEPROBE_RECORD_RETAIN_DAYS  --retain-days
   PVEPROBE_RECORD_MAX_SIZE     --max-size
   PVEPROBE_RECORD_TEXTFILE     --textfile
+  PVEPROBE_RECORD_METRIC_SERVERS --metric-servers (yes or no)
 
 EXAMPLES
   systemctl enable --now pveprobe-record     record on this node
   pveprobe top --worst                       the last 24 hours' worst moments
   pveprobe top --at 03:00                    the view at 3 a.m.
   pveprobe top --between -2h now --output-format csv
-  pveprobe record --dir /tmp/rec --interval 1 --count 60";
+  pveprobe record --dir /tmp/rec --interval 1 --count 60
+  pveprobe record --metric-servers         also to PVE's metric servers";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = RECORD_AFTER_HELP)]
@@ -228,6 +230,12 @@ pub struct RecordArgs {
     /// (prometheus format, replaced whole)
     #[arg(long, value_name = "FILE", env = "PVEPROBE_RECORD_TEXTFILE")]
     pub textfile: Option<PathBuf>,
+
+    /// Also send each interval to the external metric servers set up in
+    /// PVE (/etc/pve/status.cfg: InfluxDB over UDP or HTTP(S), Graphite
+    /// over TCP or UDP), tagged and named as PVE's own metrics are
+    #[arg(long, env = "PVEPROBE_RECORD_METRIC_SERVERS")]
+    pub metric_servers: bool,
 
     /// Stop after N intervals [default: until SIGTERM or Ctrl-C]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

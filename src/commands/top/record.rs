@@ -11,6 +11,7 @@ use super::{TopError, TopRequest, TopRun};
 use crate::commands::common::work::Work;
 use crate::nodeio::recorded;
 use crate::nodeio::sample::TopSample;
+use crate::output::metrics::servers::{Payload, Servers, ServersError};
 use crate::output::progress::Progress;
 use crate::store::{self, Appended, Limits, StoreError};
 use crate::sys::interrupt::Interrupt;
@@ -23,6 +24,8 @@ pub struct RecordRequest {
     pub dir: PathBuf,
     pub limits: Limits,
     pub textfile: Option<PathBuf>,
+    /// Send each interval to status.cfg's metric servers too.
+    pub metric_servers: bool,
     pub progress: Progress,
 }
 
@@ -43,6 +46,8 @@ pub enum RecordError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Interval(#[from] TopError),
+    #[error("--metric-servers: {0}")]
+    Servers(#[from] ServersError),
 }
 
 impl Work for RecordRequest {
@@ -50,6 +55,22 @@ impl Work for RecordRequest {
     type Error = RecordError;
 
     fn run(&self, interrupt: &Interrupt) -> Result<RecordReport, RecordError> {
+        let say = |n: &str| self.progress.say(&format!("pveprobe record: {n}"));
+        let servers = match self.metric_servers {
+            true => {
+                let src = &self.top.sources;
+                let (servers, notes) = Servers::from_pve_dir(&src.host, &src.pve_dir)?;
+                notes.iter().for_each(|n| say(n));
+                match servers.describe() {
+                    d if d.is_empty() => {
+                        say("no metric server enabled in status.cfg: none is sent to")
+                    }
+                    d => say(&format!("sending each interval to {}", d.join(", "))),
+                }
+                Some(RefCell::new(servers))
+            }
+            false => None,
+        };
         let writer = RefCell::new(store::Writer::open(&self.dir, self.limits)?);
         let report = RefCell::new(RecordReport {
             dir: self.dir.clone(),
@@ -76,6 +97,15 @@ impl Work for RecordRequest {
             match appended.map_err(|e| TopError(e.to_string()))? {
                 Appended::Written { .. } => r.written += 1,
                 Appended::Paused => r.paused += 1,
+            }
+            if let Some(servers) = &servers {
+                let influx = s.influx();
+                let graphite = |root: &str| s.graphite(root);
+                let notes = servers.borrow_mut().send(&Payload {
+                    influx: &influx,
+                    graphite: &graphite,
+                });
+                notes.iter().for_each(|n| say(n));
             }
             if let Some(path) = &self.textfile {
                 crate::output::replace(path, &s.prometheus())

@@ -192,6 +192,59 @@ impl TopSample {
     pub fn prometheus(&self) -> String {
         gauges::prometheus("pveprobe_top", &self.subjects(false))
     }
+
+    /// Graphite's plaintext lines under `root`, at PVE's paths: a guest
+    /// drive's under `ROOT.qemu.VMID` (a container's `ROOT.lxc.CTID`), a
+    /// disk's and the node's under `ROOT.nodes.NODE`, a storage's under
+    /// `ROOT.storages.NODE.ID`; then `pveprobe_top`, and the figure.
+    pub fn graphite(&self, root: &str) -> String {
+        let Ok(t) = self.timestamp.parse::<jiff::Timestamp>() else {
+            return String::new();
+        };
+        let word = |v: &str| -> String {
+            v.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        };
+        let node = word(&self.node);
+        let mut out = String::new();
+        for s in self.subjects(true) {
+            let label = |k: &str| {
+                s.labels
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map_or(String::new(), |(_, v)| word(v))
+            };
+            let base = match label("object").as_str() {
+                "top_guest" => {
+                    let guest = s
+                        .labels
+                        .iter()
+                        .find(|(n, _)| *n == "guest")
+                        .map(|(_, v)| v.as_str());
+                    let (kind, id) = guest.and_then(|g| g.split_once('/')).unwrap_or(("vm", ""));
+                    let kind = if kind == "ct" { "lxc" } else { "qemu" };
+                    match label("drive") {
+                        d if d.is_empty() => format!("{kind}.{}.pveprobe_top", word(id)),
+                        d => format!("{kind}.{}.pveprobe_top.{d}", word(id)),
+                    }
+                }
+                "top_disk" => format!("nodes.{node}.pveprobe_top.disks.{}", label("disk")),
+                "top_storage" => format!("storages.{node}.{}.pveprobe_top", label("storage")),
+                _ => format!("nodes.{node}.pveprobe_top"),
+            };
+            for g in s.gauges.iter().filter(|g| g.value.is_finite()) {
+                out += &format!("{root}.{base}.{} {} {}\n", g.field, g.value, t.as_second());
+            }
+        }
+        out
+    }
 }
 
 /// An interval as a document, in every format: what the session checks

@@ -206,11 +206,13 @@ pub fn record(args: &RecordArgs) -> Ended {
             ..crate::store::Limits::default()
         },
         textfile: args.textfile.clone(),
+        metric_servers: args.metric_servers,
         progress: crate::output::progress::Progress::new(crate::output::progress::Look::Lines),
     };
     let report = Work::run(&req, session.interrupt()).map_err(|e| match e {
         RecordError::Store(e) => Stop::not_measured(e),
         RecordError::Interval(e) => Stop::not_measured(e),
+        RecordError::Servers(e) => Stop::bad_input(e),
     })?;
     let exit = match session.interrupt().signal() {
         // SIGTERM is how systemd stops the service: a clean stop.

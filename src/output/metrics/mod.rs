@@ -14,6 +14,7 @@
 pub mod gauges;
 pub mod influx;
 pub mod prometheus;
+pub mod servers;
 
 use crate::output::Format;
 use crate::output::result::JsonReport;

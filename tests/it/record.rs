@@ -300,3 +300,63 @@ fn on_a_full_filesystem_it_pauses_says_so_once_and_goes_on_when_there_is_room() 
     assert_eq!(resumed[..before.len()], before[..]);
     assert_eq!(resumed[..during.len()], during[..]);
 }
+
+#[test]
+#[ignore = "needs root: simulated nodes in network namespaces (scripts/test runs it)"]
+fn worst_across_the_cluster_names_the_node_without_a_record_and_keeps_the_others() {
+    use crate::common::netns::{Behaviour::Good, TestCluster};
+    if !root_or_skip() {
+        return;
+    }
+    let c = TestCluster::new(&[("pve1", Good), ("pve2", Good)]);
+    // pve1 records into the store its environment names (as
+    // /etc/default/pveprobe-record would); pve2 records nothing.
+    let qmp = c.dir.path().join("qmp");
+    std::fs::create_dir_all(&qmp).unwrap();
+    let rec = pveprobe()
+        .args(["record", "--interval", "1", "--count", "3", "--dir"])
+        .arg(c.dir.path().join("pve1/record"))
+        .arg("--qmp-dir")
+        .arg(&qmp)
+        .output()
+        .unwrap();
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let out = c
+        .pveprobe_on(0, "top")
+        .args(["--worst", "--cluster", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let node = |n: &str| {
+        doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["node"] == n)
+            .unwrap_or_else(|| panic!("no {n}: {doc}"))
+            .clone()
+    };
+    assert_eq!(node("pve1")["status"], "ok", "{doc}");
+    assert_eq!(node("pve1")["intervals"], 3, "{doc}");
+    assert_eq!(node("pve2")["status"], "no record", "{doc}");
+    assert!(
+        node("pve2")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no record here"),
+        "{doc}"
+    );
+    assert_eq!(doc["intervals"], 3);
+    let text = c
+        .pveprobe_on(0, "top")
+        .args(["--worst", "--cluster"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&text).contains("node pve2: no record"),
+        "{}",
+        stdout(&text)
+    );
+    assert!(stdout(&text).contains("node pve1: ok"), "{}", stdout(&text));
+}

@@ -61,6 +61,7 @@ EXAMPLES
   pveprobe top --plot io.svg --from top.jsonl   that record drawn
   pveprobe top --worst                          last 24 hours' worst moments
   pveprobe top --worst --since 7d --output-format csv
+  pveprobe top --worst --cluster                every node's, ranked together
   pveprobe top --at 03:00                       the view at 3 a.m. (pveprobe record)
   pveprobe top --between 'yesterday 02:50' 'yesterday 03:30' --output-format json
   pveprobe top --count 1 --output-format prometheus --output /var/lib/prometheus/node-exporter/pveprobe_top.prom";
@@ -106,8 +107,9 @@ pub struct TopArgs {
     pub plot: Option<PathBuf>,
 
     /// Read recorded intervals instead of sampling: a store (pveprobe
-    /// record's directory; the default with --at, --between or --worst is
-    /// /var/lib/pveprobe/record), or with --plot a --record file
+    /// record's directory; with --at, --between or --worst, the recorder's,
+    /// /var/lib/pveprobe/record or its PVEPROBE_RECORD_DIR), or with --plot
+    /// a --record file
     #[arg(long, value_name = "DIR|RECORD")]
     pub from: Option<PathBuf>,
 
@@ -133,9 +135,19 @@ pub struct TopArgs {
     #[arg(long, value_name = "SPAN", requires = "worst")]
     pub since: Option<String>,
 
+    /// With --worst: ask every node of the cluster (over ssh, as pveprobe
+    /// cluster reaches them) and rank the cluster's worst moments, each
+    /// with its node; a node without a recorder, or that does not answer,
+    /// is named
+    #[arg(long, requires = "worst")]
+    pub cluster: bool,
+
     /// With --worst: the episodes shown at most
     #[arg(long, value_name = "N", default_value_t = 10, requires = "worst", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub episodes: u64,
+
+    #[command(flatten)]
+    pub reach: crate::commands::common::reach_args::ReachArgs,
 
     #[command(flatten)]
     pub sources: SourceArgs,

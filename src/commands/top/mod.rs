@@ -8,6 +8,7 @@
 //! Nothing is written but its output.
 
 pub mod args;
+pub mod cluster;
 pub mod plot;
 pub mod record;
 pub mod render;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::args::{RecordArgs, SourceArgs, TopArgs};
+use super::cluster::ClusterWorstRequest;
 use super::record::{RecordError, RecordReport, RecordRequest};
 use super::replay::{Around, ReplayError, ReplayRequest, WorstRequest};
 use super::terminal::{self, Key, Terminal};
@@ -120,14 +121,23 @@ pub fn top(args: &TopArgs) -> Ended {
         signals: true,
         ..Frame::new("top", args.output_format, args.output.as_deref())
     })?;
+    if args.worst && args.cluster {
+        return cluster_worst(args, session);
+    }
     if args.worst {
         return worst(args, session);
     }
     if args.at.is_some() || args.between.is_some() {
         return replay(args, session);
     }
-    if let Some(from) = &args.from {
-        return plot_record(session, from);
+    match (&args.from, &args.plot) {
+        (Some(from), Some(_)) => return plot_record(session, from),
+        (Some(_), None) => {
+            return Err(Stop::bad_input(
+                "--from reads a record: give --at, --between, --worst, or --plot with a --record file",
+            ));
+        }
+        _ => {}
     }
     let terminal = args.output_format == Format::Text
         && args.output.is_none()
@@ -152,7 +162,7 @@ pub fn top(args: &TopArgs) -> Ended {
         terminal,
         first: true,
         csv_header: session.csv_header,
-        footer: (terminal && !crate::store::recorder_runs(Path::new(crate::store::DEFAULT_DIR)))
+        footer: (terminal && !crate::store::recorder_runs(&store_dir(args)))
             .then_some(NOT_RECORDED),
     });
     let kept: RefCell<VecDeque<TopSample>> = Default::default();
@@ -225,12 +235,21 @@ pub fn record(args: &RecordArgs) -> Ended {
 /// What the live view says when no recorder runs.
 const NOT_RECORDED: &str = "Not recorded: systemctl enable --now pveprobe-record keeps these intervals (top --worst, --at)";
 
-/// The store `--from` names, or the recorder's.
+/// The store `--from` names, or the recorder's: its `PVEPROBE_RECORD_DIR`
+/// (as /etc/default/pveprobe-record sets it for the service), or the default.
 fn store_dir(args: &TopArgs) -> PathBuf {
     args.from
         .clone()
+        .or_else(|| {
+            std::env::var_os(RECORD_DIR_ENV)
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from(crate::store::DEFAULT_DIR))
 }
+
+/// The recorder's setting of its store.
+const RECORD_DIR_ENV: &str = "PVEPROBE_RECORD_DIR";
 
 fn when(text: &str, now: &jiff::ZonedDateTime) -> Result<i64, Stop> {
     super::when::parse(text, now)
@@ -363,4 +382,26 @@ fn step_through(dir: &Path, at_us: i64, session: Session) -> Ended {
         None => Exit::Ok,
     };
     session.finish_picture(None, exit)
+}
+
+/// `--worst --cluster`: every node's episodes, ranked together.
+fn cluster_worst(args: &TopArgs, session: Session) -> Ended {
+    if args.output_format.is_metrics() {
+        return Err(Stop::bad_input(
+            "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
+        ));
+    }
+    let since = args.since.clone().unwrap_or_else(|| "24h".into());
+    super::when::span(&since).map_err(Stop::bad_input)?;
+    let req = ClusterWorstRequest {
+        reach: crate::commands::common::requests::reach(&args.reach),
+        since,
+        episodes: args.episodes as usize,
+    };
+    let report = Work::run(&req, session.interrupt()).map_err(Stop::bad_input)?;
+    let exit = match report.nodes.iter().all(|n| n.status == "ok") {
+        true => Exit::Ok,
+        false => Exit::NodeDidNotAnswer,
+    };
+    session.finish(&report, exit)
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::hint::Hint;
 use crate::nodeio::jobs::OtherJob;
@@ -25,7 +25,7 @@ pub const MERGE_S: f64 = 60.0;
 const OPENED: usize = 600;
 
 /// `--worst`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorstReport {
     pub schema_version: u32,
     /// Always `top-worst`.
@@ -40,10 +40,24 @@ pub struct WorstReport {
     /// The worst interval, when no episode passed the thresholds.
     pub worst_interval: Option<Peak>,
     pub notes: Vec<String>,
+    /// `--cluster`: each node asked, and how it answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeAnswer>,
+}
+
+/// A node `--cluster` asked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeAnswer {
+    pub node: String,
+    /// `ok`, or why it gave no answer (`no record`, `unreachable`, ...).
+    pub status: String,
+    pub detail: Option<String>,
+    /// Its intervals in the window.
+    pub intervals: usize,
 }
 
 /// How bad an interval or an episode's worst was.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
     pub at: String,
     pub iowait_pct: Option<f64>,
@@ -53,9 +67,12 @@ pub struct Peak {
 }
 
 /// Bad intervals close together.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Episode {
     pub rank: usize,
+    /// `--cluster`: the node it was on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub start: String,
     pub end: String,
     pub seconds: f64,
@@ -73,7 +90,7 @@ pub struct Episode {
     pub hints: Vec<Hint>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeGuest {
     /// `VM 101 scsi0`.
     pub guest: String,
@@ -392,6 +409,9 @@ impl crate::output::Document for WorstReport {
             }
         }
         for e in &self.episodes {
+            if let Some(n) = &e.node {
+                out += &format!("\n{n}:");
+            }
             out += &format!(
                 "\n#{} {} to {} ({}, {} intervals)\n   worst at {}: IO delay {}, PSI I/O full {}, slowest guest drive {}\n",
                 e.rank,
@@ -417,6 +437,17 @@ impl crate::output::Document for WorstReport {
                 out += &format!("   hint {}: {}\n", h.code, h.sentence());
             }
         }
+        for n in &self.nodes {
+            out += &format!(
+                "node {}: {}{}\n",
+                n.node,
+                n.status,
+                n.detail
+                    .as_deref()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            );
+        }
         for n in &self.notes {
             out += &format!("note: {n}\n");
         }
@@ -429,7 +460,7 @@ impl crate::output::Document for WorstReport {
             header.then_some(CSV_HEADER),
             self.episodes.iter().map(|e| {
                 vec![
-                    self.node.clone(),
+                    e.node.clone().unwrap_or_else(|| self.node.clone()),
                     e.rank.to_string(),
                     e.start.clone(),
                     e.end.clone(),

@@ -681,6 +681,221 @@ impl LiveView {
     }
 }
 
+impl LiveView {
+    /// `pveprobe ARGS` in a tmux pane of `width` x `height`, once `ready`
+    /// is on its screen.
+    fn run(dir: &Path, args: &str, width: u16, height: u16, ready: &str) -> LiveView {
+        common::needs_tools(&["tmux"], "tmux");
+        static RUNS: AtomicU32 = AtomicU32::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let session = format!("pveprobe-tui-{}-{n}", std::process::id());
+        let done = dir.join(format!("exit-{n}"));
+        let line = format!(
+            "{} {args}; echo $? > {}; sleep 30",
+            env!("CARGO_BIN_EXE_pveprobe"),
+            done.display()
+        );
+        let view = LiveView { session, done };
+        let (w, h) = (width.to_string(), height.to_string());
+        let st = view.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &view.session,
+            "-x",
+            &w,
+            "-y",
+            &h,
+            &line,
+        ]);
+        assert!(st.status.success(), "{}", stderr(&st));
+        view.until(ready);
+        view
+    }
+
+    /// Waits until `text` is on the screen.
+    fn until(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no {text:?} on the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.session];
+        args.extend(keys);
+        self.tmux(&args);
+    }
+}
+
+/// A store of five intervals ten seconds apart, each with 40 VMs (VM 100
+/// the slowest, VM 139 the busiest), written by the recorder's own writer.
+fn forty_vm_store(dir: &Path) -> (PathBuf, Vec<jiff::Timestamp>) {
+    use pveprobe::nodeio::sample::{DiskIo, GuestIo, NodePressure, TopSample};
+    let store = dir.join("record");
+    let mut w = pveprobe::store::Writer::open(&store, pveprobe::store::Limits::default()).unwrap();
+    let t0 = jiff::Timestamp::now() - jiff::SignedDuration::from_mins(10);
+    let mut times = Vec::new();
+    for k in 0..5i64 {
+        let t = t0 + jiff::SignedDuration::from_secs(10 * k);
+        times.push(t);
+        let guests = (0..40u32)
+            .map(|i| GuestIo {
+                kind: "vm".into(),
+                id: 100 + i,
+                name: Some(format!("guest-{i:02}")),
+                drive: Some("scsi0".into()),
+                file: Some(format!("/dev/zvol/rpool/data/vm-{}-disk-0", 100 + i)),
+                disk: Some("zd0".into()),
+                read_iops: f64::from(i) * 10.0 + k as f64,
+                write_iops: f64::from(i) * 20.0,
+                read_mib_s: 1.0,
+                write_mib_s: 2.0,
+                read_ms: Some(50.0 - f64::from(i)),
+                write_ms: Some(1.0),
+                seconds: 10.0,
+                read_p99_ms: Some(100.0),
+                ..GuestIo::default()
+            })
+            .collect();
+        let s = TopSample {
+            schema_version: 1,
+            kind: "top".into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
+            node: "pve1".into(),
+            timestamp: t.to_string(),
+            seconds: 10.0,
+            pressure: NodePressure {
+                iowait_pct: Some(12.0),
+                ..NodePressure::default()
+            },
+            guests,
+            disks: vec![DiskIo {
+                name: "zd0".into(),
+                util_pct: 97.0,
+                ..DiskIo::default()
+            }],
+            ..TopSample::default()
+        };
+        let (sum, payload) = pveprobe::nodeio::recorded::encode(&s);
+        w.append(t.as_microsecond(), sum, &payload).unwrap();
+    }
+    (store, times)
+}
+
+fn local(t: jiff::Timestamp) -> String {
+    t.to_zoned_datetime(jiff::tz::TimeZone::system())
+        .strftime("%Y-%m-%d %H:%M:%S")
+        .to_string()
+}
+
+/// The first guest row's label on a screen.
+fn first_guest(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with("VM "))
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "needs tmux: the replayed view in a real terminal (scripts/test runs it)"]
+fn the_replayed_view_fits_80_and_200_columns_scrolls_sorts_and_steps() {
+    let dir = workdir();
+    let (store, times) = forty_vm_store(dir.path());
+    let args = format!("top --from {} --at {}", store.display(), times[2]);
+    let view = LiveView::run(dir.path(), &args, 80, 24, "recorded interval 3 of 5");
+    let screen = view.screen();
+    // The header's time is local, to the second.
+    assert!(
+        screen.contains(&format!("at {}", local(times[2]))),
+        "{screen}"
+    );
+    // 80 columns: the columns that matter most, and no more.
+    let heading = |screen: &str, first: &str| -> String {
+        screen
+            .lines()
+            .find(|l| l.starts_with(first))
+            .unwrap_or_else(|| panic!("no {first} heading:\n{screen}"))
+            .to_string()
+    };
+    let guests = heading(&screen, "GUEST ");
+    let cols: Vec<&str> = guests
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        cols,
+        ["GUEST", "R IOPS", "W IOPS", "R ms", "W ms", "NAME"],
+        "{screen}"
+    );
+    assert!(heading(&screen, "DISK ").contains("UTIL"), "{screen}");
+    assert!(screen.lines().all(|l| l.chars().count() <= 80));
+    // 40 guests do not fit: scrolled, the busiest first.
+    assert!(screen.contains("GUESTS 1-"), "{screen}");
+    assert_eq!(first_guest(&screen), "VM 139", "{screen}");
+    view.keys(&["Down"]);
+    let screen = view.until("GUESTS 2-");
+    assert_eq!(first_guest(&screen), "VM 138", "{screen}");
+    // s: by latency, the slowest first.
+    view.keys(&["s"]);
+    let screen = view.until("by latency");
+    assert_eq!(first_guest(&screen), "VM 100", "{screen}");
+    // Right: the next interval.
+    view.keys(&["Right"]);
+    let screen = view.until("recorded interval 4 of 5");
+    assert!(screen.contains(&local(times[3])), "{screen}");
+    view.keys(&["q"]);
+    assert_eq!(view.exit_status("q did not quit the replay"), "0");
+
+    // 200 columns: every column.
+    let wide = LiveView::run(dir.path(), &args, 200, 50, "recorded interval 3 of 5");
+    let screen = wide.screen();
+    for col in [
+        "R MiB/s",
+        "W MiB/s",
+        "R p99",
+        "FILE",
+        "ON",
+        "STORAGES AND GUESTS",
+    ] {
+        assert!(screen.contains(col), "no {col} at 200 columns:\n{screen}");
+    }
+    assert!(
+        screen.contains("/dev/zvol/rpool/data/vm-139-disk-0"),
+        "{screen}"
+    );
+    // Marks in color: a latency from 20 ms and a disk 95% utilised in red.
+    let colored = String::from_utf8_lossy(
+        &wide
+            .tmux(&["capture-pane", "-e", "-p", "-t", &wide.session])
+            .stdout,
+    )
+    .into_owned();
+    let red = |l: &str| l.contains("\x1b[31m") || l.contains("\x1b[38;5;1m");
+    assert!(
+        colored
+            .lines()
+            .any(|l| l.contains("zd0") && l.contains("97%") && red(l)),
+        "{colored:?}"
+    );
+    assert!(
+        colored.lines().any(|l| l.contains("VM 100 ") && red(l)),
+        "{colored:?}"
+    );
+    wide.keys(&["q"]);
+    assert_eq!(wide.exit_status("q did not quit"), "0");
+}
+
 impl Drop for LiveView {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);

@@ -14,7 +14,7 @@ pub mod record;
 pub mod render;
 pub mod replay;
 pub mod run;
-pub mod terminal;
+pub mod tui;
 pub mod when;
 pub mod worst;
 

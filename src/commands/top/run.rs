@@ -13,7 +13,7 @@ use super::args::{RecordArgs, SourceArgs, TopArgs};
 use super::cluster::ClusterWorstRequest;
 use super::record::{RecordError, RecordReport, RecordRequest};
 use super::replay::{Around, ReplayError, ReplayRequest, WorstRequest};
-use super::terminal::{self, Key, Terminal};
+use super::tui::{Key, Tui};
 use super::{TopError, TopRequest, TopRun};
 use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
@@ -23,19 +23,17 @@ use crate::nodeio::read::Sources;
 use crate::nodeio::sample::TopSample;
 use crate::output::{self, Destination, Document as _, Format};
 
-/// How each interval is written.
+/// How each interval is written (not on a terminal: the view draws those).
 struct Writer<'a> {
     args: &'a TopArgs,
-    terminal: bool,
     first: bool,
     /// Whether the CSV needs its header (the session's `--append` check).
     csv_header: bool,
-    /// A line under the live view.
-    footer: Option<&'static str>,
 }
 
 impl Writer<'_> {
-    fn emit(&mut self, s: &TopSample) -> Result<(), TopError> {
+    /// `--record`'s line.
+    fn record(&self, s: &TopSample) -> Result<(), TopError> {
         if let Some(r) = &self.args.record {
             output::write(
                 Destination::File {
@@ -46,14 +44,13 @@ impl Writer<'_> {
             )
             .map_err(|e| TopError(e.to_string()))?;
         }
+        Ok(())
+    }
+
+    fn emit(&mut self, s: &TopSample) -> Result<(), TopError> {
+        self.record(s)?;
         let format = self.args.output_format;
         let text = match format {
-            Format::Text if self.terminal => format!(
-                "{}{}{}",
-                terminal::CLEAR,
-                s.text(),
-                self.footer.map(|f| format!("\n{f}\n")).unwrap_or_default()
-            ),
             Format::Text => format!("{}\n", s.text()),
             Format::Json => format!("{}\n", output::json(s, false).trim_end()),
             Format::JsonPretty => format!("{}\n", output::json(s, true).trim_end()),
@@ -109,6 +106,32 @@ pub fn sources_of(args: &SourceArgs) -> Sources {
     }
 }
 
+/// The lines under the live view: its keys, and whether a recorder runs.
+fn live_footer(args: &TopArgs) -> Vec<String> {
+    let mut out = vec!["q quits · s sorts · up/down and PgUp/PgDn scroll the guests".to_string()];
+    if !crate::store::recorder_runs(&store_dir(args)) {
+        out.push(NOT_RECORDED.to_string());
+    }
+    out
+}
+
+/// What a live run samples, and for how long.
+fn live_request(args: &TopArgs, terminal: bool) -> TopRequest {
+    TopRequest {
+        sources: sources_of(&args.sources),
+        node: crate::pvestorage::node_name(),
+        interval: Duration::from_secs_f64(args.interval),
+        // Not on a terminal: one interval, unless asked for more (or
+        // recording, or drawing: until stopped).
+        count: args.count.or((!terminal
+            && args.seconds.is_none()
+            && args.record.is_none()
+            && args.plot.is_none())
+        .then_some(1)),
+        seconds: args.seconds.map(Duration::from_secs),
+    }
+}
+
 /// `pveprobe top`.
 pub fn top(args: &TopArgs) -> Ended {
     // The format, `--append`'s CSV header (only CSV has one: the other
@@ -142,30 +165,20 @@ pub fn top(args: &TopArgs) -> Ended {
     let terminal = args.output_format == Format::Text
         && args.output.is_none()
         && std::io::stdout().is_terminal();
-    let req = TopRequest {
-        sources: sources_of(&args.sources),
-        node: crate::pvestorage::node_name(),
-        interval: Duration::from_secs_f64(args.interval),
-        // Not on a terminal: one interval, unless asked for more (or
-        // recording, or drawing: until stopped).
-        count: args.count.or((!terminal
-            && args.seconds.is_none()
-            && args.record.is_none()
-            && args.plot.is_none())
-        .then_some(1)),
-        seconds: args.seconds.map(Duration::from_secs),
+    let req = live_request(args, terminal);
+    let tui = if terminal {
+        Tui::take().map(RefCell::new)
+    } else {
+        None
     };
-    let keys = if terminal { Terminal::take() } else { None };
-
+    let footer = live_footer(args);
     let writer = RefCell::new(Writer {
         args,
-        terminal,
         first: true,
         csv_header: session.csv_header,
-        footer: (terminal && !crate::store::recorder_runs(&store_dir(args)))
-            .then_some(NOT_RECORDED),
     });
     let kept: RefCell<VecDeque<TopSample>> = Default::default();
+    let last: RefCell<Option<TopSample>> = RefCell::new(None);
     let each = |s: &TopSample| {
         if args.plot.is_some() {
             let mut kept = kept.borrow_mut();
@@ -174,15 +187,39 @@ pub fn top(args: &TopArgs) -> Ended {
             }
             kept.push_back(s.clone());
         }
-        writer.borrow_mut().emit(s)
+        match &tui {
+            Some(t) => {
+                writer.borrow().record(s)?;
+                t.borrow_mut().draw(s, &footer);
+                *last.borrow_mut() = Some(s.clone());
+                Ok(())
+            }
+            None => writer.borrow_mut().emit(s),
+        }
+    };
+    // The view's keys, read while the run waits for the next interval.
+    let quit = || {
+        let Some(t) = &tui else { return false };
+        let mut t = t.borrow_mut();
+        while let Some(k) = t.key(Duration::ZERO) {
+            if k == Key::Quit {
+                return true;
+            }
+            if t.state.apply(k, true)
+                && let Some(s) = &*last.borrow()
+            {
+                t.draw(s, &footer);
+            }
+        }
+        false
     };
     let run = TopRun {
         req: &req,
-        quit: &|| keys.as_ref().is_some_and(Terminal::quit),
+        quit: &quit,
         each: &each,
     };
     let ran = Work::run(&run, session.interrupt());
-    drop(keys);
+    drop(tui);
     ran.map_err(Stop::not_measured)?;
     let exit = match session.interrupt().signal() {
         Some(sig) => Exit::Signal(sig),
@@ -320,10 +357,8 @@ fn replay(args: &TopArgs, session: Session) -> Ended {
     };
     let mut writer = Writer {
         args,
-        terminal: false,
         first: true,
         csv_header: session.csv_header,
-        footer: None,
     };
     for s in &samples {
         writer.emit(s).map_err(Stop::not_measured)?;
@@ -336,37 +371,31 @@ fn replay(args: &TopArgs, session: Session) -> Ended {
 /// keys until q or a signal.
 fn step_through(dir: &Path, at_us: i64, session: Session) -> Ended {
     let around = Around::read(dir, at_us).map_err(replay_error)?;
-    let keys = Terminal::take();
+    let Some(mut tui) = Tui::take() else {
+        return Err(Stop::bad_input(
+            "--at steps through the record on a terminal only",
+        ));
+    };
+    let last = around.scanned.entries.len() - 1;
     let mut i = around.at;
     let mut shown = None;
-    let last = around.scanned.entries.len() - 1;
+    let mut sample = None;
     loop {
         if shown != Some(i) {
-            let view = match around.sample(i) {
-                Ok(s) => s.text(),
-                Err(why) => why,
-            };
-            print!(
-                "{}{view}\nRecorded {} of {} · ←/→ one interval · PgUp/PgDn an hour · w next bad moment · q quit\n",
-                terminal::CLEAR,
-                i + 1,
-                last + 1
-            );
-            let _ = std::io::Write::flush(&mut std::io::stdout());
+            sample = around.sample(i).ok();
             shown = Some(i);
+            redraw(&mut tui, sample.as_ref(), i, last);
         }
         if session.interrupt().signal().is_some() {
             break;
         }
-        let Some(k) = keys
-            .as_ref()
-            .and_then(|t| t.key(Duration::from_millis(100)))
-        else {
-            if keys.is_none() {
-                break;
-            }
+        let Some(k) = tui.key(Duration::from_millis(100)) else {
             continue;
         };
+        if tui.state.apply(k, false) {
+            redraw(&mut tui, sample.as_ref(), i, last);
+            continue;
+        }
         i = match k {
             Key::Quit => break,
             Key::Left => i.saturating_sub(1),
@@ -374,14 +403,31 @@ fn step_through(dir: &Path, at_us: i64, session: Session) -> Ended {
             Key::PageUp => around.hours_from(i, -1),
             Key::PageDown => around.hours_from(i, 1),
             Key::Worst => around.next_worst(i).unwrap_or(i),
+            Key::Up | Key::Down | Key::Sort => i,
         };
     }
-    drop(keys);
+    drop(tui);
     let exit = match session.interrupt().signal() {
         Some(sig) => Exit::Signal(sig),
         None => Exit::Ok,
     };
     session.finish_picture(None, exit)
+}
+
+/// The replayed view of interval `i` of `last + 1`.
+fn redraw(tui: &mut Tui, sample: Option<&TopSample>, i: usize, last: usize) {
+    let footer = [format!(
+        "recorded interval {} of {} · left/right one interval · PgUp/PgDn an hour · w next bad moment · s sorts · up/down scroll · q quits",
+        i + 1,
+        last + 1
+    )];
+    match sample {
+        Some(s) => tui.draw(s, &footer),
+        None => tui.draw(
+            &TopSample::default(),
+            &["(this interval could not be read)".into()],
+        ),
+    }
 }
 
 /// `--worst --cluster`: every node's episodes, ranked together.

@@ -1,0 +1,585 @@
+//! `top`'s view on a terminal, live or replayed, drawn with ratatui on
+//! crossterm: the header (the interval's local time to the second, the
+//! node's pressure), the guests (as many columns as the width holds,
+//! scrolled when they do not fit, sorted as `s` cycles), the disks, the
+//! hints and a line of keys, marked in color unless `NO_COLOR` is set.
+//!
+//! The terminal is taken raw on the alternate screen and given back as it
+//! was on every way out: when [`Tui`] is dropped (q, the run's end, SIGTERM
+//! or SIGINT raising the flag the loop watches; Ctrl-C, which raw mode
+//! turns into a key, raises SIGINT as the terminal would), and from a
+//! panic hook before the panic's message is printed.
+
+use std::io::IsTerminal as _;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::{cursor, execute, terminal};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use crate::nodeio::sample::{DiskIo, GuestIo, TopSample};
+
+/// Whether the terminal is held (for the panic hook and drop).
+static HELD: AtomicBool = AtomicBool::new(false);
+
+fn restore() {
+    if HELD.swap(false, Ordering::SeqCst) {
+        let _ = terminal::disable_raw_mode();
+        let _ = execute!(
+            std::io::stdout(),
+            terminal::LeaveAlternateScreen,
+            cursor::Show
+        );
+    }
+}
+
+/// A key the view acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Quit,
+    Left,
+    Right,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    /// `w`: the next bad moment (replay).
+    Worst,
+    /// `s`: the next sort.
+    Sort,
+}
+
+/// How the guests are sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sort {
+    #[default]
+    Iops,
+    Latency,
+    Bandwidth,
+    Id,
+}
+
+impl Sort {
+    fn next(self) -> Sort {
+        match self {
+            Sort::Iops => Sort::Latency,
+            Sort::Latency => Sort::Bandwidth,
+            Sort::Bandwidth => Sort::Id,
+            Sort::Id => Sort::Iops,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Sort::Iops => "IOPS",
+            Sort::Latency => "latency",
+            Sort::Bandwidth => "MiB/s",
+            Sort::Id => "ID",
+        }
+    }
+
+    fn order(self, guests: &mut [&GuestIo]) {
+        let lat = |g: &GuestIo| g.read_ms.unwrap_or(0.0).max(g.write_ms.unwrap_or(0.0));
+        let bw = |g: &GuestIo| g.read_mib_s + g.write_mib_s;
+        match self {
+            Sort::Iops => {
+                guests.sort_by(|a, b| b.iops().total_cmp(&a.iops()).then(a.id.cmp(&b.id)))
+            }
+            Sort::Latency => guests.sort_by(|a, b| lat(b).total_cmp(&lat(a)).then(a.id.cmp(&b.id))),
+            Sort::Bandwidth => guests.sort_by(|a, b| bw(b).total_cmp(&bw(a)).then(a.id.cmp(&b.id))),
+            Sort::Id => guests.sort_by(|a, b| a.id.cmp(&b.id).then(a.drive.cmp(&b.drive))),
+        }
+    }
+}
+
+/// The view's own state: the sort and how far the guests are scrolled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ViewState {
+    pub sort: Sort,
+    pub scroll: usize,
+    /// Guest rows the last draw showed (a page).
+    page: usize,
+}
+
+impl ViewState {
+    /// `k` applied to the view (sort, scroll); whether it was one of its keys.
+    pub fn apply(&mut self, k: Key, paging: bool) -> bool {
+        match k {
+            Key::Sort => {
+                self.sort = self.sort.next();
+                self.scroll = 0;
+            }
+            Key::Up => self.scroll = self.scroll.saturating_sub(1),
+            Key::Down => self.scroll += 1,
+            Key::PageUp if paging => self.scroll = self.scroll.saturating_sub(self.page.max(1)),
+            Key::PageDown if paging => self.scroll += self.page.max(1),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The terminal held by the view.
+pub struct Tui {
+    term: Terminal<CrosstermBackend<std::io::Stdout>>,
+    pub state: ViewState,
+    color: bool,
+}
+
+impl Tui {
+    /// Takes the terminal (raw, the alternate screen); `None` when stdin or
+    /// stdout is no terminal.
+    pub fn take() -> Option<Tui> {
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+            return None;
+        }
+        static HOOK: Once = Once::new();
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore();
+                previous(info);
+            }));
+        });
+        terminal::enable_raw_mode().ok()?;
+        HELD.store(true, Ordering::SeqCst);
+        if execute!(
+            std::io::stdout(),
+            terminal::EnterAlternateScreen,
+            cursor::Hide
+        )
+        .is_err()
+        {
+            restore();
+            return None;
+        }
+        let term = match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
+            Ok(t) => t,
+            Err(_) => {
+                restore();
+                return None;
+            }
+        };
+        Some(Tui {
+            term,
+            state: ViewState::default(),
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        })
+    }
+
+    /// The next key pressed, waiting at most `wait`.
+    pub fn key(&mut self, wait: Duration) -> Option<Key> {
+        if !event::poll(wait).ok()? {
+            return None;
+        }
+        let Event::Key(k) = event::read().ok()? else {
+            return None;
+        };
+        if k.kind == KeyEventKind::Release {
+            return None;
+        }
+        Some(match k.code {
+            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                // Raw mode made Ctrl-C a key: the signal it would have been.
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
+                return None;
+            }
+            KeyCode::Char('q' | 'Q') | KeyCode::Esc => Key::Quit,
+            KeyCode::Char('w' | 'W') => Key::Worst,
+            KeyCode::Char('s' | 'S') => Key::Sort,
+            KeyCode::Left => Key::Left,
+            KeyCode::Right => Key::Right,
+            KeyCode::Up => Key::Up,
+            KeyCode::Down => Key::Down,
+            KeyCode::PageUp => Key::PageUp,
+            KeyCode::PageDown => Key::PageDown,
+            _ => return None,
+        })
+    }
+
+    /// `s` drawn, with `footer`'s lines under it.
+    pub fn draw(&mut self, s: &TopSample, footer: &[String]) {
+        let color = self.color;
+        let state = &mut self.state;
+        let _ = self.term.draw(|f| {
+            let area = f.area();
+            let hints = s.hints.len().min(4) as u16;
+            let disks = (s.disks.len().max(1) as u16 + 1)
+                .min(area.height / 3)
+                .max(2);
+            let [head, guests, gap, disk_area, hint_area, foot] = Layout::vertical([
+                Constraint::Length(2),
+                Constraint::Min(4),
+                Constraint::Length(1),
+                Constraint::Length(disks),
+                Constraint::Length(hints),
+                Constraint::Length(footer.len() as u16 + 1),
+            ])
+            .areas(area);
+            let _ = gap;
+            f.render_widget(Paragraph::new(header(s)), head);
+            let [title_area, table_area] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(guests);
+            // The table's own header takes a row.
+            state.page = table_area.height.saturating_sub(1) as usize;
+            let (title, table) = guest_table(s, state, guests.width, color);
+            f.render_widget(
+                Paragraph::new(Line::styled(
+                    title,
+                    Style::default().add_modifier(Modifier::BOLD),
+                )),
+                title_area,
+            );
+            f.render_widget(table, table_area);
+            f.render_widget(disk_table(&s.disks, disk_area.width, color), disk_area);
+            let warn = style(color, Color::Yellow);
+            let hint_lines: Vec<Line> = s
+                .hints
+                .iter()
+                .take(hints as usize)
+                .map(|h| Line::styled(format!("hint {}: {}", h.code, h.sentence()), warn))
+                .collect();
+            f.render_widget(Paragraph::new(hint_lines), hint_area);
+            let mut lines = vec![Line::raw("")];
+            lines.extend(footer.iter().map(|l| Line::raw(l.clone())));
+            f.render_widget(Paragraph::new(lines), foot);
+        });
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+fn style(color: bool, c: Color) -> Style {
+    if color {
+        Style::default().fg(c)
+    } else {
+        Style::default()
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}%"))
+}
+
+fn header(s: &TopSample) -> Vec<Line<'static>> {
+    let p = &s.pressure;
+    vec![
+        Line::styled(
+            format!(
+                "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)",
+                s.node,
+                super::when::local(&s.timestamp),
+                s.seconds,
+                s.own.cpu_pct,
+                s.own.rss_kib / 1024
+            ),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Line::raw(format!(
+            "IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}",
+            pct(p.iowait_pct),
+            pct(p.io_some_pct),
+            pct(p.io_full_pct),
+            pct(p.cpu_some_pct),
+            pct(p.memory_some_pct)
+        )),
+    ]
+}
+
+/// A column: its heading, its width, how much it matters (0 most: the
+/// columns that fit are kept in that order) and its cell.
+struct Column<T> {
+    name: &'static str,
+    width: u16,
+    rank: u8,
+    cell: fn(&T, bool) -> Cell<'static>,
+}
+
+/// The columns that fit `width`, in their own order.
+fn fitting<T>(columns: Vec<Column<T>>, width: u16) -> Vec<Column<T>> {
+    let mut by_rank: Vec<usize> = (0..columns.len()).collect();
+    by_rank.sort_by_key(|&i| columns[i].rank);
+    let mut used = 0u16;
+    let mut keep = vec![false; columns.len()];
+    // In order of rank until one does not fit: a pair (R and W) is kept
+    // or left out whole, and a column never skips one that matters more.
+    for i in by_rank {
+        let w = columns[i].width + 1;
+        if used + w > width {
+            break;
+        }
+        used += w;
+        keep[i] = true;
+    }
+    columns
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(c, k)| k.then_some(c))
+        .collect()
+}
+
+fn num(v: f64, decimals: usize) -> Cell<'static> {
+    Cell::from(Line::from(format!("{v:.decimals$}")).right_aligned())
+}
+
+/// A latency in ms: yellow from 5 ms, red from 20 (the hints' threshold).
+fn ms(v: Option<f64>, color: bool) -> Cell<'static> {
+    let Some(v) = v else {
+        return Cell::from(Line::from("-").right_aligned());
+    };
+    let st = match v {
+        20.0.. => style(color, Color::Red),
+        5.0.. => style(color, Color::Yellow),
+        _ => Style::default(),
+    };
+    Cell::from(Line::from(format!("{v:.2}")).right_aligned()).style(st)
+}
+
+fn guest_columns() -> Vec<Column<GuestIo>> {
+    vec![
+        Column {
+            name: "GUEST",
+            width: 16,
+            rank: 0,
+            cell: |g, _| Cell::from(g.label()),
+        },
+        Column {
+            name: "ON",
+            width: 10,
+            rank: 2,
+            cell: |g, _| Cell::from(g.disk.clone().unwrap_or_else(|| "-".into())),
+        },
+        Column {
+            name: "R IOPS",
+            width: 8,
+            rank: 0,
+            cell: |g, _| num(g.read_iops, 0),
+        },
+        Column {
+            name: "W IOPS",
+            width: 8,
+            rank: 0,
+            cell: |g, _| num(g.write_iops, 0),
+        },
+        Column {
+            name: "R MiB/s",
+            width: 8,
+            rank: 3,
+            cell: |g, _| num(g.read_mib_s, 1),
+        },
+        Column {
+            name: "W MiB/s",
+            width: 8,
+            rank: 3,
+            cell: |g, _| num(g.write_mib_s, 1),
+        },
+        Column {
+            name: "R ms",
+            width: 8,
+            rank: 0,
+            cell: |g, c| ms(g.read_ms, c),
+        },
+        Column {
+            name: "W ms",
+            width: 8,
+            rank: 0,
+            cell: |g, c| ms(g.write_ms, c),
+        },
+        Column {
+            name: "R p99",
+            width: 8,
+            rank: 4,
+            cell: |g, c| ms(g.read_p99_ms, c),
+        },
+        Column {
+            name: "W p99",
+            width: 8,
+            rank: 4,
+            cell: |g, c| ms(g.write_p99_ms, c),
+        },
+        Column {
+            name: "NAME",
+            width: 16,
+            rank: 1,
+            cell: |g, _| Cell::from(g.name.clone().unwrap_or_default()),
+        },
+        Column {
+            name: "FILE",
+            width: 40,
+            rank: 5,
+            cell: |g, _| Cell::from(g.file.clone().unwrap_or_default()),
+        },
+    ]
+}
+
+fn guest_table(
+    s: &TopSample,
+    state: &mut ViewState,
+    width: u16,
+    color: bool,
+) -> (String, Table<'static>) {
+    let cols = fitting(guest_columns(), width);
+    let mut guests: Vec<&GuestIo> = s.guests.iter().collect();
+    state.sort.order(&mut guests);
+    let page = state.page.max(1);
+    state.scroll = state.scroll.min(guests.len().saturating_sub(page));
+    let shown: Vec<Row> = if guests.is_empty() {
+        vec![Row::new(vec![Cell::from("(no running guest)")])]
+    } else {
+        guests
+            .iter()
+            .skip(state.scroll)
+            .take(page)
+            .map(|g| Row::new(cols.iter().map(|c| (c.cell)(g, color)).collect::<Vec<_>>()))
+            .collect()
+    };
+    let title = match guests.len() {
+        n if n > page => format!(
+            "GUESTS {}-{} of {n}, by {} (s: sort, up/down: scroll)",
+            state.scroll + 1,
+            (state.scroll + page).min(n),
+            state.sort.word()
+        ),
+        n => format!("GUESTS {n}, by {} (s: sort)", state.sort.word()),
+    };
+    let names: Vec<Cell> = cols.iter().map(|c| Cell::from(c.name)).collect();
+    let widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
+    let table = Table::new(shown, widths)
+        .header(Row::new(names).style(Style::default().add_modifier(Modifier::BOLD)))
+        .column_spacing(1);
+    (title, table)
+}
+
+fn disk_columns() -> Vec<Column<DiskIo>> {
+    vec![
+        Column {
+            name: "DISK",
+            width: 10,
+            rank: 0,
+            cell: |d, _| Cell::from(d.name.clone()),
+        },
+        Column {
+            name: "R IOPS",
+            width: 8,
+            rank: 0,
+            cell: |d, _| num(d.read_iops, 0),
+        },
+        Column {
+            name: "W IOPS",
+            width: 8,
+            rank: 0,
+            cell: |d, _| num(d.write_iops, 0),
+        },
+        Column {
+            name: "R MiB/s",
+            width: 8,
+            rank: 3,
+            cell: |d, _| num(d.read_mib_s, 1),
+        },
+        Column {
+            name: "W MiB/s",
+            width: 8,
+            rank: 3,
+            cell: |d, _| num(d.write_mib_s, 1),
+        },
+        Column {
+            name: "R AWAIT",
+            width: 8,
+            rank: 1,
+            cell: |d, c| ms(d.read_await_ms, c),
+        },
+        Column {
+            name: "W AWAIT",
+            width: 8,
+            rank: 1,
+            cell: |d, c| ms(d.write_await_ms, c),
+        },
+        Column {
+            name: "QUEUE",
+            width: 6,
+            rank: 2,
+            cell: |d, _| num(d.queue, 1),
+        },
+        Column {
+            name: "UTIL",
+            width: 6,
+            rank: 0,
+            cell: |d, c| {
+                let st = match d.util_pct {
+                    95.0.. => style(c, Color::Red),
+                    80.0.. => style(c, Color::Yellow),
+                    _ => Style::default(),
+                };
+                Cell::from(Line::from(format!("{:.0}%", d.util_pct)).right_aligned()).style(st)
+            },
+        },
+        Column {
+            name: "STORAGES AND GUESTS",
+            width: 40,
+            rank: 4,
+            cell: |d, _| Cell::from([d.storages.clone(), d.guests.clone()].concat().join(", ")),
+        },
+    ]
+}
+
+fn disk_table(disks: &[DiskIo], width: u16, color: bool) -> Table<'static> {
+    let cols = fitting(disk_columns(), width);
+    let rows: Vec<Row> = disks
+        .iter()
+        .map(|d| Row::new(cols.iter().map(|c| (c.cell)(d, color)).collect::<Vec<_>>()))
+        .collect();
+    let widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
+    Table::new(rows, widths)
+        .header(
+            Row::new(cols.iter().map(|c| Cell::from(c.name)).collect::<Vec<_>>())
+                .style(Style::default().add_modifier(Modifier::BOLD)),
+        )
+        .column_spacing(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_columns_that_matter_most_fit_first_and_keep_their_order() {
+        let names =
+            |w| -> Vec<&str> { fitting(guest_columns(), w).iter().map(|c| c.name).collect() };
+        assert_eq!(names(60), ["GUEST", "R IOPS", "W IOPS", "R ms", "W ms"]);
+        assert_eq!(
+            names(80),
+            ["GUEST", "R IOPS", "W IOPS", "R ms", "W ms", "NAME"]
+        );
+        let wide = names(200);
+        assert_eq!(wide.len(), guest_columns().len(), "{wide:?}");
+        assert_eq!(wide[0], "GUEST");
+        assert_eq!(*wide.last().unwrap(), "FILE");
+    }
+
+    #[test]
+    fn the_view_s_keys_sort_and_scroll() {
+        let mut v = ViewState {
+            page: 10,
+            ..ViewState::default()
+        };
+        assert!(v.apply(Key::Sort, true));
+        assert_eq!(v.sort, Sort::Latency);
+        assert!(v.apply(Key::PageDown, true));
+        assert_eq!(v.scroll, 10);
+        assert!(!v.apply(Key::PageDown, false), "replay's PgDn is an hour");
+        assert!(v.apply(Key::Up, false));
+        assert_eq!(v.scroll, 9);
+        assert!(!v.apply(Key::Quit, true));
+    }
+}

@@ -199,6 +199,41 @@ fn the_first_interval_is_recorded_and_read_back_in_every_form() {
 }
 
 #[test]
+fn the_textfile_is_replaced_whole_each_interval_for_node_exporter() {
+    let dir = workdir();
+    let qmp = dir.path().join("qmp");
+    std::fs::create_dir_all(&qmp).unwrap();
+    let prom = dir.path().join("pveprobe_top.prom");
+    let out = pveprobe()
+        .args(["record", "--interval", "1", "--count", "2", "--dir"])
+        .arg(dir.path().join("rec"))
+        .arg("--qmp-dir")
+        .arg(&qmp)
+        .arg("--textfile")
+        .arg(&prom)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains("# TYPE pveprobe_top_iowait_ratio gauge"),
+        "{text}"
+    );
+    // One interval's gauges, no more: replaced, not added to.
+    assert_eq!(
+        text.matches("# TYPE pveprobe_top_iowait_ratio gauge")
+            .count(),
+        1
+    );
+    // Nothing beside it (the file written next to it was renamed over it).
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+}
+
+#[test]
 fn killed_mid_write_in_a_loop_every_interval_before_the_kill_reads_back() {
     let dir = workdir();
     let store = dir.path().join("rec");

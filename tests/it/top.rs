@@ -894,6 +894,22 @@ fn the_replayed_view_fits_80_and_200_columns_scrolls_sorts_and_steps() {
     );
     wide.keys(&["q"]);
     assert_eq!(wide.exit_status("q did not quit"), "0");
+
+    // Its terminal gone (the window closed, tmux's server killed): it ends,
+    // and spins nowhere.
+    let gone = LiveView::run(dir.path(), &args, 80, 24, "recorded interval 3 of 5");
+    let pid = gone.top_pid();
+    gone.tmux(&["kill-server"]);
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "top --at still runs 5 s after its terminal hung up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 impl Drop for LiveView {
@@ -910,6 +926,12 @@ fn the_live_view_redraws_in_a_terminal_and_q_quits() {
     let first = view.screen();
     assert!(
         first.contains("pveprobe top:") && first.contains("IO pressure"),
+        "{first}"
+    );
+    // No recorder writes the store this run would read: the view says how
+    // to start one.
+    assert!(
+        first.contains("systemctl enable --now pveprobe-record"),
         "{first}"
     );
     // Redrawn in place: one view on the screen, however many intervals.

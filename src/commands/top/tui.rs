@@ -7,8 +7,9 @@
 //! The terminal is taken raw on the alternate screen and given back as it
 //! was on every way out: when [`Tui`] is dropped (q, the run's end, SIGTERM
 //! or SIGINT raising the flag the loop watches; Ctrl-C, which raw mode
-//! turns into a key, raises SIGINT as the terminal would), and from a
-//! panic hook before the panic's message is printed.
+//! turns into a key, raises SIGINT as the terminal would; a terminal hung
+//! up, whose stdin ends), and from a panic hook before the panic's message
+//! is printed.
 
 use std::io::IsTerminal as _;
 use std::sync::Once;
@@ -17,7 +18,6 @@ use std::time::Duration;
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::{cursor, execute, terminal};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
@@ -129,6 +129,7 @@ impl ViewState {
 /// The terminal held by the view.
 pub struct Tui {
     term: Terminal<CrosstermBackend<std::io::Stdout>>,
+    keys: std::sync::mpsc::Receiver<Key>,
     pub state: ViewState,
     color: bool,
 }
@@ -169,39 +170,20 @@ impl Tui {
         };
         Some(Tui {
             term,
+            keys: key_reader(),
             state: ViewState::default(),
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         })
     }
 
-    /// The next key pressed, waiting at most `wait`.
+    /// The next key pressed, waiting at most `wait`. A terminal that can
+    /// no longer be read (hung up, its window closed) quits the view.
     pub fn key(&mut self, wait: Duration) -> Option<Key> {
-        if !event::poll(wait).ok()? {
-            return None;
+        match self.keys.recv_timeout(wait) {
+            Ok(k) => Some(k),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Some(Key::Quit),
         }
-        let Event::Key(k) = event::read().ok()? else {
-            return None;
-        };
-        if k.kind == KeyEventKind::Release {
-            return None;
-        }
-        Some(match k.code {
-            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                // Raw mode made Ctrl-C a key: the signal it would have been.
-                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
-                return None;
-            }
-            KeyCode::Char('q' | 'Q') | KeyCode::Esc => Key::Quit,
-            KeyCode::Char('w' | 'W') => Key::Worst,
-            KeyCode::Char('s' | 'S') => Key::Sort,
-            KeyCode::Left => Key::Left,
-            KeyCode::Right => Key::Right,
-            KeyCode::Up => Key::Up,
-            KeyCode::Down => Key::Down,
-            KeyCode::PageUp => Key::PageUp,
-            KeyCode::PageDown => Key::PageDown,
-            _ => return None,
-        })
     }
 
     /// `s` drawn, with `footer`'s lines under it.
@@ -252,6 +234,57 @@ impl Tui {
             f.render_widget(Paragraph::new(lines), foot);
         });
     }
+}
+
+/// Reads stdin's bytes on a thread of its own and sends the keys in them;
+/// at its end (EOF or an error: the terminal hung up) the channel closes.
+/// (Not crossterm's event reader: on a terminal hung up under it, its poll
+/// spins and never returns, so no signal flag would be seen.)
+fn key_reader() -> std::sync::mpsc::Receiver<Key> {
+    let (send, keys) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::Read as _;
+        // A key's escape sequence arrives in one read.
+        let mut buf = [0u8; 64];
+        while let Ok(n @ 1..) = std::io::stdin().lock().read(&mut buf) {
+            for key in keys_of(&buf[..n]) {
+                if send.send(key).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    keys
+}
+
+/// The keys in `bytes` as a terminal in raw mode sends them (arrows and
+/// pages as escape sequences); Ctrl-C raises SIGINT, as the terminal would
+/// have; what is no key is passed over.
+pub fn keys_of(bytes: &[u8]) -> Vec<Key> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let (key, len) = match &bytes[i..] {
+            [0x03, ..] => {
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
+                (None, 1)
+            }
+            [b'q' | b'Q', ..] => (Some(Key::Quit), 1),
+            [b'w' | b'W', ..] => (Some(Key::Worst), 1),
+            [b's' | b'S', ..] => (Some(Key::Sort), 1),
+            [0x1b, b'[' | b'O', b'A', ..] => (Some(Key::Up), 3),
+            [0x1b, b'[' | b'O', b'B', ..] => (Some(Key::Down), 3),
+            [0x1b, b'[' | b'O', b'C', ..] => (Some(Key::Right), 3),
+            [0x1b, b'[' | b'O', b'D', ..] => (Some(Key::Left), 3),
+            [0x1b, b'[', b'5', b'~', ..] => (Some(Key::PageUp), 4),
+            [0x1b, b'[', b'6', b'~', ..] => (Some(Key::PageDown), 4),
+            [0x1b] => (Some(Key::Quit), 1),
+            _ => (None, 1),
+        };
+        out.extend(key);
+        i += len;
+    }
+    out
 }
 
 impl Drop for Tui {
@@ -565,6 +598,26 @@ mod tests {
         assert_eq!(wide.len(), guest_columns().len(), "{wide:?}");
         assert_eq!(wide[0], "GUEST");
         assert_eq!(*wide.last().unwrap(), "FILE");
+    }
+
+    #[test]
+    fn keys_are_read_as_a_terminal_sends_them() {
+        assert_eq!(
+            keys_of(b"\x1b[D\x1b[Cx\x1b[5~\x1b[6~\x1bOAwsq\x1b[B"),
+            [
+                Key::Left,
+                Key::Right,
+                Key::PageUp,
+                Key::PageDown,
+                Key::Up,
+                Key::Worst,
+                Key::Sort,
+                Key::Quit,
+                Key::Down
+            ]
+        );
+        assert_eq!(keys_of(b"\x1b"), [Key::Quit], "Esc alone");
+        assert!(keys_of(b"\x1b[").is_empty());
     }
 
     #[test]

@@ -230,8 +230,8 @@ impl Writer {
         let day = day_of(time_us);
         let packed = zstd::bulk::compress(payload, ZSTD_LEVEL).map_err(io(&self.dir))?;
         let frame = recordframe::frame(time_us, summary, &packed);
-        self.apply_limits(day, frame.len() as u64)?;
-        if let Some(why) = self.no_room(frame.len() as u64)? {
+        let own = self.apply_limits(day, frame.len() as u64)?;
+        if let Some(why) = self.no_room(frame.len() as u64, own)? {
             return Ok(self.pause(why));
         }
         let (file, good_end) = self.shard_for(day)?;
@@ -297,10 +297,11 @@ impl Writer {
         Ok((file, *len))
     }
 
-    /// Why there is no room for `need` more bytes, if there is none: the
-    /// filesystem's free space, or the cap reached by today's shard alone.
-    fn no_room(&self, need: u64) -> Result<Option<String>, StoreError> {
-        let (avail, own) = self.space()?;
+    /// Why there is no room for `need` more bytes beside the store's `own`,
+    /// if there is none: the filesystem's free space, or the cap reached by
+    /// today's shard alone.
+    fn no_room(&self, need: u64, own: u64) -> Result<Option<String>, StoreError> {
+        let avail = self.free()?;
         if avail < need + RESERVE {
             return Ok(Some(format!(
                 "its filesystem has {} KiB free",
@@ -322,26 +323,23 @@ impl Writer {
         self.limits.max_bytes.min(share)
     }
 
-    /// The filesystem's free bytes (for an unprivileged user) and the
-    /// store's own.
-    fn space(&self) -> Result<(u64, u64), StoreError> {
+    /// The filesystem's free bytes (for an unprivileged user).
+    fn free(&self) -> Result<u64, StoreError> {
         let st = nix::sys::statvfs::statvfs(&self.dir)
             .map_err(|e| io(&self.dir)(std::io::Error::from(e)))?;
-        let avail = st.blocks_available() as u64 * st.fragment_size() as u64;
-        let own = shards(&self.dir)?.iter().map(|s| s.bytes).sum();
-        Ok((avail, own))
+        Ok(st.blocks_available() as u64 * st.fragment_size() as u64)
     }
 
     /// Whole shards dropped, oldest first: those past the retention, then
     /// while the store and `need` more bytes are over its cap. Today's
-    /// (`day`'s) is never dropped.
-    fn apply_limits(&mut self, day: Date, need: u64) -> Result<(), StoreError> {
+    /// (`day`'s) is never dropped. The store's bytes after.
+    fn apply_limits(&mut self, day: Date, need: u64) -> Result<u64, StoreError> {
         let oldest_kept = day
             .checked_sub(jiff::Span::new().days(i64::from(self.limits.retain_days)))
             .unwrap_or(day);
         let mut all = shards(&self.dir)?;
-        let (avail, mut own) = self.space()?;
-        let cap = self.cap(avail, own);
+        let mut own: u64 = all.iter().map(|s| s.bytes).sum();
+        let cap = self.cap(self.free()?, own);
         all.retain(|s| s.day < day);
         for s in all {
             let why = if s.day < oldest_kept {
@@ -356,7 +354,7 @@ impl Writer {
             self.notes
                 .push(format!("{}: dropped: {why}", s.path.display()));
         }
-        Ok(())
+        Ok(own)
     }
 }
 

@@ -33,4 +33,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = procpid::lxc_ctid(&args);
     let _ = procpid::ppid(&text);
     let _ = procpid::pidfile_pid(&text);
+    let _ = procpid::start_ticks(&text);
+    if let Some(st) = procpid::stat(&text) {
+        assert_eq!(procpid::stat(&text), Some(st));
+    }
 });

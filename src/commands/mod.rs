@@ -31,7 +31,7 @@ use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
 use load::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
-use net::args::{NetArgs, NetProbeArgs, NetServeArgs};
+use net::args::{NetArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
 use storages::args::StoragesArgs;
@@ -100,6 +100,12 @@ pub enum Command {
     /// The measuring end `net` starts on a node over ssh
     #[command(name = "net-probe", hide = true)]
     NetProbe(NetProbeArgs),
+    /// One way of the secure migration channel, which `net` starts on a node
+    #[command(name = "net-migrate", hide = true)]
+    NetMigrate(NetMigrateArgs),
+    /// The target's end of `net-migrate`'s stream, started by its ssh
+    #[command(name = "net-sink", hide = true)]
+    NetSink(NetSinkArgs),
     /// A node's interfaces and knet statistics, as JSON, for `net`
     #[command(name = "net-info", hide = true)]
     NetInfo,
@@ -143,6 +149,8 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Net(args)) => net::run::net(args),
         Some(Command::NetServe(args)) => net::run::net_serve(args),
         Some(Command::NetProbe(args)) => net::run::net_probe(args),
+        Some(Command::NetMigrate(args)) => net::run::net_migrate(args),
+        Some(Command::NetSink(args)) => net::run::net_sink(args),
         Some(Command::NetInfo) => net::run::net_info(),
         Some(Command::Qualify(args)) => qualify::run::qualify(args),
         Some(Command::Guest(args)) => guest::run::guest(args),

@@ -98,6 +98,40 @@ pub struct Throughput {
     pub seconds: f64,
 }
 
+/// One way of the secure migration channel: one stream through ssh, as
+/// qemu-server opens it (PVE's ssh options, `-L` to a UNIX socket on the
+/// target), as the receiving end counted it; with what capped it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecureStream {
+    pub way: Way,
+    /// MiB (2^20 bytes) a second, as PVE's migration log counts.
+    pub mib_per_s: f64,
+    pub bytes: u64,
+    pub seconds: f64,
+    /// The cipher and MAC ssh negotiated the stream's way (`<implicit>`
+    /// for an AEAD cipher's MAC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// `ssh`'s share of one core on the sending node over the stream, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_cpu_percent: Option<f64>,
+    /// `sshd`'s (the session's process) on the receiving node, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_cpu_percent: Option<f64>,
+    /// The cipher's speed on one core of the sending node (OpenSSL's EVP,
+    /// as `openssl speed -evp`), MiB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher_mib_per_s: Option<f64>,
+    /// Whether the sending node's CPU has AES-NI (`aes` in /proc/cpuinfo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aes_ni: Option<bool>,
+    /// The ssh command as run (without the remote command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+}
+
 /// What `pveprobe net-probe` prints: one link between two nodes, measured
 /// from one of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -136,6 +136,21 @@ pub fn remote_line(
     shell_line(&words)
 }
 
+/// `timeout -k 5 SECS COMMAND... ARGS...`, quoted: a helper subcommand
+/// on a node (`net-serve`, `net-migrate`, ...), ended there by the node's
+/// `timeout` however its ssh fares.
+pub fn timed_line(command: &[String], args: &[String], limit: Duration) -> String {
+    let mut words: Vec<String> = vec![
+        "timeout".into(),
+        "-k".into(),
+        "5".into(),
+        limit.as_secs().max(1).to_string(),
+    ];
+    words.extend(command.iter().cloned());
+    words.extend(args.iter().cloned());
+    shell_line(&words)
+}
+
 /// An argv as one line a person can paste into a shell.
 pub fn display_argv(argv: &[OsString]) -> String {
     let words: Vec<String> = argv

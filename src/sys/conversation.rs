@@ -81,6 +81,11 @@ impl Conversation {
         })
     }
 
+    /// The child's process ID.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends `line` (with its newline); `Err` once the child stopped reading.
     pub fn send(&mut self, line: &str) -> std::io::Result<()> {
         let stdin = self

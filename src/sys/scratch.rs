@@ -31,6 +31,21 @@ use crate::error::{IoContext, ProbeError};
 
 const NAME_PREFIX: &str = "pveprobe.";
 
+/// An unpredictable name for a private directory: `pveprobe.` and 16 hex digits.
+pub fn random_name() -> String {
+    format!("{NAME_PREFIX}{:016x}", rand::rng().random::<u64>())
+}
+
+/// Whether `name` is one [`random_name`] makes.
+pub fn is_random_name(name: &str) -> bool {
+    name.strip_prefix(NAME_PREFIX).is_some_and(|hex| {
+        hex.len() == 16
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    })
+}
+
 #[derive(Debug)]
 pub struct ScratchDir {
     parent: OwnedFd,
@@ -50,9 +65,8 @@ impl ScratchDir {
             Mode::empty(),
         )
         .context(|| format!("cannot open {}", parent_path.display()))?;
-        let mut rng = rand::rng();
         let name = loop {
-            let name = format!("{NAME_PREFIX}{:016x}", rng.random::<u64>());
+            let name = random_name();
             match mkdirat(&parent, name.as_str(), Mode::S_IRWXU) {
                 Ok(()) => break name,
                 Err(Errno::EEXIST) => continue,
@@ -64,6 +78,35 @@ impl ScratchDir {
                 }
             }
         };
+        Self::opened(parent, parent_path, name)
+    }
+
+    /// Creates the private directory `name` (one of [`random_name`]'s,
+    /// chosen by the probe on another node) inside `parent`; refused if
+    /// anything has that name already.
+    pub fn create_named(parent_path: &Path, name: &str) -> Result<Self, ProbeError> {
+        if !is_random_name(name) {
+            return Err(ProbeError::Unavailable(format!(
+                "{name:?} is no name of pveprobe's private directories"
+            )));
+        }
+        let parent = open(
+            parent_path,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .context(|| format!("cannot open {}", parent_path.display()))?;
+        mkdirat(&parent, name, Mode::S_IRWXU).map_err(|e| {
+            ProbeError::io(
+                format!("cannot create {}/{name}", parent_path.display()),
+                e.into(),
+            )
+        })?;
+        Self::opened(parent, parent_path, name.to_string())
+    }
+
+    /// The directory `name` just made in `parent`, opened and checked ours.
+    fn opened(parent: OwnedFd, parent_path: &Path, name: String) -> Result<Self, ProbeError> {
         let opened = openat(
             &parent,
             name.as_str(),
@@ -107,6 +150,12 @@ impl ScratchDir {
     /// The directory's path, for messages.
     pub fn path(&self) -> PathBuf {
         self.parent_path.join(&self.name)
+    }
+
+    /// Counts `name`, which something else makes in the directory (a
+    /// socket ssh binds), among the files removed with it.
+    pub fn adopt(&mut self, name: &str) {
+        self.files.insert(name.to_string());
     }
 
     /// Creates (or truncates) `name` in the directory for writing, mode 0600.

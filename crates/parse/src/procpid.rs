@@ -17,14 +17,39 @@
 /// reaches it (`PID (COMM) S ...`): procfs-core slices before the `(` and
 /// after the last `)` unchecked.
 pub fn start_ticks(stat: &str) -> Option<u64> {
+    Some(kernel_stat(stat)?.starttime)
+}
+
+/// `/proc/PID/stat` by procfs-core, for a line of the kernel's form only.
+fn kernel_stat(stat: &str) -> Option<procfs_core::process::Stat> {
     let line = stat.trim();
     let (pid, _) = line.split_once(" (")?;
     let close = line.rfind(')')?;
     if !crate::procfs::digits(pid, 10) || !line[close..].starts_with(") ") {
         return None;
     }
-    let stat: procfs_core::process::Stat = crate::procfs::read(line)?;
-    Some(stat.starttime)
+    crate::procfs::read(line)
+}
+
+/// A process's name, parent and CPU time, of `/proc/PID/stat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    /// Its name as the kernel keeps it (15 bytes at most).
+    pub comm: String,
+    pub ppid: u32,
+    /// User and system time so far, in clock ticks.
+    pub cpu_ticks: u64,
+}
+
+/// [`ProcStat`] of `/proc/PID/stat` (field 2, 4, 14 and 15), read by
+/// procfs-core's `Stat` behind the guard of [`start_ticks`].
+pub fn stat(stat: &str) -> Option<ProcStat> {
+    let s = kernel_stat(stat)?;
+    Some(ProcStat {
+        comm: s.comm,
+        ppid: u32::try_from(s.ppid).ok()?,
+        cpu_ticks: s.utime.checked_add(s.stime)?,
+    })
 }
 
 /// The resident set in pages, of `/proc/PID/statm` (procfs-core's `StatM`).
@@ -125,6 +150,28 @@ mod tests {
         // before a `(` at the start, or past a `)` at the end).
         for bad in ["1 (x) S", "(x) S 1", "1 (x)", "x (y) S 1", ""] {
             assert_eq!(start_ticks(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_stat_gives_name_parent_and_cpu_time() {
+        // An sshd session's line on Debian 12 (OpenSSH 9.2), utime 1187
+        // and stime 2514 ticks after a stream of 4 GiB.
+        let stat = "23210 (sshd) S 23198 23198 23198 0 -1 4194624 517 0 0 0 1187 2514 0 0 20 0 1 0 \
+                    3530112 17956864 2458 18446744073709551615 1 1 0 0 0 0 0 4096 81926 0 0 0 17 1 \
+                    0 0 0 0 0 0 0 0 0 0 0 0 0";
+        assert_eq!(
+            super::stat(stat),
+            Some(ProcStat {
+                comm: "sshd".into(),
+                ppid: 23198,
+                cpu_ticks: 1187 + 2514,
+            })
+        );
+        let odd = stat.replace("(sshd)", "(sshd: root@notty)");
+        assert_eq!(super::stat(&odd).unwrap().comm, "sshd: root@notty");
+        for bad in ["1 (x) S", "(x) S 1", ""] {
+            assert_eq!(super::stat(bad), None, "{bad:?}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! `pveprobe net NODE...` and `cluster --net`: the options of the
 //! network measurement between nodes; and the hidden `net-serve`,
-//! `net-probe` and `net-info` that run on the nodes through ssh.
+//! `net-probe`, `net-info`, `net-migrate` and `net-sink` that run on the
+//! nodes through ssh.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -98,4 +99,57 @@ pub struct NetProbeArgs {
     pub throughput_seconds: Option<u32>,
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub streams: u32,
+}
+
+/// `pveprobe net-migrate`: one way of the secure migration channel, from
+/// this node (run by `net` over ssh).
+#[derive(Debug, Args)]
+pub struct NetMigrateArgs {
+    /// The target's node name (ssh's HostKeyAlias, its known_hosts)
+    #[arg(long, value_name = "NODE", value_parser = node_name)]
+    pub node: String,
+    /// The target's address in the migration network
+    #[arg(long, value_name = "ADDR")]
+    pub to: IpAddr,
+    /// `forward` or `back`: which way of the pair, as the report names it
+    #[arg(long, value_name = "WAY", value_parser = ["forward", "back"])]
+    pub way: String,
+    /// Seconds of the stream
+    #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub seconds: u32,
+    /// Seconds ssh may take to connect
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=120))]
+    pub connect_timeout: u32,
+    /// Where the cluster's files are (the nodes' ssh_known_hosts)
+    #[arg(long, value_name = "DIR", default_value = "/etc/pve")]
+    pub pve_config: PathBuf,
+    /// How the target runs pveprobe: a word each (default: pveprobe)
+    #[arg(long = "remote-word", value_name = "WORD")]
+    pub remote: Vec<String>,
+}
+
+/// `pveprobe net-sink`: the target's end of `net-migrate`'s stream (run
+/// by its ssh).
+#[derive(Debug, Args)]
+pub struct NetSinkArgs {
+    /// The private directory to make in /run: pveprobe.<16 hex digits>
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// Exit after this many seconds whatever happens
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub lifetime: u64,
+}
+
+/// A PVE node name: letters, digits, `-` and `.` (a host name).
+fn node_name(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.len() <= 253
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err("a node name is letters, digits, '-' and '.'".into())
+    }
 }

@@ -11,11 +11,15 @@ pub mod run;
 
 mod facts;
 pub mod links;
+pub mod migrate;
+mod migration;
 pub mod pairs;
 pub mod probe;
 pub mod render;
 pub mod report;
+mod secure;
 pub mod serve;
+pub mod sink;
 mod sockopt;
 pub mod wire;
 

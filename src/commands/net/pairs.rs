@@ -16,7 +16,7 @@ use super::serve::{DONE_PREFIX, Ready, ServeStats};
 use crate::model::hint::Hint;
 use crate::model::net::ProbeResult;
 use crate::nodes::members::Node;
-use crate::nodes::remote::{self, Ssh, Status, shell_line};
+use crate::nodes::remote::{self, Ssh, Status};
 use crate::sys::conversation::{Conversation, Heard};
 
 /// How the pairs are run.
@@ -30,19 +30,11 @@ pub struct Runner<'a> {
 
 /// Extra seconds the node's `timeout` and our own wait allow beyond the
 /// measurement's own bound.
-const SLACK: Duration = Duration::from_secs(15);
+pub(super) const SLACK: Duration = Duration::from_secs(15);
 
 impl Runner<'_> {
-    fn line(&self, limit: Duration, args: &[String]) -> String {
-        let mut words: Vec<String> = vec![
-            "timeout".into(),
-            "-k".into(),
-            "5".into(),
-            limit.as_secs().max(1).to_string(),
-        ];
-        words.extend(self.command.iter().cloned());
-        words.extend(args.iter().cloned());
-        shell_line(&words)
+    pub(super) fn line(&self, limit: Duration, args: &[String]) -> String {
+        remote::timed_line(&self.command, args, limit)
     }
 
     /// A node's interfaces and knet statistics.
@@ -127,18 +119,12 @@ impl Runner<'_> {
         let (Some(addr_a), Some(addr_b)) = (result.a.address, result.b.address) else {
             return result;
         };
-        let node = |e: &End, address: &str| Node {
-            name: e.node.clone(),
-            address: address.to_string(),
-            id: None,
-            online: Some(true),
-        };
-        let (na, nb) = (result.a.node_address.clone(), result.b.node_address.clone());
+
         let limit = self.probe_limit(throughput);
         let lifetime = limit + SLACK + Duration::from_secs(u64::from(self.ssh.connect_timeout));
         let serve_args = self.serve_args(addr_a, addr_b, lifetime);
         let serve_argv = self.ssh.argv_stdin(
-            &node(&result.b, &nb),
+            &end_node(&result.b),
             &self.line(lifetime + SLACK, &serve_args),
             true,
         );
@@ -164,15 +150,19 @@ impl Runner<'_> {
         let run = remote::run(
             &self
                 .ssh
-                .argv(&node(&result.a, &na), &self.line(limit, &probe_args)),
+                .argv(&end_node(&result.a), &self.line(limit, &probe_args)),
             limit + SLACK,
         );
         let probed = remote::answer::<ProbeResult>(&run, limit, "net-probe");
         result.responder = responder.stop();
         read_probe(&mut result, probed);
+        if throughput && link.kind == LinkKind::Migration && result.status.measured() {
+            self.secure(&mut result, addr_a, addr_b);
+        }
         result.seconds = start.elapsed().as_secs_f64();
         result
     }
+
     /// `net-serve`'s arguments: bound to `b`, answering `a` only.
     fn serve_args(
         &self,
@@ -223,6 +213,16 @@ impl Runner<'_> {
     }
 }
 
+/// How ssh reaches the node of an end.
+pub(super) fn end_node(e: &End) -> Node {
+    Node {
+        name: e.node.clone(),
+        address: e.node_address.clone(),
+        id: None,
+        online: Some(true),
+    }
+}
+
 /// What the measuring end said, into the pair's result.
 fn read_probe(result: &mut PairResult, probed: Result<ProbeResult, (Status, Option<String>)>) {
     match probed {
@@ -270,7 +270,7 @@ struct Responder {
 }
 
 /// The longest line a responder says (its counts as one JSON line).
-const MAX_LINE: usize = 64 << 10;
+pub(super) const MAX_LINE: usize = 64 << 10;
 
 impl Responder {
     /// Starts it and waits for its ready line.

@@ -15,7 +15,7 @@ use crate::figure::projection::net::NetFacts;
 use crate::figure::projection::{Context, Entry, Project, Projection};
 use crate::model::hint::Hint;
 use crate::model::latency::LatencySummary;
-use crate::model::net::{PathMtu, Rtt, Throughput, Way};
+use crate::model::net::{PathMtu, Rtt, SecureStream, Throughput, Way};
 use crate::nodes::iface::Iface;
 use crate::output::result::{JsonReport, XFigure};
 use pveprobe_parse::knet::KnetStats;
@@ -137,6 +137,11 @@ pub struct PairResult {
     /// Why no throughput was measured on this link.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_skipped: Option<String>,
+    /// The secure migration channel each way (the migration link, with
+    /// throughput): one stream through ssh as qemu-server opens it. Its
+    /// insecure beside is `throughput`'s one stream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secure: Vec<SecureStream>,
     /// What the responder counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responder: Option<ServeStats>,
@@ -159,6 +164,7 @@ impl PairResult {
             path_mtu: None,
             throughput: Vec::new(),
             throughput_skipped: None,
+            secure: Vec::new(),
             responder: None,
             seconds: 0.0,
             hints: Vec::new(),
@@ -188,6 +194,11 @@ impl PairResult {
         self.latency_hints(&mut hint);
         self.mtu_hints(&mut hint);
         self.throughput_hints(&mut hint);
+        for s in &self.secure {
+            if let Some(message) = self.secure_cpu_bound(s) {
+                hint("migration-secure-cpu-bound", message);
+            }
+        }
         hints
     }
 
@@ -514,6 +525,7 @@ pub(crate) mod tests {
             }),
             throughput: Vec::new(),
             throughput_skipped: None,
+            secure: Vec::new(),
             responder: None,
             seconds: 1.0,
             hints: Vec::new(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::args::{NetArgs, NetProbeArgs, NetServeArgs};
+use super::args::{NetArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
 use super::report::NetReport;
 use super::{NetError, NetRequest, Options};
 use crate::commands::common::net_args::NetOptions;
@@ -102,10 +102,9 @@ pub fn net_serve(args: &NetServeArgs) -> Ended {
     })
 }
 
-/// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
-/// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
-/// line, then its counts.
-fn serve_main(opts: &super::serve::ServeOptions) -> Ended {
+/// A flag raised by SIGTERM, SIGINT and SIGHUP, and when stdin ends (the
+/// ssh connection that started the helper closed).
+fn stop_flag() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGTERM,
@@ -115,6 +114,84 @@ fn serve_main(opts: &super::serve::ServeOptions) -> Ended {
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
     super::serve::stop_on_stdin_eof(Arc::clone(&stop));
+    stop
+}
+
+/// `pveprobe net-migrate` (hidden): one way of the secure migration
+/// channel from this node; its answer as one JSON line.
+pub fn net_migrate(args: &NetMigrateArgs) -> Ended {
+    let stop = stop_flag();
+    let remote = if args.remote.is_empty() {
+        vec!["pveprobe".to_string()]
+    } else {
+        args.remote.clone()
+    };
+    let opts = super::migrate::MigrateOptions {
+        node: args.node.clone(),
+        to: args.to,
+        way: if args.way == "back" {
+            crate::model::net::Way::Back
+        } else {
+            crate::model::net::Way::Forward
+        },
+        seconds: args.seconds,
+        pve_config: args.pve_config.clone(),
+        remote,
+        connect: std::time::Duration::from_secs(u64::from(args.connect_timeout)),
+    };
+    let answer = match super::migrate::migrate(&opts, &stop) {
+        Ok(stream) => super::migrate::MigrateAnswer {
+            stream: Some(stream),
+            error: None,
+        },
+        Err(why) => super::migrate::MigrateAnswer {
+            stream: None,
+            error: Some(why),
+        },
+    };
+    println!(
+        "{} {}",
+        super::migrate::ANSWER_PREFIX,
+        serde_json::to_string(&answer).expect("plain data")
+    );
+    Ok(if answer.error.is_none() {
+        Exit::Ok
+    } else {
+        Exit::NotMeasured
+    })
+}
+
+/// `pveprobe net-sink` (hidden): the target's end of `net-migrate`.
+pub fn net_sink(args: &NetSinkArgs) -> Ended {
+    let stop = stop_flag();
+    let ready = || {
+        println!("{}", super::sink::READY_PREFIX);
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    };
+    match super::sink::sink(
+        Path::new(super::sink::RUN_DIR),
+        &args.name,
+        std::time::Duration::from_secs(args.lifetime),
+        &stop,
+        ready,
+    ) {
+        Ok(stats) => {
+            println!(
+                "{} {}",
+                super::sink::DONE_PREFIX,
+                serde_json::to_string(&stats).expect("plain data")
+            );
+            Ok(Exit::Ok)
+        }
+        Err(e) => Err(Stop::not_measured(format!("net-sink: {e}"))),
+    }
+}
+
+/// `pveprobe net-serve`: serves until its stdin ends, it is told to stop
+/// (SIGTERM, SIGINT, SIGHUP) or its lifetime is over; prints its ready
+/// line, then its counts.
+fn serve_main(opts: &super::serve::ServeOptions) -> Ended {
+    let stop = stop_flag();
     let ready = |r: &super::serve::Ready| {
         println!("{}", r.line());
         let _ = std::io::Write::flush(&mut std::io::stdout());

@@ -285,11 +285,10 @@ impl TestCluster {
         write(
             &config,
             &format!(
-                "ListenAddress {addr}\nPort 22\nHostKey {host_key}\nPidFile none\n\
+                "ListenAddress 0.0.0.0\nPort 22\nHostKey {host_key}\nPidFile none\n\
                  AuthorizedKeysFile {keys}\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
                  StrictModes no\nSetEnv PATH={path} PVEPROBE_LOCK={lock} PVEPROBE_RECORD_DIR={record}\nSubsystem sftp internal-sftp\nLogLevel INFO\n",
-                addr = node.addr,
                 host_key = node_dir.join("host_key").display(),
                 keys = d.join(keys).display(),
                 // Each node is a host of its own: its own lock.
@@ -300,11 +299,26 @@ impl TestCluster {
         );
         let log_path = node_dir.join("sshd.log");
         let log = std::fs::File::create(&log_path).unwrap();
+        // The node's root reaches the other nodes as PVE's root does (its
+        // key, no options of its own: net's migration channel runs PVE's
+        // ssh command there): /etc/ssh/ssh_config is the rig's in the
+        // node's own mount namespace, which its sessions inherit.
+        let client = node_dir.join("ssh_client_config");
+        write(
+            &client,
+            &format!(
+                "Host *\n  IdentityFile {}/id_ed25519\n  IdentitiesOnly yes\n  LogLevel ERROR\n",
+                d.display()
+            ),
+        );
         let child = Command::new("ip")
-            .args(["netns", "exec", &node.ns, "unshare", "--uts", "sh", "-c"])
-            .arg("hostname \"$1\" && exec /usr/sbin/sshd -D -e -f \"$2\"")
+            .args(["netns", "exec", &node.ns, "unshare", "--uts", "--mount", "sh", "-c"])
+            .arg(
+                "mount --bind \"$3\" /etc/ssh/ssh_config && hostname \"$1\" && exec /usr/sbin/sshd -D -e -f \"$2\"",
+            )
             .args(["sh", &node.name])
             .arg(&config)
+            .arg(&client)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

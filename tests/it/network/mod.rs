@@ -1,2 +1,3 @@
 mod matrix;
+mod migration;
 mod rig;

@@ -1,0 +1,116 @@
+//! The secure migration channel of a pair, each way: `pveprobe
+//! net-migrate` started on the sending node over the run's ssh (its stdin
+//! held open, so it stops when the run ends), which opens PVE's ssh tunnel
+//! to the other node (`net::migrate`) and answers with the stream.
+
+use std::net::IpAddr;
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::migrate;
+use super::pairs::{MAX_LINE, Runner, SLACK, end_node};
+use super::report::{End, PairResult, PairStatus};
+use crate::model::net::{SecureStream, Way};
+use crate::sys::conversation::Conversation;
+
+impl Runner<'_> {
+    /// The secure migration channel each way: `net-migrate` on the
+    /// sending node, to the other's address on the link.
+    pub(super) fn secure(&self, result: &mut PairResult, addr_a: IpAddr, addr_b: IpAddr) {
+        let ways = [
+            (
+                Way::Forward,
+                result.a.clone(),
+                result.b.node.clone(),
+                addr_b,
+            ),
+            (Way::Back, result.b.clone(), result.a.node.clone(), addr_a),
+        ];
+        for (way, from, to, to_addr) in ways {
+            let tell = format!("secure {}->{to}", from.node);
+            match self.migrate_way(&from, &to, to_addr, way) {
+                Ok(stream) => result.secure.push(stream),
+                Err(why) => {
+                    result.status = PairStatus::Partial;
+                    let said = format!("{tell}: {why}");
+                    result.detail = Some(match result.detail.take() {
+                        Some(d) => format!("{d}; {said}"),
+                        None => said,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One way of the secure channel, from `from` to node `to` at `to_addr`.
+    fn migrate_way(
+        &self,
+        from: &End,
+        to: &str,
+        to_addr: IpAddr,
+        way: Way,
+    ) -> Result<SecureStream, String> {
+        let o = self.opts;
+        let connect = self.ssh.connect_timeout;
+        let mut args: Vec<String> = vec![
+            "net-migrate".into(),
+            "--node".into(),
+            to.to_string(),
+            "--to".into(),
+            to_addr.to_string(),
+            "--way".into(),
+            match way {
+                Way::Forward => "forward",
+                Way::Back => "back",
+            }
+            .into(),
+            "--seconds".into(),
+            o.net_seconds.to_string(),
+            "--connect-timeout".into(),
+            connect.to_string(),
+            "--pve-config".into(),
+            o.pve_config.display().to_string(),
+        ];
+        for word in &self.command {
+            args.extend(["--remote-word".into(), word.clone()]);
+        }
+        // Its own ssh's connection, the stream, the cipher's half second.
+        let limit = Duration::from_secs(u64::from(o.net_seconds) + 2 * u64::from(connect) + 45);
+        let argv = self
+            .ssh
+            .argv_stdin(&end_node(from), &self.line(limit, &args), true);
+        let (program, rest) = argv.split_first().ok_or("no command")?;
+        let (tx, lines) = mpsc::channel();
+        // Its stdin stays open until the answer: when this run ends first,
+        // the node's net-migrate reads its end and stops, and its ssh and
+        // the target's sink with it.
+        let conversation =
+            Conversation::start(Command::new(program).args(rest), 0, MAX_LINE, tx)
+                .map_err(|e| format!("cannot run ssh: {}", crate::error::describe(&e)))?;
+        let deadline = Instant::now() + limit + SLACK;
+        let mut answer = None;
+        while let Ok((_, Some(line))) =
+            lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if let Some(json) = line.trim().strip_prefix(migrate::ANSWER_PREFIX) {
+                answer = serde_json::from_str::<migrate::MigrateAnswer>(json.trim()).ok();
+                break;
+            }
+        }
+        let finished = conversation.finish(Duration::from_secs(5));
+        match answer {
+            Some(migrate::MigrateAnswer {
+                stream: Some(s), ..
+            }) => Ok(s),
+            Some(migrate::MigrateAnswer { error, .. }) => {
+                Err(error.unwrap_or_else(|| "no stream".into()))
+            }
+            None => Err(format!(
+                "{}'s net-migrate gave no answer ({})",
+                from.node,
+                finished.first_error_line()
+            )),
+        }
+    }
+}

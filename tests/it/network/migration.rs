@@ -1,0 +1,214 @@
+//! The migration path between two nodes of the simulated cluster
+//! (tests/it/common/netns.rs): the secure channel through ssh as
+//! qemu-server opens it, from node to node with PVE's options and the
+//! cluster's known_hosts, beside one plain TCP stream (insecure
+//! migration's path). Uncapped, ssh's core is the cap and the hint fires;
+//! held by htb (tests/it/network/matrix.rs), both sit at the link. A
+//! SIGINT mid-stream leaves no process, socket or directory on any node.
+//! Root: namespaces; all traffic inside them (10.231.7.0/24, 10.232.0.0/16).
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::matrix::{
+    hints, namespaces, net, one_at_a_time, pair, pve_dir, responders_left, tcp, write,
+};
+use crate::common::netlinks::Links;
+use crate::common::netns::{Behaviour::Good, TestCluster};
+use crate::common::{json, root_or_skip, stderr};
+
+/// A pair's secure stream one way.
+pub fn secure<'a>(p: &'a Value, way: &str) -> &'a Value {
+    p["secure"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no secure streams in {p:#}"))
+        .iter()
+        .find(|s| s["way"] == way)
+        .unwrap_or_else(|| panic!("no secure {way} in {p:#}"))
+}
+
+/// Two nodes with a migration network of their own, uncapped.
+fn two_nodes() -> (TestCluster, Links) {
+    let c = TestCluster::new(&[("pve1", Good), ("pve2", Good)]);
+    let mut links = Links::new(&namespaces(&c));
+    links.add_pair(0, 1, 43, "eth2");
+    write(
+        &pve_dir(&c).join("datacenter.cfg"),
+        "keyboard: en-us\nmigration: secure,network=10.232.43.0/24\n",
+    );
+    (c, links)
+}
+
+/// The private directories of /run (each end's socket is in one).
+fn run_dirs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/run")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pveprobe."))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
+fn uncapped_the_secure_channel_is_ssh_bound_and_the_hint_says_what_insecure_gives() {
+    if !root_or_skip() {
+        return;
+    }
+    let _quiet = one_at_a_time();
+    let (c, _links) = two_nodes();
+    let before = run_dirs();
+    let out = net(
+        &c,
+        &["pve1", "pve2"],
+        &[
+            "--link",
+            "migration",
+            "--net-throughput",
+            "--net-seconds",
+            "3",
+            "--net-streams",
+            "1",
+            "--net-count",
+            "20",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    crate::common::validate_against(&doc, "docs/net.schema.json");
+    let p = pair(&doc, "migration", "pve1", "pve2");
+    assert_eq!(p["status"], "ok", "{p:#}");
+    let mut hinted = 0;
+    for (way, from) in [("forward", "pve1"), ("back", "pve2")] {
+        let s = secure(p, way);
+        let secure_mib = s["mib_per_s"].as_f64().unwrap();
+        let insecure_mib = tcp(p, way, 1) * 1e6 / 8.0 / 1048576.0;
+        let ssh = s["ssh_cpu_percent"].as_f64().unwrap();
+        let sshd = s["sshd_cpu_percent"].as_f64().unwrap();
+        eprintln!(
+            "{way}: secure {secure_mib:.0} MiB/s (ssh {ssh:.0}%, sshd {sshd:.0}%, {}), insecure {insecure_mib:.0} MiB/s",
+            s["cipher"]
+        );
+        // The stream crossed: gigabytes in 3 s on a veth, counted there.
+        assert!(s["bytes"].as_u64().unwrap() > 100 << 20, "{s:#}");
+        // ssh (or sshd) at its core (75% and more: this machine's 2 cores
+        // run both nodes, ssh, sshd and both ends of the stream), and on
+        // a core of its own still below the plain stream: the cap.
+        let busiest = ssh.max(sshd);
+        assert!(busiest >= 75.0, "{way}: ssh {ssh:.0}%, sshd {sshd:.0}%");
+        assert!(secure_mib * 100.0 / busiest < insecure_mib, "{way}");
+        assert!(
+            ssh.max(sshd) <= 105.0,
+            "{way}: one process, one core: {ssh}, {sshd}"
+        );
+        assert!(
+            insecure_mib >= 1.5 * secure_mib,
+            "{way}: insecure {insecure_mib:.0} vs secure {secure_mib:.0} MiB/s"
+        );
+        assert!(
+            s["cipher_mib_per_s"].as_f64().unwrap() > secure_mib,
+            "{s:#}"
+        );
+        // PVE's command: the target's alias and the cluster's known_hosts.
+        let command: Vec<&str> = s["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        let to = if from == "pve1" { "pve2" } else { "pve1" };
+        assert!(
+            command.contains(&format!("HostKeyAlias={to}").as_str()),
+            "{command:?}"
+        );
+        assert!(
+            command.iter().any(|w| w.starts_with("UserKnownHostsFile=")
+                && w.ends_with(&format!("pve/nodes/{to}/ssh_known_hosts"))),
+            "{command:?}"
+        );
+        assert!(
+            command.last().unwrap().starts_with("root@10.232.43."),
+            "{command:?}"
+        );
+        hinted += hints(p)
+            .iter()
+            .filter(|h| h.contains(&format!("secure migration {from}->{to} is capped")))
+            .count();
+    }
+    assert_eq!(hinted, 2, "{:?}", hints(p));
+    assert!(responders_left(&c).is_empty(), "{:?}", responders_left(&c));
+    assert_eq!(run_dirs(), before, "directories left in /run");
+}
+
+#[test]
+#[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
+fn sigint_mid_stream_leaves_nothing_on_either_node() {
+    if !root_or_skip() {
+        return;
+    }
+    let _quiet = one_at_a_time();
+    let (c, _links) = two_nodes();
+    let before = run_dirs();
+    let mut child = c
+        .pveprobe_on(0, "net")
+        .args(["pve1", "pve2", "--pve-config"])
+        .arg(pve_dir(&c))
+        .args([
+            "--link",
+            "migration",
+            "--net-throughput",
+            "--net-seconds",
+            "20",
+            "--net-streams",
+            "1",
+            "--net-count",
+            "10",
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the sink runs on the target (the secure stream is under way).
+    let start = Instant::now();
+    let streaming = || {
+        c.nodes.iter().any(|n| {
+            c.pids(&n.name).iter().any(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|l| String::from_utf8_lossy(&l).contains("net-sink"))
+            })
+        })
+    };
+    while !streaming() {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "no net-sink ran within 90 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{status:?}");
+    // Everything on the nodes ends by itself within seconds: the helpers'
+    // stdin ends with the run's ssh, the tunnel's ssh with its net-migrate.
+    let start = Instant::now();
+    while !responders_left(&c).is_empty() || run_dirs() != before {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "left 20 s after SIGINT: {:?}, /run: {:?} (before {before:?})",
+            responders_left(&c),
+            run_dirs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

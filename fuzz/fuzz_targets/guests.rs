@@ -34,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = procpid::ppid(&text);
     let _ = procpid::pidfile_pid(&text);
     let _ = procpid::start_ticks(&text);
+    let _ = pveprobe_parse::vmconf::parse(&text).memory_mib;
     if let Some(st) = procpid::stat(&text) {
         assert_eq!(procpid::stat(&text), Some(st));
     }

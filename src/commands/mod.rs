@@ -31,7 +31,7 @@ use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
 use load::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
-use net::args::{NetArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
+use net::args::{NetArgs, NetInfoArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
 use storages::args::StoragesArgs;
@@ -108,7 +108,7 @@ pub enum Command {
     NetSink(NetSinkArgs),
     /// A node's interfaces and knet statistics, as JSON, for `net`
     #[command(name = "net-info", hide = true)]
-    NetInfo,
+    NetInfo(NetInfoArgs),
     /// A node's OSD disks' health and Ceph links, as JSON, for `ceph`
     #[command(name = "ceph-node-info", hide = true)]
     CephNodeInfo(CephNodeInfoArgs),
@@ -151,7 +151,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::NetProbe(args)) => net::run::net_probe(args),
         Some(Command::NetMigrate(args)) => net::run::net_migrate(args),
         Some(Command::NetSink(args)) => net::run::net_sink(args),
-        Some(Command::NetInfo) => net::run::net_info(),
+        Some(Command::NetInfo(args)) => net::run::net_info(args),
         Some(Command::Qualify(args)) => qualify::run::qualify(args),
         Some(Command::Guest(args)) => guest::run::guest(args),
         Some(Command::Ceph(args)) => ceph::run::ceph(args),

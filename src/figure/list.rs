@@ -246,6 +246,13 @@ figures! {
         &NET_TCP_STREAMS,
         0,
     ),
+    NetMigrationSecure => net(
+        "net_migration_secure",
+        "NET MIGRATION SECURE",
+        "MiB/s",
+        &NET_MIGRATION_SECURE,
+        0,
+    ),
     DiskSync1 => qualify(
         "disk_sync_write_4k_1job",
         "DISK SYNC WRITE 4K 1 JOB",
@@ -360,13 +367,14 @@ figures! {
 
 impl Figure {
     /// The cluster network's figures (`cluster --net`, `net`), in print order.
-    pub const NETWORK: [Figure; 6] = [
+    pub const NETWORK: [Figure; 7] = [
         F::NetRtt,
         F::NetJitter,
         F::NetLoss,
         F::NetPathMtu,
         F::NetTcp,
         F::NetTcpStreams,
+        F::NetMigrationSecure,
     ];
 
     /// PBS's CPU figures, in PBS's order.

@@ -91,7 +91,7 @@ mod tests {
         );
         assert!(values().all(|v| v.figure.group() != Group::Network));
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 37..][..6],
+            &Figure::ALL[Figure::ALL.len() - 38..][..7],
             &Figure::NETWORK
         );
         assert_eq!(

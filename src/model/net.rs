@@ -132,6 +132,34 @@ pub struct SecureStream {
     pub command: Vec<String>,
 }
 
+/// One VM moving one way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Move {
+    pub vmid: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Where it runs, and where it would go.
+    pub from: String,
+    pub to: String,
+    pub link: String,
+    pub memory_mib: u64,
+    /// Its disks on storages that are not shared (storage.cfg).
+    pub local_disk_bytes: u64,
+    /// Seconds at each figure, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secure_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insecure_seconds: Option<f64>,
+    /// At the link's TCP figure (its streams at once, else one stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_seconds: Option<f64>,
+}
+
+/// Mbit/s (10^6 bits) as MiB/s (2^20 bytes), as PVE's migration log counts.
+pub fn mib_per_s(mbit_per_s: f64) -> f64 {
+    mbit_per_s * 1e6 / 8.0 / f64::from(1u32 << 20)
+}
+
 /// What `pveprobe net-probe` prints: one link between two nodes, measured
 /// from one of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

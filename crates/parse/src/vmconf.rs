@@ -143,9 +143,16 @@ pub struct VmConfig {
     pub agent: Agent,
     /// `lock`: backup, migrate, snapshot... (a VM in such a state is not measured).
     pub lock: Option<String>,
+    /// `memory: [current=]MiB` (qemu-server 9.2's `PVE/QemuServer/Memory.pm`:
+    /// a property string whose default key is `current`), when set and
+    /// a number.
+    pub memory_mib: Option<u64>,
     /// The attached drives, in the file's order.
     pub drives: Vec<Drive>,
 }
+
+/// qemu-server's memory when the config names none, MiB.
+pub const DEFAULT_MEMORY_MIB: u64 = 512;
 
 impl VmConfig {
     /// `scsihw`, PVE's default filled in.
@@ -201,6 +208,11 @@ pub fn parse(text: &str) -> VmConfig {
             "ostype" => vm.ostype = Some(value.to_string()),
             "scsihw" => vm.scsihw = Some(value.to_string()),
             "lock" => vm.lock = Some(value.to_string()),
+            "memory" => {
+                vm.memory_mib = properties(value, "current")
+                    .get("current")
+                    .and_then(|v| v.parse().ok());
+            }
             "agent" => {
                 let mut props = properties(value, "enabled");
                 vm.agent = Agent {
@@ -242,6 +254,20 @@ mod tests {
         );
         let keys: Vec<&str> = vm.disks().map(|d| d.key.as_str()).collect();
         assert_eq!(keys, ["scsi0"]);
+    }
+
+    #[test]
+    fn memory_is_a_number_or_its_current_key() {
+        // qemu-server's forms: a plain number, and since PVE 8.1 a
+        // property string with `current` as its default key.
+        for (line, mib) in [
+            ("memory: 4096", Some(4096)),
+            ("memory: current=16384", Some(16384)),
+            ("memory: lots", None),
+            ("name: x", None),
+        ] {
+            assert_eq!(parse(line).memory_mib, mib, "{line}");
+        }
     }
 
     fn fixture(name: &str) -> VmConfig {

@@ -109,7 +109,7 @@ pub struct ClusterArgs {
 
     /// text (the table), json, json-pretty or csv (one row per node, then the
     /// median, spread and aggregate rows), influx or prometheus (each node's
-    /// figures, labelled with its name)
+    /// figures, labelled with its name; with --net, each link, pair and way)
     #[arg(
         long,
         value_name = "FORMAT",

@@ -42,7 +42,8 @@ pub struct NetArgs {
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
 
-    /// text (the matrix), json, json-pretty or csv (a row per link and pair)
+    /// text (the matrix), json, json-pretty or csv (a row per link and
+    /// pair), influx or prometheus (a subject per link, pair and way)
     #[arg(
         long,
         value_name = "FORMAT",
@@ -152,4 +153,13 @@ fn node_name(s: &str) -> Result<String, String> {
     } else {
         Err("a node name is letters, digits, '-' and '.'".into())
     }
+}
+
+/// `pveprobe net-info`: this node's interfaces, knet's statistics and
+/// running VMs, as JSON (run by `net` over ssh).
+#[derive(Debug, Args)]
+pub struct NetInfoArgs {
+    /// Where the VMs' QMP sockets are
+    #[arg(long, value_name = "DIR", env = "PVEPROBE_QMP_DIR", default_value = crate::pvevm::qmp::RUN_DIR, hide = true)]
+    pub qmp_dir: PathBuf,
 }

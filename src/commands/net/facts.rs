@@ -1,5 +1,6 @@
-//! What `pveprobe net-info` prints of a node: its interfaces and, where
-//! corosync runs, knet's statistics.
+//! What `pveprobe net-info` prints of a node: its interfaces, where
+//! corosync runs knet's statistics, and its running VMs (their QMP sockets:
+//! what a migration would move).
 
 use std::process::Command;
 use std::time::Duration;
@@ -19,17 +20,21 @@ pub struct NodeFacts {
     /// Why knet's statistics are missing where corosync-cmapctl exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knet_error: Option<String>,
+    /// The VMs running here (`VMID.qmp` in `/var/run/qemu-server`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running_vms: Vec<u32>,
 }
 
 /// This host's facts: its interfaces and, where corosync-cmapctl exists,
 /// knet's statistics.
-pub fn facts() -> std::io::Result<NodeFacts> {
+pub fn facts(qmp_dir: &std::path::Path) -> std::io::Result<NodeFacts> {
     let (knet, knet_error) = knet_stats();
     Ok(NodeFacts {
         pveprobe_version: env!("CARGO_PKG_VERSION").into(),
         interfaces: crate::nodes::iface::interfaces()?,
         knet,
         knet_error,
+        running_vms: crate::nodeio::read::running_vms(qmp_dir),
     })
 }
 

@@ -4,7 +4,7 @@
 //! migration would be much faster.
 
 use super::report::PairResult;
-use crate::model::net::{SecureStream, Way};
+use crate::model::net::{SecureStream, Way, mib_per_s};
 
 /// ssh (or sshd) busy this share of a core or more can be the cap. Not
 /// 100: ssh is one thread, but on a busy node its core also runs other
@@ -13,11 +13,6 @@ use crate::model::net::{SecureStream, Way};
 pub const CPU_BUSY_PERCENT: f64 = 75.0;
 /// Insecure this many times the secure figure or more: worth naming.
 pub const INSECURE_GAIN: f64 = 1.5;
-
-/// Mbit/s (10^6 bits) as MiB/s (2^20 bytes), as PVE's migration log counts.
-pub fn mib_per_s(mbit_per_s: f64) -> f64 {
-    mbit_per_s * 1e6 / 8.0 / f64::from(1u32 << 20)
-}
 
 /// What capped a secure stream.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,10 @@ pub mod run;
 
 mod facts;
 pub mod links;
+mod metrics;
 pub mod migrate;
 mod migration;
+pub mod moves;
 pub mod pairs;
 pub mod probe;
 pub mod render;
@@ -111,6 +113,8 @@ pub struct NetPlan<'a> {
     nodes: Vec<crate::nodes::members::Node>,
     corosync: Option<pveprobe_parse::corosync::CorosyncConf>,
     link_defs: Vec<links::LinkDef>,
+    /// datacenter.cfg's migration type.
+    migration_type: Option<String>,
 }
 
 /// `net NODE...`'s nodes out of the members list, in the order given.
@@ -179,10 +183,40 @@ pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
         nodes,
         corosync,
         link_defs,
+        migration_type: datacenter.and_then(|d| d.migration_type),
     })
 }
 
 impl NetPlan<'_> {
+    /// The largest running VMs of each node that answered, moving over
+    /// the migration link's measured pairs (none without one).
+    fn moves(
+        &self,
+        nodes: &[report::NetNode],
+        facts: &[Option<facts::NodeFacts>],
+        pairs: &[report::PairResult],
+    ) -> Vec<crate::model::net::Move> {
+        if pairs.iter().all(|p| p.secure.is_empty()) {
+            return Vec::new();
+        }
+        let dir = &self.req.opts.pve_config;
+        let storage = read_config(dir, "storage.cfg", pveprobe_parse::storagecfg::parse)
+            .ok()
+            .flatten();
+        let vms: Vec<(String, Vec<moves::VmSize>)> = nodes
+            .iter()
+            .zip(facts)
+            .filter_map(|(n, f)| {
+                let running = &f.as_ref()?.running_vms;
+                Some((
+                    n.name.clone(),
+                    moves::largest(dir, &n.name, running, storage.as_ref()),
+                ))
+            })
+            .collect();
+        moves::estimate(&vms, pairs)
+    }
+
     /// What `--dry-run` prints.
     pub fn dry_run(&self) -> String {
         dry_run(
@@ -245,6 +279,7 @@ impl Work for NetPlan<'_> {
             req.parallel,
         );
         let figures = report::figures(&pairs);
+        let moves = self.moves(&net_nodes, &facts, &pairs);
         Ok(NetReport {
             kind: report::KIND.into(),
             schema_version: report::SCHEMA_VERSION,
@@ -261,9 +296,11 @@ impl Work for NetPlan<'_> {
                 .clone()
                 .or_else(|| corosync.and_then(|c| c.cluster_name.clone())),
             settings: pairs::settings(opts, req.parallel),
+            migration_type: self.migration_type.clone(),
             links: self.link_defs.clone(),
             nodes: net_nodes,
             pairs,
+            moves,
             hints,
             notes,
             figures,
@@ -272,15 +309,17 @@ impl Work for NetPlan<'_> {
 }
 
 impl crate::output::Document for NetReport {
-    /// The matrix holds no probe result to send as metrics.
-    const FORMATS: &'static [Format] = crate::output::TABLES;
-
     fn text(&self) -> String {
         render::text(self)
     }
 
     fn csv(&self, header: bool) -> String {
         render::csv(self, header)
+    }
+
+    /// A subject per link, pair and way.
+    fn metrics(&self, format: Format) -> String {
+        metrics::metrics(self, format)
     }
 }
 

@@ -30,7 +30,7 @@ fn readings(p: &PairResult) -> Vec<(&'static Value, Option<f64>)> {
 
 /// One row's cells: the round trips' values one to a column, each figure
 /// measured each way as `a->b/b->a`, with the list's decimals.
-fn cells(p: &PairResult, streams: u32) -> Vec<String> {
+fn cells(p: &PairResult, streams: u32, secure_column: bool) -> Vec<String> {
     let mut row = vec![p.link.clone(), format!("{}-{}", p.a.node, p.b.node)];
     if !p.status.measured() {
         row.push(format!(
@@ -74,6 +74,9 @@ fn cells(p: &PairResult, streams: u32) -> Vec<String> {
     } else {
         "-".into()
     });
+    if secure_column {
+        row.push(each_way(Figure::NetMigrationSecure));
+    }
     let flags = if p.hints.is_empty() { "" } else { "!" };
     row.push(flags.into());
     row
@@ -82,6 +85,8 @@ fn cells(p: &PairResult, streams: u32) -> Vec<String> {
 /// The matrix, its hints, and the nodes' knet statistics.
 pub fn text(report: &NetReport) -> String {
     let mut out = matrix(report);
+    out.push_str(&migration(report));
+    out.push_str(&moves(report));
     out.push_str(&findings(report));
     out.push_str(&knet(report));
     for note in &report.notes {
@@ -93,6 +98,7 @@ pub fn text(report: &NetReport) -> String {
 /// The title line and the matrix of pairs.
 fn matrix(report: &NetReport) -> String {
     let s = &report.settings;
+    let secure_column = report.pairs.iter().any(|p| !p.secure.is_empty());
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -120,21 +126,136 @@ fn matrix(report: &NetReport) -> String {
         "PATH MTU ->/<-",
         "TCP 1 ->/<-",
         &format!("TCP {} ->/<-", s.streams),
+        "SECURE ->/<-",
         "",
     ]
     .iter()
+    .filter(|h| secure_column || **h != "SECURE ->/<-")
     .map(|h| h.to_string())
     .collect();
     let rows: Vec<Vec<String>> = std::iter::once(head)
-        .chain(report.pairs.iter().map(|p| cells(p, s.streams)))
+        .chain(
+            report
+                .pairs
+                .iter()
+                .map(|p| cells(p, s.streams, secure_column)),
+        )
         .collect();
     out.push_str(&crate::output::table::render(&rows, |_| {
         crate::output::table::Align::Left
     }));
     out.push_str(
-        "(ms: round trips of UDP datagrams; MTU a/b: both ends' interfaces; PATH MTU: largest IP packet that crossed with DF set, a->b/b->a; TCP: Mbit/s a->b/b->a)\n",
+        "(ms: round trips of UDP datagrams; MTU a/b: both ends' interfaces; PATH MTU: largest IP packet that crossed with DF set, a->b/b->a; TCP: Mbit/s a->b/b->a",
     );
+    out.push_str(if secure_column {
+        "; SECURE: MiB/s a->b/b->a of one stream through ssh, as a secure migration)\n"
+    } else {
+        ")\n"
+    });
     out
+}
+
+/// Each way of the migration link's pairs: secure and insecure side by
+/// side in MiB/s, what capped the secure one, ssh's CPU and cipher.
+fn migration(report: &NetReport) -> String {
+    let mut out = String::new();
+    let pairs: Vec<_> = report
+        .pairs
+        .iter()
+        .filter(|p| !p.secure.is_empty())
+        .collect();
+    if pairs.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nMIGRATION (one stream each way, as a VM's memory moves; secure: through ssh as qemu-server opens it; insecure: plain TCP; this cluster migrates {})",
+        report.migration_type.as_deref().unwrap_or("secure")
+    );
+    for p in pairs {
+        for s in &p.secure {
+            let (from, to) = p.ends(s.way);
+            let insecure = p.insecure_mib(s.way);
+            let gain = insecure
+                .filter(|_| s.mib_per_s > 0.0)
+                .map(|i| format!(" ({:.1}x)", i / s.mib_per_s))
+                .unwrap_or_default();
+            let cap = match p.cap(s) {
+                super::migration::Cap::Cpu {
+                    node,
+                    what,
+                    percent,
+                    ..
+                } => format!("capped by {what}'s CPU ({percent:.0}% of a core on {node})"),
+                super::migration::Cap::Link => "capped by the link".into(),
+                super::migration::Cap::Unknown => "cap unclear".into(),
+            };
+            let pct = |v: Option<f64>| v.map_or_else(|| "?".into(), |v| format!("{v:.0}%"));
+            let cipher = s.cipher.as_deref().unwrap_or("cipher unknown");
+            let speed = s
+                .cipher_mib_per_s
+                .map(|v| format!(", {v:.0} MiB/s on one core of {from}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} {from}->{to}: secure {}, insecure {}{gain}: {cap}; ssh {} of a core on {from}, sshd {} on {to}; {cipher}{speed}",
+                p.link,
+                mib(s.mib_per_s),
+                insecure.map_or_else(|| "-".into(), mib),
+                pct(s.ssh_cpu_percent),
+                pct(s.sshd_cpu_percent),
+            );
+        }
+    }
+    out
+}
+
+/// Each node's largest running VMs and how long each would take to move.
+fn moves(report: &NetReport) -> String {
+    let mut out = String::new();
+    if report.moves.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "\nMOVES (each node's largest running VMs; memory counted once: a busy VM's memory changes while it moves and is sent again, at a rate not guessed here; local disks always through ssh)\n",
+    );
+    let t = |s: Option<f64>| s.map_or_else(|| "-".into(), super::moves::duration);
+    for m in &report.moves {
+        let name = m
+            .name
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let disks = if m.local_disk_bytes > 0 {
+            format!(
+                " and {:.1} GiB of local disks",
+                m.local_disk_bytes as f64 / f64::from(1u32 << 30)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  VM {}{name}, {:.1} GiB memory{disks}: {}->{} secure {}, insecure {}, the link's TCP {}",
+            m.vmid,
+            m.memory_mib as f64 / 1024.0,
+            m.from,
+            m.to,
+            t(m.secure_seconds),
+            t(m.insecure_seconds),
+            t(m.link_seconds),
+        );
+    }
+    out
+}
+
+/// MiB/s with a decimal below 100.
+fn mib(v: f64) -> String {
+    if v < 100.0 {
+        format!("{v:.1} MiB/s")
+    } else {
+        format!("{v:.0} MiB/s")
+    }
 }
 
 /// The hints, the links without throughput, and the nodes that did not answer.
@@ -324,7 +445,33 @@ mod tests {
             bytes: 1,
             seconds: 1.0,
         }];
+        // Through ssh, at the link's 112 MiB/s, ssh mostly idle.
+        fast.secure = vec![crate::model::net::SecureStream {
+            way: Way::Forward,
+            mib_per_s: 110.2,
+            bytes: 1,
+            seconds: 1.0,
+            cipher: Some("aes128-gcm@openssh.com".into()),
+            mac: Some("<implicit>".into()),
+            ssh_cpu_percent: Some(31.0),
+            sshd_cpu_percent: Some(24.5),
+            cipher_mib_per_s: Some(4110.0),
+            aes_ni: Some(true),
+            command: Vec::new(),
+        }];
         let mut r = report_of(vec![ok, away, fast]);
+        r.moves = vec![crate::model::net::Move {
+            vmid: 100,
+            name: Some("db1".into()),
+            from: "pve1".into(),
+            to: "pve2".into(),
+            link: "migration".into(),
+            memory_mib: 16384,
+            local_disk_bytes: 32 << 30,
+            secure_seconds: Some(446.0),
+            insecure_seconds: Some(443.0),
+            link_seconds: Some(438.0),
+        }];
         r.hints = vec![crate::model::hint::Hint::new(
             "corosync-shares-network",
             "pve1",

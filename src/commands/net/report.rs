@@ -328,9 +328,17 @@ pub struct NetReport {
     pub timestamp: Option<String>,
     pub cluster: Option<String>,
     pub settings: NetSettings,
+    /// How this cluster migrates: datacenter.cfg's `migration: type=`
+    /// (`secure`, PVE's default, or `insecure`), when the file says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration_type: Option<String>,
     pub links: Vec<LinkDef>,
     pub nodes: Vec<NetNode>,
     pub pairs: Vec<PairResult>,
+    /// Each node's largest running VMs moving over the migration link,
+    /// each way measured: how long at the secure, insecure and link figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<crate::model::net::Move>,
     /// Cluster-wide hints (corosync sharing a network with bulk traffic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<Hint>,
@@ -390,6 +398,10 @@ impl Project for PairResult {
             Figure::NetPathMtu => self.path_mtu.as_ref().and_then(|m| {
                 let back = m.back.map(f64::from);
                 Some(Entry::once(f64::from(m.forward?), net(None, back)))
+            }),
+            Figure::NetMigrationSecure => self.secure_way(Way::Forward).map(|f| {
+                let back = self.secure_way(Way::Back).map(|b| b.mib_per_s);
+                Entry::once(f.mib_per_s, net(None, back))
             }),
             Figure::NetTcp | Figure::NetTcpStreams => {
                 let one = figure == Figure::NetTcp;
@@ -500,10 +512,12 @@ pub(crate) mod tests {
                 parallel: false,
                 port: None,
             },
+            migration_type: None,
             links: Vec::new(),
             nodes: Vec::new(),
             figures: figures(&pairs),
             pairs,
+            moves: Vec::new(),
             hints: Vec::new(),
             notes: Vec::new(),
         }

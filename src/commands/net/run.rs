@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::args::{NetArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
+use super::args::{NetArgs, NetInfoArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
 use super::report::NetReport;
 use super::{NetError, NetRequest, Options};
 use crate::commands::common::net_args::NetOptions;
@@ -230,8 +230,8 @@ pub fn net_probe(args: &NetProbeArgs) -> Ended {
 }
 
 /// `pveprobe net-info` (hidden): this node's interfaces and knet statistics.
-pub fn net_info() -> Ended {
-    match super::facts::facts() {
+pub fn net_info(args: &NetInfoArgs) -> Ended {
+    match super::facts::facts(&args.qmp_dir) {
         Ok(f) => {
             println!("{}", serde_json::to_string(&f).expect("plain data"));
             Ok(Exit::Ok)

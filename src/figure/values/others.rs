@@ -22,11 +22,13 @@ pub(in crate::figure) const fn each_way(
     let back_key = match figure {
         F::NetPathMtu => "net_path_mtu_back",
         F::NetTcp => "net_tcp_back",
+        F::NetMigrationSecure => "net_migration_secure_back",
         _ => "net_tcp_streams_back",
     };
     let back_column = match figure {
         F::NetPathMtu => "net_path_mtu_back_bytes",
         F::NetTcp => "net_tcp_back_mbit_per_s",
+        F::NetMigrationSecure => "net_migration_secure_back_mib_per_s",
         _ => "net_tcp_streams_back_mbit_per_s",
     };
     [
@@ -96,6 +98,13 @@ pub(in crate::figure) const NET_TCP: [Value; 2] = each_way(
     "net_tcp",
     "net_tcp_mbit_per_s",
     ("TCP 1", "Mbit/s"),
+    Some(Higher),
+);
+pub(in crate::figure) const NET_MIGRATION_SECURE: [Value; 2] = each_way(
+    F::NetMigrationSecure,
+    "net_migration_secure",
+    "net_migration_secure_mib_per_s",
+    ("SECURE", "MiB/s"),
     Some(Higher),
 );
 pub(in crate::figure) const NET_TCP_STREAMS: [Value; 2] = each_way(

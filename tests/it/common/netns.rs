@@ -288,13 +288,15 @@ impl TestCluster {
                 "ListenAddress 0.0.0.0\nPort 22\nHostKey {host_key}\nPidFile none\n\
                  AuthorizedKeysFile {keys}\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 StrictModes no\nSetEnv PATH={path} PVEPROBE_LOCK={lock} PVEPROBE_RECORD_DIR={record}\nSubsystem sftp internal-sftp\nLogLevel INFO\n",
+                 StrictModes no\nSetEnv PATH={path} PVEPROBE_LOCK={lock} PVEPROBE_RECORD_DIR={record} PVEPROBE_QMP_DIR={qmp}\nSubsystem sftp internal-sftp\nLogLevel INFO\n",
                 host_key = node_dir.join("host_key").display(),
                 keys = d.join(keys).display(),
                 // Each node is a host of its own: its own lock.
                 lock = node_dir.join("pveprobe.lock").display(),
                 // And its own record (top --worst --cluster).
                 record = node_dir.join("record").display(),
+                // And its own running VMs (net-info's, for the moves).
+                qmp = node_dir.join("qemu-server").display(),
             ),
         );
         let log_path = node_dir.join("sshd.log");

@@ -380,13 +380,19 @@ fn cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap() {
     );
     assert!(responders_left(&c).is_empty(), "{:?}", responders_left(&c));
 
-    // The text matrix: a row per link and pair, the hints below.
+    // The text matrix: a row per link and pair, the hints below; with
+    // throughput, the migration link's secure channel beside it.
     let (out, _) = c.run(&[
         "--net",
         "--pve-config",
         pve.to_str().unwrap(),
         "--net-count",
         "10",
+        "--net-throughput",
+        "--net-seconds",
+        "1",
+        "--net-streams",
+        "1",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
@@ -409,6 +415,15 @@ fn cluster_net_prints_the_matrix_against_ping_iperf3_and_the_cap() {
         text.contains("HINTS") && text.contains("MTU mismatch"),
         "{text}"
     );
+    for way in ["pve1->pve2", "pve2->pve1"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("  migration {way}: secure "))
+                    && l.contains("capped by the link")),
+            "{way}:\n{text}"
+        );
+    }
+    assert!(text.contains("SECURE ->/<-"), "{text}");
     // knet's node ids by name (corosync.conf's nodeid): pve1 sees pve2's link.
     assert!(
         text.contains("KNET") && text.contains("  pve1 -> pve2 link 0: connected"),

@@ -60,6 +60,21 @@ fn uncapped_the_secure_channel_is_ssh_bound_and_the_hint_says_what_insecure_give
     }
     let _quiet = one_at_a_time();
     let (c, _links) = two_nodes();
+    // VM 100 runs on pve1 (its QMP socket where pve1's net-info looks),
+    // 2 GiB of memory, a 1 GiB disk on local storage and one on Ceph.
+    let pve = pve_dir(&c);
+    std::fs::create_dir_all(pve.join("nodes/pve1/qemu-server")).unwrap();
+    write(
+        &pve.join("nodes/pve1/qemu-server/100.conf"),
+        "name: db1\nmemory: 2048\nscsi0: local:100/vm-100-disk-0.qcow2,size=1G\nscsi1: ceph:vm-100-disk-1,size=50G\n",
+    );
+    write(
+        &pve.join("storage.cfg"),
+        "dir: local\n\tpath /var/lib/vz\n\tcontent images\n\nrbd: ceph\n\tpool vms\n\tcontent images\n",
+    );
+    let qmp = c.dir.path().join("pve1/qemu-server");
+    std::fs::create_dir_all(&qmp).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(qmp.join("100.qmp")).unwrap();
     let before = run_dirs();
     let out = net(
         &c,
@@ -141,6 +156,24 @@ fn uncapped_the_secure_channel_is_ssh_bound_and_the_hint_says_what_insecure_give
             .count();
     }
     assert_eq!(hinted, 2, "{:?}", hints(p));
+    // VM 100 moves pve1->pve2 only: its 2 GiB at each figure, its local
+    // 1 GiB disk at the secure one, the Ceph disk not at all.
+    let moves = doc["moves"].as_array().expect("moves");
+    assert_eq!(moves.len(), 1, "{moves:#?}");
+    let m = &moves[0];
+    assert_eq!(
+        (m["vmid"].as_u64(), m["from"].as_str(), m["to"].as_str()),
+        (Some(100), Some("pve1"), Some("pve2"))
+    );
+    assert_eq!(m["local_disk_bytes"], 1u64 << 30);
+    let s = secure(p, "forward")["mib_per_s"].as_f64().unwrap();
+    let i = tcp(p, "forward", 1) * 1e6 / 8.0 / 1048576.0;
+    let near = |got: &Value, want: f64| (got.as_f64().unwrap() / want - 1.0).abs() < 1e-6;
+    assert!(near(&m["secure_seconds"], 3072.0 / s), "{m:#}");
+    assert!(
+        near(&m["insecure_seconds"], 2048.0 / i + 1024.0 / s),
+        "{m:#}"
+    );
     assert!(responders_left(&c).is_empty(), "{:?}", responders_left(&c));
     assert_eq!(run_dirs(), before, "directories left in /run");
 }

@@ -253,7 +253,8 @@ impl ProbeReport {
             | Figure::NetLoss
             | Figure::NetPathMtu
             | Figure::NetTcp
-            | Figure::NetTcpStreams => None,
+            | Figure::NetTcpStreams
+            | Figure::NetMigrationSecure => None,
             // Nor a device written in full: those are `qualify`'s (model::qualify).
             Figure::DiskSync1
             | Figure::DiskSync5

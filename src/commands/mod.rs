@@ -142,6 +142,7 @@ pub fn run(opts: &Opts) -> Ended {
                 quiet: args.quiet,
                 output_format: args.output_format,
                 output: args.output.as_deref(),
+                plot: args.plot.as_deref(),
             })
         }
         Some(Command::Cluster(args)) => cluster::run::cluster(args),

@@ -130,6 +130,7 @@ pub struct ClusterArgs {
 
     /// Also draw the table as an SVG picture in FILE: a panel per figure, a
     /// bar per node, whiskers for its runs, outliers hatched and marked !
+    /// (with --net --net-throughput: the migration path, as net --plot)
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub plot: Option<PathBuf>,
 

@@ -108,7 +108,6 @@ fn not_for_net(args: &ClusterArgs) -> Option<String> {
     }
     for (set, name) in [
         (args.save_dir.is_some(), "--save-dir"),
-        (args.plot.is_some(), "--plot"),
         (args.timeout.is_some(), "--timeout"),
     ] {
         if set {

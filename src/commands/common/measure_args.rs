@@ -339,6 +339,18 @@ pub(crate) fn parser<T: Choice + Send + Sync>() -> impl TypedValueParser<Value =
 }
 
 /// A measurement's window or length: from 10 ms to an hour.
+/// `--tolerance`: a percentage between 0 and 1000.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let pct: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a percentage"))?;
+    if !(pct.is_finite() && (0.0..=1000.0).contains(&pct)) {
+        return Err(format!("{text} must be between 0 and 1000"));
+    }
+    Ok(pct)
+}
+
 pub fn parse_seconds(text: &str) -> Result<f64, UnitError> {
     units::seconds(text, 0.01, 3600.0)
 }

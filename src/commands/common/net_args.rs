@@ -31,6 +31,24 @@ NETWORK
   Where corosync-cmapctl exists, knet's own statistics of each node's links
   (`corosync-cmapctl -m stats`) are shown too: they cost no traffic.
 
+MIGRATION
+  With --net-throughput, the migration link (datacenter.cfg's `migration:
+  network=`) also gets the channel a migration uses, one stream each way
+  for --net-seconds:
+    SECURE    MiB/s through ssh as qemu-server opens it: PVE's own ssh
+              command (BatchMode, HostKeyAlias, the node's ssh_known_hosts
+              in /etc/pve) to the target's address on the link, forwarding
+              a UNIX socket (-L), run from the sending node; with the cipher
+              ssh negotiated, ssh's and sshd's share of a core, and the
+              cipher's speed on one core (OpenSSL)
+    insecure  one plain TCP stream (the TCP 1 figure): insecure migration's
+              path, QEMU to QEMU
+  The MIGRATION section names what caps the secure stream (ssh's core, or
+  the link); MOVES gives each node's three largest running VMs (memory and
+  local disks from their configs) and how long each would take to move at
+  each figure. Memory counts once: a busy VM's dirty-page rate is not
+  guessed. Storage migration always goes through ssh.
+
 SAFETY
   Filling a corosync link can cost corosync its token: on an HA cluster the
   nodes that lose it are fenced (rebooted). So on corosync links pveprobe
@@ -46,7 +64,10 @@ HINTS
   unlikely to stay stable), jitter above 1 ms, any loss, corosync sharing an
   interface or subnet with storage or migration traffic, a path MTU below an
   end's interface MTU or ends with different MTUs, and throughput one way
-  below 80% of the other.
+  below 80% of the other; and migration-secure-cpu-bound: the secure channel
+  capped by ssh's CPU while one plain stream is 1.5 times faster or more
+  (insecure migration sends memory unencrypted: a dedicated, isolated
+  migration network only; otherwise a faster cipher, or AES-NI).
 
 FIREWALL
   The responder listens on a free port chosen at start (UDP and TCP, the
@@ -61,6 +82,7 @@ EXIT STATUS
   0    every link of every pair measured
   1    a link could not be measured on some pair (the matrix says why)
   2    bad usage, unreadable configuration, a refused --net-throughput
+  3    --baseline: a figure is worse than the baseline by more than --tolerance
   4    a node did not answer
 
 EXAMPLES
@@ -69,7 +91,8 @@ EXAMPLES
   pveprobe cluster --net --net-throughput --link migration
   pveprobe net pve1 pve2 --link storage=10.40.0.0/24 --net-throughput
   pveprobe cluster --net --output-format json --output net.json
-  pveprobe compare net-before.json net-after.json";
+  pveprobe compare net-before.json net-after.json
+  pveprobe cluster --net --net-throughput --baseline net-before.json";
 
 /// What `--net` measures and how.
 #[derive(Debug, Clone, Args)]
@@ -104,6 +127,15 @@ pub struct NetOptions {
     /// PVE firewall
     #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Network")]
     pub port: Option<u16>,
+
+    /// Compare with an earlier JSON matrix of these nodes (each figure per
+    /// link and pair); exit 3 when one is worse by more than --tolerance
+    #[arg(long, value_name = "FILE", help_heading = "Network")]
+    pub baseline: Option<PathBuf>,
+
+    /// How much worse than --baseline a figure may be, in percent
+    #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = crate::commands::common::measure_args::parse_percent, help_heading = "Network")]
+    pub tolerance: f64,
 
     /// Read corosync.conf, datacenter.cfg and ceph.conf from DIR instead of /etc/pve (tests)
     #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]

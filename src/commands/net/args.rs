@@ -57,6 +57,12 @@ pub struct NetArgs {
     /// Write the matrix to FILE instead of stdout
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub output: Option<PathBuf>,
+
+    /// Also draw the migration path as an SVG picture in FILE: a panel per
+    /// pair and way, bars for secure, insecure and the link's TCP (with
+    /// --net-throughput)
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub plot: Option<PathBuf>,
 }
 
 /// `pveprobe net-serve`: the responder (run by `net` over ssh).

@@ -102,6 +102,10 @@ pub struct NetRequest<'a> {
     /// `net NODE...`: only these nodes.
     pub only: Option<&'a [String]>,
     pub parallel: bool,
+    /// `--baseline`: an earlier matrix to compare with, and how much worse
+    /// a figure may be (percent).
+    pub baseline: Option<&'a Path>,
+    pub tolerance: f64,
     /// Each node's and pair's step, said as it ends.
     pub progress: Progress,
 }
@@ -320,6 +324,11 @@ impl crate::output::Document for NetReport {
     /// A subject per link, pair and way.
     fn metrics(&self, format: Format) -> String {
         metrics::metrics(self, format)
+    }
+
+    /// The migration path: a panel per pair and way.
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        Some(render::picture(self))
     }
 }
 

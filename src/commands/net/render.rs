@@ -249,6 +249,57 @@ fn moves(report: &NetReport) -> String {
     out
 }
 
+/// The migration path as a picture: a panel per pair and way with its
+/// secure, insecure and link figures (MiB/s); a secure bar that ssh's CPU
+/// capped is marked.
+pub fn picture(report: &NetReport) -> Result<String, crate::output::plot::PlotError> {
+    use crate::output::plot::{Bar, Panel, PlotError, panels_svg};
+    let mut panels = Vec::new();
+    for p in report.pairs.iter().filter(|p| !p.secure.is_empty()) {
+        for s in &p.secure {
+            let (from, to) = p.ends(s.way);
+            let link = p
+                .tcp(s.way, false)
+                .map(|t| (t.streams, crate::model::net::mib_per_s(t.mbit_per_s)));
+            let bar = |name: String, value: Option<f64>, outlier: bool| Bar {
+                text: value.map_or_else(|| "-".into(), |v| format!("{v:.0}")),
+                name,
+                value,
+                runs: None,
+                outlier,
+            };
+            let cpu = matches!(p.cap(s), super::migration::Cap::Cpu { .. });
+            panels.push(Panel {
+                title: format!("{} {from}->{to}", p.link),
+                unit: "MiB/s".into(),
+                better: Some(crate::figure::Better::Higher),
+                bars: vec![
+                    bar("secure".into(), Some(s.mib_per_s), cpu),
+                    bar("insecure".into(), p.insecure_mib(s.way), false),
+                    bar(
+                        link.map_or_else(|| "link".into(), |(n, _)| format!("link, {n} streams")),
+                        link.map(|l| l.1),
+                        false,
+                    ),
+                ],
+            });
+        }
+    }
+    if panels.is_empty() {
+        return Err(PlotError::Empty(
+            "no migration path was measured (the migration link, with --net-throughput)",
+        ));
+    }
+    panels_svg(
+        &format!(
+            "Migration path of {}: one stream each way",
+            report.cluster.as_deref().unwrap_or("the nodes")
+        ),
+        "secure capped by ssh's CPU",
+        &panels,
+    )
+}
+
 /// MiB/s with a decimal below 100.
 fn mib(v: f64) -> String {
     if v < 100.0 {
@@ -574,6 +625,50 @@ mod tests {
     }
 
     /// The matrix, its CSV and its JSON document of a fixed report, pinned.
+    #[test]
+    fn the_picture_has_a_panel_per_way_and_marks_a_cpu_bound_secure_bar() {
+        use crate::output::plot::tests::{panel, png, shapes};
+        let mut r = report();
+        // pve1->pve2 as `report()` has it (at the link); a way back capped
+        // by ssh: 300 MiB/s at 99%, 9,400 Mbit/s plain.
+        let fast = &mut r.pairs[2];
+        fast.throughput.push(crate::model::net::Throughput {
+            way: Way::Back,
+            streams: 1,
+            mbit_per_s: 9400.0,
+            bytes: 1,
+            seconds: 1.0,
+        });
+        let mut back = fast.secure[0].clone();
+        back.way = Way::Back;
+        back.mib_per_s = 300.0;
+        back.ssh_cpu_percent = Some(99.0);
+        fast.secure.push(back);
+        let svg = picture(&r).unwrap();
+        png(&svg).unwrap();
+        let all = shapes(&svg);
+        for title in ["migration pve1->pve2", "migration pve2->pve1"] {
+            let texts: Vec<String> = panel(&all, title)
+                .iter()
+                .filter(|s| s.tag == "text")
+                .map(|s| s.text.clone())
+                .collect();
+            for name in ["secure", "insecure"] {
+                assert!(texts.iter().any(|t| t == name), "{title}: {texts:?}");
+            }
+        }
+        let marked = |title: &str| {
+            panel(&all, title)
+                .iter()
+                .any(|s| s.tag == "text" && s.text.ends_with('!'))
+        };
+        assert!(marked("migration pve2->pve1"));
+        assert!(!marked("migration pve1->pve2"));
+        // Nothing measured: said, not drawn.
+        r.pairs.iter_mut().for_each(|p| p.secure.clear());
+        assert!(picture(&r).is_err());
+    }
+
     #[test]
     fn outputs_of_a_fixed_report_are_pinned() {
         let mut r = report();

@@ -444,7 +444,7 @@ pub fn figures(pairs: &[PairResult]) -> Vec<XFigure> {
 impl NetReport {
     /// As a result `compare` reads: the network's figures, named after
     /// the cluster.
-    fn as_result(&self) -> JsonReport {
+    pub fn as_result(&self) -> JsonReport {
         JsonReport {
             schema_version: crate::output::result::SCHEMA_VERSION,
             pveprobe_version: self.pveprobe_version.clone(),

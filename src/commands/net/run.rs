@@ -34,22 +34,68 @@ fn options(args: &NetOptions) -> Options {
     }
 }
 
-/// A network run in its session: the format checked first, then the plan.
+/// A network run in its session: the format and the baseline checked
+/// first, then the plan.
 fn net_run(frame: Frame, req: &NetRequest, dry_run: bool) -> Ended {
+    if frame.plot.is_some() && !req.opts.net_throughput {
+        return Err(Stop::bad_input(
+            "--plot draws the migration path, which --net-throughput measures",
+        ));
+    }
     let session = Session::start::<NetReport>(frame)?;
+    let baseline = req
+        .baseline
+        .map(|b| crate::commands::results_readers().load(b))
+        .transpose()
+        .map_err(Stop::bad_input)?;
     let plan = super::plan(req).map_err(stop)?;
     if dry_run {
         print!("{}", plan.dry_run());
         return Ok(Exit::Ok);
     }
     let report = Work::run(&plan, &Interrupt::default()).map_err(stop)?;
-    let exit = exit_status(&report);
+    let mut exit = exit_status(&report);
+    if let Some(base) = baseline {
+        let (said, worse) = against_baseline(base, &report, req.tolerance);
+        eprint!("{said}");
+        if worse {
+            exit = Exit::WorseThanBaseline;
+        }
+    }
     session.finish(&report, exit)
+}
+
+/// The run beside `base` (a table per figure, link and pair), and whether
+/// a figure is worse by more than `tolerance` percent.
+fn against_baseline(
+    base: crate::results::Input,
+    report: &NetReport,
+    tolerance: f64,
+) -> (String, bool) {
+    let current = crate::results::Input {
+        name: "this run".into(),
+        doc: report.as_result(),
+    };
+    let worse = crate::results::regressions(&base.doc, &current.doc, tolerance);
+    let mut said = format!(
+        "pveprobe: compared with the baseline:\n{}",
+        crate::results::render_text(&crate::results::table(&[base, current]))
+    );
+    for r in &worse {
+        said += &format!(
+            "pveprobe: {} is worse than the baseline by more than {tolerance}%: {:.2} against {:.2} (ratio {:.3})\n",
+            r.label, r.current, r.baseline, r.ratio
+        );
+    }
+    (said, !worse.is_empty())
 }
 
 /// `pveprobe net NODE...`.
 pub fn net(args: &NetArgs) -> Ended {
-    let frame = Frame::new("pveprobe net", args.output_format, args.output.as_deref());
+    let frame = Frame {
+        plot: args.plot.as_deref(),
+        ..Frame::new("pveprobe net", args.output_format, args.output.as_deref())
+    };
     net_run(
         frame,
         &NetRequest {
@@ -57,6 +103,8 @@ pub fn net(args: &NetArgs) -> Ended {
             opts: &options(&args.net_options),
             only: Some(&args.pair_nodes),
             parallel: args.parallel,
+            baseline: args.net_options.baseline.as_deref(),
+            tolerance: args.net_options.tolerance,
             progress: Progress::for_command(args.quiet, args.output_format, args.output.as_deref()),
         },
         args.dry_run,
@@ -73,11 +121,15 @@ pub struct AcrossCluster<'a> {
     pub quiet: bool,
     pub output_format: Format,
     pub output: Option<&'a Path>,
+    pub plot: Option<&'a Path>,
 }
 
 /// `pveprobe cluster --net`.
 pub fn across_cluster(asked: &AcrossCluster) -> Ended {
-    let frame = Frame::new("pveprobe cluster --net", asked.output_format, asked.output);
+    let frame = Frame {
+        plot: asked.plot,
+        ..Frame::new("pveprobe cluster --net", asked.output_format, asked.output)
+    };
     net_run(
         frame,
         &NetRequest {
@@ -85,6 +137,8 @@ pub fn across_cluster(asked: &AcrossCluster) -> Ended {
             opts: &options(asked.net_options),
             only: None,
             parallel: asked.parallel,
+            baseline: asked.net_options.baseline.as_deref(),
+            tolerance: asked.net_options.tolerance,
             progress: Progress::for_command(asked.quiet, asked.output_format, asked.output),
         },
         asked.dry_run,
@@ -263,5 +317,54 @@ pub fn exit_status(report: &NetReport) -> Exit {
         Exit::NotMeasured
     } else {
         Exit::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::net::links::LinkKind;
+    use crate::commands::net::report::tests::{end, pair, report_of};
+    use crate::model::net::{SecureStream, Way};
+
+    fn with_secure(mib: f64) -> NetReport {
+        let mut p = pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve2", "eth2", 1500),
+        );
+        p.secure.push(SecureStream {
+            way: Way::Forward,
+            mib_per_s: mib,
+            bytes: 1,
+            seconds: 1.0,
+            cipher: None,
+            mac: None,
+            ssh_cpu_percent: None,
+            sshd_cpu_percent: None,
+            cipher_mib_per_s: None,
+            aes_ni: None,
+            command: Vec::new(),
+        });
+        let mut r = report_of(vec![p]);
+        r.figures = super::super::report::figures(&r.pairs);
+        r
+    }
+
+    #[test]
+    fn a_secure_figure_worse_than_the_baseline_is_named() {
+        let base = |mib| crate::results::Input {
+            name: "before.json".into(),
+            doc: with_secure(mib).as_result(),
+        };
+        let (said, worse) = against_baseline(base(500.0), &with_secure(300.0), 20.0);
+        assert!(worse, "{said}");
+        assert!(
+            said.contains("NET MIGRATION SECURE [migration pve1-pve2] is worse than the baseline by more than 20%: 300.00 against 500.00"),
+            "{said}"
+        );
+        let (said, worse) = against_baseline(base(320.0), &with_secure(300.0), 20.0);
+        assert!(!worse, "{said}");
     }
 }

@@ -208,7 +208,7 @@ pub struct ProbeArgs {
     pub baseline: Option<PathBuf>,
 
     /// How much worse than --baseline a figure may be, in percent
-    #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = parse_percent)]
+    #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = crate::commands::common::measure_args::parse_percent)]
     pub tolerance: f64,
 
     /// When another probe is measuring on this host, exit (status 2)
@@ -228,15 +228,4 @@ pub struct ProbeArgs {
     /// picture in FILE
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-}
-
-fn parse_percent(text: &str) -> Result<f64, String> {
-    let pct: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a percentage"))?;
-    if !(pct.is_finite() && (0.0..=1000.0).contains(&pct)) {
-        return Err(format!("{text} must be between 0 and 1000"));
-    }
-    Ok(pct)
 }

@@ -344,6 +344,9 @@ fn dry_run(
     for link in link_defs {
         let what = match (link.kind, opts.net_throughput) {
             (links::LinkKind::Corosync, _) => "latency and MTU probes only",
+            (links::LinkKind::Migration, true) => {
+                "latency, MTU, TCP throughput and the secure migration channel (PVE's ssh, net-migrate on each node in turn)"
+            }
             (_, true) => "latency, MTU and TCP throughput",
             (_, false) => "latency and MTU probes",
         };

@@ -191,7 +191,11 @@ fn migration(report: &NetReport) -> String {
                 super::migration::Cap::Unknown => "cap unclear".into(),
             };
             let pct = |v: Option<f64>| v.map_or_else(|| "?".into(), |v| format!("{v:.0}%"));
-            let cipher = s.cipher.as_deref().unwrap_or("cipher unknown");
+            let cipher = match (s.cipher.as_deref(), s.mac.as_deref()) {
+                (Some(c), Some(m)) if m != "<implicit>" => format!("{c} with {m}"),
+                (Some(c), _) => c.to_string(),
+                (None, _) => "cipher unknown".into(),
+            };
             let speed = s
                 .cipher_mib_per_s
                 .map(|v| format!(", {v:.0} MiB/s on one core of {from}"))

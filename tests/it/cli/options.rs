@@ -329,17 +329,9 @@ fn each_command_stops_with_one_line_and_its_status() {
             "--remote-command",
         ),
         (
-            &[
-                "net",
-                "--nodes",
-                "a,b",
-                "--output-format",
-                "influx",
-                "a",
-                "b",
-            ],
+            &["net", "--nodes", "a,b", "--plot", "path.svg", "a", "b"],
             2,
-            "--output-format influx",
+            "--plot draws the migration path",
         ),
     ];
     for (args, status, says) in cases {

@@ -158,6 +158,38 @@ impl Drop for Conversation {
     }
 }
 
+/// Waits on `rx` for a line that starts with `prefix` and returns the rest
+/// of it, trimmed; `Err` once `stop` is raised (`"stopped"`), the
+/// conversation ended (`"ended"`) or `until` passed (`"timed out"`). The
+/// waiter of a conversation asked one thing at a time.
+pub fn line_after(
+    rx: &mpsc::Receiver<Heard>,
+    prefix: &str,
+    until: Instant,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<String, &'static str> {
+    loop {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err("stopped");
+        }
+        let left = until
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(200));
+        match rx.recv_timeout(left) {
+            Ok((_, Some(line))) => {
+                if let Some(rest) = line.trim().strip_prefix(prefix) {
+                    return Ok(rest.trim().to_string());
+                }
+            }
+            Ok((_, None)) | Err(mpsc::RecvTimeoutError::Disconnected) => return Err("ended"),
+            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() >= until => {
+                return Err("timed out");
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
 /// How [`listen`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listened {

@@ -161,7 +161,7 @@ pub fn metrics(report: &NetReport, format: crate::output::Format) -> String {
 mod tests {
     use super::*;
     use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::tests::{end, pair, report_of};
+    use crate::commands::net::report::tests::{end, pair, report_of, secure_stream};
     use crate::model::net::{SecureStream, Throughput, mib_per_s};
 
     #[test]
@@ -180,17 +180,8 @@ mod tests {
             seconds: 1.0,
         });
         p.secure.push(SecureStream {
-            way: Way::Back,
-            mib_per_s: 300.0,
-            bytes: 1,
-            seconds: 1.0,
-            cipher: None,
-            mac: None,
             ssh_cpu_percent: Some(99.0),
-            sshd_cpu_percent: None,
-            cipher_mib_per_s: None,
-            aes_ni: None,
-            command: Vec::new(),
+            ..secure_stream(Way::Back, 300.0)
         });
         let mut r = report_of(vec![p]);
         r.timestamp = Some("2026-12-06T05:00:00Z".into());

@@ -32,7 +32,7 @@ use super::sink::{self, DONE_PREFIX, READY_PREFIX, RUN_DIR, SOCKET, SinkStats};
 use super::wire::{self, Direction};
 use crate::model::net::{SecureStream, Way};
 use crate::nodes::remote;
-use crate::sys::conversation::{Conversation, Heard};
+use crate::sys::conversation::{self, Conversation};
 use crate::sys::scratch::{ScratchDir, random_name};
 
 /// What `net-migrate` prints, on one line after this prefix.
@@ -216,35 +216,6 @@ pub fn migrate(opts: &MigrateOptions, stop: &AtomicBool) -> Result<SecureStream,
 /// The longest line the sink says.
 const MAX_LINE: usize = 64 << 10;
 
-/// Waits for a line starting with `prefix`: the rest of it.
-fn line_after(
-    rx: &mpsc::Receiver<Heard>,
-    prefix: &str,
-    until: Instant,
-    stop: &AtomicBool,
-) -> Result<String, &'static str> {
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            return Err("stopped");
-        }
-        let left = until
-            .saturating_duration_since(Instant::now())
-            .min(Duration::from_millis(200));
-        match rx.recv_timeout(left) {
-            Ok((_, Some(line))) => {
-                if let Some(rest) = line.trim().strip_prefix(prefix) {
-                    return Ok(rest.trim().to_string());
-                }
-            }
-            Ok((_, None)) | Err(mpsc::RecvTimeoutError::Disconnected) => return Err("ended"),
-            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() >= until => {
-                return Err("timed out");
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-    }
-}
-
 /// Starts the ssh, streams through its forward, reads both ends' counts.
 fn through(
     opts: &MigrateOptions,
@@ -272,7 +243,7 @@ fn through(
         }
     };
     let ready_by = Instant::now() + opts.connect + Duration::from_secs(15);
-    if let Err(why) = line_after(&rx, READY_PREFIX, ready_by, stop) {
+    if let Err(why) = conversation::line_after(&rx, READY_PREFIX, ready_by, stop) {
         let why = match why {
             "timed out" => "the target's sink was not ready in time",
             "stopped" => "stopped",
@@ -285,7 +256,7 @@ fn through(
         Ok(s) => s,
         Err(e) => return Err(failed(conversation, &format!("the stream: {e}"))),
     };
-    let done = line_after(
+    let done = conversation::line_after(
         &rx,
         DONE_PREFIX,
         Instant::now() + Duration::from_secs(10),

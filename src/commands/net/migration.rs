@@ -124,7 +124,10 @@ impl PairResult {
 mod tests {
     use super::*;
     use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::{PairStatus, tests::end};
+    use crate::commands::net::report::{
+        PairStatus,
+        tests::{end, secure_stream},
+    };
     use crate::model::net::Throughput;
 
     fn pair(secure_mib: f64, ssh: f64, insecure_mbit: f64) -> PairResult {
@@ -143,9 +146,6 @@ mod tests {
             seconds: 5.0,
         });
         p.secure.push(SecureStream {
-            way: Way::Forward,
-            mib_per_s: secure_mib,
-            bytes: 1,
             seconds: 5.0,
             cipher: Some("chacha20-poly1305@openssh.com".into()),
             mac: Some("<implicit>".into()),
@@ -153,7 +153,7 @@ mod tests {
             sshd_cpu_percent: Some(60.0),
             cipher_mib_per_s: Some(1800.0),
             aes_ni: Some(true),
-            command: Vec::new(),
+            ..secure_stream(Way::Forward, secure_mib)
         });
         p
     }

@@ -132,8 +132,8 @@ pub fn duration(s: f64) -> String {
 mod tests {
     use super::*;
     use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::tests::{end, pair};
-    use crate::model::net::{SecureStream, Throughput};
+    use crate::commands::net::report::tests::{end, pair, secure_stream};
+    use crate::model::net::Throughput;
 
     #[test]
     fn memory_and_local_disks_come_from_the_config_and_storage_cfg() {
@@ -170,19 +170,7 @@ mod tests {
             bytes: 1,
             seconds: 1.0,
         });
-        p.secure.push(SecureStream {
-            way: Way::Forward,
-            mib_per_s: 250.0,
-            bytes: 1,
-            seconds: 1.0,
-            cipher: None,
-            mac: None,
-            ssh_cpu_percent: None,
-            sshd_cpu_percent: None,
-            cipher_mib_per_s: None,
-            aes_ni: None,
-            command: Vec::new(),
-        });
+        p.secure.push(secure_stream(Way::Forward, 250.0));
         let vms = vec![(
             "pve1".to_string(),
             vec![VmSize {

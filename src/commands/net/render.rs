@@ -502,17 +502,13 @@ mod tests {
         }];
         // Through ssh, at the link's 112 MiB/s, ssh mostly idle.
         fast.secure = vec![crate::model::net::SecureStream {
-            way: Way::Forward,
-            mib_per_s: 110.2,
-            bytes: 1,
-            seconds: 1.0,
             cipher: Some("aes128-gcm@openssh.com".into()),
             mac: Some("<implicit>".into()),
             ssh_cpu_percent: Some(31.0),
             sshd_cpu_percent: Some(24.5),
             cipher_mib_per_s: Some(4110.0),
             aes_ni: Some(true),
-            command: Vec::new(),
+            ..crate::commands::net::report::tests::secure_stream(Way::Forward, 110.2)
         }];
         let mut r = report_of(vec![ok, away, fast]);
         r.moves = vec![crate::model::net::Move {

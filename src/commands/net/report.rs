@@ -523,6 +523,23 @@ pub(crate) mod tests {
         }
     }
 
+    /// A secure stream `way` at `mib` MiB/s, nothing else known.
+    pub(crate) fn secure_stream(way: Way, mib: f64) -> SecureStream {
+        SecureStream {
+            way,
+            mib_per_s: mib,
+            bytes: 1,
+            seconds: 1.0,
+            cipher: None,
+            mac: None,
+            ssh_cpu_percent: None,
+            sshd_cpu_percent: None,
+            cipher_mib_per_s: None,
+            aes_ni: None,
+            command: Vec::new(),
+        }
+    }
+
     pub(crate) fn pair(link: &str, kind: LinkKind, a: End, b: End) -> PairResult {
         PairResult {
             link: link.into(),

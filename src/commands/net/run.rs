@@ -324,8 +324,8 @@ pub fn exit_status(report: &NetReport) -> Exit {
 mod tests {
     use super::*;
     use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::tests::{end, pair, report_of};
-    use crate::model::net::{SecureStream, Way};
+    use crate::commands::net::report::tests::{end, pair, report_of, secure_stream};
+    use crate::model::net::Way;
 
     fn with_secure(mib: f64) -> NetReport {
         let mut p = pair(
@@ -334,19 +334,7 @@ mod tests {
             end("pve1", "eth2", 1500),
             end("pve2", "eth2", 1500),
         );
-        p.secure.push(SecureStream {
-            way: Way::Forward,
-            mib_per_s: mib,
-            bytes: 1,
-            seconds: 1.0,
-            cipher: None,
-            mac: None,
-            ssh_cpu_percent: None,
-            sshd_cpu_percent: None,
-            cipher_mib_per_s: None,
-            aes_ni: None,
-            command: Vec::new(),
-        });
+        p.secure.push(secure_stream(Way::Forward, mib));
         let mut r = report_of(vec![p]);
         r.figures = super::super::report::figures(&r.pairs);
         r

@@ -12,7 +12,7 @@ use super::migrate;
 use super::pairs::{MAX_LINE, Runner, SLACK, end_node};
 use super::report::{End, PairResult, PairStatus};
 use crate::model::net::{SecureStream, Way};
-use crate::sys::conversation::Conversation;
+use crate::sys::conversation::{self, Conversation};
 
 impl Runner<'_> {
     /// The secure migration channel each way: `net-migrate` on the
@@ -88,16 +88,16 @@ impl Runner<'_> {
         let conversation =
             Conversation::start(Command::new(program).args(rest), 0, MAX_LINE, tx)
                 .map_err(|e| format!("cannot run ssh: {}", crate::error::describe(&e)))?;
-        let deadline = Instant::now() + limit + SLACK;
-        let mut answer = None;
-        while let Ok((_, Some(line))) =
-            lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            if let Some(json) = line.trim().strip_prefix(migrate::ANSWER_PREFIX) {
-                answer = serde_json::from_str::<migrate::MigrateAnswer>(json.trim()).ok();
-                break;
-            }
-        }
+        // Nothing here raises `stop`: the run's own end closes the stdin.
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let answer = conversation::line_after(
+            &lines,
+            migrate::ANSWER_PREFIX,
+            Instant::now() + limit + SLACK,
+            &never,
+        )
+        .ok()
+        .and_then(|json| serde_json::from_str::<migrate::MigrateAnswer>(&json).ok());
         let finished = conversation.finish(Duration::from_secs(5));
         match answer {
             Some(migrate::MigrateAnswer {

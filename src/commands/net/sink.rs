@@ -46,10 +46,17 @@ pub struct SinkStats {
     pub ended: String,
 }
 
+/// `/proc/PID/stat` of a process of this host, read through the Host seam.
+fn proc_stat(pid: u32) -> Option<pveprobe_parse::procpid::ProcStat> {
+    let text = crate::sys::host::Host::real()
+        .read(format!("/proc/{pid}/stat"))
+        .ok()?;
+    pveprobe_parse::procpid::stat(&text)
+}
+
 /// A process's CPU time so far, in seconds, and its name.
 pub fn cpu_seconds(pid: u32) -> Option<(f64, String)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let stat = pveprobe_parse::procpid::stat(&text)?;
+    let stat = proc_stat(pid)?;
     let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()
         .flatten()
@@ -64,8 +71,7 @@ pub fn cpu_seconds(pid: u32) -> Option<(f64, String)> {
 fn sshd_ancestor() -> Option<u32> {
     let mut pid = std::os::unix::process::parent_id();
     for _ in 0..8 {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let stat = pveprobe_parse::procpid::stat(&text)?;
+        let stat = proc_stat(pid)?;
         if stat.comm.starts_with("sshd") {
             return Some(pid);
         }

@@ -9,10 +9,13 @@ pub const NET_AFTER_HELP: &str = "\
 NETWORK
   For every pair of nodes, on every cluster link: each corosync link of
   /etc/pve/corosync.conf (corosync0, corosync1, ... from the nodes' ringN_addr),
-  the migration network of /etc/pve/datacenter.cfg (migration), Ceph's
-  public and cluster networks of /etc/pve/ceph.conf (ceph-public,
-  ceph-cluster), and each --link NAME=CIDR. Pairs run one at a time, each
-  link in turn, so they do not disturb each other.
+  the migration path (migration: the network of /etc/pve/datacenter.cfg's
+  `migration: network=`, else the nodes' cluster addresses of the members
+  list, where PVE migrates without one; a node whose cluster address is a
+  corosync address is left out there), Ceph's public and cluster networks
+  of /etc/pve/ceph.conf (ceph-public, ceph-cluster), and each --link
+  NAME=CIDR (a known link's name moves it: --link migration=CIDR). Pairs
+  run one at a time, each link in turn, so they do not disturb each other.
 
   On each pair, pveprobe starts its own responder on the second node over
   ssh (`pveprobe net-serve`, bound to that node's address on the link only,
@@ -32,8 +35,7 @@ NETWORK
   (`corosync-cmapctl -m stats`) are shown too: they cost no traffic.
 
 MIGRATION
-  With --net-throughput, the migration link (datacenter.cfg's `migration:
-  network=`) also gets the channel a migration uses, one stream each way
+  With --net-throughput, the migration link also gets the channel a migration uses, one stream each way
   for --net-seconds:
     SECURE    MiB/s through ssh as qemu-server opens it: PVE's own ssh
               command (BatchMode, HostKeyAlias, the node's ssh_known_hosts
@@ -103,7 +105,8 @@ pub struct NetOptions {
     pub net_throughput: bool,
 
     /// Only these links (corosync0, migration, ceph-public, ...), or one
-    /// more link NAME=CIDR (the nodes' addresses in CIDR); repeatable
+    /// more link NAME=CIDR (the nodes' addresses in CIDR; a known link's
+    /// name, such as migration, puts that link there); repeatable
     #[arg(long = "link", value_name = "LINK", help_heading = "Network")]
     pub links: Vec<String>,
 

@@ -119,6 +119,9 @@ pub struct NetPlan<'a> {
     link_defs: Vec<links::LinkDef>,
     /// datacenter.cfg's migration type.
     migration_type: Option<String>,
+    /// Without a migration network: the nodes whose cluster address
+    /// (where PVE migrates then) is a corosync address, with its link.
+    migration_on_corosync: Vec<(String, u32)>,
 }
 
 /// `net NODE...`'s nodes out of the members list, in the order given.
@@ -171,6 +174,7 @@ pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
         datacenter.as_ref(),
         ceph.as_ref(),
         &opts.links,
+        &nodes,
     )?;
     if opts.net_throughput {
         links::check_throughput(&link_defs, &opts.links)?;
@@ -181,6 +185,16 @@ pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
             dir.display()
         )));
     }
+    let migration_on_corosync = match datacenter.as_ref().and_then(|d| d.migration_network) {
+        Some(_) => Vec::new(),
+        None => nodes
+            .iter()
+            .filter_map(|n| {
+                links::cluster_address_on_corosync(n, corosync.as_ref())
+                    .map(|l| (n.name.clone(), l))
+            })
+            .collect(),
+    };
     Ok(NetPlan {
         req,
         members,
@@ -188,10 +202,42 @@ pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
         corosync,
         link_defs,
         migration_type: datacenter.and_then(|d| d.migration_type),
+        migration_on_corosync,
     })
 }
 
 impl NetPlan<'_> {
+    /// Said when no node has a migration path but corosync's: PVE, without
+    /// a migration network, migrates over the nodes' cluster addresses,
+    /// and those are a corosync link's.
+    fn migration_note(&self) -> Option<String> {
+        let on = &self.migration_on_corosync;
+        let (_, link) = on.first()?;
+        if on.len() < self.nodes.len() || self.link_defs.iter().any(|l| l.cluster_addresses) {
+            return None;
+        }
+        Some(format!(
+            "migration: no migration network in datacenter.cfg, so PVE migrates over the nodes' cluster addresses, corosync{link}'s; not measured as a migration path (pveprobe never fills a corosync link): `migration: network=CIDR` gives it a network of its own, `--link migration=CIDR` measures one"
+        ))
+    }
+
+    /// A hint per node whose cluster address, where PVE migrates without
+    /// a migration network, is a corosync address.
+    fn migration_on_corosync_hints(&self) -> Vec<crate::model::hint::Hint> {
+        self.migration_on_corosync
+            .iter()
+            .map(|(node, link)| {
+                crate::model::hint::Hint::new(
+                    "corosync-shares-network",
+                    node.clone(),
+                    format!(
+                        "corosync shares its address with migration traffic (corosync{link}): without a migration network in datacenter.cfg, PVE migrates over the node's cluster address; the PVE docs want corosync on a network of its own"
+                    ),
+                )
+            })
+            .collect()
+    }
+
     /// The largest running VMs of each node that answered, moving over
     /// the migration link's measured pairs (none without one).
     fn moves(
@@ -223,12 +269,16 @@ impl NetPlan<'_> {
 
     /// What `--dry-run` prints.
     pub fn dry_run(&self) -> String {
-        dry_run(
+        let mut out = dry_run(
             &self.nodes,
             &self.link_defs,
             self.req.opts,
             self.corosync.as_ref(),
-        )
+        );
+        if let Some(note) = self.migration_note() {
+            out = format!("{out}note: {note}\n");
+        }
+        out
     }
 }
 
@@ -273,7 +323,7 @@ impl Work for NetPlan<'_> {
                 "--parallel with --net-throughput is refused: {why}; streams of all pairs at once would fill corosync's network (run without --parallel)"
             )));
         }
-        let (pairs, hints) = pairs::measure(
+        let (pairs, mut hints) = pairs::measure(
             &runner,
             &self.nodes,
             &net_nodes,
@@ -282,6 +332,8 @@ impl Work for NetPlan<'_> {
             corosync,
             req.parallel,
         );
+        hints.extend(self.migration_on_corosync_hints());
+        notes.extend(self.migration_note());
         let figures = report::figures(&pairs);
         let moves = self.moves(&net_nodes, &facts, &pairs);
         Ok(NetReport {
@@ -350,12 +402,16 @@ fn dry_run(
             (_, true) => "latency, MTU and TCP throughput",
             (_, false) => "latency and MTU probes",
         };
-        let net = link.network.map(|n| format!(" {n}")).unwrap_or_default();
+        let net = match link.network {
+            Some(n) => format!(" {n}"),
+            None if link.cluster_addresses => ", the nodes' cluster addresses".into(),
+            None => String::new(),
+        };
         out += &format!("{} ({}{net}): {what}\n", link.name, link.kind.word());
         for (i, a) in nodes.iter().enumerate() {
             for b in &nodes[i + 1..] {
                 let addr = |n: &crate::nodes::members::Node| {
-                    links::address(link, &n.name, corosync, None).map_or_else(
+                    links::address(link, n, corosync, None).map_or_else(
                         |_| "(its address in the network, asked at run time)".to_string(),
                         |ip| ip.to_string(),
                     )

@@ -353,7 +353,7 @@ pub fn end_of(
         node_address: node.address.clone(),
         ..End::default()
     };
-    match links::address(link, &node.name, corosync, ifaces) {
+    match links::address(link, node, corosync, ifaces) {
         Ok(ip) => {
             end.address = Some(ip);
             if let Some(i) = ifaces.and_then(|i| crate::nodes::iface::holding(i, ip)) {
@@ -414,7 +414,7 @@ pub fn measure(
         let Some(f) = &facts[i] else { continue };
         let coro = corosync_addresses(&node.name, corosync);
         for link in link_defs.iter().filter(|l| l.kind.is_bulk()) {
-            if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
+            if let Ok(ip) = links::address(link, node, corosync, Some(&f.interfaces))
                 && let Some(how) = crate::nodes::iface::shares_with(ip, &coro, &f.interfaces)
             {
                 hints.push(Hint::new(
@@ -509,7 +509,7 @@ pub fn parallel_throughput_refused(
         let Some(f) = f else { continue };
         let coro = corosync_addresses(&node.name, corosync);
         for link in link_defs.iter().filter(|l| l.kind.is_bulk()) {
-            if let Ok(ip) = links::address(link, &node.name, corosync, Some(&f.interfaces))
+            if let Ok(ip) = links::address(link, node, corosync, Some(&f.interfaces))
                 && let Some(how) = crate::nodes::iface::shares_with(ip, &coro, &f.interfaces)
             {
                 return Some(format!(

@@ -169,8 +169,13 @@ fn migration(report: &NetReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMIGRATION (one stream each way, as a VM's memory moves; secure: through ssh as qemu-server opens it; insecure: plain TCP; this cluster migrates {})",
-        report.migration_type.as_deref().unwrap_or("secure")
+        "\nMIGRATION (one stream each way, as a VM's memory moves; secure: through ssh as qemu-server opens it; insecure: plain TCP; this cluster migrates {}{})",
+        report.migration_type.as_deref().unwrap_or("secure"),
+        if report.links.iter().any(|l| l.cluster_addresses) {
+            ", over the nodes' cluster addresses: datacenter.cfg names no migration network"
+        } else {
+            ""
+        }
     );
     for p in pairs {
         for s in &p.secure {

@@ -600,9 +600,14 @@ pub(crate) mod tests {
         report.timestamp = Some("2026-12-01T10:00:00Z".into());
         report.cluster = None;
         report.settings.port = Some(9765);
-        report.links =
-            crate::commands::net::links::plan(None, None, None, &["migration=10.2.0.0/24".into()])
-                .unwrap();
+        report.links = crate::commands::net::links::plan(
+            None,
+            None,
+            None,
+            &["migration=10.2.0.0/24".into()],
+            &[],
+        )
+        .unwrap();
         report.nodes = vec![NetNode {
             name: "pve1".into(),
             address: "10.0.0.1".into(),

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// corosync.conf as `pvecm` writes it, a link per `rings` entry: each
 /// node's address on it.
-fn corosync_conf(nodes: &[&str], rings: &[Vec<Ipv4Addr>]) -> String {
+pub(super) fn corosync_conf(nodes: &[&str], rings: &[Vec<Ipv4Addr>]) -> String {
     let mut text = String::from("logging {\n  debug: off\n  to_syslog: yes\n}\n\nnodelist {\n");
     for (i, name) in nodes.iter().enumerate() {
         text += &format!(
@@ -49,7 +49,7 @@ pub(super) fn namespaces(c: &TestCluster) -> Vec<String> {
     c.nodes.iter().map(|n| n.ns.clone()).collect()
 }
 
-fn addrs(net: &Network, n: usize) -> Vec<Ipv4Addr> {
+pub(super) fn addrs(net: &Network, n: usize) -> Vec<Ipv4Addr> {
     (0..n).map(|i| net.addr(i)).collect()
 }
 
@@ -654,6 +654,33 @@ fn failing_responders_and_a_vanishing_node_are_reported_per_link() {
     assert_eq!(status("pve1", "pve3"), "no_responder");
     for (a, b) in [("pve2", "pve3"), ("pve3", "pve4")] {
         assert_ne!(status(a, b), "ok", "{a}-{b}");
+    }
+    // No migration network and every cluster address corosync0's: PVE
+    // migrates over corosync's link, said (a note, a hint per node) and
+    // not filled.
+    assert!(
+        doc["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["link"] == "corosync0"),
+        "{doc:#}"
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("migrates over the nodes' cluster addresses, corosync0's"),
+        "{notes}"
+    );
+    for node in names {
+        assert!(
+            doc["hints"].as_array().unwrap().iter().any(|h| {
+                h["code"] == "corosync-shares-network"
+                    && h["subject"] == node
+                    && h["message"].as_str().unwrap().contains("migration")
+            }),
+            "{node}: {:#}",
+            doc["hints"]
+        );
     }
     // No responder runs anywhere; on pve3, gone from the network, only
     // the `timeout` that bounds what was started there waits out its time.

@@ -5,6 +5,7 @@
 //! migration's path). Uncapped, ssh's core is the cap and the hint fires;
 //! held by htb (tests/it/network/matrix.rs), both sit at the link. A
 //! SIGINT mid-stream leaves no process, socket or directory on any node.
+//! Without a migration network, the path is the nodes' cluster addresses.
 //! Root: namespaces; all traffic inside them (10.231.7.0/24, 10.232.0.0/16).
 
 use std::time::{Duration, Instant};
@@ -12,7 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::matrix::{
-    hints, namespaces, net, one_at_a_time, pair, pve_dir, responders_left, tcp, write,
+    addrs, corosync_conf, hints, namespaces, net, one_at_a_time, pair, pve_dir, responders_left,
+    tcp, write,
 };
 use crate::common::netlinks::Links;
 use crate::common::netns::{Behaviour::Good, TestCluster};
@@ -257,14 +259,26 @@ fn sigint_mid_stream_leaves_nothing_on_either_node() {
     }
 }
 
+/// Without a migration network, over the nodes' cluster addresses (corosync
+/// on a link of its own): a node whose root key the other refuses is named
+/// in the pair, and the way back is measured.
 #[test]
 #[ignore = "needs root: scripts/test runs it as root (cargo test -- --include-ignored)"]
-fn a_node_whose_key_the_other_refuses_is_named_and_the_other_way_stands() {
+fn over_the_cluster_addresses_a_refused_key_is_named_and_the_other_way_stands() {
     if !root_or_skip() {
         return;
     }
     let _quiet = one_at_a_time();
-    let (c, _links) = two_nodes();
+    // Corosync on a link of its own, no migration network: PVE migrates
+    // over the nodes' cluster addresses (the members list's), measured.
+    let c = TestCluster::new(&[("pve1", Good), ("pve2", Good)]);
+    let mut links = Links::new(&namespaces(&c));
+    let coro = links.add_pair(0, 1, 43, "eth2");
+    write(
+        &pve_dir(&c).join("corosync.conf"),
+        &corosync_conf(&["pve1", "pve2"], &[addrs(&coro, 2)]),
+    );
+    write(&pve_dir(&c).join("datacenter.cfg"), "keyboard: en-us\n");
     // pve1's root offers a key pve2 does not have (its sshd takes the
     // cluster's key only): PVE's own ssh from pve1 to pve2 is refused,
     // while this run reaches both nodes. The file is the one bound over
@@ -296,7 +310,14 @@ fn a_node_whose_key_the_other_refuses_is_named_and_the_other_way_stands() {
     // Not all measured: exit 1, the rest of the pair stands.
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let doc = json(&out);
+    crate::common::validate_against(&doc, "docs/net.schema.json");
+    let link = &doc["links"][0];
+    assert_eq!(link["name"], "migration", "{doc:#}");
+    assert_eq!(link["cluster_addresses"], true, "{doc:#}");
     let p = pair(&doc, "migration", "pve1", "pve2");
+    for (end, node) in [("a", &c.nodes[0]), ("b", &c.nodes[1])] {
+        assert_eq!(p[end]["address"], node.addr.to_string(), "{p:#}");
+    }
     assert_eq!(p["status"], "partial", "{p:#}");
     let detail = p["detail"].as_str().unwrap();
     assert!(
@@ -307,4 +328,5 @@ fn a_node_whose_key_the_other_refuses_is_named_and_the_other_way_stands() {
     assert_eq!(p["secure"].as_array().unwrap().len(), 1, "{p:#}");
     assert!(tcp(p, "forward", 1) > 0.0);
     assert!(responders_left(&c).is_empty(), "{:?}", responders_left(&c));
+    drop(links);
 }

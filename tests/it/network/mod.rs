@@ -1,3 +1,4 @@
 mod matrix;
 mod migration;
+mod plan;
 mod rig;

@@ -35,8 +35,8 @@ NETWORK
   (`corosync-cmapctl -m stats`) are shown too: they cost no traffic.
 
 MIGRATION
-  With --net-throughput, the migration link also gets the channel a migration uses, one stream each way
-  for --net-seconds:
+  With --net-throughput, the migration link also gets the channel a
+  migration uses, one stream each way for --net-seconds:
     SECURE    MiB/s through ssh as qemu-server opens it: PVE's own ssh
               command (BatchMode, HostKeyAlias, the node's ssh_known_hosts
               in /etc/pve) to the target's address on the link, forwarding

@@ -299,6 +299,7 @@ mod tests {
     }
 
     use crate::nodes::iface::fixture as iface;
+    use crate::nodes::iface::shares_with;
 
     fn node(name: &str) -> Node {
         Node {
@@ -308,7 +309,6 @@ mod tests {
             id: None,
         }
     }
-    use crate::nodes::iface::shares_with;
 
     #[test]
     fn links_come_from_corosync_migration_ceph_and_the_admin() {

@@ -207,13 +207,18 @@ pub fn plan<'a>(req: &'a NetRequest<'a>) -> Result<NetPlan<'a>, NetError> {
 }
 
 impl NetPlan<'_> {
-    /// Said when no node has a migration path but corosync's: PVE, without
-    /// a migration network, migrates over the nodes' cluster addresses,
-    /// and those are a corosync link's.
+    /// Said when no migration link is measured and no node has a path but
+    /// corosync's: PVE, without a migration network, migrates over the
+    /// nodes' cluster addresses, and those are a corosync link's.
     fn migration_note(&self) -> Option<String> {
         let on = &self.migration_on_corosync;
         let (_, link) = on.first()?;
-        if on.len() < self.nodes.len() || self.link_defs.iter().any(|l| l.cluster_addresses) {
+        if on.len() < self.nodes.len()
+            || self
+                .link_defs
+                .iter()
+                .any(|l| l.kind == links::LinkKind::Migration)
+        {
             return None;
         }
         Some(format!(

@@ -17,7 +17,7 @@ use super::report::CephReport;
 use crate::model::host::NodeLoad;
 use crate::model::storage::{Health, Link};
 use crate::nodes::members::Node;
-use crate::nodes::remote::{self, shell_line};
+use crate::nodes::remote;
 use crate::nodes::{Reach, load_nodes};
 use crate::sys::host::Host;
 use crate::sys::interrupt::Interrupt;
@@ -196,21 +196,14 @@ pub struct NodeReach<'a> {
 
 /// The words the node's shell runs.
 fn node_line(reach: &NodeReach, devices: &[String]) -> String {
-    let mut words: Vec<String> = vec![
-        "timeout".into(),
-        "-k".into(),
-        "5".into(),
-        NODE_LIMIT.as_secs().to_string(),
-    ];
-    words.extend(reach.reach.remote_command.iter().cloned());
-    words.push("ceph-node-info".into());
+    let mut words: Vec<String> = vec!["ceph-node-info".into()];
     if let Some(conf) = reach.conf {
         words.extend(["--conf".into(), conf.display().to_string()]);
     }
     for d in devices.iter().filter(|d| valid_device(d)) {
         words.extend(["--device".into(), d.clone()]);
     }
-    shell_line(&words)
+    remote::timed_line(&reach.reach.remote_command, &words, NODE_LIMIT)
 }
 
 /// Reads every node that holds OSDs: this one directly, the others over

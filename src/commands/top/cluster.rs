@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::worst::{NodeAnswer, WorstReport};
 use crate::commands::common::work::Work;
-use crate::nodes::remote::{self, shell_line};
+use crate::nodes::remote;
 use crate::nodes::{NodesError, Reach, load_nodes};
 use crate::sys::interrupt::Interrupt;
 
@@ -30,27 +30,18 @@ pub struct ClusterWorstRequest {
 
 impl ClusterWorstRequest {
     fn line(&self) -> String {
-        let mut words: Vec<String> = vec![
-            "timeout".into(),
-            "-k".into(),
-            "5".into(),
-            NODE_LIMIT.as_secs().to_string(),
-        ];
-        words.extend(self.reach.remote_command.iter().cloned());
-        words.extend(
-            [
-                "top",
-                "--worst",
-                "--since",
-                &self.since,
-                "--episodes",
-                &self.episodes.to_string(),
-                "--output-format",
-                "json",
-            ]
-            .map(String::from),
-        );
-        shell_line(&words)
+        let args = [
+            "top",
+            "--worst",
+            "--since",
+            &self.since,
+            "--episodes",
+            &self.episodes.to_string(),
+            "--output-format",
+            "json",
+        ]
+        .map(String::from);
+        remote::timed_line(&self.reach.remote_command, &args, NODE_LIMIT)
     }
 }
 

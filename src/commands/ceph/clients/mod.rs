@@ -28,7 +28,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::*;
-use crate::nodes::remote::shell_line;
 use crate::sys::conversation::Conversation;
 use resolve::ClientNode;
 use wire::{ClientAnswer, ClientFigure, ClientJob};
@@ -130,15 +129,8 @@ impl Clients<'_> {
             return Ok(cmd);
         };
         let reach = self.reach.ok_or("no way to reach the other nodes")?;
-        let mut line: Vec<String> = vec![
-            "timeout".into(),
-            "-k".into(),
-            "5".into(),
-            limit.as_secs().max(1).to_string(),
-        ];
-        line.extend(reach.remote_command.iter().cloned());
-        line.extend(words);
-        let argv = reach.ssh(&[]).argv_stdin(node, &shell_line(&line), true);
+        let line = crate::nodes::remote::timed_line(&reach.remote_command, &words, limit);
+        let argv = reach.ssh(&[]).argv_stdin(node, &line, true);
         let (program, args) = argv.split_first().ok_or("no ssh command")?;
         let mut cmd = Command::new(program);
         cmd.args(args);

@@ -158,9 +158,9 @@ pub struct Writer {
 
 impl Writer {
     /// The store in `dir` (made, 0750, if missing) locked for this writer
-    /// alone, its newest shard's
-    /// torn end (a write cut short by a crash) cut off, its last key time
-    /// read, and the limits applied.
+    /// alone, its newest shard's torn end (a write cut short by a crash)
+    /// cut off, or the shard removed when all it holds is a torn header,
+    /// its last key time read, and the limits applied.
     pub fn open(dir: &Path, limits: Limits) -> Result<Writer, StoreError> {
         use std::os::unix::fs::DirBuilderExt as _;
         if !dir.is_dir() {
@@ -190,11 +190,26 @@ impl Writer {
             paused: None,
             notes: Vec::new(),
         };
-        if let Some(newest) = shards(dir)?.pop() {
+        let mut all = shards(dir)?;
+        while let Some(newest) = all.pop() {
             let bytes = std::fs::read(&newest.path).map_err(io(&newest.path))?;
             let shard = recordframe::read(&bytes);
             if let Some(last) = shard.frames.last() {
                 w.last_time_us = last.time_us;
+            }
+            if bytes.len() < recordframe::SHARD_HEADER_LEN
+                && recordframe::shard_header().starts_with(&bytes)
+            {
+                // Its header cut short (a crash as the day's shard was
+                // made): nothing in it; made again, whole, when written.
+                std::fs::remove_file(&newest.path).map_err(io(&newest.path))?;
+                w.notes.push(format!(
+                    "{}: its header was cut short ({} bytes, no interval): removed",
+                    newest.path.display(),
+                    bytes.len()
+                ));
+                // The shard before it holds the last key time.
+                continue;
             }
             if shard.good_end < bytes.len() && !(shard.bad_header && shard.frames.is_empty()) {
                 let f = OpenOptions::new()
@@ -209,6 +224,7 @@ impl Writer {
                     bytes.len() - shard.good_end
                 ));
             }
+            break;
         }
         Ok(w)
     }
@@ -481,5 +497,38 @@ mod tests {
             .collect();
         assert_eq!(payloads, [&b"one"[..], b"two", b"four"]);
         assert!(got.notes.is_empty(), "{:?}", got.notes);
+    }
+
+    #[test]
+    fn a_torn_header_is_removed_on_opening_and_the_shard_made_whole_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = day("2026-12-06T10:00:00Z");
+        // The day before's shard, whole: its last key time is the writer's.
+        let before = day("2026-12-05T23:00:00Z");
+        let mut w = Writer::open(dir.path(), Limits::default()).unwrap();
+        w.append(before, Summary::NONE, b"zero").unwrap();
+        drop(w);
+        let path = dir.path().join("2026-12-06.pvr");
+        for torn in [0, 1, 10, recordframe::SHARD_HEADER_LEN - 1] {
+            std::fs::write(&path, &recordframe::shard_header()[..torn]).unwrap();
+            let mut w = Writer::open(dir.path(), Limits::default()).unwrap();
+            assert!(!path.exists(), "{torn} bytes");
+            assert_eq!(w.last_time_us(), Some(before));
+            assert!(
+                w.notes[0].contains(&format!("header was cut short ({torn} bytes")),
+                "{:?}",
+                w.notes
+            );
+            w.append(t, Summary::NONE, b"one").unwrap();
+            drop(w);
+            let shard = recordframe::read(&std::fs::read(&path).unwrap());
+            assert!(!shard.bad_header, "{torn} bytes");
+            assert_eq!(shard.frames.len(), 1);
+            std::fs::remove_file(&path).unwrap();
+        }
+        // Short, but not a header's start: not pveprobe's to remove.
+        std::fs::write(&path, b"not a shard").unwrap();
+        let w = Writer::open(dir.path(), Limits::default()).unwrap();
+        assert!(path.exists() && w.notes.is_empty(), "{:?}", w.notes);
     }
 }

@@ -895,6 +895,17 @@ fn the_replayed_view_fits_80_and_200_columns_scrolls_sorts_and_steps() {
     wide.keys(&["q"]);
     assert_eq!(wide.exit_status("q did not quit"), "0");
 
+    // Its stdin no terminal (a script's `< /dev/null` on a terminal's
+    // stdout): that interval written, as without a terminal, not refused.
+    let piped = LiveView::run(dir.path(), &format!("{args} < /dev/null"), 200, 50, "zd0");
+    assert_eq!(piped.exit_status("top --at < /dev/null did not end"), "0");
+    let screen = piped.screen();
+    assert!(
+        !screen.contains("recorded interval") && !screen.contains("terminal only"),
+        "{screen}"
+    );
+    drop(piped);
+
     // Its terminal gone (the window closed, tmux's server killed): it ends,
     // and spins nowhere.
     let gone = LiveView::run(dir.path(), &args, 80, 24, "recorded interval 3 of 5");

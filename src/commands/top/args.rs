@@ -116,7 +116,8 @@ pub struct TopArgs {
     /// Show the recorded interval at TIME: 03:00 (the last 3 a.m.),
     /// "yesterday 03:00", "2026-12-06 03:00", an RFC 3339 time, -2h. On a
     /// terminal, step through the record from there (left/right one
-    /// interval, PgUp/PgDn an hour, w the next bad moment, q quits)
+    /// interval, PgUp/PgDn an hour, w the next bad moment, q quits);
+    /// without one (stdout or stdin), that interval written
     #[arg(long, value_name = "TIME", allow_hyphen_values = true, conflicts_with_all = ["between", "worst", "count", "seconds", "record"])]
     pub at: Option<String>,
 

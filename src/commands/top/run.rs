@@ -323,18 +323,26 @@ fn worst(args: &TopArgs, session: Session) -> Ended {
     session.finish(&report, Exit::Ok)
 }
 
-/// `--between A B`, or `--at T` without a terminal: the intervals written
-/// as the live view writes them; `--at T` on a terminal: stepped through.
+/// `--between A B`, or `--at T` without a terminal (stdin or stdout): the
+/// intervals written as the live view writes them; `--at T` on a
+/// terminal: stepped through.
 fn replay(args: &TopArgs, session: Session) -> Ended {
     let now = jiff::ZonedDateTime::now();
     let dir = store_dir(args);
     let terminal = args.output_format == Format::Text
         && args.output.is_none()
         && std::io::stdout().is_terminal();
-    let samples = match (&args.at, &args.between) {
-        (Some(at), _) if terminal => return step_through(&dir, when(at, &now)?, session),
-        (Some(at), _) => {
-            let around = Around::read(&dir, when(at, &now)?).map_err(replay_error)?;
+    // Stepped through where the keys can be read (stdin a terminal too);
+    // else, as in a script, the interval written.
+    let at_us = args.at.as_ref().map(|at| when(at, &now)).transpose()?;
+    let tui = at_us.filter(|_| terminal).and_then(|_| Tui::take());
+    let samples = match (at_us, &args.between) {
+        (Some(at_us), _) if tui.is_some() => {
+            let tui = tui.expect("taken above");
+            return step_through(&dir, at_us, tui, session);
+        }
+        (Some(at_us), _) => {
+            let around = Around::read(&dir, at_us).map_err(replay_error)?;
             let s = around.sample(around.at).map_err(Stop::bad_input)?;
             for n in &around.scanned.notes {
                 eprintln!("pveprobe: note: {n}");
@@ -369,13 +377,8 @@ fn replay(args: &TopArgs, session: Session) -> Ended {
 
 /// `--at` on a terminal: the view at that moment, stepped through with the
 /// keys until q or a signal.
-fn step_through(dir: &Path, at_us: i64, session: Session) -> Ended {
+fn step_through(dir: &Path, at_us: i64, mut tui: Tui, session: Session) -> Ended {
     let around = Around::read(dir, at_us).map_err(replay_error)?;
-    let Some(mut tui) = Tui::take() else {
-        return Err(Stop::bad_input(
-            "--at steps through the record on a terminal only",
-        ));
-    };
     let last = around.scanned.entries.len() - 1;
     let mut i = around.at;
     let mut shown = None;

@@ -433,15 +433,38 @@ pub fn saved_path(dir: &Path, node: &Node) -> PathBuf {
     dir.join(format!("{}.json", node.name))
 }
 
+/// Why a node's answer cannot be taken when it names another version.
+pub fn other_version(theirs: &str) -> Option<String> {
+    let ours = env!("CARGO_PKG_VERSION");
+    (theirs != ours).then(|| {
+        format!(
+            "pveprobe {theirs} on the node, {ours} here: install the same version on every node"
+        )
+    })
+}
+
 /// What a node's pveprobe printed as JSON of type `T`, or how its run
-/// failed (status and why), in the words of `cluster`'s table.
+/// failed (status and why), in the words of `cluster`'s table; a result
+/// whose `pveprobe_version` is not this one's fails as `version`.
 pub fn answer<T: serde::de::DeserializeOwned>(
     run: &Finished,
     limit: Duration,
     what: &str,
 ) -> Result<T, (Status, Option<String>)> {
     let parsed = std::cell::RefCell::new(None);
-    let outcome = classify_with(run, limit, env!("CARGO_PKG_VERSION"), &|stdout, _| {
+    let ours = env!("CARGO_PKG_VERSION");
+    let outcome = classify_with(run, limit, ours, &|stdout, _| {
+        // A result that names its version is checked for it first: another
+        // pveprobe's is named as such, not as bad output.
+        let doc = serde_json::from_slice::<serde_json::Value>(stdout).ok();
+        let theirs = doc
+            .as_ref()
+            .map(|d| d.get("pveprobe_version").and_then(|v| v.as_str()));
+        if let Some(Some(theirs)) = theirs
+            && let Some(why) = other_version(theirs)
+        {
+            return NodeOutcome::failed(Status::Version, why);
+        }
         match serde_json::from_slice::<T>(stdout) {
             Ok(v) => {
                 *parsed.borrow_mut() = Some(v);
@@ -452,6 +475,13 @@ pub fn answer<T: serde::de::DeserializeOwned>(
                     raw: None,
                 }
             }
+            // JSON of another shape that names no version: another pveprobe.
+            Err(e) if theirs == Some(None) => NodeOutcome::failed(
+                Status::Version,
+                format!(
+                    "{what} answered JSON without pveprobe_version ({e}): another pveprobe than {ours}; install the same version on every node"
+                ),
+            ),
             Err(e) => NodeOutcome::failed(Status::BadOutput, format!("{what} said no JSON: {e}")),
         }
     });
@@ -643,6 +673,45 @@ mod tests {
     /// How a node's run is classified, with a 60 s limit and version 0.1.0 here.
     fn status(f: Finished) -> NodeOutcome {
         classify(&f, Duration::from_secs(60), "0.1.0")
+    }
+
+    #[test]
+    fn an_answer_of_another_version_is_named_so_not_bad_output() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Answer {
+            #[allow(dead_code)]
+            pveprobe_version: String,
+            n: u32,
+        }
+        let ours = env!("CARGO_PKG_VERSION");
+        let limit = Duration::from_secs(60);
+        let got = answer::<Answer>(
+            &finished(
+                0,
+                &format!("{{\"pveprobe_version\":\"{ours}\",\"n\":3}}"),
+                "",
+            ),
+            limit,
+            "x",
+        );
+        assert_eq!(got.unwrap().n, 3);
+        // Another version, whatever its shape.
+        let (status, detail) = answer::<Answer>(
+            &finished(0, "{\"pveprobe_version\":\"0.0.9\",\"other\":true}", ""),
+            limit,
+            "x",
+        )
+        .unwrap_err();
+        assert_eq!(status, Status::Version);
+        assert!(detail.unwrap().starts_with("pveprobe 0.0.9 on the node"));
+        // Another shape without a version: an older pveprobe.
+        let (status, detail) =
+            answer::<Answer>(&finished(0, "{\"n\":3}", ""), limit, "x").unwrap_err();
+        assert_eq!(status, Status::Version);
+        assert!(detail.unwrap().contains("without pveprobe_version"));
+        // Not JSON: bad output.
+        let (status, _) = answer::<Answer>(&finished(0, "Segfault\n", ""), limit, "x").unwrap_err();
+        assert_eq!(status, Status::BadOutput);
     }
 
     #[test]

@@ -394,4 +394,35 @@ fn worst_across_the_cluster_names_the_node_without_a_record_and_keeps_the_others
         stdout(&text)
     );
     assert!(stdout(&text).contains("node pve1: ok"), "{}", stdout(&text));
+
+    // pve2 runs an older pveprobe, whose answer names no version (as
+    // before 0.1.0's pveprobe_version): named, not ranked, pve1's stand.
+    let mut older = doc.clone();
+    older.as_object_mut().unwrap().remove("pveprobe_version");
+    older.as_object_mut().unwrap().remove("nodes");
+    let bin = c.dir.path().join("pve2/bin/pveprobe");
+    std::fs::remove_file(&bin).unwrap();
+    std::fs::write(&bin, format!("#!/bin/sh\ncat <<'EOF'\n{older}\nEOF\n")).unwrap();
+    std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = c
+        .pveprobe_on(0, "top")
+        .args(["--worst", "--cluster", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let pve2 = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["node"] == "pve2")
+        .unwrap();
+    assert_eq!(pve2["status"], "version", "{doc}");
+    assert!(
+        pve2["detail"]
+            .as_str()
+            .unwrap()
+            .contains("without pveprobe_version"),
+        "{doc}"
+    );
+    assert_eq!(doc["intervals"], 3, "{doc}");
 }

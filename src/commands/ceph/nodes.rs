@@ -289,13 +289,6 @@ fn ask(
             None => status.word().to_string(),
         },
     )?;
-    if facts.pveprobe_version != env!("CARGO_PKG_VERSION") {
-        return Err(format!(
-            "it runs pveprobe {}, this is {}",
-            facts.pveprobe_version,
-            env!("CARGO_PKG_VERSION")
-        ));
-    }
     Ok(facts)
 }
 

@@ -82,6 +82,7 @@ impl Work for ClusterWorstRequest {
         let mut report = WorstReport {
             schema_version: 1,
             kind: "top-worst".into(),
+            pveprobe_version: env!("CARGO_PKG_VERSION").into(),
             node: "cluster".into(),
             ..WorstReport::default()
         };

@@ -30,6 +30,8 @@ pub struct WorstReport {
     pub schema_version: u32,
     /// Always `top-worst`.
     pub kind: String,
+    /// Which pveprobe ranked it (`--cluster` asks the same on every node).
+    pub pveprobe_version: String,
     pub node: String,
     /// The window asked for (RFC 3339).
     pub since: String,
@@ -173,6 +175,7 @@ pub fn report(scanned: &Scanned, node: &str, since: i64, until: i64, top: usize)
     let mut r = WorstReport {
         schema_version: 1,
         kind: "top-worst".into(),
+        pveprobe_version: env!("CARGO_PKG_VERSION").into(),
         node: node.into(),
         since: rfc3339(since),
         until: rfc3339(until),

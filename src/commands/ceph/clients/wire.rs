@@ -58,12 +58,8 @@ pub struct ClientAnswer {
 impl ClientFigure {
     /// A client's answer to a job told to start at `start_at` (ms).
     pub(super) fn take(&mut self, a: ClientAnswer, start_at: u64) {
-        if a.pveprobe_version != env!("CARGO_PKG_VERSION") {
-            self.error = Some(format!(
-                "it runs pveprobe {}, this is {}",
-                a.pveprobe_version,
-                env!("CARGO_PKG_VERSION")
-            ));
+        if let Some(why) = crate::nodes::remote::other_version(&a.pveprobe_version) {
+            self.error = Some(why);
             return;
         }
         self.skew_ms = a.started_ms.map(|s| s as f64 - start_at as f64);

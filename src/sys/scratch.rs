@@ -46,6 +46,75 @@ pub fn is_random_name(name: &str) -> bool {
     })
 }
 
+/// Removes what helpers killed by SIGKILL left in `parent` (`/run`, where
+/// net-migrate and net-sink keep their sockets; a SIGKILL leaves no chance
+/// to clean up): each directory of [`random_name`]'s, ours, untouched for
+/// `older_than` (longer than any helper lives), holding only UNIX sockets.
+/// Anything else in one, it stays. The names removed.
+pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String> {
+    let Ok(parent_fd) = open(
+        parent,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = Vec::new();
+    for name in entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+    {
+        if !is_random_name(&name) {
+            continue;
+        }
+        let Ok(st) = fstatat(&parent_fd, name.as_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        let age = now.duration_since(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(st.st_mtime.max(0) as u64),
+        );
+        if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFDIR
+            || st.st_uid != geteuid().as_raw()
+            || age.map_or(true, |a| a < older_than)
+        {
+            continue;
+        }
+        let Ok(mut dir) = nix::dir::Dir::openat(
+            &parent_fd,
+            name.as_str(),
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let inside: Vec<std::ffi::CString> = dir
+            .iter()
+            .flatten()
+            .map(|e| e.file_name().to_owned())
+            .filter(|n| ![&b"."[..], b".."].contains(&n.to_bytes()))
+            .collect();
+        let dir_fd = &dir;
+        for f in &inside {
+            let socket =
+                fstatat(dir_fd, f.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                    SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK
+                });
+            if socket {
+                let _ = unlinkat(dir_fd, f.as_c_str(), UnlinkatFlags::NoRemoveDir);
+            }
+        }
+        // Fails, and so leaves it, where anything but a socket was inside.
+        if unlinkat(&parent_fd, name.as_str(), UnlinkatFlags::RemoveDir).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
 #[derive(Debug)]
 pub struct ScratchDir {
     parent: OwnedFd,
@@ -345,6 +414,44 @@ pub fn preallocate(file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_old_directories_of_ours_holding_sockets_are_swept() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        let made = |name: &str, socket: bool, file: bool, hours_old: u64| {
+            let d = p.join(name);
+            std::fs::create_dir(&d).unwrap();
+            if socket {
+                drop(std::os::unix::net::UnixListener::bind(d.join("s")).unwrap());
+            }
+            if file {
+                std::fs::write(d.join("note"), "x").unwrap();
+            }
+            let then =
+                std::time::SystemTime::now() - std::time::Duration::from_secs(hours_old * 3600);
+            std::fs::File::open(&d).unwrap().set_modified(then).unwrap();
+            name.to_string()
+        };
+        let old = made(&random_name(), true, false, 3);
+        let empty = made(&random_name(), false, false, 3);
+        let young = made(&random_name(), true, false, 0);
+        let with_file = made(&random_name(), true, true, 3);
+        let other = made("pveprobe.not-ours", true, false, 3);
+        let link = random_name();
+        std::os::unix::fs::symlink(p.join(&with_file), p.join(&link)).unwrap();
+        let mut swept = sweep_stale(p, std::time::Duration::from_secs(2 * 3600));
+        swept.sort();
+        let mut want = vec![old.clone(), empty.clone()];
+        want.sort();
+        assert_eq!(swept, want);
+        for kept in [&young, &with_file, &other, &link] {
+            assert!(p.join(kept).exists(), "{kept} was swept");
+        }
+        assert!(p.join(&young).join("s").exists());
+        assert!(p.join(&with_file).join("note").exists());
+        assert!(sweep_stale(&p.join("nonexistent"), std::time::Duration::ZERO).is_empty());
+    }
     use std::io::Write;
 
     #[test]

@@ -170,6 +170,7 @@ fn aes_ni() -> Option<bool> {
 
 /// One stream through the secure channel to `opts.node`, or why not.
 pub fn migrate(opts: &MigrateOptions, stop: &AtomicBool) -> Result<SecureStream, String> {
+    crate::sys::scratch::sweep_stale(Path::new(RUN_DIR), sink::STALE_AFTER);
     let mut local = ScratchDir::create(Path::new(RUN_DIR)).map_err(|e| e.to_string())?;
     local.adopt(SOCKET);
     let local_socket = local.path().join(SOCKET);

@@ -24,6 +24,11 @@ use crate::sys::scratch::ScratchDir;
 /// Where the private directory of each end is made (as qemu-server's
 /// migration sockets are in `/run/qemu-server`).
 pub const RUN_DIR: &str = "/run";
+/// How old a directory of RUN_DIR must be before a helper sweeps it as
+/// one a SIGKILL left ([`crate::sys::scratch::sweep_stale`]): longer than
+/// any helper lives (net-sink's `--lifetime` is an hour at most, and
+/// net-migrate ends before its sink).
+pub const STALE_AFTER: Duration = Duration::from_secs(2 * 3600);
 /// The socket's name in that directory.
 pub const SOCKET: &str = "migrate.sock";
 
@@ -93,6 +98,7 @@ pub fn sink(
     stop: &AtomicBool,
     ready: impl FnOnce(),
 ) -> Result<SinkStats, ProbeError> {
+    crate::sys::scratch::sweep_stale(parent, STALE_AFTER);
     let mut dir = ScratchDir::create_named(parent, name)?;
     dir.adopt(SOCKET);
     let path = dir.path().join(SOCKET);

@@ -49,8 +49,8 @@ pub fn is_random_name(name: &str) -> bool {
 /// Removes what helpers killed by SIGKILL left in `parent` (`/run`, where
 /// net-migrate and net-sink keep their sockets; a SIGKILL leaves no chance
 /// to clean up): each directory of [`random_name`]'s, ours, untouched for
-/// `older_than` (longer than any helper lives), holding only UNIX sockets.
-/// Anything else in one, it stays. The names removed.
+/// `older_than` (longer than any helper lives), holding only UNIX sockets;
+/// one holding anything else is left untouched. The names removed.
 pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String> {
     let Ok(parent_fd) = open(
         parent,
@@ -97,17 +97,18 @@ pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String
             .map(|e| e.file_name().to_owned())
             .filter(|n| ![&b"."[..], b".."].contains(&n.to_bytes()))
             .collect();
-        let dir_fd = &dir;
-        for f in &inside {
-            let socket =
-                fstatat(dir_fd, f.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|st| {
-                    SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK
-                });
-            if socket {
-                let _ = unlinkat(dir_fd, f.as_c_str(), UnlinkatFlags::NoRemoveDir);
-            }
+        let socket = |f: &std::ffi::CString| {
+            fstatat(&dir, f.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK
+            })
+        };
+        // Anything but a socket inside: not a helper's, left untouched.
+        if !inside.iter().all(socket) {
+            continue;
         }
-        // Fails, and so leaves it, where anything but a socket was inside.
+        for f in &inside {
+            let _ = unlinkat(&dir, f.as_c_str(), UnlinkatFlags::NoRemoveDir);
+        }
         if unlinkat(&parent_fd, name.as_str(), UnlinkatFlags::RemoveDir).is_ok() {
             removed.push(name);
         }
@@ -450,6 +451,10 @@ mod tests {
         }
         assert!(p.join(&young).join("s").exists());
         assert!(p.join(&with_file).join("note").exists());
+        assert!(
+            p.join(&with_file).join("s").exists(),
+            "its socket was removed"
+        );
         assert!(sweep_stale(&p.join("nonexistent"), std::time::Duration::ZERO).is_empty());
     }
     use std::io::Write;

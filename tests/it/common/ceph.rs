@@ -220,127 +220,147 @@ impl Cluster {
 
     pub fn start_laid_out(layout: Layout) -> Cluster {
         let block_dirs = layout.block_dirs;
-        let dir = workdir();
-        let d = dir.path().to_path_buf();
-        std::fs::create_dir_all(d.join("run")).unwrap();
-        std::fs::create_dir_all(d.join("log")).unwrap();
-        let fsid = uuid();
-        let port = free_port();
-        let p = d.display();
-        let public = layout.public_network.as_deref().unwrap_or("127.0.0.0/8");
-        let mon_ip = layout.mon_ip.as_deref().unwrap_or("127.0.0.1");
-        // The OSDs report and the mgr folds their stats every second (5 s by
-        // default): the placement groups read active 4 s sooner.
-        std::fs::write(
-            d.join("ceph.conf"),
-            format!(
-                "[global]\n\
-                 fsid = {fsid}\n\
-                 mon_host = v2:{mon_ip}:{port}\n\
-                 auth_cluster_required = none\n\
-                 auth_service_required = none\n\
-                 auth_client_required = none\n\
-                 keyring = {p}/keyring\n\
-                 run_dir = {p}/run\n\
-                 log_file = {p}/log/$name.log\n\
-                 admin_socket = {p}/run/$name.asok\n\
-                 pid_file = {p}/run/$name.pid\n\
-                 osd_pool_default_size = 1\n\
-                 osd_pool_default_min_size = 1\n\
-                 mon_allow_pool_size_one = true\n\
-                 osd_pool_default_pg_autoscale_mode = warn\n\
-                 mon_allow_pool_delete = false\n\
-                 osd_crush_chooseleaf_type = 0\n\
-                 ms_bind_msgr1 = false\n\
-                 public_network = {public}\n\
-                 mon_data = {p}/$name\n\
-                 mgr_data = {p}/$name\n\
-                 osd_data = {p}/$name\n\
-                 osd_objectstore = memstore\n\
-                 memstore_device_bytes = 1073741824\n\
-                 osd_memory_target = 536870912\n\
-                 mgr_initial_modules =\n\
-                 mgr_stats_period = 1\n\
-                 osd_mon_report_interval = 1\n"
-            ),
-        )
-        .unwrap();
-        if !block_dirs.is_empty() {
-            let mut conf = std::fs::read_to_string(d.join("ceph.conf"))
-                .unwrap()
-                .replace("osd_objectstore = memstore", "osd_objectstore = bluestore");
-            conf += "bluestore_block_create = true\n\
-                     bluestore_block_size = 2147483648\n\
-                     bluestore_fsck_on_mkfs = false\n\
-                     bluestore_cache_size = 134217728\n\
-                     osd_class_update_on_start = false\n";
-            for (i, b) in block_dirs.iter().enumerate() {
-                conf += &format!(
-                    "[osd.{i}]\nbluestore_block_path = {}/osd{i}.block\n",
-                    b.display()
-                );
+        // A monitor that does not answer within 20 s is made again on
+        // another port: once in a CI run none answered, and every client
+        // waited 300 s (its log was gone with the rig; a port taken between
+        // its pick and ceph-mon's bind is one way that happens).
+        let mut attempt = 0;
+        let (mut c, d) = loop {
+            attempt += 1;
+            let dir = workdir();
+            let d = dir.path().to_path_buf();
+            std::fs::create_dir_all(d.join("run")).unwrap();
+            std::fs::create_dir_all(d.join("log")).unwrap();
+            let fsid = uuid();
+            let port = free_port();
+            let p = d.display();
+            let public = layout.public_network.as_deref().unwrap_or("127.0.0.0/8");
+            let mon_ip = layout.mon_ip.as_deref().unwrap_or("127.0.0.1");
+            // The OSDs report and the mgr folds their stats every second (5 s by
+            // default): the placement groups read active 4 s sooner.
+            std::fs::write(
+                d.join("ceph.conf"),
+                format!(
+                    "[global]\n\
+                     fsid = {fsid}\n\
+                     mon_host = v2:{mon_ip}:{port}\n\
+                     auth_cluster_required = none\n\
+                     auth_service_required = none\n\
+                     auth_client_required = none\n\
+                     keyring = {p}/keyring\n\
+                     run_dir = {p}/run\n\
+                     log_file = {p}/log/$name.log\n\
+                     admin_socket = {p}/run/$name.asok\n\
+                     pid_file = {p}/run/$name.pid\n\
+                     osd_pool_default_size = 1\n\
+                     osd_pool_default_min_size = 1\n\
+                     mon_allow_pool_size_one = true\n\
+                     osd_pool_default_pg_autoscale_mode = warn\n\
+                     mon_allow_pool_delete = false\n\
+                     osd_crush_chooseleaf_type = 0\n\
+                     ms_bind_msgr1 = false\n\
+                     public_network = {public}\n\
+                     mon_data = {p}/$name\n\
+                     mgr_data = {p}/$name\n\
+                     osd_data = {p}/$name\n\
+                     osd_objectstore = memstore\n\
+                     memstore_device_bytes = 1073741824\n\
+                     osd_memory_target = 536870912\n\
+                     mgr_initial_modules =\n\
+                     mgr_stats_period = 1\n\
+                     osd_mon_report_interval = 1\n"
+                ),
+            )
+            .unwrap();
+            if !block_dirs.is_empty() {
+                let mut conf = std::fs::read_to_string(d.join("ceph.conf"))
+                    .unwrap()
+                    .replace("osd_objectstore = memstore", "osd_objectstore = bluestore");
+                conf += "bluestore_block_create = true\n\
+                         bluestore_block_size = 2147483648\n\
+                         bluestore_fsck_on_mkfs = false\n\
+                         bluestore_cache_size = 134217728\n\
+                         osd_class_update_on_start = false\n";
+                for (i, b) in block_dirs.iter().enumerate() {
+                    conf += &format!(
+                        "[osd.{i}]\nbluestore_block_path = {}/osd{i}.block\n",
+                        b.display()
+                    );
+                }
+                std::fs::write(d.join("ceph.conf"), conf).unwrap();
             }
-            std::fs::write(d.join("ceph.conf"), conf).unwrap();
-        }
-        let keyring = d.join("keyring");
-        let k = keyring.to_str().unwrap();
-        ok(
-            Command::new("ceph-authtool")
-                .args([
-                    "--create-keyring",
-                    k,
-                    "--gen-key",
-                    "-n",
-                    "mon.",
-                    "--cap",
-                    "mon",
-                    "allow *",
-                ])
+            let keyring = d.join("keyring");
+            let k = keyring.to_str().unwrap();
+            ok(
+                Command::new("ceph-authtool")
+                    .args([
+                        "--create-keyring",
+                        k,
+                        "--gen-key",
+                        "-n",
+                        "mon.",
+                        "--cap",
+                        "mon",
+                        "allow *",
+                    ])
+                    .output()
+                    .unwrap(),
+                "ceph-authtool",
+            );
+            let monmap = d.join("monmap");
+            ok(
+                Command::new("monmaptool")
+                    .args([
+                        "--create",
+                        "--fsid",
+                        &fsid,
+                        "--addv",
+                        "a",
+                        &format!("[v2:{mon_ip}:{port}]"),
+                    ])
+                    .arg(&monmap)
+                    .output()
+                    .unwrap(),
+                "monmaptool",
+            );
+            // In the rig's namespace: the monitor looks for its address there.
+            let mut mkfs = match &layout.netns {
+                Some(ns) => {
+                    let mut cmd = Command::new("ip");
+                    cmd.args(["netns", "exec", ns, "ceph-mon"]);
+                    cmd
+                }
+                None => Command::new("ceph-mon"),
+            };
+            ok(
+                mkfs.arg("-c")
+                    .arg(d.join("ceph.conf"))
+                    .args(["--mkfs", "-i", "a", "--monmap"])
+                    .arg(&monmap)
+                    .args(["--keyring", k])
+                    .output()
+                    .unwrap(),
+                "ceph-mon --mkfs",
+            );
+            let mut c = Cluster {
+                dir,
+                daemons: Vec::new(),
+                netns: layout.netns.clone(),
+            };
+            c.spawn("ceph-mon", &["-i", "a"]);
+            let answers = c
+                .tool("ceph", &["--connect-timeout", "20", "mon", "stat"])
                 .output()
-                .unwrap(),
-            "ceph-authtool",
-        );
-        let monmap = d.join("monmap");
-        ok(
-            Command::new("monmaptool")
-                .args([
-                    "--create",
-                    "--fsid",
-                    &fsid,
-                    "--addv",
-                    "a",
-                    &format!("[v2:{mon_ip}:{port}]"),
-                ])
-                .arg(&monmap)
-                .output()
-                .unwrap(),
-            "monmaptool",
-        );
-        // In the rig's namespace: the monitor looks for its address there.
-        let mut mkfs = match &layout.netns {
-            Some(ns) => {
-                let mut cmd = Command::new("ip");
-                cmd.args(["netns", "exec", ns, "ceph-mon"]);
-                cmd
+                .is_ok_and(|o| o.status.success());
+            if answers {
+                break (c, d);
             }
-            None => Command::new("ceph-mon"),
+            assert!(
+                attempt < 3,
+                "the rig's monitor did not answer on 3 ports; logs in {}",
+                c.dir.path().display()
+            );
         };
-        ok(
-            mkfs.arg("-c")
-                .arg(d.join("ceph.conf"))
-                .args(["--mkfs", "-i", "a", "--monmap"])
-                .arg(&monmap)
-                .args(["--keyring", k])
-                .output()
-                .unwrap(),
-            "ceph-mon --mkfs",
-        );
-        let mut c = Cluster {
-            dir,
-            daemons: Vec::new(),
-            netns: layout.netns.clone(),
-        };
-        c.spawn("ceph-mon", &["-i", "a"]);
         c.spawn("ceph-mgr", &["-i", "x"]);
         // The OSDs made one after the other, started together.
         for i in 0..OSDS {

@@ -388,15 +388,11 @@ fn parse_result(stdout: &[u8], code: i32, version: &str) -> NodeOutcome {
         }
     };
     match value.get("pveprobe_version").and_then(|v| v.as_str()) {
-        Some(theirs) if theirs != version => {
-            return NodeOutcome::failed(
-                Status::Version,
-                format!(
-                    "pveprobe {theirs} on the node, {version} here: install the same version on every node"
-                ),
-            );
+        Some(theirs) => {
+            if let Some(why) = version_differs(theirs, version) {
+                return NodeOutcome::failed(Status::Version, why);
+            }
         }
-        Some(_) => {}
         None => return bad("JSON without pveprobe_version: not a pveprobe result".into()),
     }
     match serde_json::from_value::<JsonReport>(value) {
@@ -435,7 +431,10 @@ pub fn saved_path(dir: &Path, node: &Node) -> PathBuf {
 
 /// Why a node's answer cannot be taken when it names another version.
 pub fn other_version(theirs: &str) -> Option<String> {
-    let ours = env!("CARGO_PKG_VERSION");
+    version_differs(theirs, env!("CARGO_PKG_VERSION"))
+}
+
+fn version_differs(theirs: &str, ours: &str) -> Option<String> {
     (theirs != ours).then(|| {
         format!(
             "pveprobe {theirs} on the node, {ours} here: install the same version on every node"

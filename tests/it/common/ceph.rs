@@ -77,6 +77,17 @@ fn ok(out: Output, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The last 20 lines of a daemon's log, for a failure message.
+fn log_tail(path: &std::path::Path) -> String {
+    match std::fs::read_to_string(path) {
+        Ok(log) => {
+            let lines: Vec<&str> = log.lines().collect();
+            lines[lines.len().saturating_sub(20)..].join("\n")
+        }
+        Err(e) => format!("({}: {e})", path.display()),
+    }
+}
+
 impl Cluster {
     pub fn conf(&self) -> PathBuf {
         self.dir.path().join("ceph.conf")
@@ -237,7 +248,11 @@ impl Cluster {
             let public = layout.public_network.as_deref().unwrap_or("127.0.0.0/8");
             let mon_ip = layout.mon_ip.as_deref().unwrap_or("127.0.0.1");
             // The OSDs report and the mgr folds their stats every second (5 s by
-            // default): the placement groups read active 4 s sooner.
+            // default): the placement groups read active 4 s sooner. The
+            // monitor starts however full the host's disk is: by default it
+            // exits (ENOSPC) when its data's filesystem has 5% or less free,
+            // and a CI machine's disk can be that full; its data here is
+            // a few MiB.
             std::fs::write(
                 d.join("ceph.conf"),
                 format!(
@@ -268,7 +283,9 @@ impl Cluster {
                      osd_memory_target = 536870912\n\
                      mgr_initial_modules =\n\
                      mgr_stats_period = 1\n\
-                     osd_mon_report_interval = 1\n"
+                     osd_mon_report_interval = 1\n\
+                     mon_data_avail_crit = 0\n\
+                     mon_data_avail_warn = 0\n"
                 ),
             )
             .unwrap();
@@ -355,10 +372,17 @@ impl Cluster {
             if answers {
                 break (c, d);
             }
+            // A monitor that exited will not answer on another port either:
+            // say why it exited (its log goes with the rig).
+            let exited = c.daemons[0].try_wait().ok().flatten();
             assert!(
-                attempt < 3,
-                "the rig's monitor did not answer on 3 ports; logs in {}",
-                c.dir.path().display()
+                exited.is_none() && attempt < 3,
+                "the rig's monitor did not answer ({}); its log ends:\n{}",
+                match exited {
+                    Some(status) => format!("it exited, {status}"),
+                    None => format!("{attempt} ports tried"),
+                },
+                log_tail(&d.join("ceph-mon.0.out")) + "\n" + &log_tail(&d.join("log/mon.a.log"))
             );
         };
         c.spawn("ceph-mgr", &["-i", "x"]);

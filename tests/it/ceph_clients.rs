@@ -82,7 +82,7 @@ fn each_pool_job_runs_from_three_nodes_at_once_and_the_total_is_their_sum() {
         .pveprobe_on(0, "ceph")
         .arg("--conf")
         .arg(c.conf())
-        .args(["--yes", "--no-osd-bench", "--seconds", "3"])
+        .args(["--yes", "--no-osd-bench", "--seconds", "2"])
         .args(["--rbd-size", "16M", "--clients", "all"])
         .args(["--output-format", "json", "--plot"])
         .arg(&svg)
@@ -203,7 +203,7 @@ fn sigint_on_the_first_node_mid_job_stops_every_client_and_leaves_nothing() {
     let child = spawn(
         &nodes,
         &c,
-        &["--seconds", "5", "--clients", "pve1,pve2,pve3"],
+        &["--seconds", "3", "--clients", "pve1,pve2,pve3"],
     );
     until_a_client_writes(&c, "-pve3");
     let out = interrupt_and_wait(child);
@@ -223,7 +223,7 @@ fn a_client_node_that_stops_answering_is_given_up_on_and_its_objects_still_go() 
         &c,
         &[
             "--seconds",
-            "3",
+            "2",
             "--clients",
             "all",
             "--answer-timeout",

@@ -52,26 +52,20 @@ pub fn is_random_name(name: &str) -> bool {
 /// `older_than` (longer than any helper lives), holding only UNIX sockets;
 /// one holding anything else is left untouched. The names removed.
 pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String> {
-    let Ok(parent_fd) = open(
+    let Ok(mut parent_dir) = nix::dir::Dir::open(
         parent,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return Vec::new();
-    };
     let now = std::time::SystemTime::now();
     let mut removed = Vec::new();
-    for name in entries
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-    {
-        if !is_random_name(&name) {
+    for name in entry_names(&mut parent_dir) {
+        let Some(name) = name.to_str().ok().filter(|n| is_random_name(n)) else {
             continue;
-        }
-        let Ok(st) = fstatat(&parent_fd, name.as_str(), AtFlags::AT_SYMLINK_NOFOLLOW) else {
+        };
+        let Ok(st) = fstatat(&parent_dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) else {
             continue;
         };
         let age = now.duration_since(
@@ -84,19 +78,14 @@ pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String
             continue;
         }
         let Ok(mut dir) = nix::dir::Dir::openat(
-            &parent_fd,
-            name.as_str(),
+            &parent_dir,
+            name,
             OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
             Mode::empty(),
         ) else {
             continue;
         };
-        let inside: Vec<std::ffi::CString> = dir
-            .iter()
-            .flatten()
-            .map(|e| e.file_name().to_owned())
-            .filter(|n| ![&b"."[..], b".."].contains(&n.to_bytes()))
-            .collect();
+        let inside = entry_names(&mut dir);
         let socket = |f: &std::ffi::CString| {
             fstatat(&dir, f.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|st| {
                 SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK
@@ -109,11 +98,20 @@ pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String
         for f in &inside {
             let _ = unlinkat(&dir, f.as_c_str(), UnlinkatFlags::NoRemoveDir);
         }
-        if unlinkat(&parent_fd, name.as_str(), UnlinkatFlags::RemoveDir).is_ok() {
-            removed.push(name);
+        if unlinkat(&parent_dir, name, UnlinkatFlags::RemoveDir).is_ok() {
+            removed.push(name.to_string());
         }
     }
     removed
+}
+
+/// The names in `dir`, but `.` and `..`.
+fn entry_names(dir: &mut nix::dir::Dir) -> Vec<std::ffi::CString> {
+    dir.iter()
+        .flatten()
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| ![&b"."[..], b".."].contains(&n.to_bytes()))
+        .collect()
 }
 
 #[derive(Debug)]

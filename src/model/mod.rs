@@ -18,6 +18,7 @@ pub mod filesystem;
 pub mod fsync;
 pub mod hint;
 pub mod host;
+pub mod human;
 pub mod io;
 pub mod latency;
 pub mod net;
@@ -82,15 +83,6 @@ pub fn printable(source: &str) -> String {
         }
     }
     out
-}
-
-/// A size for people: MiB below a GiB, else GiB with two decimals.
-pub fn bytes_text(bytes: u64) -> String {
-    if bytes < 1 << 30 {
-        format!("{:.0} MiB", bytes as f64 / f64::from(1u32 << 20))
-    } else {
-        format!("{:.2} GiB", bytes as f64 / f64::from(1u32 << 30))
-    }
 }
 
 #[cfg(test)]

@@ -366,7 +366,7 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
             out += &format!(
                 "- pool {0}: `rbd bench` on a scratch image {0}/{0} of {1}: {1} of 4 KiB random writes, then as much read, {THREADS} threads\n",
                 req.run_id,
-                human(req.rbd_bytes)
+                format!("{:#}", crate::model::human::Size(req.rbd_bytes))
             );
         }
     }
@@ -381,7 +381,7 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
                 req.seconds,
                 req.seconds,
                 write_cap(view, &p.name)
-                    .map(human)
+                    .map(|b| format!("{:#}", crate::model::human::Size(b)))
                     .unwrap_or_else(|| "as ceph df does not say its room, no cap".into()),
                 req.run_id
             );
@@ -392,8 +392,8 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
                     p.name,
                     p.name,
                     req.run_id,
-                    human(req.rbd_bytes),
-                    human(req.rbd_bytes)
+                    format!("{:#}", crate::model::human::Size(req.rbd_bytes)),
+                    format!("{:#}", crate::model::human::Size(req.rbd_bytes))
                 );
             }
         }
@@ -437,14 +437,6 @@ pub fn refuse_full(view: &ClusterView) -> Result<(), String> {
         full.join(", "),
         report::NEARFULL_PCT
     ))
-}
-
-fn human(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
-        format!("{} GiB", bytes >> 30)
-    } else {
-        format!("{} MiB", bytes >> 20)
-    }
 }
 
 /// The run's id: host, process and time, unique on the cluster.

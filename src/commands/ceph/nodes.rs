@@ -39,14 +39,14 @@ pub struct CephNodeFacts {
     pub load: Option<NodeLoad>,
 }
 
-/// `host`'s load, from /proc/loadavg, /proc/cpuinfo and /proc/pressure/cpu.
+/// `host`'s load, from /proc/loadavg and /proc/pressure/cpu, beside the
+/// CPUs this node's pveprobe may use (`sys::cpus`, the one count).
 pub fn node_load(host: &Host) -> Option<NodeLoad> {
     use pveprobe_parse::pressure;
     let load = pressure::loadavg(&host.read("/proc/loadavg").ok()?)?;
-    let cpus = pveprobe_parse::cpuinfo::processors(&host.read("/proc/cpuinfo").ok()?);
     Some(NodeLoad {
         load1: load[0],
-        cpus: cpus.max(1),
+        cpus: crate::sys::cpus::usable(),
         cpu_pressure_pct: host
             .read("/proc/pressure/cpu")
             .ok()

@@ -63,8 +63,8 @@ pub fn main(dir: &Path, files: usize, bytes: u64, step: &GuestStep) -> Result<()
                 return Err(format!(
                     "{} has {} free; the files need {} and a quarter more to spare",
                     dir.display(),
-                    crate::model::bytes_text(avail),
-                    crate::model::bytes_text(need)
+                    crate::model::human::Size(avail).to_string(),
+                    crate::model::human::Size(need).to_string()
                 ));
             }
             for d in &disks {

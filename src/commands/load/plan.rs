@@ -38,8 +38,8 @@ pub fn describe(req: &LoadRequest, planned: &[Planned]) -> String {
     let disk_total = vms as u64 * req.disks_per_vm as u64 * req.disk_bytes;
     let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let (vms_text, nodes) = (count(vms, "worker VM"), count(planned.len(), "node"));
-    let each = crate::model::bytes_text(req.disk_bytes);
-    let total = crate::model::bytes_text(disk_total);
+    let each = crate::model::human::Size(req.disk_bytes).to_string();
+    let total = crate::model::human::Size(disk_total).to_string();
     let mut out = match &req.existing {
         Some(_) => format!(
             "pveprobe load in {} on {nodes}, through their guest agents: {} of {each} each in a private directory under {} in each ({total} in all)\n",
@@ -94,7 +94,7 @@ fn describe_work(req: &LoadRequest, disk_total: u64) -> String {
                 } else {
                     "random data"
                 },
-                crate::model::bytes_text(disk_total)
+                crate::model::human::Size(disk_total).to_string()
             )
         }
     }

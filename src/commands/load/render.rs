@@ -244,7 +244,7 @@ fn head(r: &LoadReport) -> String {
     };
     let s = &r.settings;
     let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    let each = crate::model::bytes_text(r.disk_bytes);
+    let each = crate::model::human::Size(r.disk_bytes).to_string();
     if r.existing {
         format!(
             "pveprobe load in existing VMs, profile {}, {} on {}, {} of {each} each\n",
@@ -282,7 +282,7 @@ pub fn text(r: &LoadReport) -> String {
         let slowest = r.vms.iter().map(|v| v.fill_seconds).fold(0.0, f64::max);
         out += &format!(
             "filled: {} in {:.0} s\n",
-            crate::model::bytes_text(filled),
+            crate::model::human::Size(filled).to_string(),
             slowest
         );
     }

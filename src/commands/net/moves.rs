@@ -118,16 +118,6 @@ pub fn estimate(vms: &[(String, Vec<VmSize>)], pairs: &[PairResult]) -> Vec<Move
     out
 }
 
-/// Seconds as a person reads a duration: `48 s`, `3 min 12 s`, `1 h 4 min`.
-pub fn duration(s: f64) -> String {
-    let s = s.round() as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {} s", s / 60, s % 60),
-        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,7 +180,5 @@ mod tests {
         assert!((m.insecure_seconds.unwrap() - 56.0).abs() < 1e-6);
         // The link's figure: one stream, all of it.
         assert!((m.link_seconds.unwrap() - 26.0).abs() < 1e-6);
-        assert_eq!(duration(104.0), "1 min 44 s");
-        assert_eq!(duration(3725.0), "1 h 2 min");
     }
 }

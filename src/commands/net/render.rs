@@ -228,7 +228,7 @@ fn moves(report: &NetReport) -> String {
     out.push_str(
         "\nMOVES (each node's largest running VMs; memory counted once: a busy VM's memory changes while it moves and is sent again, at a rate not guessed here; local disks always through ssh)\n",
     );
-    let t = |s: Option<f64>| s.map_or_else(|| "-".into(), super::moves::duration);
+    let t = |s: Option<f64>| s.map_or_else(|| "-".into(), crate::model::human::duration);
     for m in &report.moves {
         let name = m
             .name

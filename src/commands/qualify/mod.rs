@@ -32,7 +32,7 @@ use crate::sys::interrupt::Interrupt;
 use crate::figure::projection::{Context, Project};
 use crate::sys::host::Host;
 use disk_tests::{Held, Tally};
-use report::{QualifyReport, QualifySettings, size_words};
+use report::{QualifyReport, QualifySettings};
 use target::Target;
 
 /// What a qualification is asked (its output and `--plot` are its
@@ -67,15 +67,6 @@ fn planned_seconds(args: &QualifyRequest) -> f64 {
     (SYNC_JOBS.len() + DiskTest::ALL.len()) as f64 * args.seconds + args.sustained
 }
 
-/// `11 min 0 s`.
-fn duration_words(secs: f64) -> String {
-    let s = secs.round() as u64;
-    match s {
-        0..=59 => format!("{s} s"),
-        _ => format!("{} min {} s", s / 60, s % 60),
-    }
-}
-
 /// Whether the device is to be discarded afterwards, and if not why.
 fn discard_plan(args: &QualifyRequest, t: &Target) -> Result<(), String> {
     if args.no_discard {
@@ -96,7 +87,7 @@ fn describe(t: &Target) -> String {
         "/dev/{}: {}, {} ({} bytes)",
         d.name,
         d.model.as_deref().unwrap_or("no model"),
-        size_words(d.size_bytes),
+        format!("{:.1}", crate::model::human::Size(d.size_bytes)),
         d.size_bytes
     );
     if let Some(disk) = &d.partition_of {
@@ -130,7 +121,7 @@ fn plan(args: &QualifyRequest, t: &Target, checked: &checks::Checked) -> String 
         } else {
             "no sustained write".into()
         },
-        duration_words(planned_seconds(args)),
+        crate::model::human::duration(planned_seconds(args)),
         t.device.name
     ));
     out.push_str(&match discard_plan(args, t) {

@@ -87,7 +87,7 @@ impl crate::output::Document for QualifyReport {
             "DEVICE: /dev/{} {} {}, {}{}",
             d.name,
             d.model.as_deref().unwrap_or("(no model)"),
-            size_words(d.size_bytes),
+            format!("{:.1}", crate::model::human::Size(d.size_bytes)),
             d.transport.as_deref().unwrap_or("transport unknown"),
             match d.rotational {
                 Some(true) => ", rotational",
@@ -192,15 +192,6 @@ pub fn device_words(d: &Device) -> String {
     }
 }
 
-/// Bytes in GiB or MiB, for a person.
-pub fn size_words(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
-    } else {
-        format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
-    }
-}
-
 /// What was written where, in a sentence.
 pub fn written_words(d: &Device, w: &Written) -> String {
     if w.bytes == 0 {
@@ -210,7 +201,7 @@ pub fn written_words(d: &Device, w: &Written) -> String {
     if w.sequential_to > 0 {
         parts.push(format!(
             "sequentially its first {} (offsets 0 to {})",
-            size_words(w.sequential_to),
+            format!("{:.1}", crate::model::human::Size(w.sequential_to)),
             w.sequential_to
         ));
     }
@@ -219,7 +210,7 @@ pub fn written_words(d: &Device, w: &Written) -> String {
     }
     format!(
         "wrote {} to /dev/{}: {}; {}",
-        size_words(w.bytes),
+        format!("{:.1}", crate::model::human::Size(w.bytes)),
         d.name,
         parts.join(", and "),
         w.afterwards

@@ -328,15 +328,6 @@ fn ms(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{x:.1} ms"))
 }
 
-fn duration(secs: f64) -> String {
-    let s = secs.round() as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {} s", s / 60, s % 60),
-        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
-    }
-}
-
 impl Episode {
     fn guests_line(&self) -> String {
         self.guests
@@ -420,7 +411,7 @@ impl crate::output::Document for WorstReport {
                 e.rank,
                 super::when::local(&e.start),
                 super::when::local(&e.end),
-                duration(e.seconds),
+                crate::model::human::duration(e.seconds),
                 e.intervals,
                 super::when::local(&e.peak.at),
                 pct(e.peak.iowait_pct),

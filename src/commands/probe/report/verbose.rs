@@ -105,10 +105,6 @@ pub fn render(doc: &JsonReport) -> String {
     out
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / f64::from(1u32 << 30))
-}
-
 /// One line per disk: what it is, how it is attached, how it caches.
 pub fn disk_line(d: &Disk) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -119,7 +115,7 @@ pub fn disk_line(d: &Disk) -> String {
         (None, None) => None,
     };
     parts.extend(model);
-    parts.extend(d.size_bytes.map(gib));
+    parts.extend(d.size_bytes.map(|b| crate::model::human::Size(b).to_string()));
     parts.extend(d.rotational.map(|r| {
         if r {
             "rotational".to_string()

@@ -139,10 +139,7 @@ pub fn run(opts: &Opts) -> Ended {
                 net_options: &args.net_options,
                 parallel: args.parallel,
                 dry_run: args.dry_run,
-                quiet: args.quiet,
-                output_format: args.output_format,
-                output: args.output.as_deref(),
-                plot: args.plot.as_deref(),
+                out: &args.out,
             })
         }
         Some(Command::Cluster(args)) => cluster::run::cluster(args),

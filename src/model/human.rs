@@ -39,6 +39,18 @@ impl fmt::Display for Size {
     }
 }
 
+impl Size {
+    /// Both units to `decimals` places: `1.5 GiB`, `300.0 MiB`.
+    pub fn decimals(self, decimals: usize) -> String {
+        format!("{self:.decimals$}")
+    }
+
+    /// Whole GiB where it is a whole number of them, else whole MiB.
+    pub fn whole(self) -> String {
+        format!("{self:#}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,7 +70,8 @@ mod tests {
         assert_eq!(Size(10 << 30).to_string(), "10.00 GiB");
         assert_eq!(format!("{:.1}", Size(1536 << 20)), "1.5 GiB");
         assert_eq!(format!("{:.1}", Size(300 << 20)), "300.0 MiB");
-        assert_eq!(format!("{:#}", Size(4 << 30)), "4 GiB");
-        assert_eq!(format!("{:#}", Size(1536 << 20)), "1536 MiB");
+        assert_eq!(Size(4 << 30).whole(), "4 GiB");
+        assert_eq!(Size(1536 << 20).whole(), "1536 MiB");
+        assert_eq!(Size(1536 << 20).decimals(1), "1.5 GiB");
     }
 }

@@ -157,6 +157,10 @@ pub trait Document: Serialize {
         None
     }
 
+    /// Whether the document has a picture for `--plot` (the session
+    /// refuses `--plot` before any work when it has none).
+    const PICTURE: bool = false;
+
     /// What `--plot` draws, when the document has a picture.
     fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
         None

@@ -89,6 +89,8 @@ pub fn render_text_with(table: &Table, bars: bool) -> String {
 }
 
 impl crate::output::Document for Table {
+    const PICTURE: bool = true;
+
     /// Ratios of results are no measurement to send to a dashboard.
     const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
 

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::measure_args;
+use crate::commands::common::output_args::OutputArgs;
+
 use crate::commands::common::reach_args::ReachArgs;
-use crate::model::choice::Choice;
-use crate::output::Format;
 
 /// Seconds of each rados bench run.
 pub const SECONDS: u32 = 10;
@@ -93,6 +92,8 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
+#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty or csv (a row per figure)")))]
+#[command(mut_arg("plot", |a| a.help("Also draw the first pool's rados bench MiB/s, second by second, job after job, as an SVG picture in FILE")))]
 pub struct CephArgs {
     /// ceph.conf to use [default: /etc/pve/ceph.conf, else /etc/ceph/ceph.conf]
     #[arg(long, value_name = "FILE")]
@@ -149,28 +150,8 @@ pub struct CephArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, progress is a countdown on a
-    /// terminal and a line per step otherwise
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Output format: text, json, json-pretty or csv (a row per figure)
-    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
-    pub output_format: Format,
-
-    /// Write the results to FILE instead of stdout
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// With csv and --output: add the rows to FILE (the header only if FILE is empty)
-    #[arg(long, requires = "output")]
-    pub append: bool,
-
-    /// Also draw the first pool's rados bench MiB/s, second by second, job
-    /// after job, as an SVG picture in FILE
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// Read only this node's OSD disks and links, not the other nodes' over ssh
     #[arg(long, help_heading = "Nodes")]

@@ -366,7 +366,7 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
             out += &format!(
                 "- pool {0}: `rbd bench` on a scratch image {0}/{0} of {1}: {1} of 4 KiB random writes, then as much read, {THREADS} threads\n",
                 req.run_id,
-                format!("{:#}", crate::model::human::Size(req.rbd_bytes))
+                crate::model::human::Size(req.rbd_bytes).whole()
             );
         }
     }
@@ -381,7 +381,7 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
                 req.seconds,
                 req.seconds,
                 write_cap(view, &p.name)
-                    .map(|b| format!("{:#}", crate::model::human::Size(b)))
+                    .map(|b| crate::model::human::Size(b).whole())
                     .unwrap_or_else(|| "as ceph df does not say its room, no cap".into()),
                 req.run_id
             );
@@ -392,8 +392,8 @@ pub fn plan(req: &CephRequest, view: &ClusterView) -> Result<String, String> {
                     p.name,
                     p.name,
                     req.run_id,
-                    format!("{:#}", crate::model::human::Size(req.rbd_bytes)),
-                    format!("{:#}", crate::model::human::Size(req.rbd_bytes))
+                    crate::model::human::Size(req.rbd_bytes).whole(),
+                    crate::model::human::Size(req.rbd_bytes).whole()
                 );
             }
         }

@@ -71,22 +71,16 @@ pub fn ceph(args: &CephArgs) -> Ended {
         scratch_pool: args.scratch_pool,
         clients,
         answer_within: Duration::from_secs(args.answer_timeout),
-        progress: crate::output::progress::Progress::for_command(
-            args.quiet,
-            args.output_format,
-            args.output.as_deref(),
-        ),
+        progress: crate::commands::common::requests::progress(&args.out),
     };
     let session = Session::start::<CephReport>(Frame {
-        append: args.append,
-        plot: args.plot.as_deref(),
         signals: true,
         lock: Some(LockAs {
             me: crate::sys::lock::describe_me(Path::new("the Ceph cluster")),
             busy: crate::sys::lock::Busy::Wait,
             nothing_done: "nothing was written to the cluster",
         }),
-        ..Frame::new("pveprobe ceph", args.output_format, args.output.as_deref())
+        ..crate::commands::common::requests::frame(&args.out, "pveprobe ceph")
     })?;
     let interrupt = session.interrupt();
     let tools = CephTools {

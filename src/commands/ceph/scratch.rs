@@ -217,7 +217,7 @@ impl Scratch<'_> {
                 why: format!(
                     "pool {} has too little room: a quarter of its MAX AVAIL is below {}",
                     self.pool,
-                    format!("{:#}", crate::model::human::Size(u64::from(THREADS) * OBJECT))
+                    crate::model::human::Size(u64::from(THREADS) * OBJECT).whole()
                 ),
             });
         }
@@ -306,7 +306,7 @@ impl Scratch<'_> {
                 why: format!(
                     "pool {} has too little room for a scratch image: a quarter of its room is {}, the image needs at least 16 MiB",
                     self.pool,
-                    format!("{:#}", crate::model::human::Size(bytes))
+                    crate::model::human::Size(bytes).whole()
                 ),
             });
         }
@@ -368,7 +368,7 @@ impl Scratch<'_> {
             self.tools.progress.step(&format!(
                 "pool {}: rbd bench --io-type {io}, 4 KiB random, {THREADS} threads, {}",
                 self.pool,
-                format!("{:#}", crate::model::human::Size(bytes))
+                crate::model::human::Size(bytes).whole()
             ));
             let (figure, osds) = watch.around(io == "write", || self.rbd_bench(io, bytes))?;
             jobs.push(PoolJob {

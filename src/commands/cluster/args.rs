@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::commands::common::output_args::OutputArgs;
+
 use crate::commands::common::measure_args::Forwarded;
 use crate::commands::common::net_args::NetOptions;
 use crate::commands::common::reach_args::ReachArgs;
-use crate::model::choice::Choice;
-use crate::output::Format as OutputFormat;
 
 pub(super) const CLUSTER_AFTER_HELP: &str = "\
 MEMBERS
@@ -70,6 +70,10 @@ EXAMPLES
 /// `pveprobe cluster [OPTIONS] [PATH]`.
 #[derive(Debug, Args)]
 #[command(after_long_help = CLUSTER_AFTER_HELP)]
+#[command(mut_arg("quiet", |a| a.help("No progress on stderr (notes, warnings and errors are still said): for cron and scripts. Without it, each node's step is a line")))]
+#[command(mut_arg("output_format", |a| a.help("text (the table), json, json-pretty or csv (one row per node, then the median, spread and aggregate rows), influx or prometheus (each node's figures, labelled with its name; with --net, each link, pair and way)")))]
+#[command(mut_arg("output", |a| a.help("Write the table to FILE instead of stdout")))]
+#[command(mut_arg("plot", |a| a.help("Also draw the table as an SVG picture in FILE: a panel per figure, a bar per node, whiskers for its runs, outliers hatched and marked ! (with --net --net-throughput: the migration path, as net --plot)")))]
 pub struct ClusterArgs {
     /// Directory to test on every node (it must exist on each of them);
     /// or --storage ID: that PVE storage on every node (a shared one one
@@ -102,37 +106,12 @@ pub struct ClusterArgs {
     #[command(flatten)]
     pub net_options: NetOptions,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, each node's step is a line
-    #[arg(short, long, help_heading = "Output")]
-    pub quiet: bool,
-
-    /// text (the table), json, json-pretty or csv (one row per node, then the
-    /// median, spread and aggregate rows), influx or prometheus (each node's
-    /// figures, labelled with its name; with --net, each link, pair and way)
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        value_parser = crate::commands::common::measure_args::parser::<OutputFormat>(),
-        default_value = OutputFormat::Text.name(),
-        hide_possible_values = true,
-        help_heading = "Output"
-    )]
-    pub output_format: OutputFormat,
-
-    /// Write the table to FILE instead of stdout
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// Also keep each node's JSON result as DIR/NODE.json, for pveprobe compare
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub save_dir: Option<PathBuf>,
-
-    /// Also draw the table as an SVG picture in FILE: a panel per figure, a
-    /// bar per node, whiskers for its runs, outliers hatched and marked !
-    /// (with --net --net-throughput: the migration path, as net --plot)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub plot: Option<PathBuf>,
 
     /// The measurement options, and those given for the nodes.
     #[command(flatten, next_help_heading = "Forwarded to every node")]

@@ -348,6 +348,8 @@ pub fn csv(r: &ClusterReport, with_header: bool) -> String {
 }
 
 impl crate::output::Document for ClusterReport {
+    const PICTURE: bool = true;
+
     fn text(&self) -> String {
         text(self)
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::args::ClusterArgs;
 use super::{ClusterReport, ClusterRequest};
 use crate::commands::common::requests;
-use crate::commands::common::session::{Frame, Session};
+use crate::commands::common::session::Session;
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
@@ -67,11 +67,7 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         timeout: node_timeout(args),
         parallel: args.parallel,
         save_dir: args.save_dir.as_deref(),
-        progress: crate::output::progress::Progress::for_command(
-            args.quiet,
-            args.output_format,
-            args.output.as_deref(),
-        ),
+        progress: crate::commands::common::requests::progress(&args.out),
     };
     // Every error of a cluster run is a usage error (2).
     let plan = crate::commands::cluster::plan(&req).map_err(Stop::bad_input)?;
@@ -79,14 +75,10 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
         print!("{}", plan.dry_run());
         return Ok(Exit::Ok);
     }
-    let session = Session::start::<ClusterReport>(Frame {
-        plot: args.plot.as_deref(),
-        ..Frame::new(
-            "pveprobe cluster",
-            args.output_format,
-            args.output.as_deref(),
-        )
-    })?;
+    let session = Session::start::<ClusterReport>(crate::commands::common::requests::frame(
+        &args.out,
+        "pveprobe cluster",
+    ))?;
     let report = Work::run(&plan, &Interrupt::default()).map_err(Stop::bad_input)?;
     for p in &report.problems {
         eprintln!("pveprobe: {p}");

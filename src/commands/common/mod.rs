@@ -8,6 +8,7 @@
 pub mod confirm;
 pub mod measure_args;
 pub mod net_args;
+pub mod output_args;
 pub mod reach_args;
 pub mod requests;
 pub mod session;

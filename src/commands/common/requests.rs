@@ -1,13 +1,32 @@
 //! The shared argument groups made into the plain data the work takes:
-//! the nodes to reach (`cluster`, `net`, `ceph`) and the tests a probe
-//! run makes (the probe, `--storage`, `cluster`).
+//! the output arguments into the session's frame and the progress, the
+//! nodes to reach (`cluster`, `net`, `ceph`) and the tests a probe run
+//! makes (the probe, `--storage`, `cluster`).
 
 use std::collections::BTreeSet;
 
 use super::measure_args::MeasureArgs;
+use super::output_args::OutputArgs;
 use super::reach_args::ReachArgs;
+use super::session::Frame;
 use crate::measure::plan::{Asked, Test};
 use crate::nodes::Reach;
+use crate::output::progress::Progress;
+
+/// The session's frame for `command`: what to write, where, and how.
+pub fn frame<'a>(out: &'a OutputArgs, command: &'static str) -> Frame<'a> {
+    Frame {
+        append: out.append,
+        plot: out.plot.as_deref(),
+        ..Frame::new(command, out.output_format, out.output.as_deref())
+    }
+}
+
+/// The progress a long command shows: none with `--quiet`, nor when a
+/// machine-readable document goes to the terminal.
+pub fn progress(out: &OutputArgs) -> Progress {
+    Progress::for_command(out.quiet, out.output_format, out.output.as_deref())
+}
 
 /// How to reach the cluster's nodes.
 pub fn reach(args: &ReachArgs) -> Reach {

@@ -81,8 +81,20 @@ impl<'a> Session<'a> {
         let csv_header = match D::csv_header() {
             Some(header) => csv::needs_header(frame.format, frame.output, frame.append, &header)
                 .map_err(Stop::bad_input)?,
+            None if frame.append => {
+                return Err(Stop::bad_input(format!(
+                    "--append: {} adds no rows to a file; write it whole with --output",
+                    frame.command
+                )));
+            }
             None => true,
         };
+        if frame.plot.is_some() && !D::PICTURE {
+            return Err(Stop::bad_input(format!(
+                "--plot: {} draws no picture",
+                frame.command
+            )));
+        }
         // Opened before the work, so a FILE that cannot be written costs
         // no measurement (exit status 2).
         let plot_file = frame

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::commands::common::output_args::OutputArgs;
+
 use crate::commands::common::measure_args;
-use crate::model::choice::Choice;
-use crate::output::Format;
 
 /// Seconds of each of the profile's seven jobs.
 pub const SECONDS: f64 = 10.0;
@@ -56,6 +56,7 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
+#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty or csv (a row per figure of each disk)")))]
 pub struct GuestArgs {
     /// The VM's ID
     pub vmid: u32,
@@ -86,23 +87,8 @@ pub struct GuestArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = measure_args::parse_seconds)]
     pub agent_timeout: f64,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, progress is a countdown on a
-    /// terminal and a line per step otherwise
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Output format: text, json, json-pretty or csv (a row per figure of each disk)
-    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
-    pub output_format: Format,
-
-    /// Write the results to FILE instead of stdout
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// With csv and --output: add the rows to FILE (the header only if FILE is empty)
-    #[arg(long, requires = "output")]
-    pub append: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// Read qemu-server/, nodes/ and storage.cfg from DIR instead of /etc/pve (tests)
     #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]

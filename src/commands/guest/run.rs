@@ -16,11 +16,7 @@ use crate::sys::interrupt::Interrupt;
 /// `pveprobe guest VMID`.
 pub fn guest(args: &GuestArgs) -> Ended {
     let req = GuestRequest {
-        progress: crate::output::progress::Progress::for_command(
-            args.quiet,
-            args.output_format,
-            args.output.as_deref(),
-        ),
+        progress: crate::commands::common::requests::progress(&args.out),
         vmid: args.vmid,
         disk: args.disk.clone(),
         guest_path: args.guest_path.clone(),
@@ -39,14 +35,13 @@ pub fn guest(args: &GuestArgs) -> Ended {
     // each measure the other.
     let me = std::path::PathBuf::from(format!("VM {}", args.vmid));
     let session = Session::start::<GuestReport>(Frame {
-        append: args.append,
         signals: true,
         lock: Some(LockAs {
             me: crate::sys::lock::describe_me(&me),
             busy: crate::sys::lock::Busy::Wait,
             nothing_done: "nothing was measured or copied",
         }),
-        ..Frame::new("pveprobe guest", args.output_format, args.output.as_deref())
+        ..crate::commands::common::requests::frame(&args.out, "pveprobe guest")
     })?;
     let report = Work::run(&req, session.interrupt()).map_err(|e| Stop::new(exit_of(&e), e))?;
     let exit = exit_status(&report);

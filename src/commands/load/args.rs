@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::commands::common::output_args::OutputArgs;
+
 use super::profile::LoadProfile;
 use super::target::LatencyTarget;
 use crate::commands::common::measure_args::{self, parse_size};
 use crate::commands::common::reach_args::ReachArgs;
 use crate::model::choice::Choice;
-use crate::output::Format;
 use pveprobe_parse::units::{self, UnitError};
 
 pub const AFTER_HELP: &str = "\
@@ -93,6 +94,8 @@ EXAMPLES
 /// `pveprobe load --storage ID`.
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
+#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus (each phase's cluster, nodes and VMs as metrics)")))]
+#[command(mut_arg("plot", |a| a.help("Also draw each node's IOPS second by second (and a latency target's curve: IOPS against latency, a point per step) as an SVG picture in FILE")))]
 pub struct LoadArgs {
     /// The PVE storage the workers' disks are made on
     #[arg(long, value_name = "ID", required_unless_present = "vms")]
@@ -256,35 +259,14 @@ pub struct LoadArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, progress is a countdown on a
-    /// terminal and a line per step otherwise
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus
-    /// (each phase's cluster, nodes and VMs as metrics)
-    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
-    pub output_format: Format,
-
-    /// Write the results to FILE instead of stdout
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// With csv and --output: add the rows to FILE (the header only if FILE is empty)
-    #[arg(long, requires = "output")]
-    pub append: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// Set each phase beside the sum of this storage's figures measured one
     /// node at a time: JSON results of `pveprobe -x --storage ID` (one per
     /// node) or of `pveprobe cluster -x --storage ID`
     #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "vms")]
     pub baseline: Vec<PathBuf>,
-
-    /// Also draw each node's IOPS second by second (and a latency target's
-    /// curve: IOPS against latency, a point per step) as an SVG picture in FILE
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
 
     #[command(flatten)]
     pub reach: ReachArgs,

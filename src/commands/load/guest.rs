@@ -63,8 +63,8 @@ pub fn main(dir: &Path, files: usize, bytes: u64, step: &GuestStep) -> Result<()
                 return Err(format!(
                     "{} has {} free; the files need {} and a quarter more to spare",
                     dir.display(),
-                    crate::model::human::Size(avail).to_string(),
-                    crate::model::human::Size(need).to_string()
+                    crate::model::human::Size(avail),
+                    crate::model::human::Size(need)
                 ));
             }
             for d in &disks {

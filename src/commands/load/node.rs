@@ -236,8 +236,8 @@ fn check_room(plan: &NodePlan) -> Result<(), String> {
         return Err(format!(
             "storage {} has {} free; the workers' disks need {} and a quarter more to spare",
             plan.storage,
-            crate::model::human::Size(avail).to_string(),
-            crate::model::human::Size(need).to_string()
+            crate::model::human::Size(avail),
+            crate::model::human::Size(need)
         ));
     }
     Ok(())

@@ -94,7 +94,7 @@ fn describe_work(req: &LoadRequest, disk_total: u64) -> String {
                 } else {
                     "random data"
                 },
-                crate::model::human::Size(disk_total).to_string()
+                crate::model::human::Size(disk_total)
             )
         }
     }

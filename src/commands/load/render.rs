@@ -24,6 +24,8 @@ pub const CSV_HEADER: [&str; 14] = [
 ];
 
 impl crate::output::Document for LoadReport {
+    const PICTURE: bool = true;
+
     fn text(&self) -> String {
         text(self)
     }
@@ -282,7 +284,7 @@ pub fn text(r: &LoadReport) -> String {
         let slowest = r.vms.iter().map(|v| v.fill_seconds).fold(0.0, f64::max);
         out += &format!(
             "filled: {} in {:.0} s\n",
-            crate::model::human::Size(filled).to_string(),
+            crate::model::human::Size(filled),
             slowest
         );
     }

@@ -59,11 +59,7 @@ fn request(args: &LoadArgs) -> Result<LoadRequest, Stop> {
         Some(existing_by_node(&args.pve_config, &args.vms)?)
     };
     Ok(LoadRequest {
-        progress: crate::output::progress::Progress::for_command(
-            args.quiet,
-            args.output_format,
-            args.output.as_deref(),
-        ),
+        progress: crate::commands::common::requests::progress(&args.out),
         storage: args.storage.clone().unwrap_or_default(),
         existing,
         guest_dir: args.guest_dir.clone(),
@@ -230,8 +226,6 @@ pub fn load(args: &LoadArgs) -> Ended {
         )?;
     }
     let session = Session::start::<LoadReport>(Frame {
-        append: args.append,
-        plot: args.plot.as_deref(),
         signals: true,
         lock: Some(LockAs {
             me: crate::sys::lock::describe_me(Path::new(&match &req.existing {
@@ -241,7 +235,7 @@ pub fn load(args: &LoadArgs) -> Ended {
             busy: crate::sys::lock::Busy::Wait,
             nothing_done: "nothing was made",
         }),
-        ..Frame::new("pveprobe load", args.output_format, args.output.as_deref())
+        ..crate::commands::common::requests::frame(&args.out, "pveprobe load")
     })?;
     let interrupt = session.interrupt();
     if let Some(sig) = interrupt.signal() {

@@ -8,14 +8,18 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::commands::common::output_args::OutputArgs;
+
 use crate::commands::common::net_args::{NET_AFTER_HELP, NetOptions};
 use crate::commands::common::reach_args::ReachArgs;
-use crate::model::choice::Choice;
-use crate::output::Format as OutputFormat;
 
 /// `pveprobe net NODE NODE...`.
 #[derive(Debug, Args)]
 #[command(after_long_help = NET_AFTER_HELP)]
+#[command(mut_arg("quiet", |a| a.help("No progress on stderr (notes, warnings and errors are still said): for cron and scripts. Without it, each node's step is a line")))]
+#[command(mut_arg("output_format", |a| a.help("text (the matrix), json, json-pretty or csv (a row per link and pair), influx or prometheus (a subject per link, pair and way)")))]
+#[command(mut_arg("output", |a| a.help("Write the matrix to FILE instead of stdout")))]
+#[command(mut_arg("plot", |a| a.help("Also draw the migration path as an SVG picture in FILE: a panel per pair and way, bars for secure, insecure and the link's TCP (with --net-throughput)")))]
 pub struct NetArgs {
     /// The nodes to measure between (names of the members list, or of
     /// --nodes): every pair of them
@@ -37,32 +41,8 @@ pub struct NetArgs {
     #[command(flatten)]
     pub net_options: NetOptions,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, each node's step is a line
-    #[arg(short, long, help_heading = "Output")]
-    pub quiet: bool,
-
-    /// text (the matrix), json, json-pretty or csv (a row per link and
-    /// pair), influx or prometheus (a subject per link, pair and way)
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        value_parser = crate::commands::common::measure_args::parser::<OutputFormat>(),
-        default_value = OutputFormat::Text.name(),
-        hide_possible_values = true,
-        help_heading = "Output"
-    )]
-    pub output_format: OutputFormat,
-
-    /// Write the matrix to FILE instead of stdout
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub output: Option<PathBuf>,
-
-    /// Also draw the migration path as an SVG picture in FILE: a panel per
-    /// pair and way, bars for secure, insecure and the link's TCP (with
-    /// --net-throughput)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// `pveprobe net-serve`: the responder (run by `net` over ssh).

@@ -370,6 +370,8 @@ impl Work for NetPlan<'_> {
 }
 
 impl crate::output::Document for NetReport {
+    const PICTURE: bool = true;
+
     fn text(&self) -> String {
         render::text(self)
     }

@@ -10,14 +10,13 @@ use super::args::{NetArgs, NetInfoArgs, NetMigrateArgs, NetProbeArgs, NetServeAr
 use super::report::NetReport;
 use super::{NetError, NetRequest, Options};
 use crate::commands::common::net_args::NetOptions;
+use crate::commands::common::output_args::OutputArgs;
 use crate::commands::common::reach_args::ReachArgs;
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::output::Format;
-use crate::output::progress::Progress;
 use crate::sys::interrupt::Interrupt;
 
 /// The network options as plain data.
@@ -92,10 +91,7 @@ fn against_baseline(
 
 /// `pveprobe net NODE...`.
 pub fn net(args: &NetArgs) -> Ended {
-    let frame = Frame {
-        plot: args.plot.as_deref(),
-        ..Frame::new("pveprobe net", args.output_format, args.output.as_deref())
-    };
+    let frame = crate::commands::common::requests::frame(&args.out, "pveprobe net");
     net_run(
         frame,
         &NetRequest {
@@ -105,7 +101,7 @@ pub fn net(args: &NetArgs) -> Ended {
             parallel: args.parallel,
             baseline: args.net_options.baseline.as_deref(),
             tolerance: args.net_options.tolerance,
-            progress: Progress::for_command(args.quiet, args.output_format, args.output.as_deref()),
+            progress: crate::commands::common::requests::progress(&args.out),
         },
         args.dry_run,
     )
@@ -118,18 +114,12 @@ pub struct AcrossCluster<'a> {
     pub net_options: &'a NetOptions,
     pub parallel: bool,
     pub dry_run: bool,
-    pub quiet: bool,
-    pub output_format: Format,
-    pub output: Option<&'a Path>,
-    pub plot: Option<&'a Path>,
+    pub out: &'a OutputArgs,
 }
 
 /// `pveprobe cluster --net`.
 pub fn across_cluster(asked: &AcrossCluster) -> Ended {
-    let frame = Frame {
-        plot: asked.plot,
-        ..Frame::new("pveprobe cluster --net", asked.output_format, asked.output)
-    };
+    let frame = crate::commands::common::requests::frame(asked.out, "pveprobe cluster --net");
     net_run(
         frame,
         &NetRequest {
@@ -139,7 +129,7 @@ pub fn across_cluster(asked: &AcrossCluster) -> Ended {
             parallel: asked.parallel,
             baseline: asked.net_options.baseline.as_deref(),
             tolerance: asked.net_options.tolerance,
-            progress: Progress::for_command(asked.quiet, asked.output_format, asked.output),
+            progress: crate::commands::common::requests::progress(asked.out),
         },
         asked.dry_run,
     )

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::measure_args::{self, MeasureArgs};
-use crate::model::choice::Choice;
-use crate::output::Format;
+use crate::commands::common::output_args::OutputArgs;
+
+use crate::commands::common::measure_args::MeasureArgs;
 
 pub const ABOUT: &str = "Host probe for Proxmox VE and Debian: a drop-in for pveperf";
 
@@ -170,6 +170,7 @@ EXAMPLES
   pveprobe --baseline node1.json --tolerance 15 /var/lib/vz   (exit 3 if worse)";
 
 #[derive(Debug, Args)]
+#[command(mut_arg("plot", |a| a.help("With --sustained: also draw its throughput per second as an SVG picture in FILE")))]
 pub struct ProbeArgs {
     /// Directory on the filesystem to test (a directory named like a
     /// subcommand: write ./compare)
@@ -179,28 +180,12 @@ pub struct ProbeArgs {
     #[command(flatten)]
     pub measure: MeasureArgs,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, progress is a countdown on a
-    /// terminal and a line per step otherwise
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// After the pveperf lines, show runs, latency percentiles, pve-docs guidance, the storage stack, its links, health and heat, and hints
     #[arg(short, long)]
     pub verbose: bool,
-
-    /// Output format
-    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
-    pub output_format: Format,
-
-    /// Write the results to FILE instead of stdout
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// With csv and --output: add a row to FILE, writing the header only if
-    /// FILE is empty; refuses a FILE whose header differs
-    #[arg(long, requires = "output")]
-    pub append: bool,
 
     /// Compare with an earlier JSON result of this host; exit 3 when a
     /// figure is worse by more than --tolerance
@@ -223,9 +208,4 @@ pub struct ProbeArgs {
     /// Read storage.cfg and .vmlist from DIR instead of /etc/pve (tests)
     #[arg(long, value_name = "DIR", hide = true, default_value = crate::pvestorage::ETC_PVE)]
     pub pve_config: PathBuf,
-
-    /// With --sustained: also draw its throughput per second as an SVG
-    /// picture in FILE
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
 }

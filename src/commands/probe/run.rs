@@ -21,7 +21,6 @@ use crate::measure::plan::{SUSTAINED_BYTES, SUSTAINED_SECS, Test};
 use crate::model::pve::PveTarget;
 use crate::model::regex::RegexEngine;
 use crate::output::Format as OutputFormat;
-use crate::output::progress::Progress;
 use crate::output::result::JsonReport;
 use crate::results::{self, Input, Readers};
 use crate::sys::host::Host;
@@ -83,7 +82,6 @@ fn prepare<'a>(
         lock::Busy::Wait
     };
     let session = Session::start::<ProbeDocument<'_>>(Frame {
-        append: args.append,
         plot,
         signals: true,
         lock: Some(LockAs {
@@ -91,14 +89,14 @@ fn prepare<'a>(
             busy,
             nothing_done: "nothing was measured",
         }),
-        ..Frame::new("pveprobe", args.output_format, args.output.as_deref())
+        ..crate::commands::common::requests::frame(&args.out, "pveprobe")
     })?;
     Ok(Prepared { baseline, session })
 }
 
 /// Whether the lines go to stdout as they are measured.
 fn lines_to_stdout(args: &ProbeArgs) -> bool {
-    args.output_format == OutputFormat::Text && args.output.is_none()
+    args.out.output_format == OutputFormat::Text && args.out.output.is_none()
 }
 
 /// Runs `config`, printing each line as it is measured (text to stdout)
@@ -107,7 +105,7 @@ fn lines_to_stdout(args: &ProbeArgs) -> bool {
 fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -> ProbeReport {
     let to_stdout = lines_to_stdout(args);
     let sparkline = to_stdout && std::io::stdout().is_terminal();
-    let progress = Progress::for_command(args.quiet, args.output_format, args.output.as_deref());
+    let progress = crate::commands::common::requests::progress(&args.out);
     let each = |report: &ProbeReport, event: Event| match event {
         Event::Begin {
             line,
@@ -245,7 +243,7 @@ pub fn probe(args: &ProbeArgs, readers: &Readers) -> Ended {
     let config = config(args);
     check_path(&config.path).map_err(Stop::bad_input)?;
     // --plot draws SUSTAINED WRITE's seconds.
-    if args.plot.is_some()
+    if args.out.plot.is_some()
         && !config
             .tests
             .contains(&crate::measure::plan::Test::Sustained)
@@ -258,7 +256,7 @@ pub fn probe(args: &ProbeArgs, readers: &Readers) -> Ended {
         args,
         readers,
         &lock::describe_me(&config.path),
-        args.plot.as_deref(),
+        args.out.plot.as_deref(),
     )?;
     let mut report = run_printing(args, &config, prep.interrupt());
     report.waited_for_probe = prep.waited();

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::commands::common::output_args::OutputArgs;
+
 use crate::commands::common::measure_args;
-use crate::model::choice::Choice;
-use crate::output::Format;
 
 /// Proxmox's paper runs its test for 60 s.
 pub const SECONDS: f64 = 60.0;
@@ -77,6 +77,9 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
+#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty or csv (a row per disk)")))]
+#[command(mut_arg("append", |a| a.help("With csv and --output: add a row to FILE (the header only if FILE is empty); a spreadsheet of candidate disks, one run per disk")))]
+#[command(mut_arg("plot", |a| a.help("Also draw the sustained write's seconds as an SVG picture in FILE")))]
 pub struct QualifyArgs {
     /// The whole disk or partition to test: /dev/sdb, /dev/disk/by-id/...
     /// (everything on it is destroyed)
@@ -104,28 +107,8 @@ pub struct QualifyArgs {
     #[arg(long)]
     pub no_discard: bool,
 
-    /// No progress on stderr (notes, warnings and errors are still said):
-    /// for cron and scripts. Without it, progress is a countdown on a
-    /// terminal and a line per step otherwise
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Output format: text, json, json-pretty or csv (a row per disk)
-    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
-    pub output_format: Format,
-
-    /// Write the results to FILE instead of stdout
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// With csv and --output: add a row to FILE (the header only if FILE
-    /// is empty); a spreadsheet of candidate disks, one run per disk
-    #[arg(long, requires = "output")]
-    pub append: bool,
-
-    /// Also draw the sustained write's seconds as an SVG picture in FILE
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// Read /sys and /run/udev below DIR instead of / (tests)
     #[arg(long, value_name = "DIR", hide = true)]

@@ -87,7 +87,7 @@ fn describe(t: &Target) -> String {
         "/dev/{}: {}, {} ({} bytes)",
         d.name,
         d.model.as_deref().unwrap_or("no model"),
-        format!("{:.1}", crate::model::human::Size(d.size_bytes)),
+        crate::model::human::Size(d.size_bytes).decimals(1),
         d.size_bytes
     );
     if let Some(disk) = &d.partition_of {

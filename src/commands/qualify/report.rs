@@ -75,6 +75,8 @@ impl crate::results::Stored for QualifyReport {
 }
 
 impl crate::output::Document for QualifyReport {
+    const PICTURE: bool = true;
+
     /// A disk's qualification holds no probe result to send as metrics.
     const FORMATS: &'static [crate::output::Format] = crate::output::TABLES;
 
@@ -87,7 +89,7 @@ impl crate::output::Document for QualifyReport {
             "DEVICE: /dev/{} {} {}, {}{}",
             d.name,
             d.model.as_deref().unwrap_or("(no model)"),
-            format!("{:.1}", crate::model::human::Size(d.size_bytes)),
+            crate::model::human::Size(d.size_bytes).decimals(1),
             d.transport.as_deref().unwrap_or("transport unknown"),
             match d.rotational {
                 Some(true) => ", rotational",
@@ -201,7 +203,7 @@ pub fn written_words(d: &Device, w: &Written) -> String {
     if w.sequential_to > 0 {
         parts.push(format!(
             "sequentially its first {} (offsets 0 to {})",
-            format!("{:.1}", crate::model::human::Size(w.sequential_to)),
+            crate::model::human::Size(w.sequential_to).decimals(1),
             w.sequential_to
         ));
     }
@@ -210,7 +212,7 @@ pub fn written_words(d: &Device, w: &Written) -> String {
     }
     format!(
         "wrote {} to /dev/{}: {}; {}",
-        format!("{:.1}", crate::model::human::Size(w.bytes)),
+        crate::model::human::Size(w.bytes).decimals(1),
         d.name,
         parts.join(", and "),
         w.afterwards

@@ -16,18 +16,14 @@ use crate::sys::lock;
 pub fn qualify(args: &QualifyArgs) -> Ended {
     const COMMAND: &str = "pveprobe qualify";
     // Usage errors come before the device is looked at.
-    output::check::<QualifyReport>(args.output_format, COMMAND).map_err(Stop::bad_input)?;
-    if args.plot.is_some() && args.sustained == 0.0 {
+    output::check::<QualifyReport>(args.out.output_format, COMMAND).map_err(Stop::bad_input)?;
+    if args.out.plot.is_some() && args.sustained == 0.0 {
         return Err(Stop::bad_input(
             "--plot draws the sustained write's seconds: --sustained 0 has none",
         ));
     }
     let req = QualifyRequest {
-        progress: crate::output::progress::Progress::for_command(
-            args.quiet,
-            args.output_format,
-            args.output.as_deref(),
-        ),
+        progress: crate::commands::common::requests::progress(&args.out),
         device: args.device.clone(),
         destroy_data_on: args.destroy_data_on.clone(),
         dry_run: args.dry_run,
@@ -41,15 +37,13 @@ pub fn qualify(args: &QualifyArgs) -> Ended {
         return Ok(Exit::Ok);
     };
     let session = Session::start::<QualifyReport>(Frame {
-        append: args.append,
-        plot: args.plot.as_deref(),
         signals: true,
         lock: Some(LockAs {
             me: lock::describe_me(&args.device),
             busy: lock::Busy::Wait,
             nothing_done: "nothing was written",
         }),
-        ..Frame::new(COMMAND, args.output_format, args.output.as_deref())
+        ..crate::commands::common::requests::frame(&args.out, COMMAND)
     })?;
     let report = Work::run(&ready, session.interrupt()).map_err(|e| Stop::new(exit_of(&e), e))?;
     let ended = session.finish(&report, Exit::Ok);

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::measure_args;
-use crate::model::choice::Choice;
-use crate::output::Format;
+use crate::commands::common::output_args::OutputArgs;
 
 pub const AFTER_HELP: &str = "\
 WHAT IT SHOWS
@@ -68,6 +66,10 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
+#[command(mut_arg("output_format", |a| a.help("Output format: text, json or json-pretty (an object per interval), csv (rows per interval), influx or prometheus")))]
+#[command(mut_arg("output", |a| a.help("Write to FILE instead of stdout (the metrics formats: the last interval only)")))]
+#[command(mut_arg("append", |a| a.help("With --output: add to FILE")))]
+#[command(mut_arg("plot", |a| a.help("Draw the run's intervals (the last hour of them), or --from's, as an SVG picture in FILE: the busiest guests' IOPS and latency, the node's pressure, on one time axis")))]
 pub struct TopArgs {
     /// Seconds between readings
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = pveprobe_parse::units::seconds_between(0.1, 3600.0))]
@@ -82,29 +84,12 @@ pub struct TopArgs {
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub seconds: Option<u64>,
 
-    /// Output format: text, json or json-pretty (an object per interval),
-    /// csv (rows per interval), influx or prometheus
-    #[arg(long, value_name = "FORMAT", value_parser = measure_args::parser::<Format>(), default_value = Format::Text.name())]
-    pub output_format: Format,
-
-    /// Write to FILE instead of stdout (the metrics formats: the last
-    /// interval only)
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// With --output: add to FILE
-    #[arg(long, requires = "output")]
-    pub append: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 
     /// Also add every interval to FILE as a line of JSON
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-
-    /// Draw the run's intervals (the last hour of them), or --from's, as an
-    /// SVG picture in FILE: the busiest guests' IOPS and latency, the
-    /// node's pressure, on one time axis
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
 
     /// Read recorded intervals instead of sampling: a store (pveprobe
     /// record's directory; with --at, --between or --worst, the recorder's,

@@ -251,6 +251,8 @@ impl TopSample {
 /// the format and `--append`'s CSV header against. `top` writes each
 /// interval as it comes, with its own CSV header once.
 impl crate::output::Document for TopSample {
+    const PICTURE: bool = true;
+
     /// The view: the node's pressure, the guests busiest first, the disks,
     /// the hints.
     fn text(&self) -> String {

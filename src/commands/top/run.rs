@@ -49,7 +49,7 @@ impl Writer<'_> {
 
     fn emit(&mut self, s: &TopSample) -> Result<(), TopError> {
         self.record(s)?;
-        let format = self.args.output_format;
+        let format = self.args.out.output_format;
         let text = match format {
             Format::Text => format!("{}\n", s.text()),
             Format::Json => format!("{}\n", output::json(s, false).trim_end()),
@@ -61,10 +61,10 @@ impl Writer<'_> {
         // A metrics file holds the last interval, replaced whole (a
         // collector reading it meanwhile sees one interval, never a part);
         // the others grow.
-        match (&self.args.output, format.is_metrics()) {
+        match (&self.args.out.output, format.is_metrics()) {
             (Some(path), true) => output::replace(path, &text),
             (output, _) => output::write(
-                Destination::of(output.as_deref(), !self.first || self.args.append),
+                Destination::of(output.as_deref(), !self.first || self.args.out.append),
                 &text,
             ),
         }
@@ -126,7 +126,7 @@ fn live_request(args: &TopArgs, terminal: bool) -> TopRequest {
         count: args.count.or((!terminal
             && args.seconds.is_none()
             && args.record.is_none()
-            && args.plot.is_none())
+            && args.out.plot.is_none())
         .then_some(1)),
         seconds: args.seconds.map(Duration::from_secs),
     }
@@ -139,10 +139,9 @@ pub fn top(args: &TopArgs) -> Ended {
     // first: one that cannot be written costs no sampling) and the
     // signal flag, as every command's.
     let session = Session::start::<TopSample>(Frame {
-        append: args.append && args.output_format == Format::Csv,
-        plot: args.plot.as_deref(),
+        append: args.out.append && args.out.output_format == Format::Csv,
         signals: true,
-        ..Frame::new("top", args.output_format, args.output.as_deref())
+        ..crate::commands::common::requests::frame(&args.out, "top")
     })?;
     if args.worst && args.cluster {
         return cluster_worst(args, session);
@@ -153,7 +152,7 @@ pub fn top(args: &TopArgs) -> Ended {
     if args.at.is_some() || args.between.is_some() {
         return replay(args, session);
     }
-    match (&args.from, &args.plot) {
+    match (&args.from, &args.out.plot) {
         (Some(from), Some(_)) => return plot_record(session, from),
         (Some(_), None) => {
             return Err(Stop::bad_input(
@@ -162,8 +161,8 @@ pub fn top(args: &TopArgs) -> Ended {
         }
         _ => {}
     }
-    let terminal = args.output_format == Format::Text
-        && args.output.is_none()
+    let terminal = args.out.output_format == Format::Text
+        && args.out.output.is_none()
         && std::io::stdout().is_terminal();
     let req = live_request(args, terminal);
     let tui = if terminal {
@@ -180,7 +179,7 @@ pub fn top(args: &TopArgs) -> Ended {
     let kept: RefCell<VecDeque<TopSample>> = Default::default();
     let last: RefCell<Option<TopSample>> = RefCell::new(None);
     let each = |s: &TopSample| {
-        if args.plot.is_some() {
+        if args.out.plot.is_some() {
             let mut kept = kept.borrow_mut();
             if kept.len() == PLOTTED {
                 kept.pop_front();
@@ -226,6 +225,7 @@ pub fn top(args: &TopArgs) -> Ended {
         None => Exit::Ok,
     };
     let picture = args
+        .out
         .plot
         .is_some()
         .then(|| super::plot::picture(kept.borrow_mut().make_contiguous()));
@@ -303,7 +303,7 @@ fn replay_error(e: ReplayError) -> Stop {
 
 /// `--worst`: the window's episodes.
 fn worst(args: &TopArgs, session: Session) -> Ended {
-    if args.output_format.is_metrics() {
+    if args.out.output_format.is_metrics() {
         return Err(Stop::bad_input(
             "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
         ));
@@ -329,8 +329,8 @@ fn worst(args: &TopArgs, session: Session) -> Ended {
 fn replay(args: &TopArgs, session: Session) -> Ended {
     let now = jiff::ZonedDateTime::now();
     let dir = store_dir(args);
-    let terminal = args.output_format == Format::Text
-        && args.output.is_none()
+    let terminal = args.out.output_format == Format::Text
+        && args.out.output.is_none()
         && std::io::stdout().is_terminal();
     // Stepped through where the keys can be read (stdin a terminal too);
     // else, as in a script, the interval written.
@@ -371,7 +371,11 @@ fn replay(args: &TopArgs, session: Session) -> Ended {
     for s in &samples {
         writer.emit(s).map_err(Stop::not_measured)?;
     }
-    let picture = args.plot.is_some().then(|| super::plot::picture(&samples));
+    let picture = args
+        .out
+        .plot
+        .is_some()
+        .then(|| super::plot::picture(&samples));
     session.finish_picture(picture, Exit::Ok)
 }
 
@@ -435,7 +439,7 @@ fn redraw(tui: &mut Tui, sample: Option<&TopSample>, i: usize, last: usize) {
 
 /// `--worst --cluster`: every node's episodes, ranked together.
 fn cluster_worst(args: &TopArgs, session: Session) -> Ended {
-    if args.output_format.is_metrics() {
+    if args.out.output_format.is_metrics() {
         return Err(Stop::bad_input(
             "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
         ));

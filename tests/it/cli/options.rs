@@ -350,3 +350,63 @@ fn each_command_stops_with_one_line_and_its_status() {
         assert!(stdout(&out).is_empty(), "{args:?}");
     }
 }
+
+/// The one output group: every command that writes a report takes its
+/// five options, and what the report does not have (a picture, rows to
+/// add to a file) is refused by the session in the same words, before
+/// any work, with nothing written.
+#[test]
+fn the_output_group_refuses_what_a_report_lacks_before_any_work() {
+    let dir = workdir();
+    let missing = dir.path().join("missing");
+    let plot = dir.path().join("p.svg");
+    let out_file = dir.path().join("out.csv");
+    let cases: [(Vec<&std::ffi::OsStr>, &str); 2] = [
+        (
+            vec![
+                "storages".as_ref(),
+                "--plot".as_ref(),
+                plot.as_os_str(),
+                "--pve-config".as_ref(),
+                missing.as_os_str(),
+            ],
+            "pveprobe: --plot: pveprobe storages draws no picture\n",
+        ),
+        (
+            vec![
+                "storages".as_ref(),
+                "--output-format".as_ref(),
+                "csv".as_ref(),
+                "--output".as_ref(),
+                out_file.as_os_str(),
+                "--append".as_ref(),
+                "--pve-config".as_ref(),
+                missing.as_os_str(),
+            ],
+            "pveprobe: --append: pveprobe storages adds no rows to a file; write it whole with --output\n",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = pveprobe().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), says, "{args:?}");
+        assert!(stdout(&out).is_empty());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+    // The group's options are in every reporting command's help, under Output.
+    for command in [
+        "storages", "compare", "cluster", "net", "qualify", "guest", "ceph", "load", "top",
+    ] {
+        let out = pveprobe().args([command, "--help"]).output().unwrap();
+        let help = stdout(&out);
+        for option in [
+            "--quiet",
+            "--output-format",
+            "--output <FILE>",
+            "--append",
+            "--plot",
+        ] {
+            assert!(help.contains(option), "{command} --help lacks {option}");
+        }
+    }
+}

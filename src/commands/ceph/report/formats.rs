@@ -209,6 +209,8 @@ impl CephReport {
 }
 
 impl crate::output::Document for CephReport {
+    const PICTURE: bool = true;
+
     fn metrics(&self, format: crate::output::Format) -> String {
         match format {
             crate::output::Format::Influx => self.influx(),

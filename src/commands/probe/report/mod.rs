@@ -107,6 +107,8 @@ impl serde::Serialize for ProbeDocument<'_> {
 }
 
 impl crate::output::Document for ProbeDocument<'_> {
+    const PICTURE: bool = true;
+
     fn text(&self) -> String {
         let mut out = if self.lines_printed {
             String::new()

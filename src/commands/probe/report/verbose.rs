@@ -115,7 +115,10 @@ pub fn disk_line(d: &Disk) -> String {
         (None, None) => None,
     };
     parts.extend(model);
-    parts.extend(d.size_bytes.map(|b| crate::model::human::Size(b).to_string()));
+    parts.extend(
+        d.size_bytes
+            .map(|b| crate::model::human::Size(b).to_string()),
+    );
     parts.extend(d.rotational.map(|r| {
         if r {
             "rotational".to_string()

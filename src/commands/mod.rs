@@ -20,6 +20,7 @@ pub mod load;
 pub mod net;
 pub mod probe;
 pub mod qualify;
+pub mod record;
 pub mod storages;
 pub mod top;
 
@@ -34,8 +35,9 @@ use load::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadW
 use net::args::{NetArgs, NetInfoArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
 use probe::args::{ABOUT, AFTER_LONG_HELP, LONG_ABOUT, ProbeArgs};
 use qualify::args::QualifyArgs;
+use record::args::RecordArgs;
 use storages::args::StoragesArgs;
-use top::args::{RecordArgs, TopArgs};
+use top::args::TopArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -158,7 +160,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
         Some(Command::Load(args)) => load::run::load(args),
         Some(Command::Top(args)) => top::run::top(args),
-        Some(Command::Record(args)) => top::run::record(args),
+        Some(Command::Record(args)) => record::run::record(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),
         Some(Command::LoadGuest(args)) => load::run::load_guest(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),

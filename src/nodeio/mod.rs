@@ -13,6 +13,7 @@ pub mod jobs;
 pub mod read;
 pub mod recorded;
 pub mod sample;
+pub mod sampling;
 pub mod storages;
 
 use std::collections::BTreeMap;

@@ -22,6 +22,20 @@ pub fn encode(s: &TopSample) -> (Summary, Vec<u8>) {
     )
 }
 
+/// `s` kept in the store as its interval, at the wall time it ended.
+pub fn keep(
+    writer: &mut crate::store::Writer,
+    s: &TopSample,
+) -> Result<crate::store::Appended, crate::store::StoreError> {
+    let (summary, payload) = encode(s);
+    let wall = s
+        .timestamp
+        .parse::<jiff::Timestamp>()
+        .unwrap_or_else(|_| jiff::Timestamp::now())
+        .as_microsecond();
+    writer.append(wall, summary, &payload)
+}
+
 /// A payload read back.
 pub fn decode(payload: &[u8]) -> Result<TopSample, String> {
     serde_json::from_slice(payload)

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// The name every line pveprobe says to a person starts with: the one
+/// place the prefix is written.
+pub const PVEPROBE: &str = "pveprobe";
+
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
@@ -52,6 +56,8 @@ struct Running {
 #[derive(Clone)]
 pub struct Progress {
     look: Look,
+    /// Who speaks: `pveprobe`, or `pveprobe record` for the recorder.
+    name: &'static str,
     running: Arc<Mutex<Option<Running>>>,
 }
 
@@ -75,8 +81,14 @@ impl Progress {
     pub fn new(look: Look) -> Self {
         Progress {
             look,
+            name: PVEPROBE,
             running: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The same progress, its lines said as `name` (`pveprobe record`).
+    pub fn named(self, name: &'static str) -> Self {
+        Progress { name, ..self }
     }
 
     /// A command's progress: nothing with `--quiet`, nor when its
@@ -101,8 +113,8 @@ impl Progress {
     pub fn step(&self, what: &str) {
         match self.look {
             Look::Quiet => {}
-            Look::Lines => eprintln!("pveprobe: {what}"),
-            Look::Bar => self.above(&format!("pveprobe: {what}")),
+            Look::Lines => eprintln!("{}: {what}", self.name),
+            Look::Bar => self.above(&format!("{}: {what}", self.name)),
         }
     }
 
@@ -112,7 +124,7 @@ impl Progress {
         self.done();
         match self.look {
             Look::Quiet => {}
-            Look::Lines => eprintln!("pveprobe: {what}, {} s", seconds(window)),
+            Look::Lines => eprintln!("{}: {what}, {} s", self.name, seconds(window)),
             Look::Bar => self.count_down(what, window),
         }
     }
@@ -127,13 +139,20 @@ impl Progress {
         }
     }
 
-    /// Says `text` on stderr whatever the look (a note, a diagnostic):
-    /// not progress, so `--quiet` keeps it.
+    /// Says `text` on stderr, after the name (`pveprobe: TEXT`), whatever
+    /// the look (a note, a diagnostic, a warning): not progress, so
+    /// `--quiet` keeps it.
     pub fn say(&self, text: &str) {
+        let line = format!("{}: {text}", self.name);
         match self.look {
-            Look::Bar => self.above(text),
-            Look::Lines | Look::Quiet => eprintln!("{text}"),
+            Look::Bar => self.above(&line),
+            Look::Lines | Look::Quiet => eprintln!("{line}"),
         }
+    }
+
+    /// Says a note: `pveprobe: note: TEXT`.
+    pub fn note(&self, text: &str) {
+        self.say(&format!("note: {text}"));
     }
 
     /// A line above the countdown, without tearing it.

@@ -426,3 +426,73 @@ fn worst_across_the_cluster_names_the_node_without_a_record_and_keeps_the_others
     );
     assert_eq!(doc["intervals"], 3, "{doc}");
 }
+
+/// `top --record DIR` keeps every interval it writes in a store, the first
+/// included, read back as the recorder's; a store a recorder writes is
+/// refused (one writer a store) with nothing sampled; `--from` reads a
+/// store, and alone asks for a window.
+#[test]
+fn top_record_writes_a_store_that_top_reads_back() {
+    let dir = workdir();
+    let store = dir.path().join("store");
+    let qmp = dir.path().join("qmp");
+    std::fs::create_dir_all(&qmp).unwrap();
+    let out = pveprobe()
+        .args([
+            "top",
+            "--interval",
+            "0.5",
+            "--count",
+            "3",
+            "--output-format",
+            "json",
+            "--qmp-dir",
+        ])
+        .arg(&qmp)
+        .arg("--record")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["timestamp"].to_string())
+        .collect();
+    assert_eq!(written.len(), 3, "{}", stdout(&out));
+    let (kept, said) = recorded(&store);
+    let kept: Vec<String> = kept.iter().map(|t| format!("{t:?}")).collect();
+    assert_eq!(kept, written, "{said}");
+
+    // --from alone: a window is asked for, nothing sampled.
+    let alone = pveprobe()
+        .args(["top", "--from"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2));
+    assert_eq!(
+        stderr(&alone),
+        "pveprobe: --from reads a store: give --at, --between or --worst (--between A B --plot FILE draws it)\n"
+    );
+
+    // A recorder's store: refused, and the store left as the recorder has it.
+    let rec_dir = dir.path().join("rec");
+    let recorder = Recorder::start(&rec_dir, &[]);
+    until_recorded(&rec_dir, 1);
+    let refused = pveprobe()
+        .args(["top", "--count", "1", "--qmp-dir"])
+        .arg(&qmp)
+        .arg("--record")
+        .arg(&rec_dir)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).starts_with("pveprobe: --record: "),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(stdout(&refused).is_empty());
+    let (status, _, _) = recorder.stop();
+    assert!(status.success());
+}

@@ -180,7 +180,7 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
             }
         })
     };
-    let record = dir.path().join("top.jsonl");
+    let record = dir.path().join("top-store");
     let out = pveprobe()
         .args([
             "top",
@@ -325,16 +325,37 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     }
     // Its own cost is stated.
     assert!(samples[1]["own"]["cpu_pct"].as_f64().is_some());
-    // The record holds the same intervals, and draws.
-    assert_eq!(std::fs::read_to_string(&record).unwrap(), stdout(&out));
+    // The store --record made holds every interval written, the first
+    // included, and its window draws.
+    let first = samples[0]["timestamp"].as_str().unwrap();
+    let last = samples[5]["timestamp"].as_str().unwrap();
+    let window = |extra: &[&std::ffi::OsStr]| {
+        pveprobe()
+            .args(["top", "--from"])
+            .arg(&record)
+            .args(["--between", first, last])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let replayed = window(&["--output-format".as_ref(), "json".as_ref()]);
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    let kept: Vec<serde_json::Value> = stdout(&replayed)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stamps = |v: &[serde_json::Value]| -> Vec<String> {
+        v.iter().map(|s| s["timestamp"].to_string()).collect()
+    };
+    assert_eq!(stamps(&kept), stamps(&samples), "{}", stdout(&replayed));
+    for (k, s) in kept.iter().zip(&samples) {
+        assert_eq!(
+            k["guests"].as_array().unwrap().len(),
+            s["guests"].as_array().unwrap().len()
+        );
+    }
     let svg = dir.path().join("top.svg");
-    let drawn = pveprobe()
-        .args(["top", "--plot"])
-        .arg(&svg)
-        .arg("--from")
-        .arg(&record)
-        .output()
-        .unwrap();
+    let drawn = window(&["--plot".as_ref(), svg.as_os_str()]);
     assert!(drawn.status.success(), "{}", stderr(&drawn));
     let picture = std::fs::read_to_string(&svg).unwrap();
     assert!(

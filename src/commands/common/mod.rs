@@ -12,4 +12,5 @@ pub mod output_args;
 pub mod reach_args;
 pub mod requests;
 pub mod session;
+pub mod source_args;
 pub mod work;

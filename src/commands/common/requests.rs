@@ -9,7 +9,9 @@ use super::measure_args::MeasureArgs;
 use super::output_args::OutputArgs;
 use super::reach_args::ReachArgs;
 use super::session::Frame;
+use super::source_args::SourceArgs;
 use crate::measure::plan::{Asked, Test};
+use crate::nodeio::read::Sources;
 use crate::nodes::Reach;
 use crate::output::progress::Progress;
 
@@ -26,6 +28,22 @@ pub fn frame<'a>(out: &'a OutputArgs, command: &'static str) -> Frame<'a> {
 /// machine-readable document goes to the terminal.
 pub fn progress(out: &OutputArgs) -> Progress {
     Progress::for_command(out.quiet, out.output_format, out.output.as_deref())
+}
+
+/// Where `top` and `record` read the node: PVE's places, or the tests'
+/// stand-ins.
+pub fn sources(args: &SourceArgs) -> Sources {
+    Sources {
+        qmp_dir: args.qmp_dir.clone(),
+        pve_dir: args.pve_dir.clone(),
+        jobs: crate::nodeio::jobs::JobSources {
+            tasks_file: args.tasks_file.clone(),
+            replication_state: args.replication_state.clone(),
+            zfs_kstat: args.zfs_kstat.clone(),
+            ceph_conf: args.pve_dir.join("ceph.conf"),
+        },
+        ..crate::nodeio::default_sources()
+    }
 }
 
 /// How to reach the cluster's nodes.

@@ -143,10 +143,10 @@ fn run_printing(args: &ProbeArgs, config: &ProbeConfig, interrupt: &Interrupt) -
                 let _ = out.flush();
             }
             if let Some(why) = text::diagnostic(report, figure) {
-                progress.say(&format!("pveprobe: {why}"));
+                progress.say(&why.to_string());
             }
         }
-        Event::Note(note) => progress.say(&format!("pveprobe: {note}")),
+        Event::Note(note) => progress.say(note),
     };
     let Ok(report) = Work::run(
         &ProbeRun {

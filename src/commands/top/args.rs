@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::source_args::SourceArgs;
 
 pub const AFTER_HELP: &str = "\
 WHAT IT SHOWS
@@ -55,8 +56,8 @@ HINTS (docs/hints.md)
 EXAMPLES
   pveprobe top                                  the live view (q quits)
   pveprobe top --count 10 --output-format json  ten intervals, a JSON line each
-  pveprobe top --record top.jsonl               the view, and every interval kept
-  pveprobe top --plot io.svg --from top.jsonl   that record drawn
+  pveprobe top --record /tmp/top                the view, every interval kept there
+  pveprobe top --from /tmp/top --between -1h now --plot io.svg   that hour drawn
   pveprobe top --worst                          last 24 hours' worst moments
   pveprobe top --worst --since 7d --output-format csv
   pveprobe top --worst --cluster                every node's, ranked together
@@ -69,7 +70,7 @@ EXAMPLES
 #[command(mut_arg("output_format", |a| a.help("Output format: text, json or json-pretty (an object per interval), csv (rows per interval), influx or prometheus")))]
 #[command(mut_arg("output", |a| a.help("Write to FILE instead of stdout (the metrics formats: the last interval only)")))]
 #[command(mut_arg("append", |a| a.help("With --output: add to FILE")))]
-#[command(mut_arg("plot", |a| a.help("Draw the run's intervals (the last hour of them), or --from's, as an SVG picture in FILE: the busiest guests' IOPS and latency, the node's pressure, on one time axis")))]
+#[command(mut_arg("plot", |a| a.help("Draw the run's intervals (the last hour of them), or --between's window of the store, as an SVG picture in FILE: the busiest guests' IOPS and latency, the node's pressure, on one time axis")))]
 pub struct TopArgs {
     /// Seconds between readings
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = pveprobe_parse::units::seconds_between(0.1, 3600.0))]
@@ -87,15 +88,16 @@ pub struct TopArgs {
     #[command(flatten)]
     pub out: OutputArgs,
 
-    /// Also add every interval to FILE as a line of JSON
-    #[arg(long, value_name = "FILE")]
+    /// Also keep every interval in a store in DIR, as pveprobe record
+    /// keeps them (read back with --from DIR and --between, --at or
+    /// --worst); refused when a recorder writes there
+    #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
 
-    /// Read recorded intervals instead of sampling: a store (pveprobe
-    /// record's directory; with --at, --between or --worst, the recorder's,
-    /// /var/lib/pveprobe/record or its PVEPROBE_RECORD_DIR), or with --plot
-    /// a --record file
-    #[arg(long, value_name = "DIR|RECORD")]
+    /// The store --at, --between and --worst read (pveprobe record's
+    /// directory, or top --record's) [default: the recorder's,
+    /// /var/lib/pveprobe/record or its PVEPROBE_RECORD_DIR]
+    #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
 
     /// Show the recorded interval at TIME: 03:00 (the last 3 a.m.),
@@ -137,112 +139,4 @@ pub struct TopArgs {
 
     #[command(flatten)]
     pub sources: SourceArgs,
-}
-
-/// Where a run reads the node (the tests' stand-ins; hidden).
-#[derive(Debug, Clone, Args)]
-pub struct SourceArgs {
-    /// Where the VMs' QMP sockets are (tests)
-    #[arg(long, value_name = "DIR", default_value = crate::pvevm::qmp::RUN_DIR, hide = true)]
-    pub qmp_dir: PathBuf,
-
-    /// Read the guests' configs from DIR instead of /etc/pve (tests)
-    #[arg(long, value_name = "DIR", default_value = crate::pvestorage::ETC_PVE, hide = true)]
-    pub pve_dir: PathBuf,
-
-    /// PVE's active task list (tests)
-    #[arg(long, value_name = "FILE", default_value = crate::nodeio::jobs::TASKS_FILE, hide = true)]
-    pub tasks_file: PathBuf,
-
-    /// PVE's replication state (tests)
-    #[arg(long, value_name = "FILE", default_value = crate::nodeio::jobs::REPLICATION_STATE, hide = true)]
-    pub replication_state: PathBuf,
-
-    /// Present when ZFS is loaded (tests)
-    #[arg(long, value_name = "DIR", default_value = crate::nodeio::jobs::ZFS_KSTAT, hide = true)]
-    pub zfs_kstat: PathBuf,
-}
-
-pub const RECORD_AFTER_HELP: &str = "\
-WHAT IT KEEPS
-  top's intervals, read by top's own sampler every --interval (10 s): each
-  VM drive's I/O and latency as QEMU counts it, each container's, the disks,
-  the node's IO delay and pressure, PVE's tasks and the other jobs, the
-  storages and the hints. top reads them back: --worst ranks the worst
-  moments, --at shows the view at a moment, --between gives a window.
-
-THE STORE (docs/record.md)
-  One file a day in --dir (/var/lib/pveprobe/record), written only at its
-  end, each interval a frame under its own checksum: a crash or power loss
-  loses at most the interval being written, and damage is skipped, with a
-  note, to the next good frame. Whole days are dropped past --retain-days,
-  and the oldest while the store is over --max-size or 5% of its
-  filesystem's free space. On a full filesystem it pauses, says so once,
-  and goes on when there is room. One recorder a store.
-
-THE SERVICE
-  The .deb ships pveprobe-record.service, not enabled. To record, on each
-  node: systemctl enable --now pveprobe-record. It runs at idle CPU and I/O
-  priority, with a memory limit, read-only but for its store; SIGTERM stops
-  it cleanly.
-
-SETTINGS (/etc/default/pveprobe-record)
-  The service reads its settings from there, as these variables; a flag
-  given on the command line wins.
-  PVEPROBE_RECORD_INTERVAL     --interval
-  PVEPROBE_RECORD_DIR          --dir
-  PVEPROBE_RECORD_RETAIN_DAYS  --retain-days
-  PVEPROBE_RECORD_MAX_SIZE     --max-size
-  PVEPROBE_RECORD_TEXTFILE     --textfile
-  PVEPROBE_RECORD_METRIC_SERVERS --metric-servers (yes or no)
-
-EXAMPLES
-  systemctl enable --now pveprobe-record     record on this node
-  pveprobe top --worst                       the last 24 hours' worst moments
-  pveprobe top --at 03:00                    the view at 3 a.m.
-  pveprobe top --between -2h now --output-format csv
-  pveprobe record --dir /tmp/rec --interval 1 --count 60
-  pveprobe record --metric-servers         also to PVE's metric servers";
-
-#[derive(Debug, Args)]
-#[command(after_long_help = RECORD_AFTER_HELP)]
-pub struct RecordArgs {
-    /// Seconds between readings
-    #[arg(long, value_name = "SECS", env = "PVEPROBE_RECORD_INTERVAL", default_value_t = 10.0, value_parser = pveprobe_parse::units::seconds_between(1.0, 3600.0))]
-    pub interval: f64,
-
-    /// The store's directory
-    #[arg(long, value_name = "DIR", env = "PVEPROBE_RECORD_DIR", default_value = crate::store::DEFAULT_DIR)]
-    pub dir: PathBuf,
-
-    /// Whole days kept before today's
-    #[arg(long, value_name = "DAYS", env = "PVEPROBE_RECORD_RETAIN_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=366))]
-    pub retain_days: u32,
-
-    /// The store's size at most (and never over 5% of its filesystem's
-    /// free space)
-    #[arg(long, value_name = "SIZE", env = "PVEPROBE_RECORD_MAX_SIZE", default_value = "1G", value_parser = max_size)]
-    pub max_size: u64,
-
-    /// Also write each interval to FILE as node_exporter's textfile
-    /// (prometheus format, replaced whole)
-    #[arg(long, value_name = "FILE", env = "PVEPROBE_RECORD_TEXTFILE")]
-    pub textfile: Option<PathBuf>,
-
-    /// Also send each interval to the external metric servers set up in
-    /// PVE (/etc/pve/status.cfg: InfluxDB over UDP or HTTP(S), Graphite
-    /// over TCP or UDP), tagged and named as PVE's own metrics are
-    #[arg(long, env = "PVEPROBE_RECORD_METRIC_SERVERS")]
-    pub metric_servers: bool,
-
-    /// Stop after N intervals [default: until SIGTERM or Ctrl-C]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub count: Option<u64>,
-
-    #[command(flatten)]
-    pub sources: SourceArgs,
-}
-
-fn max_size(text: &str) -> Result<u64, String> {
-    pveprobe_parse::units::size_at_least(text, 1 << 20).map_err(|e| e.to_string())
 }

@@ -1,4 +1,4 @@
-//! `--plot`: a run's intervals (or a `--record` file's, `--from`) on one
+//! `--plot`: a run's intervals (or a window of a store, `--between`) on one
 //! time axis: each of the busiest guests' operations a second, their
 //! mean latency as the guest waited, and the node's pressure.
 
@@ -9,21 +9,6 @@ use crate::output::plot::{Chart, Line, PlotError, charts_svg};
 
 /// The guests drawn: the busiest over the whole span.
 const GUESTS_DRAWN: usize = 4;
-
-/// The samples of a `--record` file (a JSON line each); a line that is no
-/// sample is an error naming it.
-pub fn read_record(text: &str) -> Result<Vec<TopSample>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str::<TopSample>(l)
-                .ok()
-                .filter(|s| s.kind == crate::nodeio::sample::KIND)
-                .ok_or_else(|| format!("line {} is not an interval of pveprobe top", i + 1))
-        })
-        .collect()
-}
 
 /// Seconds of each sample since the first's end.
 fn times(samples: &[TopSample]) -> Vec<f64> {
@@ -146,21 +131,13 @@ mod tests {
     }
 
     #[test]
-    fn a_record_is_read_back_and_drawn_on_one_time_axis() {
-        let lines: String = [at(0, 100.0), at(1, 2000.0), at(3, 50.0)]
-            .iter()
-            .map(|s| crate::output::json(s, false).trim_end().to_string() + "\n")
-            .collect();
-        let samples = read_record(&lines).unwrap();
+    fn intervals_are_drawn_on_one_time_axis() {
+        let samples = [at(0, 100.0), at(1, 2000.0), at(3, 50.0)];
         assert_eq!(times(&samples), [0.0, 1.0, 3.0]);
         let svg = picture(&samples).unwrap();
         assert!(
             svg.contains("VM 101 scsi0") && svg.contains("IO some"),
             "{svg}"
-        );
-        assert_eq!(
-            read_record("{\"kind\":\"ceph\"}\n").unwrap_err(),
-            "line 1 is not an interval of pveprobe top"
         );
     }
 }

@@ -1,9 +1,12 @@
 //! The record read back: `--between`'s intervals, `--at`'s moment and the
-//! record around it, `--worst`'s episodes. Read-only; the store is read as
-//! the recorder writes it (a frame being written is left out).
+//! record around it (stepped through on a terminal), `--worst`'s
+//! episodes. Read-only; the store is read as the recorder writes it (a
+//! frame being written is left out).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use super::tui::{Key, Tui};
 use super::worst::{self, WorstReport};
 use crate::commands::common::work::Work;
 use crate::nodeio::recorded;
@@ -135,6 +138,57 @@ impl Around {
             .collect();
         starts.sort();
         starts.iter().find(|s| **s > i).or(starts.first()).copied()
+    }
+}
+
+/// `--at` on a terminal: the view at that moment, stepped through with the
+/// keys until q or a signal.
+pub fn step_through(around: &Around, tui: &mut Tui, interrupt: &Interrupt) {
+    let last = around.scanned.entries.len() - 1;
+    let mut i = around.at;
+    let mut shown = None;
+    let mut sample = None;
+    loop {
+        if shown != Some(i) {
+            sample = around.sample(i).ok();
+            shown = Some(i);
+            redraw(tui, sample.as_ref(), i, last);
+        }
+        if interrupt.signal().is_some() {
+            return;
+        }
+        let Some(k) = tui.key(Duration::from_millis(100)) else {
+            continue;
+        };
+        if tui.state.apply(k, false) {
+            redraw(tui, sample.as_ref(), i, last);
+            continue;
+        }
+        i = match k {
+            Key::Quit => return,
+            Key::Left => i.saturating_sub(1),
+            Key::Right => (i + 1).min(last),
+            Key::PageUp => around.hours_from(i, -1),
+            Key::PageDown => around.hours_from(i, 1),
+            Key::Worst => around.next_worst(i).unwrap_or(i),
+            Key::Up | Key::Down | Key::Sort => i,
+        };
+    }
+}
+
+/// The replayed view of interval `i` of `last + 1`.
+fn redraw(tui: &mut Tui, sample: Option<&TopSample>, i: usize, last: usize) {
+    let footer = [format!(
+        "recorded interval {} of {} · left/right one interval · PgUp/PgDn an hour · w next bad moment · s sorts · up/down scroll · q quits",
+        i + 1,
+        last + 1
+    )];
+    match sample {
+        Some(s) => tui.draw(s, &footer),
+        None => tui.draw(
+            &TopSample::default(),
+            &["(this interval could not be read)".into()],
+        ),
     }
 }
 

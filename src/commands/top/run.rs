@@ -1,124 +1,94 @@
 //! `pveprobe top`: the arguments made into a request, then the intervals
 //! written as they come: redrawn on a terminal (q quits, the terminal
-//! restored on every way out), else one after another; with `--record`
-//! each also added to a file as a line of JSON.
+//! restored on every way out), else one after another ([`Writer`]); with
+//! `--record DIR` each also kept in a store there. The record read back
+//! (`--between`, `--at`, `--worst`) is [`super::replay`]'s.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::IsTerminal as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use super::args::{RecordArgs, SourceArgs, TopArgs};
+use super::args::TopArgs;
 use super::cluster::ClusterWorstRequest;
-use super::record::{RecordError, RecordReport, RecordRequest};
-use super::replay::{Around, ReplayError, ReplayRequest, WorstRequest};
+use super::replay::{self, Around, ReplayError, ReplayRequest, WorstRequest};
 use super::tui::{Key, Tui};
-use super::{TopError, TopRequest, TopRun};
+use super::write::Writer;
+use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
-use crate::nodeio::read::Sources;
 use crate::nodeio::sample::TopSample;
-use crate::output::{self, Destination, Document as _, Format};
-
-/// How each interval is written (not on a terminal: the view draws those).
-struct Writer<'a> {
-    args: &'a TopArgs,
-    first: bool,
-    /// Whether the CSV needs its header (the session's `--append` check).
-    csv_header: bool,
-}
-
-impl Writer<'_> {
-    /// `--record`'s line.
-    fn record(&self, s: &TopSample) -> Result<(), TopError> {
-        if let Some(r) = &self.args.record {
-            output::write(
-                Destination::File {
-                    path: r,
-                    append: true,
-                },
-                &format!("{}\n", output::json(s, false).trim_end()),
-            )
-            .map_err(|e| TopError(e.to_string()))?;
-        }
-        Ok(())
-    }
-
-    fn emit(&mut self, s: &TopSample) -> Result<(), TopError> {
-        self.record(s)?;
-        let format = self.args.out.output_format;
-        let text = match format {
-            Format::Text => format!("{}\n", s.text()),
-            Format::Json => format!("{}\n", output::json(s, false).trim_end()),
-            Format::JsonPretty => format!("{}\n", output::json(s, true).trim_end()),
-            Format::Csv => s.csv(self.first && self.csv_header),
-            Format::Influx => s.influx(),
-            Format::Prometheus => s.prometheus(),
-        };
-        // A metrics file holds the last interval, replaced whole (a
-        // collector reading it meanwhile sees one interval, never a part);
-        // the others grow.
-        match (&self.args.out.output, format.is_metrics()) {
-            (Some(path), true) => output::replace(path, &text),
-            (output, _) => output::write(
-                Destination::of(output.as_deref(), !self.first || self.args.out.append),
-                &text,
-            ),
-        }
-        .map_err(|e| TopError(e.to_string()))?;
-        self.first = false;
-        Ok(())
-    }
-}
+use crate::nodeio::sampling::Sampling;
+use crate::output::Format;
 
 /// The intervals `--plot` draws at most (the last ones).
 const PLOTTED: usize = 3600;
 
-/// `--plot FILE --from RECORD`: the record drawn, nothing sampled.
-fn plot_record(session: Session, from: &std::path::Path) -> Ended {
-    let text = std::fs::read_to_string(from).map_err(|e| {
-        Stop::bad_input(format!(
-            "{}: {}",
-            from.display(),
-            crate::error::describe(&e)
-        ))
+/// What the live view says when no recorder runs.
+const NOT_RECORDED: &str = "Not recorded: systemctl enable --now pveprobe-record keeps these intervals (top --worst, --at)";
+
+/// The recorder's setting of its store.
+const RECORD_DIR_ENV: &str = "PVEPROBE_RECORD_DIR";
+
+/// `pveprobe top`.
+pub fn top(args: &TopArgs) -> Ended {
+    // The format, `--append`'s CSV header (only CSV has one: the other
+    // formats add to the file as they are), the `--plot` file (opened
+    // first: one that cannot be written costs no sampling) and the
+    // signal flag, as every command's.
+    let session = Session::start::<TopSample>(Frame {
+        append: args.out.append && args.out.output_format == Format::Csv,
+        signals: true,
+        ..requests::frame(&args.out, "pveprobe top")
     })?;
-    let samples = super::plot::read_record(&text)
-        .map_err(|e| Stop::bad_input(format!("{}: {e}", from.display())))?;
-    session.finish_picture(Some(super::plot::picture(&samples)), Exit::Ok)
+    if args.worst && args.cluster {
+        return cluster_worst(args, session);
+    }
+    if args.worst {
+        return worst(args, session);
+    }
+    if args.at.is_some() || args.between.is_some() {
+        return replayed(args, session);
+    }
+    if args.from.is_some() {
+        return Err(Stop::bad_input(
+            "--from reads a store: give --at, --between or --worst (--between A B --plot FILE draws it)",
+        ));
+    }
+    live(args, session)
 }
 
-/// Where the node is read: PVE's places, or the tests' stand-ins.
-pub fn sources_of(args: &SourceArgs) -> Sources {
-    Sources {
-        qmp_dir: args.qmp_dir.clone(),
-        pve_dir: args.pve_dir.clone(),
-        jobs: crate::nodeio::jobs::JobSources {
-            tasks_file: args.tasks_file.clone(),
-            replication_state: args.replication_state.clone(),
-            zfs_kstat: args.zfs_kstat.clone(),
-            ceph_conf: args.pve_dir.join("ceph.conf"),
-        },
-        ..crate::nodeio::default_sources()
+/// How each interval is written, and kept with `--record DIR`.
+fn writer(args: &TopArgs, session: &Session) -> Result<Writer, Stop> {
+    let store = match &args.record {
+        Some(dir) => {
+            let progress = requests::progress(&args.out);
+            let w = crate::store::Writer::open(dir, crate::store::Limits::default())
+                .map_err(|e| Stop::bad_input(format!("--record: {e}")))?;
+            Some((w, progress))
+        }
+        None => None,
+    };
+    let mut w = Writer {
+        format: args.out.output_format,
+        output: args.out.output.clone(),
+        append: args.out.append,
+        csv_header: session.csv_header,
+        store,
+        first: true,
+    };
+    if let Some((s, progress)) = &mut w.store {
+        s.notes.drain(..).for_each(|n| progress.say(&n));
     }
-}
-
-/// The lines under the live view: its keys, and whether a recorder runs.
-fn live_footer(args: &TopArgs) -> Vec<String> {
-    let mut out = vec!["q quits · s sorts · up/down and PgUp/PgDn scroll the guests".to_string()];
-    if !crate::store::recorder_runs(&store_dir(args)) {
-        out.push(NOT_RECORDED.to_string());
-    }
-    out
+    Ok(w)
 }
 
 /// What a live run samples, and for how long.
-fn live_request(args: &TopArgs, terminal: bool) -> TopRequest {
-    TopRequest {
-        sources: sources_of(&args.sources),
+fn sampling(args: &TopArgs, terminal: bool) -> Sampling {
+    Sampling {
+        sources: requests::sources(&args.sources),
         node: crate::pvestorage::node_name(),
         interval: Duration::from_secs_f64(args.interval),
         // Not on a terminal: one interval, unless asked for more (or
@@ -132,55 +102,26 @@ fn live_request(args: &TopArgs, terminal: bool) -> TopRequest {
     }
 }
 
-/// `pveprobe top`.
-pub fn top(args: &TopArgs) -> Ended {
-    // The format, `--append`'s CSV header (only CSV has one: the other
-    // formats add to the file as they are), the `--plot` file (opened
-    // first: one that cannot be written costs no sampling) and the
-    // signal flag, as every command's.
-    let session = Session::start::<TopSample>(Frame {
-        append: args.out.append && args.out.output_format == Format::Csv,
-        signals: true,
-        ..crate::commands::common::requests::frame(&args.out, "top")
-    })?;
-    if args.worst && args.cluster {
-        return cluster_worst(args, session);
+/// The lines under the live view: its keys, and whether a recorder runs.
+fn live_footer(args: &TopArgs) -> Vec<String> {
+    let mut out = vec!["q quits · s sorts · up/down and PgUp/PgDn scroll the guests".to_string()];
+    if args.record.is_none() && !crate::store::recorder_runs(&store_dir(args)) {
+        out.push(NOT_RECORDED.to_string());
     }
-    if args.worst {
-        return worst(args, session);
-    }
-    if args.at.is_some() || args.between.is_some() {
-        return replay(args, session);
-    }
-    match (&args.from, &args.out.plot) {
-        (Some(from), Some(_)) => return plot_record(session, from),
-        (Some(_), None) => {
-            return Err(Stop::bad_input(
-                "--from reads a record: give --at, --between, --worst, or --plot with a --record file",
-            ));
-        }
-        _ => {}
-    }
-    let terminal = args.out.output_format == Format::Text
-        && args.out.output.is_none()
-        && std::io::stdout().is_terminal();
-    let req = live_request(args, terminal);
-    let tui = if terminal {
-        Tui::take().map(RefCell::new)
-    } else {
-        None
-    };
+    out
+}
+
+/// The live run: the view on a terminal, else the intervals written.
+fn live(args: &TopArgs, session: Session) -> Ended {
+    let terminal = args.out.for_person();
+    let sampling = sampling(args, terminal);
+    let mut writer = writer(args, &session)?;
+    let tui = terminal.then(Tui::take).flatten().map(RefCell::new);
     let footer = live_footer(args);
-    let writer = RefCell::new(Writer {
-        args,
-        first: true,
-        csv_header: session.csv_header,
-    });
-    let kept: RefCell<VecDeque<TopSample>> = Default::default();
+    let mut kept: VecDeque<TopSample> = VecDeque::new();
     let last: RefCell<Option<TopSample>> = RefCell::new(None);
-    let each = |s: &TopSample| {
+    let mut each = |s: &TopSample| {
         if args.out.plot.is_some() {
-            let mut kept = kept.borrow_mut();
             if kept.len() == PLOTTED {
                 kept.pop_front();
             }
@@ -188,16 +129,16 @@ pub fn top(args: &TopArgs) -> Ended {
         }
         match &tui {
             Some(t) => {
-                writer.borrow().record(s)?;
+                writer.keep(s)?;
                 t.borrow_mut().draw(s, &footer);
                 *last.borrow_mut() = Some(s.clone());
                 Ok(())
             }
-            None => writer.borrow_mut().emit(s),
+            None => writer.emit(s),
         }
     };
     // The view's keys, read while the run waits for the next interval.
-    let quit = || {
+    let mut quit = || {
         let Some(t) = &tui else { return false };
         let mut t = t.borrow_mut();
         while let Some(k) = t.key(Duration::ZERO) {
@@ -212,65 +153,24 @@ pub fn top(args: &TopArgs) -> Ended {
         }
         false
     };
-    let run = TopRun {
-        req: &req,
-        quit: &quit,
-        each: &each,
-    };
-    let ran = Work::run(&run, session.interrupt());
+    let ran = sampling.run(session.interrupt(), &mut quit, &mut each);
     drop(tui);
     ran.map_err(Stop::not_measured)?;
-    let exit = match session.interrupt().signal() {
-        Some(sig) => Exit::Signal(sig),
-        None => Exit::Ok,
-    };
     let picture = args
         .out
         .plot
         .is_some()
-        .then(|| super::plot::picture(kept.borrow_mut().make_contiguous()));
+        .then(|| super::plot::picture(kept.make_contiguous()));
+    let exit = signalled(&session);
     session.finish_picture(picture, exit)
 }
 
-/// `pveprobe record`.
-pub fn record(args: &RecordArgs) -> Ended {
-    let session = Session::start::<RecordReport>(Frame {
-        signals: true,
-        ..Frame::new("record", Format::Text, None)
-    })?;
-    let req = RecordRequest {
-        top: TopRequest {
-            sources: sources_of(&args.sources),
-            node: crate::pvestorage::node_name(),
-            interval: Duration::from_secs_f64(args.interval),
-            count: args.count,
-            seconds: None,
-        },
-        dir: args.dir.clone(),
-        limits: crate::store::Limits {
-            retain_days: args.retain_days,
-            max_bytes: args.max_size,
-            ..crate::store::Limits::default()
-        },
-        textfile: args.textfile.clone(),
-        metric_servers: args.metric_servers,
-        progress: crate::output::progress::Progress::new(crate::output::progress::Look::Lines),
-    };
-    let report = Work::run(&req, session.interrupt()).map_err(|e| match e {
-        RecordError::Store(e) => Stop::not_measured(e),
-        RecordError::Interval(e) => Stop::not_measured(e),
-        RecordError::Servers(e) => Stop::bad_input(e),
-    })?;
-    let exit = match session.interrupt().signal() {
-        // SIGTERM is how systemd stops the service: a clean stop.
-        Some(sig) if sig != libc::SIGTERM => Exit::Signal(sig),
-        _ => Exit::Ok,
-    };
-    session.finish(&report, exit)
+fn signalled(session: &Session) -> Exit {
+    match session.interrupt().signal() {
+        Some(sig) => Exit::Signal(sig),
+        None => Exit::Ok,
+    }
 }
-
-/// What the live view says when no recorder runs.
-const NOT_RECORDED: &str = "Not recorded: systemctl enable --now pveprobe-record keeps these intervals (top --worst, --at)";
 
 /// The store `--from` names, or the recorder's: its `PVEPROBE_RECORD_DIR`
 /// (as /etc/default/pveprobe-record sets it for the service), or the default.
@@ -285,9 +185,6 @@ fn store_dir(args: &TopArgs) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(crate::store::DEFAULT_DIR))
 }
 
-/// The recorder's setting of its store.
-const RECORD_DIR_ENV: &str = "PVEPROBE_RECORD_DIR";
-
 fn when(text: &str, now: &jiff::ZonedDateTime) -> Result<i64, Stop> {
     super::when::parse(text, now)
         .map(|t| t.as_microsecond())
@@ -301,13 +198,19 @@ fn replay_error(e: ReplayError) -> Stop {
     }
 }
 
+/// `--worst` refuses the metrics formats: its episodes are no figures.
+fn no_metrics(args: &TopArgs) -> Result<(), Stop> {
+    match args.out.output_format.is_metrics() {
+        true => Err(Stop::bad_input(
+            "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
+        )),
+        false => Ok(()),
+    }
+}
+
 /// `--worst`: the window's episodes.
 fn worst(args: &TopArgs, session: Session) -> Ended {
-    if args.out.output_format.is_metrics() {
-        return Err(Stop::bad_input(
-            "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
-        ));
-    }
+    no_metrics(args)?;
     let now = jiff::ZonedDateTime::now();
     let since =
         super::when::span(args.since.as_deref().unwrap_or("24h")).map_err(Stop::bad_input)?;
@@ -324,50 +227,45 @@ fn worst(args: &TopArgs, session: Session) -> Ended {
 }
 
 /// `--between A B`, or `--at T` without a terminal (stdin or stdout): the
-/// intervals written as the live view writes them; `--at T` on a
-/// terminal: stepped through.
-fn replay(args: &TopArgs, session: Session) -> Ended {
+/// intervals written as the live view writes them (and drawn with
+/// `--plot`); `--at T` on a terminal: stepped through.
+fn replayed(args: &TopArgs, session: Session) -> Ended {
     let now = jiff::ZonedDateTime::now();
     let dir = store_dir(args);
-    let terminal = args.out.output_format == Format::Text
-        && args.out.output.is_none()
-        && std::io::stdout().is_terminal();
+    let progress = requests::progress(&args.out);
     // Stepped through where the keys can be read (stdin a terminal too);
     // else, as in a script, the interval written.
     let at_us = args.at.as_ref().map(|at| when(at, &now)).transpose()?;
-    let tui = at_us.filter(|_| terminal).and_then(|_| Tui::take());
-    let samples = match (at_us, &args.between) {
-        (Some(at_us), _) if tui.is_some() => {
-            let tui = tui.expect("taken above");
-            return step_through(&dir, at_us, tui, session);
+    let tui = at_us
+        .filter(|_| args.out.for_person())
+        .and_then(|_| Tui::take());
+    let samples = match (at_us, &args.between, tui) {
+        (Some(at_us), _, Some(mut tui)) => {
+            let around = Around::read(&dir, at_us).map_err(replay_error)?;
+            replay::step_through(&around, &mut tui, session.interrupt());
+            drop(tui);
+            let exit = signalled(&session);
+            return session.finish_picture(None, exit);
         }
-        (Some(at_us), _) => {
+        (Some(at_us), _, None) => {
             let around = Around::read(&dir, at_us).map_err(replay_error)?;
             let s = around.sample(around.at).map_err(Stop::bad_input)?;
-            for n in &around.scanned.notes {
-                eprintln!("pveprobe: note: {n}");
-            }
+            around.scanned.notes.iter().for_each(|n| progress.note(n));
             vec![s]
         }
-        (None, Some(ab)) => {
+        (None, Some(ab), _) => {
             let req = ReplayRequest {
                 dir,
                 from_us: when(&ab[0], &now)?,
                 to_us: when(&ab[1], &now)?,
             };
             let got = Work::run(&req, session.interrupt()).map_err(replay_error)?;
-            for n in &got.notes {
-                eprintln!("pveprobe: note: {n}");
-            }
+            got.notes.iter().for_each(|n| progress.note(n));
             got.samples
         }
-        (None, None) => unreachable!("replay is asked for by --at or --between"),
+        (None, None, _) => unreachable!("replay is asked for by --at or --between"),
     };
-    let mut writer = Writer {
-        args,
-        first: true,
-        csv_header: session.csv_header,
-    };
+    let mut writer = writer(args, &session)?;
     for s in &samples {
         writer.emit(s).map_err(Stop::not_measured)?;
     }
@@ -379,75 +277,13 @@ fn replay(args: &TopArgs, session: Session) -> Ended {
     session.finish_picture(picture, Exit::Ok)
 }
 
-/// `--at` on a terminal: the view at that moment, stepped through with the
-/// keys until q or a signal.
-fn step_through(dir: &Path, at_us: i64, mut tui: Tui, session: Session) -> Ended {
-    let around = Around::read(dir, at_us).map_err(replay_error)?;
-    let last = around.scanned.entries.len() - 1;
-    let mut i = around.at;
-    let mut shown = None;
-    let mut sample = None;
-    loop {
-        if shown != Some(i) {
-            sample = around.sample(i).ok();
-            shown = Some(i);
-            redraw(&mut tui, sample.as_ref(), i, last);
-        }
-        if session.interrupt().signal().is_some() {
-            break;
-        }
-        let Some(k) = tui.key(Duration::from_millis(100)) else {
-            continue;
-        };
-        if tui.state.apply(k, false) {
-            redraw(&mut tui, sample.as_ref(), i, last);
-            continue;
-        }
-        i = match k {
-            Key::Quit => break,
-            Key::Left => i.saturating_sub(1),
-            Key::Right => (i + 1).min(last),
-            Key::PageUp => around.hours_from(i, -1),
-            Key::PageDown => around.hours_from(i, 1),
-            Key::Worst => around.next_worst(i).unwrap_or(i),
-            Key::Up | Key::Down | Key::Sort => i,
-        };
-    }
-    drop(tui);
-    let exit = match session.interrupt().signal() {
-        Some(sig) => Exit::Signal(sig),
-        None => Exit::Ok,
-    };
-    session.finish_picture(None, exit)
-}
-
-/// The replayed view of interval `i` of `last + 1`.
-fn redraw(tui: &mut Tui, sample: Option<&TopSample>, i: usize, last: usize) {
-    let footer = [format!(
-        "recorded interval {} of {} · left/right one interval · PgUp/PgDn an hour · w next bad moment · s sorts · up/down scroll · q quits",
-        i + 1,
-        last + 1
-    )];
-    match sample {
-        Some(s) => tui.draw(s, &footer),
-        None => tui.draw(
-            &TopSample::default(),
-            &["(this interval could not be read)".into()],
-        ),
-    }
-}
-
 /// `--worst --cluster`: every node's episodes, ranked together.
 fn cluster_worst(args: &TopArgs, session: Session) -> Ended {
-    if args.out.output_format.is_metrics() {
-        return Err(Stop::bad_input(
-            "--worst writes text, json, json-pretty or csv (its episodes are no metrics)",
-        ));
-    }
+    no_metrics(args)?;
     let since = args.since.clone().unwrap_or_else(|| "24h".into());
     super::when::span(&since).map_err(Stop::bad_input)?;
     let req = ClusterWorstRequest {
-        reach: crate::commands::common::requests::reach(&args.reach),
+        reach: requests::reach(&args.reach),
         since,
         episodes: args.episodes as usize,
     };

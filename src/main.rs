@@ -18,7 +18,10 @@ fn main() -> ExitCode {
         .next()
         .is_some_and(|argv0| pveperf::invoked_as_pveperf(&argv0))
     {
-        (pveperf::NAME, pveperf::main(args.collect()))
+        (
+            pveperf::NAME,
+            pveperf::main(args.collect(), &Opts::parse_from(["pveprobe"]).probe),
+        )
     } else {
         ("pveprobe", commands::run(&Opts::parse()))
     };

@@ -135,18 +135,19 @@ pub enum Command {
 pub fn run(opts: &Opts) -> Ended {
     match &opts.command {
         Some(Command::Compare(args)) => compare::run::compare(args, &results_readers()),
-        Some(Command::Cluster(args)) if cluster::run::wants_net(args)? => {
-            net::run::across_cluster(&net::run::AcrossCluster {
+        Some(Command::Cluster(args)) if cluster::run::wants_net(args)? => net::run::across_cluster(
+            &net::run::AcrossCluster {
                 reach: &args.reach,
                 net_options: &args.net_options,
                 parallel: args.parallel,
                 dry_run: args.dry_run,
                 out: &args.out,
-            })
-        }
+            },
+            &results_readers(),
+        ),
         Some(Command::Cluster(args)) => cluster::run::cluster(args),
         Some(Command::Storages(args)) => storages::run::storages(args),
-        Some(Command::Net(args)) => net::run::net(args),
+        Some(Command::Net(args)) => net::run::net(args, &results_readers()),
         Some(Command::NetServe(args)) => net::run::net_serve(args),
         Some(Command::NetProbe(args)) => net::run::net_probe(args),
         Some(Command::NetMigrate(args)) => net::run::net_migrate(args),
@@ -158,7 +159,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::CephNodeInfo(args)) => ceph::run::node_info(args),
         Some(Command::CephClient(args)) => ceph::run::client(args),
         Some(Command::GuestSide(args)) => guest::run::guest_side(args),
-        Some(Command::Load(args)) => load::run::load(args),
+        Some(Command::Load(args)) => load::run::load(args, &results_readers()),
         Some(Command::Top(args)) => top::run::top(args),
         Some(Command::Record(args)) => record::run::record(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),

@@ -190,15 +190,11 @@ fn plan(req: &LoadRequest) -> Result<Vec<Planned>, Stop> {
         .collect())
 }
 
-/// `pveprobe load --storage ID`.
-pub fn load(args: &LoadArgs) -> Ended {
+/// `pveprobe load --storage ID`, its `--baseline` read with `readers`.
+pub fn load(args: &LoadArgs, readers: &crate::results::Readers) -> Ended {
     let req = request(args)?;
-    let baseline = super::baseline::read(
-        &crate::commands::results_readers(),
-        &args.baseline,
-        &req.storage,
-    )
-    .map_err(Stop::bad_input)?;
+    let baseline =
+        super::baseline::read(readers, &args.baseline, &req.storage).map_err(Stop::bad_input)?;
     if !args.baseline.is_empty() && baseline.is_empty() {
         return Err(Stop::bad_input(format!(
             "--baseline: no result of storage {} in {}; nothing was made",

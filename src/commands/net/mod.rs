@@ -1,10 +1,15 @@
 //! The cluster's network, node to node: `pveprobe cluster --net` and
-//! `pveprobe net NODE...`. `links` plans which links each pair has,
-//! `pairs` starts the responder (`serve`) and the measuring end (`probe`)
-//! on the nodes over ssh, `report` holds what they found with its hints,
-//! `render` writes the matrix. `wire` is what the two ends say; `facts`
-//! is what `net-info` prints of a node. `run` makes the arguments (`args`)
-//! into the request, for `net` and for `cluster --net`.
+//! `pveprobe net NODE...`. `options` is what a run measures and how;
+//! `links` plans which links each pair has, `pairs` starts the responder
+//! (`serve`) and the measuring end (`probe`) on the nodes over ssh, and
+//! with `--net-throughput` the migration path each way (`secure`: PVE's
+//! ssh tunnel, `net-migrate` on the sender, `migrate`, and `net-sink` on
+//! the target, `sink`; `migration` names what caps it, `moves` the largest
+//! VMs' time to move); `report` holds what they found with its hints,
+//! `render` writes the matrix and `metrics` its metrics. `wire` is what the
+//! two ends say; `facts` is what `net-info` prints of a node. `run` makes
+//! the arguments (`args`) into the request, for `net` and for `cluster
+//! --net`.
 
 pub mod args;
 pub mod run;
@@ -15,6 +20,7 @@ mod metrics;
 pub mod migrate;
 mod migration;
 pub mod moves;
+pub mod options;
 pub mod pairs;
 pub mod probe;
 pub mod render;
@@ -30,29 +36,9 @@ use crate::nodes::Reach;
 use crate::output::Format;
 use crate::output::progress::Progress;
 use crate::sys::interrupt::Interrupt;
+use options::Options;
 use report::NetReport;
 use std::path::Path;
-
-/// What `--net` measures and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// TCP throughput each way too, never on a corosync link.
-    pub net_throughput: bool,
-    /// `--link`: only these links, or NAME=CIDR for one more.
-    pub links: Vec<String>,
-    /// Latency probes per pair and link.
-    pub net_count: u32,
-    /// Probes per second at most.
-    pub net_rate: u32,
-    /// Seconds of each throughput run.
-    pub net_seconds: u32,
-    /// TCP streams at once for the second throughput run.
-    pub net_streams: u32,
-    /// The responders' port instead of a free one.
-    pub port: Option<u16>,
-    /// Where corosync.conf, datacenter.cfg and ceph.conf are.
-    pub pve_config: std::path::PathBuf,
-}
 
 /// Why the run cannot start (exit status 2), or its matrix could not be
 /// written (1).

@@ -24,7 +24,7 @@ pub struct Runner<'a> {
     pub ssh: &'a Ssh,
     /// `--remote-command`'s words.
     pub command: Vec<String>,
-    pub opts: &'a super::Options,
+    pub opts: &'a super::options::Options,
     pub progress: &'a crate::output::progress::Progress,
 }
 
@@ -157,7 +157,7 @@ impl Runner<'_> {
         result.responder = responder.stop();
         read_probe(&mut result, probed);
         if throughput && link.kind == LinkKind::Migration && result.status.measured() {
-            self.secure(&mut result, addr_a, addr_b);
+            super::secure::secure(self, &mut result, addr_a, addr_b);
         }
         result.seconds = start.elapsed().as_secs_f64();
         result
@@ -523,7 +523,7 @@ pub fn parallel_throughput_refused(
 }
 
 /// The run's settings, as the report records them.
-pub fn settings(opts: &super::Options, parallel: bool) -> NetSettings {
+pub fn settings(opts: &super::options::Options, parallel: bool) -> NetSettings {
     NetSettings {
         count: opts.net_count,
         rate_pps: opts.net_rate,

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::args::{NetArgs, NetInfoArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
+use super::options::Options;
 use super::report::NetReport;
-use super::{NetError, NetRequest, Options};
+use super::{NetError, NetRequest};
 use crate::commands::common::net_args::NetOptions;
 use crate::commands::common::output_args::OutputArgs;
 use crate::commands::common::reach_args::ReachArgs;
@@ -17,6 +18,7 @@ use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::results::Readers;
 use crate::sys::interrupt::Interrupt;
 
 /// The network options as plain data.
@@ -35,7 +37,7 @@ fn options(args: &NetOptions) -> Options {
 
 /// A network run in its session: the format and the baseline checked
 /// first, then the plan.
-fn net_run(frame: Frame, req: &NetRequest, dry_run: bool) -> Ended {
+fn net_run(frame: Frame, req: &NetRequest, dry_run: bool, readers: &Readers) -> Ended {
     if frame.plot.is_some() && !req.opts.net_throughput {
         return Err(Stop::bad_input(
             "--plot draws the migration path, which --net-throughput measures",
@@ -44,7 +46,7 @@ fn net_run(frame: Frame, req: &NetRequest, dry_run: bool) -> Ended {
     let session = Session::start::<NetReport>(frame)?;
     let baseline = req
         .baseline
-        .map(|b| crate::commands::results_readers().load(b))
+        .map(|b| readers.load(b))
         .transpose()
         .map_err(Stop::bad_input)?;
     let plan = super::plan(req).map_err(stop)?;
@@ -90,7 +92,8 @@ fn against_baseline(
 }
 
 /// `pveprobe net NODE...`.
-pub fn net(args: &NetArgs) -> Ended {
+/// `readers` read `--baseline`'s file.
+pub fn net(args: &NetArgs, readers: &Readers) -> Ended {
     let frame = crate::commands::common::requests::frame(&args.out, "pveprobe net");
     net_run(
         frame,
@@ -104,6 +107,7 @@ pub fn net(args: &NetArgs) -> Ended {
             progress: crate::commands::common::requests::progress(&args.out),
         },
         args.dry_run,
+        readers,
     )
 }
 
@@ -118,7 +122,7 @@ pub struct AcrossCluster<'a> {
 }
 
 /// `pveprobe cluster --net`.
-pub fn across_cluster(asked: &AcrossCluster) -> Ended {
+pub fn across_cluster(asked: &AcrossCluster, readers: &Readers) -> Ended {
     let frame = crate::commands::common::requests::frame(asked.out, "pveprobe cluster --net");
     net_run(
         frame,
@@ -132,6 +136,7 @@ pub fn across_cluster(asked: &AcrossCluster) -> Ended {
             progress: crate::commands::common::requests::progress(asked.out),
         },
         asked.dry_run,
+        readers,
     )
 }
 

@@ -16,9 +16,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
-use crate::commands::Opts;
+use super::args::ProbeArgs;
 use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::commands::common::work::Work;
 use crate::commands::probe::report::{ProbeReport, text};
@@ -70,14 +68,15 @@ fn pveperf_line(report: &ProbeReport, line: Figure) -> Option<String> {
     ))
 }
 
-/// Runs as pveperf with `args` (argv without argv\[0\]).
-pub fn main(args: Vec<OsString>) -> Ended {
+/// Runs as pveperf with `args` (argv without argv\[0\]), from pveprobe's
+/// `defaults` (the probe's arguments as given none).
+pub fn main(args: Vec<OsString>, defaults: &ProbeArgs) -> Ended {
     let Some(path) = path_from(args) else {
         return Err(Stop::new(Exit::PveperfUsage, USAGE));
     };
     // pveprobe's defaults, then pveperf's choices. PATH is not checked
     // first: pveperf prints what it can for a missing PATH and exits 0.
-    let mut config = super::run::config(&Opts::parse_from(["pveprobe"]).probe);
+    let mut config = super::run::config(defaults);
     config.path = path;
     // pveperf prints no BUFFERED READS or SEEK TIME line for a ZFS dataset.
     config.leaf_reads = false;

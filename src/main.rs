@@ -11,6 +11,7 @@ use clap::Parser;
 
 use pveprobe::commands::probe::as_pveperf as pveperf;
 use pveprobe::commands::{self, Opts};
+use pveprobe::output::progress::{PVEPROBE, Progress};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
@@ -23,8 +24,12 @@ fn main() -> ExitCode {
             pveperf::main(args.collect(), &Opts::parse_from(["pveprobe"]).probe),
         )
     } else {
-        ("pveprobe", commands::run(&Opts::parse()))
+        (PVEPROBE, commands::run(&Opts::parse()))
     };
+    // What a scratch directory dropped unremoved left, said as every line is.
+    for left in pveprobe::sys::scratch::left_behind() {
+        Progress::default().named(name).say(&left);
+    }
     // Where a command's error is printed.
     match ended {
         Ok(exit) => exit.into(),

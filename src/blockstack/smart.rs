@@ -11,7 +11,6 @@
 //! scan, and are checked before they reach a command line.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use crate::model::storage::{Disk, Health, Heat, Storage, Thermal};
@@ -63,29 +62,32 @@ fn has_smart(d: &Disk) -> bool {
             .any(|p| d.name.starts_with(p))
 }
 
-/// Runs smartctl with `args` (read-only options only, see the module).
-fn smartctl(args: &[&str], interrupt: Option<&Interrupt>) -> Result<Vec<u8>, String> {
-    let mut cmd = Command::new(SMARTCTL);
-    cmd.args(args);
-    let opts = child::ChildOptions {
+/// How smartctl is run: in the C locale, for at most [`SMARTCTL_LIMIT`];
+/// any exit status is its answer (its bits say what it found, and the
+/// JSON says the rest).
+fn smartctl_opts(interrupt: Option<&Interrupt>) -> child::ChildOptions<'_> {
+    child::ChildOptions {
         interrupt,
         env: &[("LC_ALL", "C")],
-        ..child::ChildOptions::limit(SMARTCTL_LIMIT)
-    };
-    match child::run(&mut cmd, &opts) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(
+        ..child::ChildOptions::limit(SMARTCTL_LIMIT).any_status()
+    }
+}
+
+/// Why smartctl with `args` gave no answer, as a reading says it.
+fn smartctl_failed(f: child::ToolFailure, args: &[&str]) -> String {
+    match f {
+        child::ToolFailure::NotStarted { missing: true, .. } => {
             "smartctl is not installed: install smartmontools to see the disks' health (SMART); the figures are \
              unaffected"
-                .into(),
-        ),
-        Err(e) => Err(format!("smartctl could not be started: {e}")),
-        Ok(f) if f.timed_out => Err(format!(
+                .into()
+        }
+        child::ToolFailure::TimedOut => format!(
             "smartctl did not answer within {} s ({}): health not read",
             SMARTCTL_LIMIT.as_secs(),
             args.last().copied().unwrap_or_default()
-        )),
-        Ok(f) if f.interrupted.is_some() => Err("smartctl: interrupted".into()),
-        Ok(f) => Ok(f.stdout),
+        ),
+        child::ToolFailure::Interrupted(_) => "smartctl: interrupted".into(),
+        f => format!("smartctl could not be started: {f}"),
     }
 }
 
@@ -154,12 +156,12 @@ pub fn read(device: &str, dtype: Option<&str>, interrupt: Option<&Interrupt>) ->
     }
     args.push(device);
     let source = format!("smartctl {}", args[3..].join(" "));
-    let out = match smartctl(&args, interrupt) {
-        Ok(out) => out,
-        Err(problem) => {
+    let out = match child::run(SMARTCTL, &args, &smartctl_opts(interrupt)) {
+        Ok(done) => done.stdout,
+        Err(f) => {
             return SmartReading {
                 health: None,
-                problem: Some(problem),
+                problem: Some(smartctl_failed(f, &args)),
             };
         }
     };
@@ -238,10 +240,14 @@ pub fn read_storage(host: &Host, storage: &mut Storage, interrupt: Option<&Inter
         .iter()
         .any(|&i| storage.disks[i].transport.as_deref() == Some("RAID volume"));
     let scan = if raid {
-        smartctl(&["--scan-open", "--json=c"], interrupt)
-            .ok()
-            .and_then(|out| smart::parse_scan(&String::from_utf8_lossy(&out)).ok())
-            .unwrap_or_default()
+        child::run(
+            SMARTCTL,
+            &["--scan-open", "--json=c"],
+            &smartctl_opts(interrupt),
+        )
+        .ok()
+        .and_then(|done| smart::parse_scan(&String::from_utf8_lossy(&done.stdout)).ok())
+        .unwrap_or_default()
     } else {
         Vec::new()
     };

@@ -6,7 +6,7 @@
 use super::StackTools;
 use crate::model::storage::{Layer, ThinPool};
 
-/// `dmsetup table NAME`, through the one runner of storage tools.
+/// `dmsetup table NAME`, run as the storage tools are (`zfs::tool_opts`).
 pub fn dm_table(name: &str) -> Option<String> {
     let plain = !name.is_empty()
         && !name.starts_with('-')
@@ -16,7 +16,9 @@ pub fn dm_table(name: &str) -> Option<String> {
     if !plain {
         return None;
     }
-    super::zfs::run_tool("dmsetup", &["table", name]).ok()
+    crate::sys::child::run("dmsetup", &["table", name], &super::zfs::tool_opts())
+        .ok()
+        .map(|done| done.stdout_text())
 }
 
 /// Fills in each thin pool layer's table (LVM names a pool's hidden

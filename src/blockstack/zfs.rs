@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use pveprobe_parse::zfs::{PROPERTIES, PoolStatus, StatusError, parse_properties, parse_status};
 
+use crate::sys::child::{self, ChildOptions, ToolFailure};
+
 /// How long `zpool` or `zfs` may take before it counts as hanging.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -24,43 +26,46 @@ pub enum ZfsError {
     Parse(#[from] StatusError),
 }
 
-/// Runs a storage tool (`zpool`, `zfs`, `dmsetup`, `wipefs`; found on
-/// PATH) with fixed arguments, in the C locale, through the one child
-/// runner with [`TOOL_TIMEOUT`].
-pub fn run_tool(tool: &'static str, args: &[&str]) -> Result<String, ZfsError> {
-    use crate::sys::child::{self, ChildOptions, ToolFailure};
-    let opts = ChildOptions::limit(TOOL_TIMEOUT).env(&[("LC_ALL", "C")]);
-    let done = child::tool(tool, args, &opts).map_err(|f| match f {
-        ToolFailure::NotStarted { missing: true, .. } => ZfsError::Missing(tool),
-        ToolFailure::TimedOut => ZfsError::Timeout { tool },
-        other => ZfsError::Failed {
-            tool,
-            message: other.to_string(),
-        },
-    })?;
-    Ok(String::from_utf8_lossy(&done.stdout).into_owned())
+/// How a storage tool (`zpool`, `zfs`, `dmsetup`, `wipefs`; found on
+/// PATH) is run through `sys::child`: fixed arguments, the C locale, at
+/// most [`TOOL_TIMEOUT`].
+pub fn tool_opts() -> ChildOptions<'static> {
+    ChildOptions::limit(TOOL_TIMEOUT).env(&[("LC_ALL", "C")])
+}
+
+impl ZfsError {
+    /// Why `tool` did not answer, in these words.
+    pub fn of(tool: &'static str, failure: ToolFailure) -> Self {
+        match failure {
+            ToolFailure::NotStarted { missing: true, .. } => ZfsError::Missing(tool),
+            ToolFailure::TimedOut => ZfsError::Timeout { tool },
+            other => ZfsError::Failed {
+                tool,
+                message: other.to_string(),
+            },
+        }
+    }
 }
 
 /// The pool's layout; `Err` says why it could not be learned.
 pub fn pool_status(pool: &str) -> Result<PoolStatus, ZfsError> {
-    Ok(parse_status(&run_tool(
-        "zpool",
-        &["status", "-P", "-L", pool],
-    )?)?)
+    let done = child::run("zpool", &["status", "-P", "-L", pool], &tool_opts())
+        .map_err(|f| ZfsError::of("zpool", f))?;
+    Ok(parse_status(&done.stdout_text())?)
 }
 
 /// The pool's `ashift` property (`zpool get -Hp -o value ashift POOL`).
 pub fn pool_ashift(pool: &str) -> Option<u32> {
-    let text = run_tool("zpool", &["get", "-Hp", "-o", "value", "ashift", pool]).ok()?;
-    pveprobe_parse::zfs::parse_ashift(&text)
+    let args = ["get", "-Hp", "-o", "value", "ashift", pool];
+    let done = child::run("zpool", &args, &tool_opts()).ok()?;
+    pveprobe_parse::zfs::parse_ashift(&done.stdout_text())
 }
 
 pub fn dataset_properties(dataset: &str) -> Result<BTreeMap<String, String>, ZfsError> {
     let list = PROPERTIES.join(",");
-    Ok(parse_properties(&run_tool(
-        "zfs",
-        &["get", "-H", "-o", "property,value", &list, dataset],
-    )?))
+    let args = ["get", "-H", "-o", "property,value", &list, dataset];
+    let done = child::run("zfs", &args, &tool_opts()).map_err(|f| ZfsError::of("zfs", f))?;
+    Ok(parse_properties(&done.stdout_text()))
 }
 
 #[cfg(test)]
@@ -69,7 +74,8 @@ mod tests {
 
     #[test]
     fn a_missing_tool_is_named() {
-        let err = run_tool("zpool-that-does-not-exist-here", &[]).unwrap_err();
-        assert_eq!(err, ZfsError::Missing("zpool-that-does-not-exist-here"));
+        let tool = "zpool-that-does-not-exist-here";
+        let failed = child::run(tool, &[""; 0], &tool_opts()).unwrap_err();
+        assert_eq!(ZfsError::of(tool, failed), ZfsError::Missing(tool));
     }
 }

@@ -14,6 +14,7 @@ use pveprobe_parse::pvetasks;
 use serde::{Deserialize, Serialize};
 
 use super::behind::Behind;
+use crate::sys::child::{self, ChildOptions};
 use crate::sys::host::Host;
 
 /// PVE's active task list.
@@ -118,8 +119,8 @@ impl JobReader {
         let (jobs, notes) = self.slow.poll(move || {
             let mut told = (fstrims(&h), Vec::new());
             if zfs {
-                match run("zpool", &["status"], TOOL_LIMIT) {
-                    Ok(text) => told.0.extend(zfs_jobs(&text)),
+                match child::run("zpool", &["status"], &tool_opts(TOOL_LIMIT)) {
+                    Ok(done) => told.0.extend(zfs_jobs(&done.stdout_text())),
                     Err(e) => told.1.push(format!("zpool status: {e}")),
                 }
             }
@@ -140,8 +141,10 @@ impl JobReader {
                     "-f",
                     "json",
                 ];
-                match run("ceph", &args, TOOL_LIMIT).and_then(|t| {
-                    pveprobe_parse::ceph::cluster_activity(&t).map_err(|e| e.to_string())
+                let ran = child::run("ceph", &args, &tool_opts(TOOL_LIMIT));
+                match ran.map_err(|e| e.to_string()).and_then(|done| {
+                    pveprobe_parse::ceph::cluster_activity(&done.stdout_text())
+                        .map_err(|e| e.to_string())
                 }) {
                     Ok(a) => (ceph_jobs(&a), Vec::new()),
                     Err(e) => (Vec::new(), vec![format!("ceph status: {e}")]),
@@ -159,10 +162,10 @@ impl JobReader {
     }
 }
 
-/// A read-only tool's output, through the one child helper, within `limit`.
-pub(super) fn run(program: &str, args: &[&str], limit: Duration) -> Result<String, String> {
-    let done = crate::sys::child::run_tool(program, args, limit).map_err(|e| e.to_string())?;
-    Ok(String::from_utf8_lossy(&done.stdout).into_owned())
+/// How a read-only tool is run: within `limit`, in a process group of
+/// its own (top's Ctrl-C is top's).
+pub(super) fn tool_opts(limit: Duration) -> ChildOptions<'static> {
+    ChildOptions::limit(limit).own_group()
 }
 
 /// Whether process `pid` is the one that started at `ticks` (a PID may

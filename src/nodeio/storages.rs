@@ -13,7 +13,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::behind::Behind;
+use super::jobs::tool_opts;
 use crate::pvestorage::PveStorage;
+use crate::sys::child;
 use crate::sys::host::Host;
 
 /// How often the storages are read again.
@@ -84,14 +86,16 @@ fn read_all(host: &Host, pve_dir: &Path, node: &str, notes: &mut Vec<String>) ->
         .filter(|s| s.enabled() && s.on_this_node())
         .collect();
     let thin = if storages.iter().any(|s| s.kind() == "lvmthin") {
-        tool("lvs", &pveprobe_parse::lvs::ARGS, notes)
+        let ran = child::run("lvs", &pveprobe_parse::lvs::ARGS, &tool_opts(LIMIT));
+        output("lvs", ran, notes)
             .map(|t| pveprobe_parse::lvs::thin_pools(&t))
             .unwrap_or_default()
     } else {
         Vec::new()
     };
     let datasets = if storages.iter().any(|s| s.kind() == "zfspool") {
-        tool("zfs", &["list", "-Hp", "-o", "name,used,avail"], notes)
+        let args = ["list", "-Hp", "-o", "name,used,avail"];
+        output("zfs", child::run("zfs", &args, &tool_opts(LIMIT)), notes)
             .map(|t| datasets(&t))
             .unwrap_or_default()
     } else {
@@ -159,15 +163,21 @@ fn read_all(host: &Host, pve_dir: &Path, node: &str, notes: &mut Vec<String>) ->
 }
 
 /// A read-only tool's output; a failure noted once.
-fn tool(program: &str, args: &[&str], notes: &mut Vec<String>) -> Option<String> {
-    super::jobs::run(program, args, LIMIT)
-        .map_err(|e| {
+fn output(
+    program: &str,
+    ran: Result<crate::sys::child::Finished, crate::sys::child::ToolFailure>,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    match ran {
+        Ok(done) => Some(done.stdout_text()),
+        Err(e) => {
             let n = format!("{program}: {e}");
             if !notes.contains(&n) {
                 notes.push(n);
             }
-        })
-        .ok()
+            None
+        }
+    }
 }
 
 /// `zfs list -Hp -o name,used,avail`: each dataset's bytes used and available.

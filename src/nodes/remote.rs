@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::members::Node;
 use crate::output::result::JsonReport;
+use crate::sys::child::{ChildOptions, Finished, ToolFailure};
+
+/// The program every node is reached with.
+pub const SSH: &str = "ssh";
 
 /// What `timeout` on the node waits after its SIGTERM before SIGKILL.
 pub const KILL_AFTER_S: u64 = 10;
@@ -65,14 +69,17 @@ impl Ssh {
     /// `--ssh-option`s come before the host key options, so they can
     /// replace them.
     pub fn argv(&self, node: &Node, remote_line: &str) -> Vec<OsString> {
-        self.argv_stdin(node, remote_line, false)
+        let mut argv: Vec<OsString> = vec![SSH.into()];
+        argv.extend(self.args(node, remote_line, false));
+        argv
     }
 
-    /// As [`Ssh::argv`]; with `stdin`, the remote command's stdin is
-    /// ours (no `-n`): it ends when we close it or ssh's connection goes,
-    /// which is how `net-serve` knows to exit.
-    pub fn argv_stdin(&self, node: &Node, remote_line: &str, stdin: bool) -> Vec<OsString> {
-        let mut argv: Vec<OsString> = vec!["ssh".into()];
+    /// ssh's arguments (after [`SSH`]) for `remote_line` on `node`; with
+    /// `stdin`, the remote command's stdin is ours (no `-n`): it ends when
+    /// we close it or ssh's connection goes, which is how `net-serve`
+    /// knows to exit.
+    pub fn args(&self, node: &Node, remote_line: &str, stdin: bool) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = Vec::new();
         let opt = |argv: &mut Vec<OsString>, o: String| {
             argv.push("-o".into());
             argv.push(o.into());
@@ -160,30 +167,36 @@ pub fn display_argv(argv: &[OsString]) -> String {
     shell_line(&words)
 }
 
-/// How a local command ended (ssh's).
-use crate::sys::child::Finished;
+/// How ssh ran (through `sys::child::run` with [`ssh_opts`]): what it
+/// printed and how it ended, or why it did not.
+pub type Ran = Result<Finished, ToolFailure>;
 
-/// Runs `argv` without a shell, stdin from /dev/null, collecting stdout
-/// and stderr; kills it (SIGKILL) when it runs longer than `limit`.
-pub fn run(argv: &[OsString], limit: Duration) -> Finished {
-    let Some((program, args)) = argv.split_first() else {
-        return Finished {
-            spawn_error: Some("no command".into()),
-            ..Finished::default()
-        };
+/// How ssh is run to a node: killed (SIGKILL) when it runs longer than
+/// `limit`; any exit status is the node's answer, which [`classify`]
+/// reads.
+pub fn ssh_opts(limit: Duration) -> ChildOptions<'static> {
+    ChildOptions::limit(limit).any_status()
+}
+
+/// This pveprobe with `words`, to be talked to as it runs: here (this
+/// very program) when `there` is `None`, else on `there`'s node over ssh
+/// (its stdin ours), its line made by `line` of the cluster's remote
+/// command and `words` ([`timed_line`] or [`shell_line`]'s).
+pub fn pveprobe_command(
+    words: &[String],
+    there: Option<(&super::Reach, &Node)>,
+    line: impl Fn(&[String], &[String]) -> String,
+) -> Result<Command, String> {
+    let Some((reach, node)) = there else {
+        let me = std::env::current_exe().map_err(|e| format!("which program am I: {e}"))?;
+        let mut cmd = Command::new(me);
+        cmd.args(words);
+        return Ok(cmd);
     };
-    crate::sys::child::run(
-        Command::new(program).args(args),
-        &crate::sys::child::ChildOptions::limit(limit),
-    )
-    .unwrap_or_else(|e| Finished {
-        spawn_error: Some(format!(
-            "cannot run {}: {}",
-            program.to_string_lossy(),
-            crate::error::describe(&e)
-        )),
-        ..Finished::default()
-    })
+    let line = line(&reach.remote_command, words);
+    let mut cmd = Command::new(SSH);
+    cmd.args(reach.ssh(&[]).args(node, &line, true));
+    Ok(cmd)
 }
 
 /// What became of a node.
@@ -300,7 +313,7 @@ fn ssh_failure(stderr: &[u8]) -> NodeOutcome {
 
 /// What a node's run means, from how ssh ended and what it printed.
 /// `timeout` is the node's timeout; `version` our own.
-pub fn classify(run: &Finished, timeout: Duration, version: &str) -> NodeOutcome {
+pub fn classify(run: &Ran, timeout: Duration, version: &str) -> NodeOutcome {
     classify_with(run, timeout, version, &|stdout, code| {
         parse_result(stdout, code, version)
     })
@@ -309,24 +322,28 @@ pub fn classify(run: &Finished, timeout: Duration, version: &str) -> NodeOutcome
 /// As [`classify`], with what a node's exit status 0 or 1 means given by
 /// `answered` (its stdout and that status): for commands other than the probe.
 pub fn classify_with(
-    run: &Finished,
+    ran: &Ran,
     timeout: Duration,
     version: &str,
     answered: &dyn Fn(&[u8], i32) -> NodeOutcome,
 ) -> NodeOutcome {
-    if let Some(why) = &run.spawn_error {
-        return NodeOutcome::failed(Status::Error, why.clone());
-    }
     let secs = timeout.as_secs_f64().ceil();
-    if run.timed_out {
-        return NodeOutcome::failed(
-            Status::Timeout,
-            format!(
-                "no answer within {secs:.0} s (+{} s grace); ssh was killed",
-                LOCAL_GRACE.as_secs()
-            ),
-        );
-    }
+    let run = match ran {
+        Ok(run) => run,
+        Err(ToolFailure::TimedOut) => {
+            return NodeOutcome::failed(
+                Status::Timeout,
+                format!(
+                    "no answer within {secs:.0} s (+{} s grace); ssh was killed",
+                    LOCAL_GRACE.as_secs()
+                ),
+            );
+        }
+        Err(ToolFailure::NotStarted { why, .. }) => {
+            return NodeOutcome::failed(Status::Error, format!("cannot run {SSH}: {why}"));
+        }
+        Err(e) => return NodeOutcome::failed(Status::Error, format!("{SSH}: {e}")),
+    };
     let stderr_line = || last_line(&run.stderr);
     match run.code {
         None => NodeOutcome::failed(
@@ -446,7 +463,7 @@ fn version_differs(theirs: &str, ours: &str) -> Option<String> {
 /// failed (status and why), in the words of `cluster`'s table; a result
 /// whose `pveprobe_version` is not this one's fails as `version`.
 pub fn answer<T: serde::de::DeserializeOwned>(
-    run: &Finished,
+    run: &Ran,
     limit: Duration,
     what: &str,
 ) -> Result<T, (Status, Option<String>)> {
@@ -642,13 +659,13 @@ mod tests {
         assert!(text.ends_with("-l root -- web1 x"), "{text}");
     }
 
-    fn finished(code: i32, stdout: &str, stderr: &str) -> Finished {
-        Finished {
+    fn finished(code: i32, stdout: &str, stderr: &str) -> Ran {
+        Ok(Finished {
             code: Some(code),
             stdout: stdout.into(),
             stderr: stderr.into(),
             ..Finished::default()
-        }
+        })
     }
 
     fn result_json(version: &str, failed_line: bool) -> String {
@@ -670,7 +687,7 @@ mod tests {
     }
 
     /// How a node's run is classified, with a 60 s limit and version 0.1.0 here.
-    fn status(f: Finished) -> NodeOutcome {
+    fn status(f: Ran) -> NodeOutcome {
         classify(&f, Duration::from_secs(60), "0.1.0")
     }
 
@@ -821,11 +838,7 @@ mod tests {
             Some("still running after 60 s; stopped on the node")
         );
         assert_eq!(status(finished(137, "", "")).status, Status::Timeout);
-        let killed = status(Finished {
-            timed_out: true,
-            signal: Some(9),
-            ..Finished::default()
-        });
+        let killed = status(Err(ToolFailure::TimedOut));
         assert_eq!(killed.status, Status::Timeout);
     }
 
@@ -861,47 +874,49 @@ mod tests {
             usage.detail.as_deref(),
             Some("error: invalid value 'x' for '--runs <N>' (exit status 2)")
         );
-        let no_ssh = status(Finished {
-            spawn_error: Some("cannot run ssh: No such file or directory".into()),
-            ..Finished::default()
-        });
+        let no_ssh = status(Err(ToolFailure::NotStarted {
+            missing: true,
+            why: "No such file or directory".into(),
+        }));
         assert_eq!(no_ssh.status, Status::Error);
     }
 
     #[test]
-    fn a_command_that_outlives_its_limit_is_killed() {
+    fn ssh_is_killed_past_its_limit_and_any_status_is_its_answer() {
+        use crate::sys::child;
         let start = std::time::Instant::now();
-        let argv: Vec<OsString> = ["sh", "-c", "echo started; exec sleep 30"]
-            .iter()
-            .map(Into::into)
-            .collect();
-        let f = run(&argv, Duration::from_millis(300));
-        assert!(
-            f.timed_out && f.code.is_none() && f.signal == Some(9),
-            "{f:?}"
+        let hung = child::run(
+            "sh",
+            &["-c", "echo started; exec sleep 30"],
+            &ssh_opts(Duration::from_millis(300)),
         );
+        assert_eq!(hung, Err(ToolFailure::TimedOut));
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "{:?}",
             start.elapsed()
         );
-        assert_eq!(f.stdout, b"started\n");
+        assert_eq!(status(hung).status, Status::Timeout);
 
-        let f = run(
-            &[
-                "sh".into(),
-                "-c".into(),
-                "echo out; echo err >&2; exit 3".into(),
-            ],
-            Duration::from_secs(10),
-        );
-        assert_eq!((f.code, f.timed_out), (Some(3), false));
+        let f = child::run(
+            "sh",
+            &["-c", "echo out; echo err >&2; exit 3"],
+            &ssh_opts(Duration::from_secs(10)),
+        )
+        .unwrap();
+        assert_eq!(f.code, Some(3));
         assert_eq!(
             (f.stdout.as_slice(), f.stderr.as_slice()),
             (&b"out\n"[..], &b"err\n"[..])
         );
 
-        let f = run(&["/nonexistent/ssh".into()], Duration::from_secs(1));
-        assert!(f.spawn_error.unwrap().contains("No such file or directory"));
+        let missing = child::run(
+            "/nonexistent/ssh",
+            &[""; 0],
+            &ssh_opts(Duration::from_secs(1)),
+        );
+        let o = status(missing);
+        assert_eq!(o.status, Status::Error);
+        assert!(o.detail.unwrap().contains("cannot run ssh"));
     }
 }

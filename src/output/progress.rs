@@ -155,6 +155,34 @@ impl Progress {
         self.say(&format!("note: {text}"));
     }
 
+    /// Says `text` as it is, lines of its own (a plan, a comparison: each
+    /// line its own words, no name before it), whatever the look.
+    pub fn block(&self, text: &str) {
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        if text.is_empty() {
+            return;
+        }
+        match self.look {
+            Look::Bar => self.above(text),
+            Look::Lines | Look::Quiet => eprintln!("{text}"),
+        }
+    }
+
+    /// The one prompt: `text` (what is about to happen) and `question` on
+    /// the terminal, and the line typed; `None` without a terminal to ask
+    /// on (stdin and stderr both), where nobody can answer.
+    pub fn ask(&self, text: &str, question: &str) -> Option<String> {
+        use std::io::{BufRead as _, IsTerminal as _, Write as _};
+        if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+            return None;
+        }
+        eprint!("{text}{question} ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        Some(line)
+    }
+
     /// A line above the countdown, without tearing it.
     fn above(&self, text: &str) {
         match self.lock().as_ref() {

@@ -16,6 +16,8 @@ pub struct Pve {
     /// `Err`: why pvesm gave no status.
     pub status: Result<Vec<StatusRow>, String>,
     pub node: String,
+    /// What storage.cfg holds that PVE would warn of, for the command to say.
+    pub warnings: Vec<String>,
 }
 
 impl Pve {
@@ -31,10 +33,13 @@ impl Pve {
             },
         )?;
         let cfg = storagecfg::parse(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-        for warning in &cfg.warnings {
-            eprintln!("pveprobe: {}: {warning}", file.display());
-        }
+        let warnings = cfg
+            .warnings
+            .iter()
+            .map(|w| format!("{}: {w}", file.display()))
+            .collect();
         Ok(Pve {
+            warnings,
             dir: dir.to_path_buf(),
             cfg,
             status: pvesm::status().map_err(|e| e.to_string()),

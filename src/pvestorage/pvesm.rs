@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::sys::child::{self, Finished};
+use crate::sys::child::{self, ChildOptions};
 use pveprobe_parse::pvesm::{StatusRow, parse_status};
 
 /// The program, found on PATH as PVE installs it (/usr/sbin/pvesm).
@@ -20,28 +20,29 @@ const QUICK: Duration = Duration::from_secs(60);
 /// RBD and iSCSI-backed storages can be slow.
 const SLOW: Duration = Duration::from_secs(900);
 
-/// Why a pvesm call did not do its work (the child runner's error for
-/// PVE's tools).
+/// Why a pvesm call did not do its work (PVE's tools' error, mapped at
+/// each call).
 pub type PvesmError = child::PveToolError;
 
-fn run(args: &[&str], limit: Duration) -> Result<Finished, PvesmError> {
-    child::run_pve_tool(PVESM, args, limit, "--storage needs Proxmox VE's pvesm")
-}
+/// What a host without pvesm lacks.
+const NEEDS: &str = "--storage needs Proxmox VE's pvesm";
 
 /// `pvesm status`: every storage of this node with its state and space.
 pub fn status() -> Result<Vec<StatusRow>, PvesmError> {
-    let done = run(&["status"], QUICK)?;
+    let args = ["status"];
+    let done = child::run(PVESM, &args, &ChildOptions::limit(QUICK).own_group())
+        .map_err(|f| PvesmError::of(PVESM, &args, QUICK, NEEDS, f))?;
     Ok(parse_status(&String::from_utf8_lossy(&done.stdout)))
 }
 
 /// `pvesm alloc STORAGE VMID NAME SIZE`, the size in MiB with its unit
 /// (pvesm takes `\d+[MG]?`; a bare number would be KiB).
 pub fn alloc(storage: &str, vmid: u32, name: &str, bytes: u64) -> Result<(), PvesmError> {
-    run(
-        &["alloc", storage, &vmid.to_string(), name, &size_arg(bytes)],
-        SLOW,
-    )
-    .map(drop)
+    let (vmid, size) = (vmid.to_string(), size_arg(bytes));
+    let args = ["alloc", storage, &vmid, name, &size];
+    child::run(PVESM, &args, &ChildOptions::limit(SLOW).own_group())
+        .map_err(|f| PvesmError::of(PVESM, &args, SLOW, NEEDS, f))
+        .map(drop)
 }
 
 /// A size as `pvesm alloc` takes it: MiB, rounded up, with the unit.
@@ -51,7 +52,9 @@ fn size_arg(bytes: u64) -> String {
 
 /// `pvesm path VOLID`: where the volume is (a device for block storages).
 pub fn path(volid: &str) -> Result<PathBuf, PvesmError> {
-    let done = run(&["path", volid], QUICK)?;
+    let args = ["path", volid];
+    let done = child::run(PVESM, &args, &ChildOptions::limit(QUICK).own_group())
+        .map_err(|f| PvesmError::of(PVESM, &args, QUICK, NEEDS, f))?;
     let text = String::from_utf8_lossy(&done.stdout);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty());
     line.map(PathBuf::from).ok_or_else(|| PvesmError::Failed {
@@ -63,7 +66,10 @@ pub fn path(volid: &str) -> Result<PathBuf, PvesmError> {
 
 /// `pvesm free VOLID`.
 pub fn free(volid: &str) -> Result<(), PvesmError> {
-    run(&["free", volid], SLOW).map(drop)
+    let args = ["free", volid];
+    child::run(PVESM, &args, &ChildOptions::limit(SLOW).own_group())
+        .map_err(|f| PvesmError::of(PVESM, &args, SLOW, NEEDS, f))
+        .map(drop)
 }
 
 #[cfg(test)]

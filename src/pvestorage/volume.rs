@@ -10,10 +10,9 @@
 //! lock (one probe at a time on a node); the name's 32 random bits keep
 //! two nodes' probes on one shared storage apart.
 
-use crate::sys::child::ChildOptions;
+use crate::sys::child::{ChildOptions, ToolFailure};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use rand::RngExt;
@@ -257,38 +256,29 @@ if ($what eq 'activate') {
 
 /// Whether perl can load PVE::Storage here.
 pub fn storage_library() -> Result<(), String> {
-    let mut cmd = Command::new("perl");
-    cmd.args(["-MPVE::Storage", "-e", "1"]);
-    match crate::sys::child::run(&mut cmd, &ChildOptions::limit(Duration::from_secs(60))) {
-        Ok(done) if done.success() => Ok(()),
-        Ok(done) => Err(format!(
-            "it needs PVE's storage library to activate or map its volumes, and perl cannot load PVE::Storage ({})",
-            done.first_error_line()
+    let limit = ChildOptions::limit(Duration::from_secs(60));
+    match crate::sys::child::run("perl", &["-MPVE::Storage", "-e", "1"], &limit) {
+        Ok(_) => Ok(()),
+        Err(ToolFailure::Failed { message, .. }) => Err(format!(
+            "it needs PVE's storage library to activate or map its volumes, and perl cannot load PVE::Storage ({message})"
         )),
         Err(e) => Err(format!(
-            "it needs PVE's storage library (perl PVE::Storage) to activate or map its volumes, and perl does not run: {}",
-            crate::error::describe(&e)
+            "it needs PVE's storage library (perl PVE::Storage) to activate or map its volumes, and perl does not run: {e}"
         )),
     }
 }
 
 fn perl_storage(what: &str, volid: &str) -> Result<PathBuf, VolumeError> {
-    let mut cmd = Command::new("perl");
-    cmd.args(["-e", PERL_STORAGE, what, volid]);
     let done = crate::sys::child::run(
-        &mut cmd,
+        "perl",
+        &["-e", PERL_STORAGE, what, volid],
         &ChildOptions::limit(Duration::from_secs(300)).own_group(),
     )
-    .map_err(|e| VolumeError::Activation(format!("perl: {}", crate::error::describe(&e))))?;
-    if !done.success() {
-        return Err(VolumeError::Activation(format!(
-            "PVE::Storage {what} {volid} failed ({}): {}",
-            done.status_words(),
-            done.first_error_line()
-        )));
-    }
-    let text = String::from_utf8_lossy(&done.stdout);
-    Ok(PathBuf::from(text.trim()))
+    .map_err(|f| match f {
+        ToolFailure::NotStarted { why, .. } => VolumeError::Activation(format!("perl: {why}")),
+        f => VolumeError::Activation(format!("PVE::Storage {what} {volid} failed ({f})")),
+    })?;
+    Ok(PathBuf::from(done.stdout_text().trim()))
 }
 
 #[cfg(test)]

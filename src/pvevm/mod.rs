@@ -9,7 +9,7 @@ pub mod qmp;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::sys::child::{self, Finished};
+use crate::sys::child;
 
 /// `status`, `start`, `stop` and `nextid` answer within a minute or two.
 const QUICK: Duration = Duration::from_secs(120);
@@ -17,12 +17,10 @@ const QUICK: Duration = Duration::from_secs(120);
 /// zeroes them; RBD and iSCSI storages can be slow).
 const SLOW: Duration = Duration::from_secs(900);
 
-use crate::sys::child::PveToolError;
+use crate::sys::child::{ChildOptions, PveToolError};
 
-fn run(program: &str, args: &[String], limit: Duration) -> Result<Finished, PveToolError> {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    child::run_pve_tool(program, &args, limit, "this needs Proxmox VE")
-}
+/// What a host without PVE's tools lacks.
+const NEEDS: &str = "this needs Proxmox VE";
 
 /// How a worker VM's disks and hardware are set: PVE's defaults for a
 /// new VM's disks unless an option says otherwise, so one setting can be
@@ -140,23 +138,34 @@ pub fn create(spec: &VmSpec) -> Result<(), PveToolError> {
         status: "not started".into(),
         message,
     })?;
-    run("qm", &args, SLOW).map(drop)
+    child::run("qm", &args, &ChildOptions::limit(SLOW).own_group())
+        .map_err(|f| PveToolError::of("qm", &args, SLOW, NEEDS, f))
+        .map(drop)
 }
 
 /// `qm start VMID`.
 pub fn start(vmid: u32) -> Result<(), PveToolError> {
-    run("qm", &["start".into(), vmid.to_string()], QUICK).map(drop)
+    let args = ["start".to_string(), vmid.to_string()];
+    child::run("qm", &args, &ChildOptions::limit(QUICK).own_group())
+        .map_err(|f| PveToolError::of("qm", &args, QUICK, NEEDS, f))
+        .map(drop)
 }
 
 /// `qm stop VMID`: powered off at once, as pulling the plug.
 pub fn stop(vmid: u32) -> Result<(), PveToolError> {
-    run("qm", &["stop".into(), vmid.to_string()], QUICK).map(drop)
+    let args = ["stop".to_string(), vmid.to_string()];
+    child::run("qm", &args, &ChildOptions::limit(QUICK).own_group())
+        .map_err(|f| PveToolError::of("qm", &args, QUICK, NEEDS, f))
+        .map(drop)
 }
 
 /// `qm destroy VMID --purge --destroy-unreferenced-disks 1`: the VM, its
 /// disks and every mention of it (backup jobs, HA, replication).
 pub fn destroy(vmid: u32) -> Result<(), PveToolError> {
-    run("qm", &destroy_args(vmid), SLOW).map(drop)
+    let args = destroy_args(vmid);
+    child::run("qm", &args, &ChildOptions::limit(SLOW).own_group())
+        .map_err(|f| PveToolError::of("qm", &args, SLOW, NEEDS, f))
+        .map(drop)
 }
 
 fn destroy_args(vmid: u32) -> Vec<String> {
@@ -182,7 +191,9 @@ pub fn next_id(from: Option<u32>) -> Result<Option<u32>, PveToolError> {
         args.extend(["--vmid".into(), id.to_string()]);
     }
     args.extend(["--output-format".into(), "json".into()]);
-    let done = match run("pvesh", &args, QUICK) {
+    let ran = child::run("pvesh", &args, &ChildOptions::limit(QUICK).own_group())
+        .map_err(|f| PveToolError::of("pvesh", &args, QUICK, NEEDS, f));
+    let done = match ran {
         Ok(done) => done,
         // "VM 123 already exists" (PVE's answer for a taken VMID).
         Err(PveToolError::Failed { message, .. })

@@ -1,13 +1,14 @@
-//! Running a helper program (zpool and zfs, ceph, perl, ssh, PVE's tools)
-//! one way: without a shell, stdin from /dev/null or the bytes given,
-//! stdout and stderr read on threads up to a cap (a chatty program never
-//! blocks on a full pipe, nor fills memory), stopped after a time limit or
-//! once the interrupt flag rises (SIGKILL, or SIGTERM and a grace first).
-//! A process the program left behind holding the pipes open (ssh's
-//! ControlMaster, a ProxyCommand) costs at most [`PIPE_GRACE`]. Every
-//! caller says how in one [`ChildOptions`]; [`tool`] runs a program by name and
-//! says why it did not do its work as a [`ToolFailure`], which each layer
-//! maps into its own error.
+//! Running a helper program once (zpool and zfs, ceph, perl, ssh, PVE's
+//! tools, smartctl) one way, [`run`]: by name with its arguments, without
+//! a shell, stdin from /dev/null or the bytes given, stdout and stderr
+//! read on threads up to a cap (a chatty program never blocks on a full
+//! pipe, nor fills memory), stopped after a time limit or once the
+//! interrupt flag rises (SIGKILL, or SIGTERM and a grace first). A process
+//! the program left behind holding the pipes open (ssh's ControlMaster, a
+//! ProxyCommand) costs at most [`PIPE_GRACE`]. Every caller says how in
+//! one [`ChildOptions`], and is told why the program did not do its work
+//! as a [`ToolFailure`], which it maps into its own error at the call.
+//! A program talked to while it runs is `sys::conversation`'s.
 
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
@@ -38,8 +39,6 @@ pub struct Finished {
     /// We killed it because this signal reached the probe.
     pub interrupted: Option<i32>,
     pub elapsed: Duration,
-    /// It could not be started (set by callers that keep going then).
-    pub spawn_error: Option<String>,
 }
 
 impl Finished {
@@ -56,6 +55,11 @@ impl Finished {
             .unwrap_or("")
             .trim()
             .to_string()
+    }
+
+    /// What it printed on stdout, as text (invalid UTF-8 replaced).
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
     }
 
     /// How it ended, in words: `exit status 2`, `signal 9`.
@@ -89,6 +93,9 @@ pub struct ChildOptions<'a> {
     /// A process group of its own, so the Ctrl-C meant for the probe lets
     /// the call finish (within its limit) before the probe cleans up.
     pub own_group: bool,
+    /// Any exit status is an answer the caller reads (ssh's 255, a node's
+    /// pveprobe's 1): not a [`ToolFailure::Failed`].
+    pub any_status: bool,
 }
 
 impl ChildOptions<'_> {
@@ -102,6 +109,7 @@ impl ChildOptions<'_> {
             env: &[],
             cap: OUTPUT_CAP,
             own_group: false,
+            any_status: false,
         }
     }
 }
@@ -145,6 +153,14 @@ impl<'a> ChildOptions<'a> {
             ..self
         }
     }
+
+    /// Its exit status read by the caller, whatever it is.
+    pub fn any_status(self) -> Self {
+        ChildOptions {
+            any_status: true,
+            ..self
+        }
+    }
 }
 
 fn reader(mut pipe: impl Read + Send + 'static, cap: u64) -> mpsc::Receiver<Vec<u8>> {
@@ -159,10 +175,9 @@ fn reader(mut pipe: impl Read + Send + 'static, cap: u64) -> mpsc::Receiver<Vec<
     rx
 }
 
-/// Runs `cmd` (its program and arguments as the caller set them) as
-/// `opts` says, until it ends or is stopped; `Err` when it cannot be
-/// started.
-pub fn run(cmd: &mut Command, opts: &ChildOptions) -> std::io::Result<Finished> {
+/// Runs `cmd` as `opts` says, until it ends or is stopped; `Err` when it
+/// cannot be started.
+fn wait_for(cmd: &mut Command, opts: &ChildOptions) -> std::io::Result<Finished> {
     use std::os::unix::process::CommandExt;
     let start = Instant::now();
     if opts.own_group {
@@ -215,7 +230,6 @@ pub fn run(cmd: &mut Command, opts: &ChildOptions) -> std::io::Result<Finished> 
         timed_out,
         interrupted,
         elapsed,
-        spawn_error: None,
     })
 }
 
@@ -237,16 +251,17 @@ pub enum ToolFailure {
     Failed { status: String, message: String },
 }
 
-/// Runs `program` with `args`, no shell, as `opts` says; its output when
-/// it exited with 0.
-pub fn tool<S: AsRef<std::ffi::OsStr>>(
+/// Runs `program` with `args`, no shell, as `opts` says: what it printed
+/// when it exited with 0 (with [`ChildOptions::any_status`], whatever its
+/// status), else why it did no work.
+pub fn run<S: AsRef<std::ffi::OsStr>>(
     program: impl AsRef<std::ffi::OsStr>,
     args: &[S],
     opts: &ChildOptions,
 ) -> Result<Finished, ToolFailure> {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    let done = run(&mut cmd, opts).map_err(|e| ToolFailure::NotStarted {
+    let done = wait_for(&mut cmd, opts).map_err(|e| ToolFailure::NotStarted {
         missing: e.kind() == std::io::ErrorKind::NotFound,
         why: crate::error::describe(&e),
     })?;
@@ -256,7 +271,7 @@ pub fn tool<S: AsRef<std::ffi::OsStr>>(
     if done.timed_out {
         return Err(ToolFailure::TimedOut);
     }
-    if !done.success() {
+    if !done.success() && !opts.any_status {
         let message = match done.first_error_line() {
             // Nothing on stderr: its first line on stdout (a JSON
             // document's whole text would be no message).
@@ -276,15 +291,9 @@ pub fn tool<S: AsRef<std::ffi::OsStr>>(
     Ok(done)
 }
 
-/// A tool of the host's own (PVE's `pvesm`, `qm`, `pvesh`; `zpool`,
-/// `ceph`, `lvs`) run with `args` in a process group of its own (see
-/// [`ChildOptions::own_group`]) for at most `limit`.
-pub fn run_tool(program: &str, args: &[&str], limit: Duration) -> Result<Finished, ToolFailure> {
-    tool(program, args, &ChildOptions::limit(limit).own_group())
-}
-
 /// Why a call of one of PVE's tools did not do its work, with the command
-/// it was: what `pvesm`, `qm` and `pvesh` calls return.
+/// it was: what `pvesm`, `qm` and `pvesh` calls return, each mapped at
+/// its call by [`PveToolError::of`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PveToolError {
     /// Not on PATH: `needs` says what needs it.
@@ -304,41 +313,45 @@ pub enum PveToolError {
     TimedOut { command: String, limit: Duration },
 }
 
-/// [`run_tool`] for one of PVE's tools; `needs` names what needs it, for
-/// a host without it.
-pub fn run_pve_tool(
-    program: &str,
-    args: &[&str],
-    limit: Duration,
-    needs: &'static str,
-) -> Result<Finished, PveToolError> {
-    let command = || format!("{program} {}", args.join(" "));
-    run_tool(program, args, limit).map_err(|f| match f {
-        ToolFailure::NotStarted { missing: true, why } => PveToolError::NotFound {
-            program: program.into(),
-            needs,
-            why,
-        },
-        ToolFailure::NotStarted { why, .. } => PveToolError::Failed {
-            command: command(),
-            status: "not started".into(),
-            message: why,
-        },
-        ToolFailure::Interrupted(signal) => PveToolError::Failed {
-            command: command(),
-            status: format!("interrupted by signal {signal}"),
-            message: String::new(),
-        },
-        ToolFailure::TimedOut => PveToolError::TimedOut {
-            command: command(),
-            limit,
-        },
-        ToolFailure::Failed { status, message } => PveToolError::Failed {
-            command: command(),
-            status,
-            message,
-        },
-    })
+impl PveToolError {
+    /// `program args`'s failure (run for at most `limit`) in PVE's words;
+    /// `needs` names what needs the program, for a host without it.
+    pub fn of<S: AsRef<str>>(
+        program: &str,
+        args: &[S],
+        limit: Duration,
+        needs: &'static str,
+        failure: ToolFailure,
+    ) -> Self {
+        let words: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+        let command = || format!("{program} {}", words.join(" "));
+        match failure {
+            ToolFailure::NotStarted { missing: true, why } => PveToolError::NotFound {
+                program: program.into(),
+                needs,
+                why,
+            },
+            ToolFailure::NotStarted { why, .. } => PveToolError::Failed {
+                command: command(),
+                status: "not started".into(),
+                message: why,
+            },
+            ToolFailure::Interrupted(signal) => PveToolError::Failed {
+                command: command(),
+                status: format!("interrupted by signal {signal}"),
+                message: String::new(),
+            },
+            ToolFailure::TimedOut => PveToolError::TimedOut {
+                command: command(),
+                limit,
+            },
+            ToolFailure::Failed { status, message } => PveToolError::Failed {
+                command: command(),
+                status,
+                message,
+            },
+        }
+    }
 }
 
 /// SIGTERM, up to `grace` for the program to end, then SIGKILL.
@@ -366,19 +379,14 @@ fn stop(child: &mut std::process::Child, grace: Duration) -> Option<std::process
 mod tests {
     use super::*;
 
-    fn sh(script: &str) -> Command {
-        let mut cmd = Command::new("/bin/sh");
-        cmd.args(["-c", script]);
-        cmd
+    fn sh(script: &str, opts: &ChildOptions) -> Result<Finished, ToolFailure> {
+        run("/bin/sh", &["-c", script], opts)
     }
 
     #[test]
     fn collects_both_streams_and_the_status() {
-        let f = run(
-            &mut sh("echo out; echo err >&2; exit 3"),
-            &ChildOptions::limit(Duration::from_secs(10)),
-        )
-        .unwrap();
+        let opts = ChildOptions::limit(Duration::from_secs(10)).any_status();
+        let f = sh("echo out; echo err >&2; exit 3", &opts).unwrap();
         assert_eq!((f.code, f.signal, f.timed_out), (Some(3), None, false));
         assert_eq!(f.stdout, b"out\n");
         assert_eq!(f.first_error_line(), "err");
@@ -388,27 +396,27 @@ mod tests {
 
     #[test]
     fn kills_after_the_limit_and_on_interrupt() {
-        let f = run(
-            &mut sh("exec sleep 30"),
+        let started = Instant::now();
+        let err = sh(
+            "exec sleep 30",
             &ChildOptions::limit(Duration::from_millis(100)),
-        )
-        .unwrap();
-        assert!(f.timed_out && f.signal == Some(9), "{f:?}");
-        assert!(f.elapsed < Duration::from_secs(10));
+        );
+        assert_eq!(err.unwrap_err(), ToolFailure::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(10));
         let flag = Interrupt::default();
         flag.raise(15);
-        let f = run(
-            &mut sh("exec sleep 30"),
+        let err = sh(
+            "exec sleep 30",
             &ChildOptions::limit(Duration::from_secs(60)).interrupt(&flag),
-        )
-        .unwrap();
-        assert_eq!(f.interrupted, Some(15));
-        assert!(!f.timed_out);
+        );
+        assert_eq!(err.unwrap_err(), ToolFailure::Interrupted(15));
     }
 
     #[test]
     fn a_graceful_stop_lets_the_program_finish_its_way_out() {
-        // The trap runs on SIGTERM and says so; SIGKILL would give no line.
+        // The trap runs on SIGTERM and writes a file; SIGKILL would not.
+        let dir = tempfile::tempdir().unwrap();
+        let mark = dir.path().join("undone");
         let flag = Interrupt::default();
         let raiser = flag.clone();
         // Raised once the shell has set its trap.
@@ -416,37 +424,41 @@ mod tests {
             std::thread::sleep(Duration::from_millis(300));
             raiser.raise(2);
         });
-        let f = run(
-            &mut sh("trap 'kill $!; echo undone; exit 0' TERM; sleep 30 & wait"),
+        let script = format!(
+            "trap 'kill $!; : > {}; exit 0' TERM; sleep 30 & wait",
+            mark.display()
+        );
+        let err = sh(
+            &script,
             &ChildOptions::limit(Duration::from_secs(60))
                 .interrupt(&flag)
                 .grace(Duration::from_secs(10)),
-        )
-        .unwrap();
-        assert_eq!((f.code, f.interrupted), (Some(0), Some(2)), "{f:?}");
-        assert_eq!(f.stdout, b"undone\n");
+        );
+        assert_eq!(err.unwrap_err(), ToolFailure::Interrupted(2));
+        assert!(mark.exists());
         // One that ignores SIGTERM is killed after the grace.
-        let f = run(
-            &mut sh("trap '' TERM; while :; do sleep 0.05; done"),
+        let started = Instant::now();
+        let err = sh(
+            "trap '' TERM; while :; do sleep 0.05; done",
             &ChildOptions::limit(Duration::from_millis(100)).grace(Duration::from_millis(300)),
-        )
-        .unwrap();
-        assert!(f.timed_out && f.signal == Some(9), "{f:?}");
+        );
+        assert_eq!(err.unwrap_err(), ToolFailure::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
     fn output_is_capped_and_a_flood_does_not_block() {
         // 32 MiB on stdout: the program finishes, we keep the cap.
-        let f = run(
-            &mut sh("head -c 33554432 /dev/zero"),
+        let f = sh(
+            "head -c 33554432 /dev/zero",
             &ChildOptions::limit(Duration::from_secs(60)),
         )
         .unwrap();
         assert!(f.success(), "{f:?}");
         assert_eq!(f.stdout.len() as u64, OUTPUT_CAP);
         // A cap of the caller's own.
-        let f = run(
-            &mut sh("head -c 100000 /dev/zero"),
+        let f = sh(
+            "head -c 100000 /dev/zero",
             &ChildOptions::limit(Duration::from_secs(60)).cap(1000),
         )
         .unwrap();
@@ -456,12 +468,6 @@ mod tests {
     #[test]
     fn a_missing_program_is_an_error() {
         let err = run(
-            &mut Command::new("/nonexistent/program"),
-            &ChildOptions::limit(Duration::from_secs(1)),
-        )
-        .unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
-        let err = tool(
             "/nonexistent/program",
             &["x"],
             &ChildOptions::limit(Duration::from_secs(1)),
@@ -474,9 +480,8 @@ mod tests {
 
     #[test]
     fn stdin_and_env_reach_the_program() {
-        let f = tool(
-            "/bin/sh",
-            &["-c", "tr a-z A-Z; echo \"$GREETING\""],
+        let f = sh(
+            "tr a-z A-Z; echo \"$GREETING\"",
             &ChildOptions::limit(Duration::from_secs(10))
                 .stdin(b"abc\n")
                 .env(&[("GREETING", "hello")]),
@@ -485,9 +490,8 @@ mod tests {
         assert_eq!(f.stdout, b"ABC\nhello\n");
         // A program that reads none of a large stdin still ends.
         let big = vec![b'x'; 1 << 20];
-        let f = tool(
-            "/bin/sh",
-            &["-c", "exit 0"],
+        let f = sh(
+            "exit 0",
             &ChildOptions::limit(Duration::from_secs(10)).stdin(&big),
         )
         .unwrap();
@@ -497,20 +501,27 @@ mod tests {
     #[test]
     fn a_tool_says_why_it_did_no_work() {
         let opts = ChildOptions::limit(Duration::from_secs(10));
-        let err = tool("/bin/sh", &["-c", "echo why >&2; exit 2"], &opts).unwrap_err();
+        let err = sh("echo why >&2; exit 2", &opts).unwrap_err();
         assert_eq!(err.to_string(), "exit status 2: why");
-        let err = tool("/bin/sh", &["-c", "echo said; exit 1"], &opts).unwrap_err();
+        let err = sh("echo said; exit 1", &opts).unwrap_err();
         assert_eq!(err.to_string(), "exit status 1: said");
-        let flag = Interrupt::default();
-        flag.raise(2);
-        let err = tool("/bin/sh", &["-c", "sleep 30"], &opts.interrupt(&flag)).unwrap_err();
-        assert_eq!(err, ToolFailure::Interrupted(2));
-        let err = tool(
-            "/bin/sh",
-            &["-c", "sleep 30"],
-            &ChildOptions::limit(Duration::from_millis(50)),
-        )
-        .unwrap_err();
-        assert_eq!(err, ToolFailure::TimedOut);
+    }
+
+    #[test]
+    fn a_pve_tool_failure_names_its_command() {
+        let limit = Duration::from_secs(3);
+        let of = |f| PveToolError::of("qm", &["start", "9000"], limit, "this needs Proxmox VE", f);
+        let missing = ToolFailure::NotStarted {
+            missing: true,
+            why: "No such file or directory".into(),
+        };
+        assert_eq!(
+            of(missing).to_string(),
+            "qm not found: this needs Proxmox VE (No such file or directory)"
+        );
+        assert_eq!(
+            of(ToolFailure::TimedOut).to_string(),
+            "qm start 9000 took longer than 3 s and was stopped"
+        );
     }
 }

@@ -134,7 +134,6 @@ impl Conversation {
             timed_out,
             interrupted: None,
             elapsed: self.started.elapsed(),
-            spawn_error: None,
         }
     }
 }

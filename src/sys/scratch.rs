@@ -391,10 +391,22 @@ impl ScratchDir {
     }
 }
 
+/// What a scratch directory dropped unremoved could not remove (its
+/// `Drop`, where no caller is left to tell): taken and said by `main` as
+/// the command ends ([`left_behind`]); a layer never prints.
+static LEFT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// What the scratch directories dropped so far could not remove.
+pub fn left_behind() -> Vec<String> {
+    std::mem::take(&mut *LEFT.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         if let Err(e) = self.remove_all() {
-            eprintln!("pveprobe: {e}");
+            LEFT.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(e.to_string());
         }
     }
 }

@@ -58,10 +58,13 @@ impl<'a> Watch<'a> {
                     .map(|id| {
                         s.spawn(move || {
                             let who = format!("osd.{id}");
-                            let text = self
-                                .tools
-                                .run("ceph", &["tell", &who, "perf", "dump"], READ_LIMIT, true)
-                                .ok()?;
+                            let c = self.tools.call(
+                                "ceph",
+                                &["tell", &who, "perf", "dump"],
+                                READ_LIMIT,
+                                true,
+                            );
+                            let text = c.answer(child::run(c.program, &c.argv, &c.opts)).ok()?;
                             Some((*id, parse::perf_dump(&text).ok()?))
                         })
                     })
@@ -78,16 +81,18 @@ impl<'a> Watch<'a> {
 
     /// The OSDs `SLOW_OPS` names now.
     fn slow_ops(&self) -> Vec<i64> {
-        self.tools
-            .run(
+        {
+            let c = self.tools.call(
                 "ceph",
                 &["health", "detail", "-f", "json"],
                 READ_LIMIT,
                 false,
-            )
-            .ok()
-            .and_then(|t| parse::slow_ops_osds(&t).ok())
-            .unwrap_or_default()
+            );
+            c.answer(child::run(c.program, &c.argv, &c.opts))
+        }
+        .ok()
+        .and_then(|t| parse::slow_ops_osds(&t).ok())
+        .unwrap_or_default()
     }
 
     /// Runs `job` (a `write` one or not) between two readings of the

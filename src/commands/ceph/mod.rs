@@ -136,49 +136,79 @@ pub struct CephTools<'a> {
     pub progress: &'a Progress,
 }
 
-impl CephTools<'_> {
-    /// Runs `program -c CONF args` until `limit`; its stdout when it
-    /// exits 0. `stop` says whether the interrupt stops it (a cleanup runs
-    /// to its end); stopped, it gets SIGTERM and [`GRACE`] first.
-    fn run(
-        &self,
-        program: &str,
-        args: &[&str],
+/// One call of a Ceph tool, as plain data: `sys::child::run` runs it at
+/// its call (`child::run(c.program, &c.argv, &c.opts)`) and
+/// [`CephCall::answer`] reads what it printed, or says why it did not.
+pub struct CephCall<'a> {
+    pub program: &'static str,
+    /// `-c CONF` and the call's words.
+    pub argv: Vec<&'a std::ffi::OsStr>,
+    pub opts: child::ChildOptions<'a>,
+    limit: Duration,
+}
+
+impl<'a> CephTools<'a> {
+    /// `program -c CONF args` for at most `limit`; `stop` says whether the
+    /// interrupt stops it (a cleanup runs to its end), and stopped, it gets
+    /// SIGTERM and [`GRACE`] first.
+    pub fn call<'b>(
+        &'b self,
+        program: &'static str,
+        args: &[&'b str],
         limit: Duration,
         stop: bool,
-    ) -> Result<String, CephError> {
-        use crate::sys::child::{ChildOptions, ToolFailure};
-        let words = format!("{program} {}", args.join(" "));
+    ) -> CephCall<'b>
+    where
+        'a: 'b,
+    {
         let mut argv: Vec<&std::ffi::OsStr> = vec!["-c".as_ref(), self.conf.as_os_str()];
-        argv.extend(args.iter().map(std::ffi::OsStr::new));
-        let opts = ChildOptions {
-            interrupt: stop.then_some(self.interrupt),
-            ..ChildOptions::limit(limit).grace(GRACE)
+        argv.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
+        CephCall {
+            program,
+            argv,
+            opts: child::ChildOptions {
+                interrupt: stop.then_some(self.interrupt),
+                ..child::ChildOptions::limit(limit).grace(GRACE)
+            },
+            limit,
+        }
+    }
+}
+
+impl CephCall<'_> {
+    /// Its stdout when it exited 0; else why not, in the run's words.
+    pub fn answer(
+        &self,
+        ran: Result<child::Finished, child::ToolFailure>,
+    ) -> Result<String, CephError> {
+        use crate::sys::child::ToolFailure;
+        let program = self.program;
+        let words = || {
+            let rest: Vec<String> = self.argv[2..]
+                .iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect();
+            format!("{program} {}", rest.join(" "))
         };
-        let done = child::tool(program, &argv, &opts).map_err(|f| match f {
+        ran.map(|done| done.stdout_text()).map_err(|f| match f {
             ToolFailure::Interrupted(sig) => CephError::Interrupted(sig),
             ToolFailure::NotStarted { missing: true, .. } => CephError::Tool {
-                command: words.clone(),
+                command: words(),
                 why: format!("{program} is not installed (package ceph-common on the node)"),
             },
             ToolFailure::TimedOut => CephError::Tool {
-                command: words.clone(),
-                why: format!("gave no answer within {} s", limit.as_secs()),
+                command: words(),
+                why: format!("gave no answer within {} s", self.limit.as_secs()),
             },
             ToolFailure::Failed { status, message } => CephError::Tool {
-                command: words.clone(),
+                command: words(),
                 why: if message.is_empty() { status } else { message },
             },
             ToolFailure::NotStarted { why, .. } => CephError::Tool {
-                command: words.clone(),
+                command: words(),
                 why,
             },
-        })?;
-        Ok(String::from_utf8_lossy(&done.stdout).into_owned())
-    }
-
-    pub fn ceph(&self, args: &[&str]) -> Result<String, CephError> {
-        self.run("ceph", args, READ_LIMIT, true)
+        })
     }
 }
 
@@ -204,7 +234,12 @@ pub struct ClusterView {
 /// Reads the cluster: the tree and pools are needed, the rest is for the
 /// table and the hints and only noted when it fails.
 pub fn inspect(tools: &CephTools) -> Result<ClusterView, CephError> {
-    let status = tools.ceph(&["status", "-f", "json"])?;
+    // Each read: `ceph -c CONF ARGS`, run by `sys::child::run`.
+    let read = |args: &[&str]| {
+        let c = tools.call("ceph", args, READ_LIMIT, true);
+        c.answer(child::run(c.program, &c.argv, &c.opts))
+    };
+    let status = read(&["status", "-f", "json"])?;
     let status: serde_json::Value = serde_json::from_str(&status).unwrap_or_default();
     let mut view = ClusterView {
         fsid: status
@@ -222,43 +257,30 @@ pub fn inspect(tools: &CephTools) -> Result<ClusterView, CephError> {
             .flatten()
             .filter_map(|n| n.as_str().map(String::from))
             .collect(),
-        tree: parse::osd_tree(&tools.ceph(&["osd", "tree", "-f", "json"])?)?,
-        pools: parse::pools(&tools.ceph(&["osd", "pool", "ls", "detail", "-f", "json"])?)?,
+        tree: parse::osd_tree(&read(&["osd", "tree", "-f", "json"])?)?,
+        pools: parse::pools(&read(&["osd", "pool", "ls", "detail", "-f", "json"])?)?,
         ..ClusterView::default()
     };
     let mut note = |what: &str, e: CephError| view_note(&mut view.notes, what, e);
-    match tools
-        .ceph(&["osd", "metadata", "-f", "json"])
-        .and_then(|t| Ok(parse::osd_metadata(&t)?))
-    {
+    match read(&["osd", "metadata", "-f", "json"]).and_then(|t| Ok(parse::osd_metadata(&t)?)) {
         Ok(m) => view.metadata = m,
         Err(e) => note("OSD metadata", e),
     }
-    match tools
-        .ceph(&["osd", "perf", "-f", "json"])
-        .and_then(|t| Ok(parse::osd_perf(&t)?))
-    {
+    match read(&["osd", "perf", "-f", "json"]).and_then(|t| Ok(parse::osd_perf(&t)?)) {
         Ok(p) => view.perf = p,
         Err(e) => note("OSD latencies", e),
     }
-    match tools
-        .ceph(&["osd", "df", "-f", "json"])
-        .and_then(|t| Ok(parse::osd_df(&t)?))
-    {
+    match read(&["osd", "df", "-f", "json"]).and_then(|t| Ok(parse::osd_df(&t)?)) {
         Ok(d) => view.df = d,
         Err(e) => note("OSD use", e),
     }
-    match tools
-        .ceph(&["osd", "pool", "autoscale-status", "-f", "json"])
+    match read(&["osd", "pool", "autoscale-status", "-f", "json"])
         .and_then(|t| Ok(parse::autoscale_status(&t)?))
     {
         Ok(a) => view.autoscale = a,
         Err(e) => note("the autoscaler's view", e),
     }
-    match tools
-        .ceph(&["df", "-f", "json"])
-        .and_then(|t| Ok(parse::df_pools(&t)?))
-    {
+    match read(&["df", "-f", "json"]).and_then(|t| Ok(parse::df_pools(&t)?)) {
         Ok(s) => view.space = s,
         Err(e) => note("the pools' room (ceph df)", e),
     }

@@ -282,7 +282,12 @@ fn ask(
     if !node.contacted() {
         return Err("offline in pmxcfs's members list".into());
     }
-    let run = remote::run(&ssh.argv(node, &node_line(reach, devices)), NODE_LIMIT);
+    let line = node_line(reach, devices);
+    let run = crate::sys::child::run(
+        remote::SSH,
+        &ssh.args(node, &line, false),
+        &remote::ssh_opts(NODE_LIMIT),
+    );
     let facts = remote::answer::<CephNodeFacts>(&run, NODE_LIMIT, "ceph-node-info").map_err(
         |(status, detail)| match detail {
             Some(d) => format!("{}: {d}", status.word()),

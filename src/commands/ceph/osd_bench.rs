@@ -32,12 +32,13 @@ fn osd_bench(
 ) -> Result<BenchFigure, CephError> {
     let target = format!("osd.{id}");
     let (b, s) = (bytes.to_string(), block.to_string());
-    let text = tools.run(
+    let c = tools.call(
         "ceph",
         &["tell", &target, "bench", &b, &s, "-f", "json"],
         limit,
         true,
-    )?;
+    );
+    let text = c.answer(child::run(c.program, &c.argv, &c.opts))?;
     let r = parse::osd_bench(&text)?;
     Ok(BenchFigure {
         block,
@@ -58,7 +59,13 @@ fn osd_bench(
 fn small_bench_bytes(tools: &CephTools, id: i64) -> Result<u64, CephError> {
     let target = format!("osd.{id}");
     let get = |key: &str| -> Result<u64, CephError> {
-        let text = tools.ceph(&["tell", &target, "config", "get", key, "-f", "json"])?;
+        let c = tools.call(
+            "ceph",
+            &["tell", &target, "config", "get", key, "-f", "json"],
+            READ_LIMIT,
+            true,
+        );
+        let text = c.answer(child::run(c.program, &c.argv, &c.opts))?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| CephOutputError::NotJson {
                 what: "ceph tell config get",

@@ -107,12 +107,13 @@ pub fn ceph(args: &CephArgs) -> Ended {
     let writes = req.osd_bench || req.pool_bench;
     if writes && !args.yes {
         crate::commands::common::confirm::confirm(
+            &req.progress,
             &plan,
             "pveprobe ceph writes to the cluster and slows its client I/O meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was written",
             "not confirmed; nothing was written",
         )?;
     } else {
-        eprint!("{plan}");
+        req.progress.block(&plan);
     }
     if let Some(sig) = interrupt.signal() {
         return Err(Stop::new(
@@ -124,16 +125,16 @@ pub fn ceph(args: &CephArgs) -> Ended {
     let exit = exit_status(&report);
     for o in &report.osds {
         for e in &o.errors {
-            eprintln!("pveprobe: osd.{}: {e}", o.id);
+            req.progress.say(&format!("osd.{}: {e}", o.id));
         }
     }
     for p in &report.pools {
         for e in &p.errors {
-            eprintln!("pveprobe: pool {}: {e}", p.name);
+            req.progress.say(&format!("pool {}: {e}", p.name));
         }
     }
     for left in &report.left_behind {
-        eprintln!("pveprobe: left behind: {left}");
+        req.progress.say(&format!("left behind: {left}"));
     }
     session.finish(&report, exit)
 }

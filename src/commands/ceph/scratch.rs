@@ -29,10 +29,16 @@ impl<'a> Scratch<'a> {
         }
     }
 
-    fn rados(&self, args: &[&str], limit: Duration, stop: bool) -> Result<String, CephError> {
+    /// `rados -p POOL -N NAMESPACE args`: the scratch namespace's call.
+    fn rados_call<'b>(
+        &'b self,
+        args: &[&'b str],
+        limit: Duration,
+        stop: bool,
+    ) -> super::CephCall<'b> {
         let mut all = vec!["-p", self.pool.as_str(), "-N", self.namespace.as_str()];
         all.extend_from_slice(args);
-        self.tools.run("rados", &all, limit, stop)
+        self.tools.call("rados", &all, limit, stop)
     }
 
     /// `rados bench`'s objects, and anything else, out of the namespace.
@@ -40,13 +46,15 @@ impl<'a> Scratch<'a> {
         // Every bench object starts so; a killed run's too. On a full pool
         // `cleanup` waits for room that deleting would make: what it left
         // by its limit goes below, removed with --force-full.
-        let cleaned = self.rados(
+        let c = self.rados_call(
             &["cleanup", "--prefix", "benchmark_data"],
             CLEANUP_FIRST,
             false,
         );
+        let cleaned = c.answer(child::run(c.program, &c.argv, &c.opts));
         // What is left: the run's metadata object, or all of it.
-        let left = self.rados(&["ls"], READ_LIMIT, false)?;
+        let c = self.rados_call(&["ls"], READ_LIMIT, false);
+        let left = c.answer(child::run(c.program, &c.argv, &c.opts))?;
         let objects: Vec<&str> = left
             .lines()
             .map(str::trim)
@@ -55,7 +63,8 @@ impl<'a> Scratch<'a> {
         for chunk in objects.chunks(RM_AT_ONCE) {
             let mut args = vec!["rm", "--force-full"];
             args.extend_from_slice(chunk);
-            self.rados(&args, CLEAN_LIMIT, false)?;
+            let c = self.rados_call(&args, CLEAN_LIMIT, false);
+            c.answer(child::run(c.program, &c.argv, &c.opts))?;
         }
         // Whatever `cleanup` said, the namespace is empty now.
         drop(cleaned);
@@ -71,7 +80,8 @@ impl<'a> Scratch<'a> {
                 self.namespace, self.pool, self.pool, self.namespace
             ));
         } else {
-            match self.rados(&["ls"], READ_LIMIT, false) {
+            let c = self.rados_call(&["ls"], READ_LIMIT, false);
+            match c.answer(child::run(c.program, &c.argv, &c.opts)) {
                 Ok(text) if text.trim().is_empty() => {}
                 Ok(text) => left.push(format!(
                     "{} object(s) in namespace {} of pool {}",
@@ -87,17 +97,17 @@ impl<'a> Scratch<'a> {
         }
         if let Some(image) = self.image.take() {
             let spec = format!("{}/{image}", self.pool);
-            if let Err(e) = self
+            let c = self
                 .tools
-                .run("rbd", &["rm", "--no-progress", &spec], CLEAN_LIMIT, false)
-                .or_else(|e| {
-                    if e.to_string().contains("No such file") {
-                        Ok(String::new())
-                    } else {
-                        Err(e)
-                    }
-                })
-            {
+                .call("rbd", &["rm", "--no-progress", &spec], CLEAN_LIMIT, false);
+            let removed = c.answer(child::run(c.program, &c.argv, &c.opts));
+            if let Err(e) = removed.or_else(|e| {
+                if e.to_string().contains("No such file") {
+                    Ok(String::new())
+                } else {
+                    Err(e)
+                }
+            }) {
                 left.push(format!(
                     "RBD image {spec} ({e}); `rbd rm {spec}` removes it"
                 ));
@@ -245,7 +255,8 @@ impl Scratch<'_> {
             }
         }
         args.extend(["--run-name", self.namespace.as_str(), "--format", "json"]);
-        let text = self.rados(&args, limit, true)?;
+        let c = self.rados_call(&args, limit, true);
+        let text = c.answer(child::run(c.program, &c.argv, &c.opts))?;
         Ok(rados_figure(&parse::rados_bench(&text)?, block, threads))
     }
 
@@ -255,12 +266,12 @@ impl Scratch<'_> {
         if key == "rados_write_4m" || key == "rados_seq_4m" {
             return Ok(());
         }
-        self.rados(
+        let c = self.rados_call(
             &["cleanup", "--prefix", "benchmark_data"],
             CLEAN_LIMIT,
             false,
-        )
-        .map(drop)
+        );
+        c.answer(child::run(c.program, &c.argv, &c.opts)).map(drop)
     }
 
     /// The rados bench jobs in order, at most `cap` bytes written at a
@@ -315,12 +326,14 @@ impl Scratch<'_> {
         // (it takes a moment): a Ctrl-C while it runs must not leave an
         // image nobody removes. The interrupt is seen at the bench.
         self.image = Some(self.namespace.clone());
-        self.tools.run(
+        let spec = self.image_spec();
+        let c = self.tools.call(
             "rbd",
-            &["create", "--size", &size, &self.image_spec()],
+            &["create", "--size", &size, &spec],
             READ_LIMIT,
             false,
-        )?;
+        );
+        c.answer(child::run(c.program, &c.argv, &c.opts))?;
         Ok(())
     }
 
@@ -334,7 +347,8 @@ impl Scratch<'_> {
     pub fn rbd_bench(&self, io: &str, bytes: u64) -> Result<BenchFigure, CephError> {
         let total = bytes.to_string();
         let threads = THREADS.to_string();
-        let text = self.tools.run(
+        let spec = self.image_spec();
+        let c = self.tools.call(
             "rbd",
             &[
                 "bench",
@@ -348,11 +362,12 @@ impl Scratch<'_> {
                 &total,
                 "--io-pattern",
                 "rand",
-                &self.image_spec(),
+                &spec,
             ],
             Duration::from_secs(3600),
             true,
-        )?;
+        );
+        let text = c.answer(child::run(c.program, &c.argv, &c.opts))?;
         Ok(rbd_figure(&parse::rbd_bench(&text)?, THREADS))
     }
 

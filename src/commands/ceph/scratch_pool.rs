@@ -10,15 +10,14 @@ use super::*;
 pub fn pool_delete_refused(tools: &CephTools, mons: &[String]) -> Result<Vec<String>, CephError> {
     let mut refused = Vec::new();
     for m in mons {
-        let text = tools.ceph(&[
-            "tell",
-            &format!("mon.{m}"),
-            "config",
-            "get",
-            POOL_DELETE,
-            "-f",
-            "json",
-        ])?;
+        let mon = format!("mon.{m}");
+        let c = tools.call(
+            "ceph",
+            &["tell", &mon, "config", "get", POOL_DELETE, "-f", "json"],
+            READ_LIMIT,
+            true,
+        );
+        let text = c.answer(child::run(c.program, &c.argv, &c.opts))?;
         if parse::config_value(&text, POOL_DELETE)? != "true" {
             refused.push(format!("mon.{m}"));
         }
@@ -60,25 +59,32 @@ impl<'a> ScratchPool<'a> {
         // still have made it, and removing a pool that is not there is no
         // error to Ceph (`osd pool rm` says it does not exist, status 0).
         self.made = true;
-        t.run(
+        let c = t.call(
             "ceph",
             &["osd", "pool", "create", &self.name],
             READ_LIMIT,
             false,
-        )?;
-        t.run(
+        );
+        c.answer(child::run(c.program, &c.argv, &c.opts))?;
+        let c = t.call(
             "ceph",
             &["osd", "pool", "application", "enable", &self.name, "rbd"],
             READ_LIMIT,
             false,
-        )?;
+        );
+        c.answer(child::run(c.program, &c.argv, &c.opts))?;
         let start = std::time::Instant::now();
         loop {
             if let Some(sig) = t.interrupt.signal() {
                 return Err(CephError::Interrupted(sig));
             }
-            let states =
-                parse::pg_states(&t.ceph(&["pg", "ls-by-pool", &self.name, "-f", "json"])?)?;
+            let c = t.call(
+                "ceph",
+                &["pg", "ls-by-pool", &self.name, "-f", "json"],
+                READ_LIMIT,
+                true,
+            );
+            let states = parse::pg_states(&c.answer(child::run(c.program, &c.argv, &c.opts))?)?;
             if !states.is_empty() && states.iter().all(|s| s.starts_with("active")) {
                 break;
             }
@@ -93,8 +99,15 @@ impl<'a> ScratchPool<'a> {
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        view.pools = parse::pools(&t.ceph(&["osd", "pool", "ls", "detail", "-f", "json"])?)?;
-        view.space = parse::df_pools(&t.ceph(&["df", "-f", "json"])?)?;
+        let c = t.call(
+            "ceph",
+            &["osd", "pool", "ls", "detail", "-f", "json"],
+            READ_LIMIT,
+            true,
+        );
+        view.pools = parse::pools(&c.answer(child::run(c.program, &c.argv, &c.opts))?)?;
+        let c = t.call("ceph", &["df", "-f", "json"], READ_LIMIT, true);
+        view.space = parse::df_pools(&c.answer(child::run(c.program, &c.argv, &c.opts))?)?;
         Ok(())
     }
 
@@ -104,13 +117,13 @@ impl<'a> ScratchPool<'a> {
             return None;
         }
         let n = self.name.as_str();
-        self.tools
-            .run(
-                "ceph",
-                &["osd", "pool", "rm", n, n, "--yes-i-really-really-mean-it"],
-                CLEAN_LIMIT,
-                false,
-            )
+        let c = self.tools.call(
+            "ceph",
+            &["osd", "pool", "rm", n, n, "--yes-i-really-really-mean-it"],
+            CLEAN_LIMIT,
+            false,
+        );
+        c.answer(child::run(c.program, &c.argv, &c.opts))
             .err()
             .map(|e| {
                 format!(

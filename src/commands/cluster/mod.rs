@@ -192,9 +192,16 @@ fn run_node(
             None,
         );
     }
-    let finished = remote::run(&ssh.argv(node, line), timeout + remote::LOCAL_GRACE);
+    let finished = crate::sys::child::run(
+        remote::SSH,
+        &ssh.args(node, line, false),
+        &remote::ssh_opts(timeout + remote::LOCAL_GRACE),
+    );
     let outcome = remote::classify(&finished, timeout, env!("CARGO_PKG_VERSION"));
-    (outcome, finished.code, Some(finished.elapsed.as_secs_f64()))
+    match &finished {
+        Ok(f) => (outcome, f.code, Some(f.elapsed.as_secs_f64())),
+        Err(_) => (outcome, None, None),
+    }
 }
 
 /// Every node, one after another or all at once; in the nodes' order.

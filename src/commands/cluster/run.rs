@@ -81,7 +81,7 @@ pub fn cluster(args: &ClusterArgs) -> Ended {
     ))?;
     let report = Work::run(&plan, &Interrupt::default()).map_err(Stop::bad_input)?;
     for p in &report.problems {
-        eprintln!("pveprobe: {p}");
+        req.progress.say(p);
     }
     let exit = exit_status(&report);
     session.finish(&report, exit)

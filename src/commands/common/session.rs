@@ -16,6 +16,7 @@ use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
 use crate::output::csv;
 use crate::output::plot::SvgFile;
+use crate::output::progress::Progress;
 use crate::output::{self, Destination, Document, Format};
 use crate::sys::interrupt::Interrupt;
 use crate::sys::lock::{self, Busy, HostLock, LockError};
@@ -159,7 +160,7 @@ impl<'a> Session<'a> {
         match (self.plot_file, picture) {
             (Some(file), Some(drawn)) => match file.save(drawn) {
                 Ok(path) => {
-                    eprintln!("pveprobe: plot written to {}", path.display());
+                    Progress::default().say(&format!("plot written to {}", path.display()));
                     ended
                 }
                 Err(why) => also_failed(ended, why),
@@ -179,7 +180,7 @@ fn take_lock(how: &LockAs, interrupt: &Interrupt) -> Result<HostLock, Stop> {
         interrupt,
         &mut |s| {
             if !quiet {
-                eprintln!("pveprobe: {s}")
+                Progress::default().say(s)
             }
         },
     )
@@ -194,7 +195,7 @@ fn take_lock(how: &LockAs, interrupt: &Interrupt) -> Result<HostLock, Stop> {
         err => Stop::bad_input(err),
     })?;
     if let (Some(note), false) = (&held.note, quiet) {
-        eprintln!("pveprobe: {note}");
+        Progress::default().say(note);
     }
     Ok(held)
 }
@@ -206,7 +207,7 @@ pub fn also_failed(ended: Ended, why: impl std::fmt::Display) -> Ended {
     match ended {
         Ok(Exit::Ok) => Err(Stop::not_measured(why)),
         first => {
-            eprintln!("pveprobe: {why}");
+            Progress::default().say(&why.to_string());
             first
         }
     }

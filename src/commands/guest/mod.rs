@@ -474,7 +474,7 @@ impl Context<'_> {
         }
         let (measured, left) = measure_guest(req, self.agent, self.binary, &dir, self.interrupt);
         if let Some(left) = left {
-            eprintln!("pveprobe: left in the guest: {left}");
+            req.progress.say(&format!("left in the guest: {left}"));
             left_behind.push(format!("in the guest: {left}"));
         }
         measured.map_err(|e| e.to_string())
@@ -510,6 +510,9 @@ impl Work for GuestRequest {
         } else {
             None
         };
+        if let Some(Ok(p)) = &pve {
+            p.warnings.iter().for_each(|w| req.progress.say(w));
+        }
         let mut report = report::GuestReport {
             schema_version: report::SCHEMA_VERSION,
             kind: report::KIND.into(),

@@ -47,7 +47,7 @@ pub fn guest(args: &GuestArgs) -> Ended {
     let exit = exit_status(&report);
     for d in &report.disks {
         for e in &d.errors {
-            eprintln!("pveprobe: {}: {e}", d.settings.key);
+            req.progress.say(&format!("{}: {e}", d.settings.key));
         }
     }
     session.finish(&report, exit)

@@ -102,7 +102,9 @@ impl Run<'_> {
                 self.req.progress.step(&format!("{node}: workers up"));
             }
             FromNode::VmFailed { vmid, message } => {
-                eprintln!("pveprobe: {node}: VM {vmid}: {message}");
+                self.req
+                    .progress
+                    .say(&format!("{node}: VM {vmid}: {message}"));
                 // Its failure, unless it gave its result before.
                 if let Some(w) = self.current.get_mut(&vmid)
                     && w.seconds == 0.0
@@ -153,7 +155,7 @@ impl Run<'_> {
             FromNode::JobDone => self.agents[i].job_done = true,
             FromNode::Removed { left, .. } => self.agents[i].removed = Some(left),
             FromNode::Failed { message } => {
-                eprintln!("pveprobe: {node}: {message}");
+                self.req.progress.say(&format!("{node}: {message}"));
                 self.problems.push(format!("{node}: {message}"));
             }
         }
@@ -198,7 +200,7 @@ impl Run<'_> {
                         a.planned.node.name,
                         limit.as_secs_f64()
                     );
-                    eprintln!("pveprobe: {why}");
+                    self.req.progress.say(&why);
                     self.problems.push(why);
                     a.given_up = true;
                 }
@@ -273,22 +275,10 @@ impl Run<'_> {
 
 /// The command that starts a node's agent.
 fn agent_command(req: &LoadRequest, p: &Planned) -> Result<Command, String> {
-    if p.local {
-        let me = std::env::current_exe().map_err(|e| format!("which program am I: {e}"))?;
-        let mut cmd = Command::new(me);
-        cmd.arg("load-node");
-        return Ok(cmd);
-    }
-    let mut words = req.reach.remote_command.clone();
-    words.push("load-node".into());
-    let argv = req
-        .reach
-        .ssh(&[])
-        .argv_stdin(&p.node, &shell_line(&words), true);
-    let (program, args) = argv.split_first().ok_or("no ssh command")?;
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    Ok(cmd)
+    let there = (!p.local).then_some((&req.reach, &p.node));
+    remote::pveprobe_command(&["load-node".into()], there, |command, words| {
+        shell_line(&[command, words].concat())
+    })
 }
 
 fn node_plan(req: &LoadRequest, p: &Planned) -> NodePlan {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use super::guest::{self, GuestThread};
 use super::initramfs::{self, InitramfsSpec};
 use super::wire::{self, DeployedVm, FromNode, FromWorker, LeftVm, NodePlan, ToNode, ToWorker};
+use crate::output::progress::Progress;
 use crate::pvevm::{self, VmSpec};
 use crate::sys::interrupt::Interrupt;
 use crate::sys::scratch::ScratchDir;
@@ -177,7 +178,9 @@ impl Fleet {
         if let Some(scratch) = self.scratch.take()
             && let Err(e) = scratch.remove()
         {
-            eprintln!("pveprobe load-node: {e}");
+            Progress::default()
+                .named("pveprobe load-node")
+                .say(&e.to_string());
         }
         (removed, left)
     }

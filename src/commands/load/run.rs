@@ -20,6 +20,7 @@ use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::output::progress::Progress;
 use crate::pvevm::VmSettings;
 use crate::sys::interrupt::Interrupt;
 
@@ -213,9 +214,10 @@ pub fn load(args: &LoadArgs, readers: &crate::results::Readers) -> Ended {
         return Ok(Exit::Ok);
     }
     if args.yes {
-        eprint!("{said}");
+        req.progress.block(&said);
     } else {
         crate::commands::common::confirm::confirm(
+            &req.progress,
             &said,
             "pveprobe load makes worker VMs and loads the cluster's storage, and its guests slow down meanwhile; without a terminal to ask on, --yes says go (--dry-run prints the plan); nothing was made",
             "not confirmed; nothing was made",
@@ -244,10 +246,10 @@ pub fn load(args: &LoadArgs, readers: &crate::results::Readers) -> Ended {
     req.progress.done();
     report.one_at_a_time = super::baseline::compare(&report, &baseline);
     for l in &report.left_behind {
-        eprintln!(
-            "pveprobe: left behind: VM {} on {} ({}); remove it with: {}",
+        req.progress.say(&format!(
+            "left behind: VM {} on {} ({}); remove it with: {}",
             l.vmid, l.node, l.why, l.command
-        );
+        ));
     }
     let exit = exit_status(&report);
     session.finish(&report, exit)
@@ -298,8 +300,8 @@ pub fn load_initramfs(args: &LoadInitramfsArgs) -> Ended {
         let _ = std::fs::remove_file(&args.out);
         Stop::not_measured(e)
     })?;
-    eprintln!(
-        "pveprobe: {}: {} bytes; modules of {release}: {}{}",
+    Progress::default().say(&format!(
+        "{}: {} bytes; modules of {release}: {}{}",
         args.out.display(),
         built.bytes,
         built.modules.len(),
@@ -308,7 +310,7 @@ pub fn load_initramfs(args: &LoadInitramfsArgs) -> Ended {
         } else {
             format!(" ({} built in)", built.built_in.join(", "))
         }
-    );
+    ));
     Ok(Exit::Ok)
 }
 

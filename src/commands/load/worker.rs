@@ -18,6 +18,7 @@ use super::wire::{self, FromWorker, ToWorker, WorkerDisk, WorkerJob, WorkerResul
 use crate::measure::engine::{EngineChoice, Job, Pattern};
 use crate::measure::iobuf::{AlignedBuf, fill_random};
 use crate::model::latency::Latency;
+use crate::output::progress::Progress;
 use crate::sys::interrupt::Interrupt;
 
 /// How long the disks may take to appear after their modules load.
@@ -53,7 +54,9 @@ pub fn main(port: &Path) -> Result<(), WorkerError> {
         .and_then(|()| serve(port));
     if let Err(e) = served {
         // Said on the console; the node sees the port close.
-        eprintln!("pveprobe load-worker: {e}");
+        Progress::default()
+            .named("pveprobe load-worker")
+            .say(&e.to_string());
     }
     power_off()
 }

@@ -2,8 +2,9 @@
 //! corosync runs knet's statistics, and its running VMs (their QMP sockets:
 //! what a migration would move).
 
-use std::process::Command;
 use std::time::Duration;
+
+use crate::sys::child::ToolFailure;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,26 +42,11 @@ pub fn facts(qmp_dir: &std::path::Path) -> std::io::Result<NodeFacts> {
 /// `corosync-cmapctl -m stats`: knet's own per-link counters, which cost
 /// no traffic. Nothing when corosync is not installed.
 fn knet_stats() -> (Option<KnetStats>, Option<String>) {
-    let mut cmd = Command::new("corosync-cmapctl");
-    cmd.args(["-m", "stats"]);
-    match crate::sys::child::run(
-        &mut cmd,
-        &crate::sys::child::ChildOptions::limit(Duration::from_secs(5)),
-    ) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
-        Err(e) => (
-            None,
-            Some(format!("corosync-cmapctl: {}", crate::error::describe(&e))),
-        ),
-        Ok(f) if !f.success() => (
-            None,
-            Some(format!(
-                "corosync-cmapctl -m stats: {} {}",
-                f.status_words(),
-                f.first_error_line()
-            )),
-        ),
-        Ok(f) => match pveprobe_parse::knet::parse(&String::from_utf8_lossy(&f.stdout)) {
+    let limit = crate::sys::child::ChildOptions::limit(Duration::from_secs(5));
+    match crate::sys::child::run("corosync-cmapctl", &["-m", "stats"], &limit) {
+        Err(ToolFailure::NotStarted { missing: true, .. }) => (None, None),
+        Err(e) => (None, Some(format!("corosync-cmapctl -m stats: {e}"))),
+        Ok(f) => match pveprobe_parse::knet::parse(&f.stdout_text()) {
             Ok(stats) => (Some(stats), None),
             Err(e) => (None, Some(format!("corosync-cmapctl -m stats: {e}"))),
         },

@@ -21,3 +21,10 @@ pub struct Options {
     /// Where corosync.conf, datacenter.cfg and ceph.conf are.
     pub pve_config: std::path::PathBuf,
 }
+
+/// Extra seconds the node's `timeout` and our own wait allow beyond the
+/// measurement's own bound.
+pub(super) const SLACK: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The longest line a responder says (its counts as one JSON line).
+pub(super) const MAX_LINE: usize = 64 << 10;

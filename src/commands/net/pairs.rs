@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 
 use super::facts::NodeFacts;
 use super::links::{self, LinkDef, LinkKind};
+use super::options::{MAX_LINE, SLACK};
 use super::report::{End, NetNode, NetSettings, PairResult, PairStatus};
 use super::serve::{DONE_PREFIX, Ready, ServeStats};
 use crate::model::hint::Hint;
 use crate::model::net::ProbeResult;
 use crate::nodes::members::Node;
 use crate::nodes::remote::{self, Ssh, Status};
+use crate::sys::child;
 use crate::sys::conversation::{Conversation, Heard};
 
 /// How the pairs are run.
@@ -27,10 +29,6 @@ pub struct Runner<'a> {
     pub opts: &'a super::options::Options,
     pub progress: &'a crate::output::progress::Progress,
 }
-
-/// Extra seconds the node's `timeout` and our own wait allow beyond the
-/// measurement's own bound.
-pub(super) const SLACK: Duration = Duration::from_secs(15);
 
 impl Runner<'_> {
     pub(super) fn line(&self, limit: Duration, args: &[String]) -> String {
@@ -52,9 +50,11 @@ impl Runner<'_> {
             return (out, None);
         }
         let limit = Duration::from_secs(20);
-        let run = remote::run(
-            &self.ssh.argv(node, &self.line(limit, &["net-info".into()])),
-            limit + SLACK,
+        let line = self.line(limit, &["net-info".into()]);
+        let run = child::run(
+            remote::SSH,
+            &self.ssh.args(node, &line, false),
+            &remote::ssh_opts(limit + SLACK),
         );
         let version = env!("CARGO_PKG_VERSION");
         let (facts, (status, detail)) = match remote::answer::<NodeFacts>(&run, limit, "net-info") {
@@ -71,7 +71,9 @@ impl Runner<'_> {
             ),
             // An older pveprobe has no net-info: it is another version.
             Err((Status::Error, _))
-                if String::from_utf8_lossy(&run.stderr).contains("unrecognized subcommand") =>
+                if run.as_ref().is_ok_and(|f| {
+                    String::from_utf8_lossy(&f.stderr).contains("unrecognized subcommand")
+                }) =>
             {
                 (
                     None,
@@ -123,8 +125,8 @@ impl Runner<'_> {
         let limit = self.probe_limit(throughput);
         let lifetime = limit + SLACK + Duration::from_secs(u64::from(self.ssh.connect_timeout));
         let serve_args = self.serve_args(addr_a, addr_b, lifetime);
-        let serve_argv = self.ssh.argv_stdin(
-            &end_node(&result.b),
+        let serve_argv = self.ssh.args(
+            &result.b.node(),
             &self.line(lifetime + SLACK, &serve_args),
             true,
         );
@@ -147,17 +149,22 @@ impl Runner<'_> {
             SocketAddr::new(addr_b, responder.ready.port),
             throughput,
         );
-        let run = remote::run(
-            &self
-                .ssh
-                .argv(&end_node(&result.a), &self.line(limit, &probe_args)),
-            limit + SLACK,
+        let line = self.line(limit, &probe_args);
+        let run = child::run(
+            remote::SSH,
+            &self.ssh.args(&result.a.node(), &line, false),
+            &remote::ssh_opts(limit + SLACK),
         );
         let probed = remote::answer::<ProbeResult>(&run, limit, "net-probe");
         result.responder = responder.stop();
         read_probe(&mut result, probed);
         if throughput && link.kind == LinkKind::Migration && result.status.measured() {
-            super::secure::secure(self, &mut result, addr_a, addr_b);
+            let channel = super::secure::Channel {
+                ssh: self.ssh,
+                command: &self.command,
+                opts: self.opts,
+            };
+            super::secure::secure(&channel, &mut result, addr_a, addr_b);
         }
         result.seconds = start.elapsed().as_secs_f64();
         result
@@ -213,16 +220,6 @@ impl Runner<'_> {
     }
 }
 
-/// How ssh reaches the node of an end.
-pub(super) fn end_node(e: &End) -> Node {
-    Node {
-        name: e.node.clone(),
-        address: e.node_address.clone(),
-        id: None,
-        online: Some(true),
-    }
-}
-
 /// What the measuring end said, into the pair's result.
 fn read_probe(result: &mut PairResult, probed: Result<ProbeResult, (Status, Option<String>)>) {
     match probed {
@@ -269,13 +266,10 @@ struct Responder {
     ready: Ready,
 }
 
-/// The longest line a responder says (its counts as one JSON line).
-pub(super) const MAX_LINE: usize = 64 << 10;
-
 impl Responder {
     /// Starts it and waits for its ready line.
-    fn start(argv: &[std::ffi::OsString], wait: Duration) -> Result<Responder, String> {
-        let (program, args) = argv.split_first().ok_or("no command")?;
+    fn start(args: &[std::ffi::OsString], wait: Duration) -> Result<Responder, String> {
+        let program = remote::SSH;
         let (tx, lines) = mpsc::channel();
         let conversation =
             Conversation::start(Command::new(program).args(args), 0, MAX_LINE, tx)

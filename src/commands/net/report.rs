@@ -118,6 +118,18 @@ pub struct End {
     pub mtu: Option<u32>,
 }
 
+impl End {
+    /// How ssh reaches this end's node.
+    pub fn node(&self) -> crate::nodes::members::Node {
+        crate::nodes::members::Node {
+            name: self.node.clone(),
+            address: self.node_address.clone(),
+            id: None,
+            online: Some(true),
+        }
+    }
+}
+
 /// One link between two nodes, measured from `a` (the responder on `b`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairResult {

@@ -57,38 +57,19 @@ fn net_run(frame: Frame, req: &NetRequest, dry_run: bool, readers: &Readers) -> 
     let report = Work::run(&plan, &Interrupt::default()).map_err(stop)?;
     let mut exit = exit_status(&report);
     if let Some(base) = baseline {
-        let (said, worse) = against_baseline(base, &report, req.tolerance);
-        eprint!("{said}");
-        if worse {
+        let current = crate::results::Input {
+            name: "this run".into(),
+            doc: report.as_result(),
+        };
+        let (table, worse) = crate::results::against_baseline(base, current, req.tolerance);
+        req.progress.say("compared with the baseline:");
+        req.progress.block(&table);
+        worse.iter().for_each(|w| req.progress.say(w));
+        if !worse.is_empty() {
             exit = Exit::WorseThanBaseline;
         }
     }
     session.finish(&report, exit)
-}
-
-/// The run beside `base` (a table per figure, link and pair), and whether
-/// a figure is worse by more than `tolerance` percent.
-fn against_baseline(
-    base: crate::results::Input,
-    report: &NetReport,
-    tolerance: f64,
-) -> (String, bool) {
-    let current = crate::results::Input {
-        name: "this run".into(),
-        doc: report.as_result(),
-    };
-    let worse = crate::results::regressions(&base.doc, &current.doc, tolerance);
-    let mut said = format!(
-        "pveprobe: compared with the baseline:\n{}",
-        crate::results::render_text(&crate::results::table(&[base, current]))
-    );
-    for r in &worse {
-        said += &format!(
-            "pveprobe: {} is worse than the baseline by more than {tolerance}%: {:.2} against {:.2} (ratio {:.3})\n",
-            r.label, r.current, r.baseline, r.ratio
-        );
-    }
-    (said, !worse.is_empty())
 }
 
 /// `pveprobe net NODE...`.
@@ -341,13 +322,17 @@ mod tests {
             name: "before.json".into(),
             doc: with_secure(mib).as_result(),
         };
-        let (said, worse) = against_baseline(base(500.0), &with_secure(300.0), 20.0);
-        assert!(worse, "{said}");
+        let now = || crate::results::Input {
+            name: "this run".into(),
+            doc: with_secure(300.0).as_result(),
+        };
+        let (table, worse) = crate::results::against_baseline(base(500.0), now(), 20.0);
+        assert_eq!(worse.len(), 1, "{table}");
         assert!(
-            said.contains("NET MIGRATION SECURE [migration pve1-pve2] is worse than the baseline by more than 20%: 300.00 against 500.00"),
-            "{said}"
+            worse[0].starts_with("NET MIGRATION SECURE [migration pve1-pve2] is worse than the baseline by more than 20%: 300.00 against 500.00"),
+            "{worse:?}"
         );
-        let (said, worse) = against_baseline(base(320.0), &with_secure(300.0), 20.0);
-        assert!(!worse, "{said}");
+        let (table, worse) = crate::results::against_baseline(base(320.0), now(), 20.0);
+        assert!(worse.is_empty(), "{table}");
     }
 }

@@ -9,14 +9,22 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::migrate;
-use super::pairs::{MAX_LINE, Runner, SLACK, end_node};
+use super::options::{MAX_LINE, Options, SLACK};
 use super::report::{End, PairResult, PairStatus};
 use crate::model::net::{SecureStream, Way};
 use crate::sys::conversation::{self, Conversation};
 
+/// What the secure channel is run with: how the nodes are reached, the
+/// remote command's words, the run's options.
+pub(super) struct Channel<'a> {
+    pub ssh: &'a crate::nodes::remote::Ssh,
+    pub command: &'a [String],
+    pub opts: &'a Options,
+}
+
 /// The secure migration channel each way: `net-migrate` on the
 /// sending node, to the other's address on the link.
-pub(super) fn secure(runner: &Runner, result: &mut PairResult, addr_a: IpAddr, addr_b: IpAddr) {
+pub(super) fn secure(channel: &Channel, result: &mut PairResult, addr_a: IpAddr, addr_b: IpAddr) {
     let ways = [
         (
             Way::Forward,
@@ -28,7 +36,7 @@ pub(super) fn secure(runner: &Runner, result: &mut PairResult, addr_a: IpAddr, a
     ];
     for (way, from, to, to_addr) in ways {
         let tell = format!("secure {}->{to}", from.node);
-        match migrate_way(runner, &from, &to, to_addr, way) {
+        match migrate_way(channel, &from, &to, to_addr, way) {
             Ok(stream) => result.secure.push(stream),
             Err(why) => {
                 result.status = PairStatus::Partial;
@@ -44,14 +52,14 @@ pub(super) fn secure(runner: &Runner, result: &mut PairResult, addr_a: IpAddr, a
 
 /// One way of the secure channel, from `from` to node `to` at `to_addr`.
 fn migrate_way(
-    runner: &Runner,
+    channel: &Channel,
     from: &End,
     to: &str,
     to_addr: IpAddr,
     way: Way,
 ) -> Result<SecureStream, String> {
-    let o = runner.opts;
-    let connect = runner.ssh.connect_timeout;
+    let o = channel.opts;
+    let connect = channel.ssh.connect_timeout;
     let mut args: Vec<String> = vec![
         "net-migrate".into(),
         "--node".into(),
@@ -71,15 +79,19 @@ fn migrate_way(
         "--pve-config".into(),
         o.pve_config.display().to_string(),
     ];
-    for word in &runner.command {
+    for word in channel.command {
         args.extend(["--remote-word".into(), word.clone()]);
     }
     // Its own ssh's connection, the stream, the cipher's half second.
     let limit = Duration::from_secs(u64::from(o.net_seconds) + 2 * u64::from(connect) + 45);
-    let argv = runner
-        .ssh
-        .argv_stdin(&end_node(from), &runner.line(limit, &args), true);
-    let (program, rest) = argv.split_first().ok_or("no command")?;
+    let (program, rest) = (
+        crate::nodes::remote::SSH,
+        channel.ssh.args(
+            &from.node(),
+            &crate::nodes::remote::timed_line(channel.command, &args, limit),
+            true,
+        ),
+    );
     let (tx, lines) = mpsc::channel();
     // Its stdin stays open until the answer: when this run ends first,
     // the node's net-migrate reads its end and stops, and its ssh and

@@ -102,6 +102,7 @@ pub fn main(args: Vec<OsString>, defaults: &ProbeArgs) -> Ended {
         Err(stop) if matches!(stop.exit, Exit::Signal(_)) => return Err(Stop::new(stop.exit, "")),
         Err(stop) => return Err(Stop::new(Exit::PveperfUsage, stop)),
     };
+    let said = crate::output::progress::Progress::default().named(NAME);
     let each = |report: &ProbeReport, event: Event| match event {
         Event::Figure(line) => {
             if let Some(text) = pveperf_line(report, line) {
@@ -110,11 +111,11 @@ pub fn main(args: Vec<OsString>, defaults: &ProbeArgs) -> Ended {
                 let _ = out.flush();
             }
             if let Some(why) = text::diagnostic(report, line) {
-                eprintln!("{NAME}: {why}");
+                said.say(&why.to_string());
             }
         }
         Event::Begin { .. } => {}
-        Event::Note(note) => eprintln!("{NAME}: {note}"),
+        Event::Note(note) => said.say(note),
     };
     let Ok(report) = Work::run(
         &ProbeRun {

@@ -173,17 +173,11 @@ fn finish(args: &ProbeArgs, report: &ProbeReport, prep: Prepared) -> Ended {
             name: "this run".into(),
             doc: document.json.clone(),
         };
-        let worse = results::regressions(&base.doc, &current.doc, args.tolerance);
-        eprint!(
-            "pveprobe: compared with the baseline:\n{}",
-            results::render_text(&results::table(&[base, current]))
-        );
-        for r in &worse {
-            eprintln!(
-                "pveprobe: {} is worse than the baseline by more than {}%: {:.2} against {:.2} (ratio {:.3})",
-                r.label, args.tolerance, r.current, r.baseline, r.ratio
-            );
-        }
+        let (table, worse) = results::against_baseline(base, current, args.tolerance);
+        let progress = requests::progress(&args.out);
+        progress.say("compared with the baseline:");
+        progress.block(&table);
+        worse.iter().for_each(|w| progress.say(w));
         if !worse.is_empty() {
             exit = Exit::WorseThanBaseline;
         }
@@ -284,6 +278,7 @@ fn storage_request(args: &ProbeArgs, which: &str) -> StorageRequest {
         on_path: asked.select(&disk),
         on_volume: asked.select(&with_writes),
         volume_bytes: args.measure.write_size.unwrap_or(VOLUME_SIZE),
+        progress: requests::progress(&args.out),
     }
 }
 

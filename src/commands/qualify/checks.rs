@@ -14,8 +14,8 @@ use super::guests;
 use super::openers::{self, HostProcs, Procs};
 use super::target::Target;
 use crate::blockstack::sysfs;
-use crate::blockstack::zfs::{ZfsError, run_tool};
 use crate::model::qualify::Finding;
+use crate::sys::child::{self, ChildOptions, Finished, ToolFailure};
 use crate::sys::host::Host;
 use pveprobe_parse::inuse::{self, Signature};
 use pveprobe_parse::mountinfo::{self, MountEntry};
@@ -31,40 +31,43 @@ pub trait Tools {
     fn pvs(&self) -> Result<Option<String>, String>;
 }
 
-/// The real tools, found on PATH, through the child helper (fixed
-/// arguments, a time limit, an output cap).
+/// The real tools, found on PATH, run through `sys::child` (fixed
+/// arguments, the C locale, a time limit, an output cap).
 pub struct RealTools;
 
-fn optional(result: Result<String, ZfsError>) -> Result<Option<String>, String> {
-    match result {
-        Ok(text) => Ok(Some(text)),
-        Err(ZfsError::Missing(_)) => Ok(None),
-        Err(e) => Err(e.to_string()),
+/// How each tool is run: the C locale, ten seconds at most.
+fn opts() -> ChildOptions<'static> {
+    ChildOptions::limit(std::time::Duration::from_secs(10)).env(&[("LC_ALL", "C")])
+}
+
+/// A tool's output; `Ok(None)` when it is not installed.
+fn optional(tool: &str, ran: Result<Finished, ToolFailure>) -> Result<Option<String>, String> {
+    match ran {
+        Ok(done) => Ok(Some(done.stdout_text())),
+        Err(ToolFailure::NotStarted { missing: true, .. }) => Ok(None),
+        Err(e) => Err(format!("{tool} failed: {e}")),
     }
 }
 
 impl Tools for RealTools {
     fn signatures(&self, node: &Path) -> Result<Vec<Signature>, String> {
         let node = node.to_str().ok_or("a device name that is not UTF-8")?;
-        let text = run_tool("wipefs", &["--no-act", "--json", node]).map_err(|e| match e {
-            ZfsError::Missing(_) => {
-                "wipefs is not installed (package util-linux); cannot look for signatures"
-                    .to_string()
-            }
-            e => e.to_string(),
-        })?;
+        let ran = child::run("wipefs", &["--no-act", "--json", node], &opts());
+        let text = optional("wipefs", ran)?
+            .ok_or("wipefs is not installed (package util-linux); cannot look for signatures")?;
         inuse::wipefs_signatures(&text).map_err(|e| format!("wipefs printed what is not JSON: {e}"))
     }
 
     fn zpool_status(&self) -> Result<Option<String>, String> {
-        optional(run_tool("zpool", &["status", "-P", "-L"]))
+        optional(
+            "zpool",
+            child::run("zpool", &["status", "-P", "-L"], &opts()),
+        )
     }
 
     fn pvs(&self) -> Result<Option<String>, String> {
-        optional(run_tool(
-            "pvs",
-            &["--noheadings", "--separator", "|", "-o", "pv_name,vg_name"],
-        ))
+        let args = ["--noheadings", "--separator", "|", "-o", "pv_name,vg_name"];
+        optional("pvs", child::run("pvs", &args, &opts()))
     }
 }
 

@@ -16,7 +16,6 @@ pub mod report;
 pub mod target;
 pub mod verdict;
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -193,20 +192,17 @@ fn confirm(
             })
         };
     }
-    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+    let asked = format!(
+        "{}THIS DESTROYS EVERYTHING ON /dev/{}.\n",
+        plan(args, t, checked),
+        d.name
+    );
+    let Some(line) = args.progress.ask(&asked, &format!("Type {what} to go on:")) else {
         return Err(QualifyError::NoTerminal {
             device: d.name.clone(),
             path: args.device.clone(),
         });
-    }
-    eprint!(
-        "{}THIS DESTROYS EVERYTHING ON /dev/{}.\nType {what} to go on: ",
-        plan(args, t, checked),
-        d.name
-    );
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut line);
+    };
     if d.confirmed_by(&line) {
         Ok(())
     } else {
@@ -448,10 +444,8 @@ impl Work for Confirmed<'_> {
             ..QualifyReport::default()
         };
         judged(&measured, &mut report);
-        eprintln!(
-            "pveprobe: {}",
-            report::written_words(&report.device, &report.written)
-        );
+        args.progress
+            .say(&report::written_words(&report.device, &report.written));
         if let Some(signal) = signal {
             return Err(QualifyError::Interrupted {
                 signal,

@@ -120,6 +120,8 @@ impl crate::output::Document for StorageList {
 /// `pveprobe storages`: where the node's config is.
 pub struct StoragesRequest {
     pub pve_config: PathBuf,
+    /// Where what is missing is said.
+    pub progress: crate::output::progress::Progress,
 }
 
 /// Why there is no list: the node's storage.cfg could not be read.
@@ -134,8 +136,10 @@ impl Work for StoragesRequest {
 
     fn run(&self, _interrupt: &Interrupt) -> Result<StorageList, NoStorageCfg> {
         let pve = Pve::load(&self.pve_config).map_err(NoStorageCfg)?;
+        pve.warnings.iter().for_each(|w| self.progress.say(w));
         if let Err(why) = &pve.status {
-            eprintln!("pveprobe: {why}; active and free space are unknown");
+            self.progress
+                .say(&format!("{why}; active and free space are unknown"));
         }
         let status_error = pve.status.as_ref().err().map(String::as_str);
         let listed: Vec<Listed> = pve

@@ -13,6 +13,7 @@ use crate::sys::interrupt::Interrupt;
 pub fn storages(args: &StoragesArgs) -> Ended {
     let req = StoragesRequest {
         pve_config: args.pve_config.clone(),
+        progress: requests::progress(&args.out),
     };
     let session = Session::start::<StorageList>(requests::frame(&args.out, "pveprobe storages"))?;
     // A read of config takes no signal handlers: Ctrl-C ends it as any

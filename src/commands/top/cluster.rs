@@ -64,9 +64,10 @@ impl Work for ClusterWorstRequest {
                             let why = "offline in pmxcfs's members list: not contacted";
                             return (node.name.clone(), Err(("offline".into(), Some(why.into()))));
                         }
-                        let run = remote::run(
-                            &ssh.argv(node, line),
-                            NODE_LIMIT + Duration::from_secs(10),
+                        let run = crate::sys::child::run(
+                            remote::SSH,
+                            &ssh.args(node, line, false),
+                            &remote::ssh_opts(NODE_LIMIT + Duration::from_secs(10)),
                         );
                         let got = remote::answer::<WorstReport>(&run, NODE_LIMIT, "top --worst")
                             .map_err(|(status, detail)| (status.word().to_string(), detail));

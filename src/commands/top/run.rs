@@ -1,6 +1,6 @@
 //! `pveprobe top`: the arguments made into a request, then the intervals
 //! written as they come: redrawn on a terminal (q quits, the terminal
-//! restored on every way out), else one after another ([`Writer`]); with
+//! restored on every way out), else one after another ([`IntervalWriter`]); with
 //! `--record DIR` each also kept in a store there. The record read back
 //! (`--between`, `--at`, `--worst`) is [`super::replay`]'s.
 
@@ -13,7 +13,7 @@ use super::args::TopArgs;
 use super::cluster::ClusterWorstRequest;
 use super::replay::{self, Around, ReplayError, ReplayRequest, WorstRequest};
 use super::tui::{Key, Tui};
-use super::write::Writer;
+use super::write::IntervalWriter;
 use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, Session};
 use crate::commands::common::work::Work;
@@ -61,7 +61,7 @@ pub fn top(args: &TopArgs) -> Ended {
 }
 
 /// How each interval is written, and kept with `--record DIR`.
-fn writer(args: &TopArgs, session: &Session) -> Result<Writer, Stop> {
+fn writer(args: &TopArgs, session: &Session) -> Result<IntervalWriter, Stop> {
     let store = match &args.record {
         Some(dir) => {
             let progress = requests::progress(&args.out);
@@ -71,7 +71,7 @@ fn writer(args: &TopArgs, session: &Session) -> Result<Writer, Stop> {
         }
         None => None,
     };
-    let mut w = Writer {
+    let mut w = IntervalWriter {
         format: args.out.output_format,
         output: args.out.output.clone(),
         append: args.out.append,

@@ -14,7 +14,7 @@ use crate::store::{self, StoreError};
 
 /// An interval that could not be written, or kept.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub enum IntervalError {
     #[error("{0}")]
     Output(String),
     #[error("--record: {0}")]
@@ -22,7 +22,7 @@ pub enum WriteError {
 }
 
 /// Where and how each interval goes.
-pub struct Writer {
+pub struct IntervalWriter {
     pub format: Format,
     pub output: Option<PathBuf>,
     /// `--append`: the first interval added to `output` too.
@@ -34,10 +34,10 @@ pub struct Writer {
     pub first: bool,
 }
 
-impl Writer {
+impl IntervalWriter {
     /// `--record`: the interval kept in the store, what the store had to
     /// say said.
-    pub fn keep(&mut self, s: &TopSample) -> Result<(), WriteError> {
+    pub fn keep(&mut self, s: &TopSample) -> Result<(), IntervalError> {
         if let Some((w, progress)) = &mut self.store {
             let kept = recorded::keep(w, s);
             w.notes.drain(..).for_each(|n| progress.say(&n));
@@ -47,7 +47,7 @@ impl Writer {
     }
 
     /// The interval kept and written.
-    pub fn emit(&mut self, s: &TopSample) -> Result<(), WriteError> {
+    pub fn emit(&mut self, s: &TopSample) -> Result<(), IntervalError> {
         self.keep(s)?;
         let mut text = output::render(s, self.format, self.first && self.csv_header);
         if self.format == Format::Text {
@@ -64,7 +64,7 @@ impl Writer {
                 &text,
             ),
         }
-        .map_err(|e| WriteError::Output(e.to_string()))?;
+        .map_err(|e| IntervalError::Output(e.to_string()))?;
         self.first = false;
         Ok(())
     }

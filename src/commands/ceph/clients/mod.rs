@@ -122,19 +122,13 @@ impl Clients<'_> {
         if let Some(cap) = job.cap {
             words.extend(["--cap".into(), cap.to_string()]);
         }
-        let Some(node) = &c.node else {
-            let me = std::env::current_exe().map_err(|e| format!("which program am I: {e}"))?;
-            let mut cmd = Command::new(me);
-            cmd.args(&words);
-            return Ok(cmd);
+        let there = match &c.node {
+            Some(node) => Some((self.reach.ok_or("no way to reach the other nodes")?, node)),
+            None => None,
         };
-        let reach = self.reach.ok_or("no way to reach the other nodes")?;
-        let line = crate::nodes::remote::timed_line(&reach.remote_command, &words, limit);
-        let argv = reach.ssh(&[]).argv_stdin(node, &line, true);
-        let (program, args) = argv.split_first().ok_or("no ssh command")?;
-        let mut cmd = Command::new(program);
-        cmd.args(args);
-        Ok(cmd)
+        crate::nodes::remote::pveprobe_command(&words, there, |command, words| {
+            crate::nodes::remote::timed_line(command, words, limit)
+        })
     }
 
     /// Runs `job` (its namespace made per client) on every client at once;

@@ -4,7 +4,6 @@
 //! iterations in a 3-second window (not divided by seconds, as pveperf).
 
 use std::fmt::Write as _;
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rand::RngExt;
@@ -12,6 +11,7 @@ use rand::RngExt;
 use crate::error::ProbeError;
 use crate::measure::window::Window;
 use crate::model::regex::{RegexEngine, RegexFigure};
+use crate::sys::child::ToolFailure;
 use crate::sys::interrupt::Interrupt;
 
 pub const PATTERN: &str = r"(.+)123.?123";
@@ -81,7 +81,7 @@ pub fn default_engine() -> RegexEngine {
 pub fn perl_runs() -> bool {
     use crate::sys::child::{self, ChildOptions};
     let opts = ChildOptions::limit(Duration::from_secs(10)).env(PERL_ENV);
-    child::tool("perl", &["-MTime::HiRes", "-e", "1"], &opts).is_ok()
+    child::run("perl", &["-MTime::HiRes", "-e", "1"], &opts).is_ok()
 }
 
 /// The environment Perl runs the loop in: no module or option of the
@@ -107,44 +107,40 @@ print "$count\n";
 "#;
 
 fn perl_loop(length: Duration, interrupt: &Interrupt) -> Result<u64, ProbeError> {
-    let mut cmd = Command::new("perl");
-    cmd.arg("-e")
-        .arg(PERL_LOOP)
-        .arg(format!("{:.6}", length.as_secs_f64()));
+    let window = format!("{:.6}", length.as_secs_f64());
     // The loop ends by itself after the window; a perl that hangs does not
     // hold the probe for longer than a minute past it.
     let limit = length + Duration::from_secs(60);
-    let done = crate::sys::child::run(
-        &mut cmd,
+    let ran = crate::sys::child::run(
+        "perl",
+        &["-e", PERL_LOOP, &window],
         &crate::sys::child::ChildOptions::limit(limit)
             .interrupt(interrupt)
             .env(PERL_ENV),
-    ).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            ProbeError::Unavailable(
-                "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),
-            )
-        } else {
-            ProbeError::io("cannot start perl", e)
-        }
-    })?;
+    );
     interrupt.check()?;
-    if done.timed_out {
-        return Err(ProbeError::Unavailable(format!(
+    let done = ran.map_err(|f| match f {
+        ToolFailure::NotStarted { missing: true, .. } => ProbeError::Unavailable(
+            "--regex-engine perl needs the host's perl, which is not installed (Debian package perl)".into(),
+        ),
+        ToolFailure::NotStarted { why, .. } => {
+            ProbeError::Unavailable(format!("cannot start perl: {why}"))
+        }
+        ToolFailure::TimedOut => ProbeError::Unavailable(format!(
             "perl's regex loop did not end within {} s",
             limit.as_secs()
-        )));
-    }
-    if !done.success() {
-        return Err(ProbeError::Unavailable(format!(
-            "perl's regex loop failed ({}{})",
-            done.status_words(),
-            match done.first_error_line() {
+        )),
+        ToolFailure::Interrupted(sig) => {
+            ProbeError::Unavailable(format!("perl's regex loop was interrupted (signal {sig})"))
+        }
+        ToolFailure::Failed { status, message } => ProbeError::Unavailable(format!(
+            "perl's regex loop failed ({status}{})",
+            match message {
                 line if line.is_empty() => String::new(),
                 line => format!(": {line}"),
             }
-        )));
-    }
+        )),
+    })?;
     let out = String::from_utf8_lossy(&done.stdout);
     out.trim().parse().map_err(|_| {
         ProbeError::Unavailable(format!(

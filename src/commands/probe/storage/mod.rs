@@ -36,6 +36,8 @@ pub struct StorageRequest {
     pub on_volume: BTreeSet<Test>,
     /// A scratch volume's size.
     pub volume_bytes: u64,
+    /// Where a skipped storage, a freed volume and storage.cfg's warnings are said.
+    pub progress: crate::output::progress::Progress,
 }
 
 impl StorageRequest {
@@ -90,6 +92,7 @@ pub struct StoragePlan {
 /// Reads the storages and checks that `req.which` names one to measure.
 pub fn plan(req: &StorageRequest) -> Result<StoragePlan, StorageError> {
     let pve = Pve::load(&req.pve_config).map_err(StorageError::Config)?;
+    pve.warnings.iter().for_each(|w| req.progress.say(w));
     if let Err(why) = &pve.status {
         return Err(StorageError::Config(why.clone()));
     }
@@ -149,11 +152,11 @@ impl StoragePlan {
         };
         for s in &self.all {
             if let Some(why) = why_not(s) {
-                eprintln!(
-                    "pveprobe: storage {} ({}): skipped: {why}",
+                req.progress.say(&format!(
+                    "storage {} ({}): skipped: {why}",
                     s.id(),
                     s.kind()
-                );
+                ));
                 all.skipped.push(Skipped {
                     id: s.id().into(),
                     kind: s.kind().into(),
@@ -170,7 +173,7 @@ impl StoragePlan {
                     all.reports.push(report);
                 }
                 Err(why) => {
-                    eprintln!("pveprobe: {}", not_measured(s, why.clone()));
+                    req.progress.say(&not_measured(s, why.clone()));
                     all.skipped.push(Skipped {
                         id: s.id().into(),
                         kind: s.kind().into(),

@@ -82,11 +82,12 @@ pub(super) fn storage(
             };
             match volume.free() {
                 Err(left) => {
-                    eprintln!("pveprobe: {left}");
+                    req.progress.say(&left.to_string());
                     report.left_behind.push(left);
                 }
                 Ok(()) if report.interrupted_by.is_some() => {
-                    eprintln!("pveprobe: freed the scratch volume {}", volume.volid());
+                    req.progress
+                        .say(&format!("freed the scratch volume {}", volume.volid()));
                 }
                 Ok(()) => {}
             }

@@ -1,6 +1,11 @@
-//! pveprobe's own errors, typed, and [`Stop`], what ends a command (printed
-//! once, by `main`). (`anyhow` serves only the build tool
-//! examples/gen-docs.rs.)
+//! The errors every layer shares, typed: a measurement's [`ProbeError`],
+//! a PATH that cannot be probed ([`PathError`]), an I/O error in words
+//! ([`describe`]); and [`Stop`], what ends a command, built only by a
+//! command's `run.rs` from its work's own typed error (each layer and
+//! command keeps its error type beside its code) and printed once, by
+//! `main`, under the name it runs as. [`exit`] has the exit statuses, one
+//! enum. (`anyhow` serves only the build tool examples/gen-docs.rs, a
+//! dev-dependency.)
 
 pub mod exit;
 

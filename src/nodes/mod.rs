@@ -1,9 +1,12 @@
-//! The nodes `pveprobe cluster`, `net` and `ceph` work on, and how they
-//! are reached: who is in the cluster (`members`: pmxcfs's `.members`,
-//! `--nodes`, `--nodes-file`), how a command runs on a node over ssh and
-//! what its answer means (`remote`), and a node's network interfaces
-//! (`iface`: `net` plans its links on them, `ceph` finds its networks'
-//! links). The commands stand on this; it knows none of them.
+//! The nodes `cluster`, `net`, `ceph`, `load` and `top --worst --cluster`
+//! work on, and how they are reached: who is in the cluster (`members`:
+//! pmxcfs's `.members`, `--nodes`, `--nodes-file`); ssh's arguments and
+//! options for a node, the quoted line its shell runs, this pveprobe
+//! here or on a node for a conversation, and what a node's answer means
+//! (`remote`: the commands run ssh through `sys::child` themselves); and a
+//! node's network interfaces (`iface`: `net` plans its links on them,
+//! `ceph` finds its networks' links). The commands stand on this; it
+//! knows none of them.
 
 pub mod iface;
 pub mod members;

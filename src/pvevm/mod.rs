@@ -1,8 +1,11 @@
-//! PVE's own tools for its guests: `qm` (create, start, stop, destroy a
-//! VM) and `pvesh get /cluster/nextid` (a VMID no guest of the cluster
-//! has), run without a shell, each word one argument, in a process group
-//! of their own (the probe's Ctrl-C lets a call finish, within its time
-//! limit, before the probe cleans up).
+//! PVE's VMs as pveprobe reaches them: PVE's own tools, `qm` (create,
+//! start, stop, destroy `load`'s worker VMs) and `pvesh get
+//! /cluster/nextid` (a VMID no guest of the cluster has), each run through
+//! `sys::child::run` without a shell, each word one argument, in a process
+//! group of its own (the probe's Ctrl-C lets a call finish, within its
+//! time limit, before the probe cleans up), its failure mapped at the call
+//! into [`PveToolError`]; and a running VM's QMP socket ([`qmp`]), which
+//! `top` and `record` read each interval.
 
 pub mod qmp;
 

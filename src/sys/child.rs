@@ -233,7 +233,7 @@ fn wait_for(cmd: &mut Command, opts: &ChildOptions) -> std::io::Result<Finished>
     })
 }
 
-/// Why a tool's call did not do its work ([`tool`]).
+/// Why a program run by [`run`] did not do its work.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolFailure {
     /// It could not be started; `missing` when it is not on PATH.

@@ -1,5 +1,6 @@
 //! How many CPUs: the two questions pveprobe asks, answered by `num_cpus`
-//! (what the field's Rust tools use) and nowhere else. [`usable`] is what
+//! (what the field's Rust tools use) here and nowhere else (a node's load
+//! for `ceph` is set beside [`usable`] too). [`usable`] is what
 //! this process may run on at once (its CPU affinity, as `taskset` sets
 //! it, and its cgroup's CPU quota, as a container's or a systemd unit's
 //! `CPUQuota=` limits it): how many threads a figure "on all CPUs" runs.

@@ -2,9 +2,12 @@
 //! through what every cluster has (pmxcfs's membership list and root ssh
 //! between the nodes), and one table of all nodes.
 //!
-//! `crate::nodes` says who is in the cluster and runs pveprobe on a node,
-//! `summary` does the arithmetic over the nodes and `render` writes the
-//! table as text, CSV or JSON.
+//! `crate::nodes` says who is in the cluster, how ssh reaches a node and
+//! what its pveprobe's answer means; each node's ssh is run through
+//! `sys::child::run`. `summary` does the arithmetic over the nodes and
+//! `render` writes the table as text, CSV or JSON, each node's figures as
+//! influx or prometheus metrics, and `--plot`'s picture. `--net` is
+//! `net`'s work across the cluster's pairs.
 
 pub mod args;
 pub mod run;

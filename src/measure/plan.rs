@@ -203,22 +203,31 @@ impl Test {
     /// Tests only `--tests` (or a scratch volume) asks for.
     pub const OPT_IN: [Test; 2] = [Test::Randwrite, Test::Sustained];
 
-    /// Every test, in `--tests`'s order.
-    pub const ALL: [Test; 14] = [
-        Test::Cpu,
-        Test::Regex,
+    /// Every test, in `--tests`'s order: pveperf's, `-x`'s, the opt-in ones.
+    pub const ALL: [Test; 14] = {
+        let mut all = [Test::Cpu; 14];
+        let mut i = 0;
+        while i < 14 {
+            all[i] = match i {
+                0..6 => Test::PVEPERF[i],
+                6..12 => Test::EXTENDED[i - 6],
+                _ => Test::OPT_IN[i - 12],
+            };
+            i += 1;
+        }
+        all
+    };
+
+    /// The tests a `--storage` run makes on a scratch volume unless
+    /// `--tests` says: pveperf's disk lines, and the writes a volume takes.
+    pub const ON_VOLUME: [Test; 7] = [
         Test::Read,
         Test::Seek,
         Test::Fsync,
-        Test::Dns,
         Test::Seqwrite,
-        Test::Seqread,
         Test::Randread,
-        Test::Mixed,
-        Test::Syncwrite,
-        Test::CpuBench,
         Test::Randwrite,
-        Test::Sustained,
+        Test::Syncwrite,
     ];
 
     /// The name `--tests` takes.

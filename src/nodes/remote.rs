@@ -844,36 +844,34 @@ mod tests {
 
     #[test]
     fn errors_and_usage_keep_their_words() {
-        let bad_path = status(finished(
-            2,
-            "",
-            "pveprobe: /var/tmp/x: No such file or directory\n",
-        ));
-        assert_eq!(bad_path.status, Status::Error);
-        assert_eq!(
-            bad_path.detail.as_deref(),
-            Some("pveprobe: /var/tmp/x: No such file or directory (exit status 2)")
-        );
-        assert_eq!(status(finished(143, "", "")).status, Status::Error);
         let clap = "error: unexpected argument '--io-engine' found\n\n  tip: to pass '--io-engine' as a value, use '-- --io-engine'\n\nUsage: pveprobe [OPTIONS] [PATH]\n\nFor more information, try '--help'.\n";
-        let older = status(finished(2, "", clap));
-        assert_eq!(older.status, Status::Version);
-        assert!(
-            older
-                .detail
-                .unwrap()
-                .ends_with("0.1.0: error: unexpected argument '--io-engine' found"),
-        );
-        let usage = status(finished(
-            2,
-            "",
-            "error: invalid value 'x' for '--runs <N>'\n\nFor more information, try '--help'.\n",
-        ));
-        assert_eq!(usage.status, Status::Error);
-        assert_eq!(
-            usage.detail.as_deref(),
-            Some("error: invalid value 'x' for '--runs <N>' (exit status 2)")
-        );
+        // (exit status, stderr, status, how the detail ends)
+        let cases = [
+            (
+                2,
+                "pveprobe: /var/tmp/x: No such file or directory\n",
+                Status::Error,
+                "pveprobe: /var/tmp/x: No such file or directory (exit status 2)",
+            ),
+            (143, "", Status::Error, ""),
+            (
+                2,
+                clap,
+                Status::Version,
+                "0.1.0: error: unexpected argument '--io-engine' found",
+            ),
+            (
+                2,
+                "error: invalid value 'x' for '--runs <N>'\n\nFor more information, try '--help'.\n",
+                Status::Error,
+                "error: invalid value 'x' for '--runs <N>' (exit status 2)",
+            ),
+        ];
+        for (code, stderr, want, ends) in cases {
+            let o = status(finished(code, "", stderr));
+            assert_eq!(o.status, want, "{stderr}");
+            assert!(o.detail.unwrap_or_default().ends_with(ends), "{stderr}");
+        }
         let no_ssh = status(Err(ToolFailure::NotStarted {
             missing: true,
             why: "No such file or directory".into(),

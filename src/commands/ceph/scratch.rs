@@ -135,6 +135,21 @@ pub struct PoolJob {
 }
 
 impl PoolJob {
+    /// Job `key` run from this node alone: its figure and its OSDs' view.
+    pub fn alone(
+        key: &str,
+        label: &str,
+        (figure, osds): (BenchFigure, Vec<super::drag::OsdInJob>),
+    ) -> Self {
+        PoolJob {
+            key: key.into(),
+            label: label.into(),
+            figure,
+            osds,
+            clients: Vec::new(),
+        }
+    }
+
     /// Its label, with the count of clients it ran from where several.
     pub fn name(&self) -> String {
         match self.clients.len() {
@@ -291,15 +306,8 @@ impl Scratch<'_> {
                 self.pool,
                 block >> 10
             ));
-            let (figure, osds) =
-                watch.around(mode == "write", || self.rados_bench(job, seconds, cap))?;
-            jobs.push(PoolJob {
-                key: key.into(),
-                label: label.into(),
-                figure,
-                osds,
-                clients: Vec::new(),
-            });
+            let watched = watch.around(mode == "write", || self.rados_bench(job, seconds, cap))?;
+            jobs.push(PoolJob::alone(key, label, watched));
             self.after_job(key)?;
         }
         Ok(())
@@ -385,14 +393,8 @@ impl Scratch<'_> {
                 self.pool,
                 crate::model::human::Size(bytes).whole()
             ));
-            let (figure, osds) = watch.around(io == "write", || self.rbd_bench(io, bytes))?;
-            jobs.push(PoolJob {
-                key: key.into(),
-                label: label.into(),
-                figure,
-                osds,
-                clients: Vec::new(),
-            });
+            let watched = watch.around(io == "write", || self.rbd_bench(io, bytes))?;
+            jobs.push(PoolJob::alone(key, label, watched));
         }
         Ok(())
     }

@@ -149,79 +149,38 @@ mod tests {
         assert!(none.forwarded().is_empty());
         assert_eq!(none.path, "/");
         assert_eq!(none.reach.members, PathBuf::from("/etc/pve/.members"));
-        let all = cluster(&[
-            "--duration",
-            "0.2",
-            "--tests",
-            "cpu,fsync,syncwrite",
-            "--runs",
-            "3",
-            "--regex-engine",
-            "perl",
-            "--resolv-conf",
-            "/etc/my resolv.conf",
-            "--dns-timeout",
-            "0.5",
-            "--dns-schedule",
-            "pveperf",
-            "-x",
-            "--write-size",
-            "256M",
-            "--zero-data",
-            "--io-engine",
-            "io-uring",
-            "--no-latency",
-            "--sync-mode",
-            "dsync",
-            "--sync-jobs",
-            "1,2,4",
-            "--plp",
-            "no",
-            "--cpu-threads",
-            "all",
-            "--sustained",
-            "30",
-            "--storage",
-            "local-lvm",
-        ]);
-        // In MeasureArgs's order, values as typed.
+        // In MeasureArgs's order, each option with its value as typed;
+        // given the other way round, and -x for --extended.
+        let in_order: [&[&str]; 17] = [
+            &["--duration", "0.2"],
+            &["--tests", "cpu,fsync,syncwrite"],
+            &["--regex-engine", "perl"],
+            &["--resolv-conf", "/etc/my resolv.conf"],
+            &["--dns-timeout", "0.5"],
+            &["--dns-schedule", "pveperf"],
+            &["--runs", "3"],
+            &["--no-latency"],
+            &["--extended"],
+            &["--write-size", "256M"],
+            &["--zero-data"],
+            &["--io-engine", "io-uring"],
+            &["--sync-mode", "dsync"],
+            &["--sync-jobs", "1,2,4"],
+            &["--plp", "no"],
+            &["--cpu-threads", "all"],
+            &["--sustained", "30"],
+        ];
+        let mut given: Vec<&str> = in_order
+            .iter()
+            .rev()
+            .flat_map(|o| if o[0] == "--extended" { &["-x"] } else { *o })
+            .copied()
+            .collect();
+        given.extend(["--storage", "local-lvm"]);
+        let all = cluster(&given);
         assert_eq!(
             all.forwarded(),
-            [
-                "--duration",
-                "0.2",
-                "--tests",
-                "cpu,fsync,syncwrite",
-                "--regex-engine",
-                "perl",
-                "--resolv-conf",
-                "/etc/my resolv.conf",
-                "--dns-timeout",
-                "0.5",
-                "--dns-schedule",
-                "pveperf",
-                "--runs",
-                "3",
-                "--no-latency",
-                "--extended",
-                "--write-size",
-                "256M",
-                "--zero-data",
-                "--io-engine",
-                "io-uring",
-                "--sync-mode",
-                "dsync",
-                "--sync-jobs",
-                "1,2,4",
-                "--plp",
-                "no",
-                "--cpu-threads",
-                "all",
-                "--sustained",
-                "30",
-                "--storage",
-                "local-lvm",
-            ]
+            [in_order.concat(), vec!["--storage", "local-lvm"]].concat()
         );
         // --storage instead of a PATH (both: a usage error).
         assert_eq!(all.path, "/");

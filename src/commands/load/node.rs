@@ -67,11 +67,12 @@ pub fn serve(interrupt: &Interrupt) -> Result<(), String> {
         retired: Vec::new(),
         scratch: None,
     };
-    let deployed = if plan.existing {
-        reach_existing(&plan, &mut fleet, &tx, &rx, interrupt)
+    let started = if plan.existing {
+        reach_existing(&plan, &mut fleet, &tx)
     } else {
-        deploy(&plan, &mut fleet, &tx, &rx, interrupt)
+        deploy(&plan, &mut fleet, &tx, interrupt)
     };
+    let deployed = started.and_then(|()| greeted(&plan, &mut fleet, &rx, interrupt));
     if let Err(message) = deployed.and_then(|vms| {
         say(&FromNode::Deployed { vms });
         relay(&plan, &mut fleet, &rx, interrupt)
@@ -246,14 +247,14 @@ fn check_room(plan: &NodePlan) -> Result<(), String> {
     Ok(())
 }
 
-/// The workers made, booted and greeted; those that failed are told.
+/// The workers made and booted, each one's serial port heard on `tx`;
+/// those that failed are told.
 fn deploy(
     plan: &NodePlan,
     fleet: &mut Fleet,
     tx: &mpsc::Sender<Event>,
-    rx: &mpsc::Receiver<Event>,
     interrupt: &Interrupt,
-) -> Result<Vec<DeployedVm>, String> {
+) -> Result<(), String> {
     check_room(plan)?;
     let (kernel, release) = kernel_of(plan)?;
     let mut scratch = ScratchDir::create(&std::env::temp_dir()).map_err(|e| e.to_string())?;
@@ -307,18 +308,16 @@ fn deploy(
             Err(message) => say(&FromNode::VmFailed { vmid, message }),
         }
     }
-    greeted(plan, fleet, rx, interrupt)
+    Ok(())
 }
 
 /// The existing VMs of `--vms`, each reached by a thread of its own
-/// through its guest agent; those that answer are greeted.
+/// through its guest agent, what it says heard on `tx`.
 fn reach_existing(
     plan: &NodePlan,
     fleet: &mut Fleet,
     tx: &mpsc::Sender<Event>,
-    rx: &mpsc::Receiver<Event>,
-    interrupt: &Interrupt,
-) -> Result<Vec<DeployedVm>, String> {
+) -> Result<(), String> {
     let probe = std::fs::read(&plan.probe)
         .map_err(|e| format!("{}: {}", plan.probe.display(), crate::error::describe(&e)))?;
     let probe = std::sync::Arc::new(probe);
@@ -331,7 +330,7 @@ fn reach_existing(
         });
         fleet.ports.insert(vmid, Port::Guest(thread));
     }
-    greeted(plan, fleet, rx, interrupt)
+    Ok(())
 }
 
 /// Waits for every worker's hello (those that do not say it in time are

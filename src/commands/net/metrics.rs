@@ -160,25 +160,16 @@ pub fn metrics(report: &NetReport, format: crate::output::Format) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::tests::{end, pair, report_of, secure_stream};
-    use crate::model::net::{SecureStream, Throughput, mib_per_s};
+
+    use crate::commands::net::report::tests::{
+        migration_pair, one_stream, report_of, secure_stream,
+    };
+    use crate::model::net::{SecureStream, mib_per_s};
 
     #[test]
     fn each_way_carries_its_figures_and_the_secure_channel() {
-        let mut p = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
-        p.throughput.push(Throughput {
-            way: Way::Back,
-            streams: 1,
-            mbit_per_s: 8000.0,
-            bytes: 1,
-            seconds: 1.0,
-        });
+        let mut p = migration_pair();
+        p.throughput.push(one_stream(Way::Back, 8000.0));
         p.secure.push(SecureStream {
             ssh_cpu_percent: Some(99.0),
             ..secure_stream(Way::Back, 300.0)

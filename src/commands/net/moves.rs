@@ -121,9 +121,8 @@ pub fn estimate(vms: &[(String, Vec<VmSize>)], pairs: &[PairResult]) -> Vec<Move
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::tests::{end, pair, secure_stream};
-    use crate::model::net::Throughput;
+
+    use crate::commands::net::report::tests::{migration_pair, one_stream, secure_stream};
 
     #[test]
     fn memory_and_local_disks_come_from_the_config_and_storage_cfg() {
@@ -146,20 +145,9 @@ mod tests {
 
     #[test]
     fn memory_counts_once_and_local_disks_always_at_the_secure_figure() {
-        let mut p = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
+        let mut p = migration_pair();
         // Insecure 8,388.608 Mbit/s = 1,000 MiB/s; secure 250 MiB/s.
-        p.throughput.push(Throughput {
-            way: Way::Forward,
-            streams: 1,
-            mbit_per_s: 8388.608,
-            bytes: 1,
-            seconds: 1.0,
-        });
+        p.throughput.push(one_stream(Way::Forward, 8388.608));
         p.secure.push(secure_stream(Way::Forward, 250.0));
         let vms = vec![(
             "pve1".to_string(),

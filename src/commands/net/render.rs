@@ -474,7 +474,7 @@ mod tests {
     use super::*;
     use crate::commands::net::links::LinkKind;
     use crate::commands::net::report::PairStatus;
-    use crate::commands::net::report::tests::{end, pair, report_of};
+    use crate::commands::net::report::tests::{end, migration_pair, pair, report_of};
 
     fn report() -> NetReport {
         let mut ok = pair(
@@ -492,19 +492,11 @@ mod tests {
         );
         away.status = PairStatus::NotOnLink;
         away.detail = Some("pve3 has no address in 10.2.0.0/24".into());
-        let mut fast = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
-        fast.throughput = vec![crate::model::net::Throughput {
-            way: Way::Forward,
-            streams: 1,
-            mbit_per_s: 941.4,
-            bytes: 1,
-            seconds: 1.0,
-        }];
+        let mut fast = migration_pair();
+        fast.throughput = vec![crate::commands::net::report::tests::one_stream(
+            Way::Forward,
+            941.4,
+        )];
         // Through ssh, at the link's 112 MiB/s, ssh mostly idle.
         fast.secure = vec![crate::model::net::SecureStream {
             cipher: Some("aes128-gcm@openssh.com".into()),
@@ -637,13 +629,11 @@ mod tests {
         // pve1->pve2 as `report()` has it (at the link); a way back capped
         // by ssh: 300 MiB/s at 99%, 9,400 Mbit/s plain.
         let fast = &mut r.pairs[2];
-        fast.throughput.push(crate::model::net::Throughput {
-            way: Way::Back,
-            streams: 1,
-            mbit_per_s: 9400.0,
-            bytes: 1,
-            seconds: 1.0,
-        });
+        fast.throughput
+            .push(crate::commands::net::report::tests::one_stream(
+                Way::Back,
+                9400.0,
+            ));
         let mut back = fast.secure[0].clone();
         back.way = Way::Back;
         back.mib_per_s = 300.0;

@@ -552,6 +552,27 @@ pub(crate) mod tests {
         }
     }
 
+    /// A pair on the migration link, pve1 to pve2, both on eth2.
+    pub(crate) fn migration_pair() -> PairResult {
+        pair(
+            "migration",
+            LinkKind::Migration,
+            end("pve1", "eth2", 1500),
+            end("pve2", "eth2", 1500),
+        )
+    }
+
+    /// One TCP stream's figure, `way`, at `mbit_per_s`.
+    pub(crate) fn one_stream(way: Way, mbit_per_s: f64) -> Throughput {
+        Throughput {
+            way,
+            streams: 1,
+            mbit_per_s,
+            bytes: 1,
+            seconds: 1.0,
+        }
+    }
+
     pub(crate) fn pair(link: &str, kind: LinkKind, a: End, b: End) -> PairResult {
         PairResult {
             link: link.into(),
@@ -600,12 +621,7 @@ pub(crate) mod tests {
             .map(|f| f.label().to_string())
             .collect();
         assert_eq!((names(&f["key"]), names(&f["label"])), (keys, labels));
-        let mut p = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
+        let mut p = migration_pair();
         p.throughput = vec![tcp(Way::Forward, 4, 940.0), tcp(Way::Back, 4, 930.0)];
         p.hints = vec![crate::model::hint::Hint::new("net-loss", "x", "y")];
         let mut report = report_of(vec![p.clone()]);
@@ -738,12 +754,7 @@ pub(crate) mod tests {
 
     #[test]
     fn figures_carry_each_pair_as_an_instance() {
-        let mut p = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
+        let mut p = migration_pair();
         p.throughput = vec![tcp(Way::Forward, 1, 940.0), tcp(Way::Back, 1, 930.0)];
         let mut down = p.clone();
         down.b.node = "pve3".into();
@@ -771,7 +782,6 @@ pub(crate) mod tests {
     /// A network document's figures are ranked per link and pair.
     #[test]
     fn net_documents_are_ranked_per_link_and_pair() {
-        use crate::commands::net::links::LinkKind;
         use crate::model::net::Way;
         use crate::results::{Reader, Readers, render_text, table};
         let readers = Readers::new(vec![Reader::of::<NetReport>()]);
@@ -781,12 +791,7 @@ pub(crate) mod tests {
                 .unwrap()
                 .remove(0)
         };
-        let p = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
+        let p = migration_pair();
         let report = |rtt_p50: f64, mbit: f64| {
             let mut q = p.clone();
             q.latency = Some(rtt(rtt_p50, 0.1, 0.01, 100));

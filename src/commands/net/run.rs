@@ -299,17 +299,12 @@ pub fn exit_status(report: &NetReport) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::net::links::LinkKind;
-    use crate::commands::net::report::tests::{end, pair, report_of, secure_stream};
+
+    use crate::commands::net::report::tests::{migration_pair, report_of, secure_stream};
     use crate::model::net::Way;
 
     fn with_secure(mib: f64) -> NetReport {
-        let mut p = pair(
-            "migration",
-            LinkKind::Migration,
-            end("pve1", "eth2", 1500),
-            end("pve2", "eth2", 1500),
-        );
+        let mut p = migration_pair();
         p.secure.push(secure_stream(Way::Forward, mib));
         let mut r = report_of(vec![p]);
         r.figures = super::super::report::figures(&r.pairs);

@@ -261,22 +261,13 @@ pub fn probe(args: &ProbeArgs, readers: &Readers) -> Ended {
 /// `--tests` says (pveperf's disk lines, and -x's; on a volume its writes too).
 fn storage_request(args: &ProbeArgs, which: &str) -> StorageRequest {
     let disk = [Test::Read, Test::Seek, Test::Fsync];
-    let with_writes = [
-        Test::Read,
-        Test::Seek,
-        Test::Fsync,
-        Test::Seqwrite,
-        Test::Randread,
-        Test::Randwrite,
-        Test::Syncwrite,
-    ];
     let asked = requests::asked(&args.measure);
     StorageRequest {
         which: which.to_string(),
         pve_config: args.pve_config.clone(),
         config: config(args),
         on_path: asked.select(&disk),
-        on_volume: asked.select(&with_writes),
+        on_volume: asked.select(&Test::ON_VOLUME),
         volume_bytes: args.measure.write_size.unwrap_or(VOLUME_SIZE),
         progress: requests::progress(&args.out),
     }

@@ -551,16 +551,7 @@ mod tests {
 
     #[test]
     fn a_scratch_volume_is_written_and_read_and_fsync_skips() {
-        let mut cfg = config(&[
-            Test::Read,
-            Test::Seek,
-            Test::Fsync,
-            Test::Seqwrite,
-            Test::Randread,
-            Test::Randwrite,
-            Test::Mixed,
-            Test::Syncwrite,
-        ]);
+        let mut cfg = config(&[&Test::ON_VOLUME[..], &[Test::Mixed]].concat());
         cfg.volume = Some("/dev/dm-7".into());
         cfg.sync_jobs = vec![1, 2];
         let mut mock = Mock::new(fs("/dev/sda1", "ext4"));

@@ -339,6 +339,22 @@ struct Column<T> {
     cell: fn(&T, bool) -> Cell<'static>,
 }
 
+/// A column: its heading, width, rank (the lower kept first when the
+/// width is short) and how a row's cell is drawn.
+const fn col<T>(
+    name: &'static str,
+    width: u16,
+    rank: u8,
+    cell: fn(&T, bool) -> Cell<'static>,
+) -> Column<T> {
+    Column {
+        name,
+        width,
+        rank,
+        cell,
+    }
+}
+
 /// The columns that fit `width`, in their own order.
 fn fitting<T>(columns: Vec<Column<T>>, width: u16) -> Vec<Column<T>> {
     let mut by_rank: Vec<usize> = (0..columns.len()).collect();
@@ -379,81 +395,65 @@ fn ms(v: Option<f64>, color: bool) -> Cell<'static> {
     Cell::from(Line::from(format!("{v:.2}")).right_aligned()).style(st)
 }
 
-fn guest_columns() -> Vec<Column<GuestIo>> {
-    vec![
-        Column {
-            name: "GUEST",
-            width: 16,
-            rank: 0,
-            cell: |g, _| Cell::from(g.label()),
-        },
-        Column {
-            name: "ON",
-            width: 10,
-            rank: 2,
-            cell: |g, _| Cell::from(g.disk.clone().unwrap_or_else(|| "-".into())),
-        },
-        Column {
-            name: "R IOPS",
-            width: 8,
-            rank: 0,
-            cell: |g, _| num(g.read_iops, 0),
-        },
-        Column {
-            name: "W IOPS",
-            width: 8,
-            rank: 0,
-            cell: |g, _| num(g.write_iops, 0),
-        },
-        Column {
-            name: "R MiB/s",
-            width: 8,
-            rank: 3,
-            cell: |g, _| num(g.read_mib_s, 1),
-        },
-        Column {
-            name: "W MiB/s",
-            width: 8,
-            rank: 3,
-            cell: |g, _| num(g.write_mib_s, 1),
-        },
-        Column {
-            name: "R ms",
-            width: 8,
-            rank: 0,
-            cell: |g, c| ms(g.read_ms, c),
-        },
-        Column {
-            name: "W ms",
-            width: 8,
-            rank: 0,
-            cell: |g, c| ms(g.write_ms, c),
-        },
-        Column {
-            name: "R p99",
-            width: 8,
-            rank: 4,
-            cell: |g, c| ms(g.read_p99_ms, c),
-        },
-        Column {
-            name: "W p99",
-            width: 8,
-            rank: 4,
-            cell: |g, c| ms(g.write_p99_ms, c),
-        },
-        Column {
-            name: "NAME",
-            width: 16,
-            rank: 1,
-            cell: |g, _| Cell::from(g.name.clone().unwrap_or_default()),
-        },
-        Column {
-            name: "FILE",
-            width: 40,
-            rank: 5,
-            cell: |g, _| Cell::from(g.file.clone().unwrap_or_default()),
-        },
+/// What a guest drive's and a disk's rows both have: operations and MiB
+/// a second, each way.
+trait Rates {
+    fn rates(&self) -> [f64; 4];
+}
+
+impl Rates for GuestIo {
+    fn rates(&self) -> [f64; 4] {
+        [
+            self.read_iops,
+            self.write_iops,
+            self.read_mib_s,
+            self.write_mib_s,
+        ]
+    }
+}
+
+impl Rates for DiskIo {
+    fn rates(&self) -> [f64; 4] {
+        [
+            self.read_iops,
+            self.write_iops,
+            self.read_mib_s,
+            self.write_mib_s,
+        ]
+    }
+}
+
+/// R IOPS, W IOPS, R MiB/s and W MiB/s, for guests and disks alike.
+fn rate_columns<T: Rates>() -> [Column<T>; 4] {
+    [
+        col("R IOPS", 8, 0, |r, _| num(r.rates()[0], 0)),
+        col("W IOPS", 8, 0, |r, _| num(r.rates()[1], 0)),
+        col("R MiB/s", 8, 3, |r, _| num(r.rates()[2], 1)),
+        col("W MiB/s", 8, 3, |r, _| num(r.rates()[3], 1)),
     ]
+}
+
+fn guest_columns() -> Vec<Column<GuestIo>> {
+    let mut out = vec![
+        col("GUEST", 16, 0, |g: &GuestIo, _| Cell::from(g.label())),
+        col("ON", 10, 2, |g, _| {
+            Cell::from(g.disk.clone().unwrap_or_else(|| "-".into()))
+        }),
+    ];
+    out.extend(rate_columns());
+    out.extend([
+        col("R ms", 8, 0, |g: &GuestIo, c| ms(g.read_ms, c)),
+        col("W ms", 8, 0, |g, c| ms(g.write_ms, c)),
+        col("R p99", 8, 4, |g, c| ms(g.read_p99_ms, c)),
+        col("W p99", 8, 4, |g, c| ms(g.write_p99_ms, c)),
+        col("NAME", 16, 1, |g, _| {
+            Cell::from(g.name.clone().unwrap_or_default())
+        }),
+        col("FILE", 40, 5, |g, _| {
+            Cell::from(g.file.clone().unwrap_or_default())
+        }),
+    ]);
+    out
 }
 
 fn guest_table(
@@ -495,55 +495,14 @@ fn guest_table(
 }
 
 fn disk_columns() -> Vec<Column<DiskIo>> {
-    vec![
-        Column {
-            name: "DISK",
-            width: 10,
-            rank: 0,
-            cell: |d, _| Cell::from(d.name.clone()),
-        },
-        Column {
-            name: "R IOPS",
-            width: 8,
-            rank: 0,
-            cell: |d, _| num(d.read_iops, 0),
-        },
-        Column {
-            name: "W IOPS",
-            width: 8,
-            rank: 0,
-            cell: |d, _| num(d.write_iops, 0),
-        },
-        Column {
-            name: "R MiB/s",
-            width: 8,
-            rank: 3,
-            cell: |d, _| num(d.read_mib_s, 1),
-        },
-        Column {
-            name: "W MiB/s",
-            width: 8,
-            rank: 3,
-            cell: |d, _| num(d.write_mib_s, 1),
-        },
-        Column {
-            name: "R AWAIT",
-            width: 8,
-            rank: 1,
-            cell: |d, c| ms(d.read_await_ms, c),
-        },
-        Column {
-            name: "W AWAIT",
-            width: 8,
-            rank: 1,
-            cell: |d, c| ms(d.write_await_ms, c),
-        },
-        Column {
-            name: "QUEUE",
-            width: 6,
-            rank: 2,
-            cell: |d, _| num(d.queue, 1),
-        },
+    let mut out = vec![col("DISK", 10, 0, |d: &DiskIo, _| {
+        Cell::from(d.name.clone())
+    })];
+    out.extend(rate_columns());
+    out.extend([
+        col("R AWAIT", 8, 1, |d: &DiskIo, c| ms(d.read_await_ms, c)),
+        col("W AWAIT", 8, 1, |d, c| ms(d.write_await_ms, c)),
+        col("QUEUE", 6, 2, |d, _| num(d.queue, 1)),
         Column {
             name: "UTIL",
             width: 6,
@@ -557,13 +516,11 @@ fn disk_columns() -> Vec<Column<DiskIo>> {
                 Cell::from(Line::from(format!("{:.0}%", d.util_pct)).right_aligned()).style(st)
             },
         },
-        Column {
-            name: "STORAGES AND GUESTS",
-            width: 40,
-            rank: 4,
-            cell: |d, _| Cell::from([d.storages.clone(), d.guests.clone()].concat().join(", ")),
-        },
-    ]
+        col("STORAGES AND GUESTS", 40, 4, |d, _| {
+            Cell::from([d.storages.clone(), d.guests.clone()].concat().join(", "))
+        }),
+    ]);
+    out
 }
 
 fn disk_table(disks: &[DiskIo], width: u16, color: bool) -> Table<'static> {

@@ -193,7 +193,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::model::io::Engine;
+
     use crate::model::latency::Latency;
     use crate::model::sustained::SustainedFigure;
     use crate::model::sync::SyncMode;
@@ -202,22 +202,8 @@ mod tests {
         let mut l = Latency::default();
         l.record(Duration::from_micros(100));
         l.record(Duration::from_micros(300));
-        IoStats {
-            engine: Engine::IoUring,
-            block,
-            depth,
-            reads,
-            writes,
-            elapsed: Duration::from_secs(2),
-            read_latency: if reads > 0 {
-                l.clone()
-            } else {
-                Latency::default()
-            },
-            write_latency: if writes > 0 { l } else { Latency::default() },
-            cpu: Duration::from_millis(10),
-            fallback: None,
-        }
+        let of = |n: u64| if n > 0 { l.clone() } else { Latency::default() };
+        crate::model::testutil::io_stats((reads, writes), (block, depth), of(reads), of(writes))
     }
 
     #[test]

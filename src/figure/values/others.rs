@@ -491,10 +491,9 @@ pub(in crate::figure) const fn ceph(
     values: &'static [Value],
 ) -> Spec {
     Spec {
-        per: Some(per),
-        decimals: 0,
         facts: Kind::Ceph,
-        ..spec(key, label, unit, Ceph, values, &[Method::Clients])
+        methods: &[Method::Clients],
+        ..per_subject(key, label, unit, Ceph, per, values)
     }
 }
 

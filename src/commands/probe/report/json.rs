@@ -137,7 +137,7 @@ pub(crate) mod tests {
 
     /// SEQ WRITE, the device tests and MIXED, with known numbers.
     fn known_io(x: &mut crate::commands::probe::report::Extended) {
-        use crate::model::io::{Engine, IoStats};
+        use crate::model::io::IoStats;
         use crate::model::latency::Latency;
         let io = |reads: u64, writes: u64, block: usize, depth: usize| {
             let mut read_latency = Latency::default();
@@ -148,18 +148,12 @@ pub(crate) mod tests {
                     write_latency.record(Duration::from_micros(us * 2));
                 }
             }
-            IoStats {
-                engine: Engine::IoUring,
-                block,
-                depth,
-                reads,
-                writes,
-                elapsed: Duration::from_secs(2),
+            crate::model::testutil::io_stats(
+                (reads, writes),
+                (block, depth),
                 read_latency,
                 write_latency,
-                cpu: Duration::from_millis(10),
-                fallback: None,
-            }
+            )
         };
         let w = |mib: u64| crate::model::io::SeqWriteFigure {
             bytes: mib << 20,

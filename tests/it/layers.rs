@@ -5,7 +5,8 @@
 //! imports one that imports it back, file by file or folder by folder,
 //! test code included; at most 20 top-level modules; one name per public
 //! type, and one path; no file over 600 lines before its tests; every
-//! command's work is a `Work`, and only its `run.rs` builds a `Stop`.
+//! command's work is a `Work`, and only its `run.rs` builds a `Stop`; only
+//! `main` and `output` speak on stderr, and only `sys` starts a program.
 //! Imports are read from the source (`use crate::...`, `use super::...`
 //! and `crate::` paths in code).
 
@@ -603,4 +604,48 @@ fn no_function_is_over_100_lines_but_the_io_engine_loops() {
     assert!(others.is_empty(), "{others:?}");
     // The count sees a long function: it is not vacuous.
     assert!(!functions_over(60).is_empty());
+}
+
+/// One way to speak: only `main` (a command's error, and what a dropped
+/// scratch directory left) and `output` (the `Progress` every message goes
+/// through) write to stderr, and the `pveprobe: ` prefix is spelled in
+/// neither a command nor a layer: `Progress` writes it.
+#[test]
+fn only_main_and_output_speak_on_stderr() {
+    let known = modules();
+    let outside = |m: &Module| !(m.is_empty() || m[0] == "output");
+    let speaking: Vec<String> = known
+        .iter()
+        .filter(|(m, code)| {
+            let code = before_tests(code);
+            outside(m) && (code.contains("eprint!(") || code.contains("eprintln!("))
+        })
+        .map(|(m, _)| m.join("::"))
+        .collect();
+    assert!(speaking.is_empty(), "print to stderr: {speaking:?}");
+    let prefixed: Vec<String> = known
+        .iter()
+        .filter(|(m, code)| {
+            let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+            outside(m) && code.contains("\"pveprobe: ")
+        })
+        .map(|(m, _)| m.join("::"))
+        .collect();
+    assert!(prefixed.is_empty(), "spell the prefix: {prefixed:?}");
+}
+
+/// One way to run a program: only `sys` (`child::run`, `conversation`)
+/// starts a process and waits for it.
+#[test]
+fn only_sys_starts_a_program() {
+    let starting: Vec<String> = modules()
+        .iter()
+        .filter(|(m, code)| {
+            let code = before_tests(code);
+            m.first().is_some_and(|top| top != "sys")
+                && (code.contains(".spawn()") || code.contains(".output()"))
+        })
+        .map(|(m, _)| m.join("::"))
+        .collect();
+    assert!(starting.is_empty(), "start a program: {starting:?}");
 }

@@ -4,6 +4,7 @@
 
 pub mod ceph;
 pub mod cephconf;
+pub mod cgroup;
 pub mod cidr;
 pub mod corosync;
 pub mod cpuinfo;
@@ -20,6 +21,8 @@ pub mod link;
 pub mod lvs;
 pub mod memory;
 pub mod mountinfo;
+pub mod netdev;
+pub mod oom;
 pub mod pressure;
 pub mod procfs;
 pub mod procpid;

@@ -699,12 +699,12 @@ EXAMPLES
         assert!(main.contains(" [-x|--extended] [--write-size SIZE] [--zero-data] "));
         assert!(
             main.contains(
-                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--sustained SECS] [--storage ID|all] [-q|--quiet] [-v|--verbose] "
+                " [--io-engine ENGINE] [--sync-mode MODE] [--sync-jobs LIST] [--plp yes|no] [--cpu-threads N|all] [--sustained SECS] [--storage ID|all] [-q|--quiet] [--output-format FORMAT] [--output FILE] [--append] [--plot FILE] [-v|--verbose] "
             ),
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [--plot FILE] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top|record ..."
+            " [--no-wait] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top|record ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),
@@ -713,7 +713,7 @@ EXAMPLES
         let compare = synopsis_of(&subcommand_page("compare").unwrap());
         assert_eq!(
             compare,
-            "pveprobe compare [--output-format FORMAT] [--plot FILE] FILE..."
+            "pveprobe compare [-q|--quiet] [--output-format FORMAT] [--output FILE] [--append] [--plot FILE] FILE..."
         );
         let cluster = synopsis_of(&subcommand_page("cluster").unwrap());
         assert!(
@@ -721,12 +721,15 @@ EXAMPLES
             "{cluster}"
         );
         assert!(
-            cluster.contains(" [--save-dir DIR] [--plot FILE] "),
+            cluster.contains(" [--append] [--plot FILE] [--save-dir DIR] "),
             "{cluster}"
         );
         assert!(cluster.ends_with(" [PATH]"), "{cluster}");
         let storages = synopsis_of(&subcommand_page("storages").unwrap());
-        assert_eq!(storages, "pveprobe storages [--output-format FORMAT]");
+        assert_eq!(
+            storages,
+            "pveprobe storages [-q|--quiet] [--output-format FORMAT] [--output FILE] [--append] [--plot FILE]"
+        );
         let net = synopsis_of(&subcommand_page("net").unwrap());
         assert!(net.starts_with("pveprobe net "), "{net}");
         assert!(net.contains(" [--net-throughput] [--link LINK] "), "{net}");

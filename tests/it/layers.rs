@@ -366,6 +366,9 @@ fn built_elsewhere(code: &str) -> Vec<String> {
         "TypedValueParser",
         "Id",
         "ArgMatches",
+        // an argument reworded for one command (`output_args::worded`).
+        "Arg",
+        "FnMut",
     ];
     let literal =
         regex::Regex::new(r"(?m)(?:^|[=(,:]|return|=>)\s*([A-Z]\w*(?:::[A-Z]\w*)*)\s*\{").unwrap();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use crate::commands::common::reach_args::ReachArgs;
 
@@ -92,8 +92,10 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
-#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty or csv (a row per figure)")))]
-#[command(mut_arg("plot", |a| a.help("Also draw the first pool's rados bench MiB/s, second by second, job after job, as an SVG picture in FILE")))]
+#[command(mut_args(worded(&[
+    ("output_format", "Output format: text, json, json-pretty or csv (a row per figure)"),
+    ("plot", "Also draw the first pool's rados bench MiB/s, second by second, job after job, as an SVG picture in FILE"),
+])))]
 pub struct CephArgs {
     /// ceph.conf to use [default: /etc/pve/ceph.conf, else /etc/ceph/ceph.conf]
     #[arg(long, value_name = "FILE")]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use crate::commands::common::measure_args::Forwarded;
 use crate::commands::common::net_args::NetOptions;
@@ -70,10 +70,12 @@ EXAMPLES
 /// `pveprobe cluster [OPTIONS] [PATH]`.
 #[derive(Debug, Args)]
 #[command(after_long_help = CLUSTER_AFTER_HELP)]
-#[command(mut_arg("quiet", |a| a.help("No progress on stderr (notes, warnings and errors are still said): for cron and scripts. Without it, each node's step is a line")))]
-#[command(mut_arg("output_format", |a| a.help("text (the table), json, json-pretty or csv (one row per node, then the median, spread and aggregate rows), influx or prometheus (each node's figures, labelled with its name; with --net, each link, pair and way)")))]
-#[command(mut_arg("output", |a| a.help("Write the table to FILE instead of stdout")))]
-#[command(mut_arg("plot", |a| a.help("Also draw the table as an SVG picture in FILE: a panel per figure, a bar per node, whiskers for its runs, outliers hatched and marked ! (with --net --net-throughput: the migration path, as net --plot)")))]
+#[command(mut_args(worded(&[
+    ("quiet", "No progress on stderr (notes, warnings and errors are still said): for cron and scripts. Without it, each node's step is a line"),
+    ("output_format", "text (the table), json, json-pretty or csv (one row per node, then the median, spread and aggregate rows), influx or prometheus (each node's figures, labelled with its name; with --net, each link, pair and way)"),
+    ("output", "Write the table to FILE instead of stdout"),
+    ("plot", "Also draw the table as an SVG picture in FILE: a panel per figure, a bar per node, whiskers for its runs, outliers hatched and marked ! (with --net --net-throughput: the migration path, as net --plot)"),
+])))]
 pub struct ClusterArgs {
     /// Directory to test on every node (it must exist on each of them);
     /// or --storage ID: that PVE storage on every node (a shared one one

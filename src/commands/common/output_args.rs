@@ -1,8 +1,9 @@
 //! The output arguments every command that writes a report takes, declared
 //! once: `--quiet`, `--output-format`, `--output`, `--append` and `--plot`.
 //! A command flattens [`OutputArgs`] into its own arguments and, where its
-//! report reads them its own way, words their help for itself with clap's
-//! `mut_arg` on its struct (`#[command(mut_arg("plot", ...))]`). What its
+//! report reads them its own way, words their help for itself with
+//! [`worded`] on its struct (`#[command(mut_args(worded(&[("plot",
+//! "...")])))]`), each argument left in its place. What its
 //! report does not have (a format, rows to append, a picture) is refused
 //! by the command's session (`requests::frame`), before any
 //! work, in the same words for every command.
@@ -45,6 +46,18 @@ pub struct OutputArgs {
     /// Also draw the results as an SVG picture in FILE
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub plot: Option<PathBuf>,
+}
+
+/// A command's own words for the group's help: `(id, help)` pairs, for
+/// clap's `mut_args` (which, unlike `mut_arg`, leaves each argument where
+/// it stands in `--help` and the man page).
+pub fn worded(
+    helps: &'static [(&'static str, &'static str)],
+) -> impl FnMut(clap::Arg) -> clap::Arg {
+    move |arg| match helps.iter().find(|(id, _)| arg.get_id() == *id) {
+        Some((_, help)) => arg.help(*help),
+        None => arg,
+    }
 }
 
 impl OutputArgs {

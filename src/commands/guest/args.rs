@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use crate::commands::common::measure_args;
 
@@ -56,7 +56,9 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
-#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty or csv (a row per figure of each disk)")))]
+#[command(mut_args(worded(&[
+    ("output_format", "Output format: text, json, json-pretty or csv (a row per figure of each disk)"),
+])))]
 pub struct GuestArgs {
     /// The VM's ID
     pub vmid: u32,

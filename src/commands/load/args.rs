@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use super::profile::LoadProfile;
 use super::target::LatencyTarget;
@@ -94,8 +94,10 @@ EXAMPLES
 /// `pveprobe load --storage ID`.
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
-#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus (each phase's cluster, nodes and VMs as metrics)")))]
-#[command(mut_arg("plot", |a| a.help("Also draw each node's IOPS second by second (and a latency target's curve: IOPS against latency, a point per step) as an SVG picture in FILE")))]
+#[command(mut_args(worded(&[
+    ("output_format", "Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus (each phase's cluster, nodes and VMs as metrics)"),
+    ("plot", "Also draw each node's IOPS second by second (and a latency target's curve: IOPS against latency, a point per step) as an SVG picture in FILE"),
+])))]
 pub struct LoadArgs {
     /// The PVE storage the workers' disks are made on
     #[arg(long, value_name = "ID", required_unless_present = "vms")]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use crate::commands::common::net_args::{NET_AFTER_HELP, NetOptions};
 use crate::commands::common::reach_args::ReachArgs;
@@ -16,10 +16,12 @@ use crate::commands::common::reach_args::ReachArgs;
 /// `pveprobe net NODE NODE...`.
 #[derive(Debug, Args)]
 #[command(after_long_help = NET_AFTER_HELP)]
-#[command(mut_arg("quiet", |a| a.help("No progress on stderr (notes, warnings and errors are still said): for cron and scripts. Without it, each node's step is a line")))]
-#[command(mut_arg("output_format", |a| a.help("text (the matrix), json, json-pretty or csv (a row per link and pair), influx or prometheus (a subject per link, pair and way)")))]
-#[command(mut_arg("output", |a| a.help("Write the matrix to FILE instead of stdout")))]
-#[command(mut_arg("plot", |a| a.help("Also draw the migration path as an SVG picture in FILE: a panel per pair and way, bars for secure, insecure and the link's TCP (with --net-throughput)")))]
+#[command(mut_args(worded(&[
+    ("quiet", "No progress on stderr (notes, warnings and errors are still said): for cron and scripts. Without it, each node's step is a line"),
+    ("output_format", "text (the matrix), json, json-pretty or csv (a row per link and pair), influx or prometheus (a subject per link, pair and way)"),
+    ("output", "Write the matrix to FILE instead of stdout"),
+    ("plot", "Also draw the migration path as an SVG picture in FILE: a panel per pair and way, bars for secure, insecure and the link's TCP (with --net-throughput)"),
+])))]
 pub struct NetArgs {
     /// The nodes to measure between (names of the members list, or of
     /// --nodes): every pair of them

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use crate::commands::common::measure_args::MeasureArgs;
 
@@ -170,7 +170,9 @@ EXAMPLES
   pveprobe --baseline node1.json --tolerance 15 /var/lib/vz   (exit 3 if worse)";
 
 #[derive(Debug, Args)]
-#[command(mut_arg("plot", |a| a.help("With --sustained: also draw its throughput per second as an SVG picture in FILE")))]
+#[command(mut_args(worded(&[
+    ("plot", "With --sustained: also draw its throughput per second as an SVG picture in FILE"),
+])))]
 pub struct ProbeArgs {
     /// Directory on the filesystem to test (a directory named like a
     /// subcommand: write ./compare)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 use crate::commands::common::measure_args;
 
@@ -77,9 +77,11 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
-#[command(mut_arg("output_format", |a| a.help("Output format: text, json, json-pretty or csv (a row per disk)")))]
-#[command(mut_arg("append", |a| a.help("With csv and --output: add a row to FILE (the header only if FILE is empty); a spreadsheet of candidate disks, one run per disk")))]
-#[command(mut_arg("plot", |a| a.help("Also draw the sustained write's seconds as an SVG picture in FILE")))]
+#[command(mut_args(worded(&[
+    ("output_format", "Output format: text, json, json-pretty or csv (a row per disk)"),
+    ("append", "With csv and --output: add a row to FILE (the header only if FILE is empty); a spreadsheet of candidate disks, one run per disk"),
+    ("plot", "Also draw the sustained write's seconds as an SVG picture in FILE"),
+])))]
 pub struct QualifyArgs {
     /// The whole disk or partition to test: /dev/sdb, /dev/disk/by-id/...
     /// (everything on it is destroyed)

@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 
 #[derive(Debug, Args)]
-#[command(mut_arg("output_format", |a| a.help("Format of the list")))]
+#[command(mut_args(worded(&[
+    ("output_format", "Format of the list"),
+])))]
 pub struct StoragesArgs {
     #[command(flatten)]
     pub out: OutputArgs,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::common::output_args::OutputArgs;
+use crate::commands::common::output_args::{OutputArgs, worded};
 use crate::commands::common::source_args::SourceArgs;
 
 pub const AFTER_HELP: &str = "\
@@ -67,10 +67,12 @@ EXAMPLES
 
 #[derive(Debug, Args)]
 #[command(after_long_help = AFTER_HELP)]
-#[command(mut_arg("output_format", |a| a.help("Output format: text, json or json-pretty (an object per interval), csv (rows per interval), influx or prometheus")))]
-#[command(mut_arg("output", |a| a.help("Write to FILE instead of stdout (the metrics formats: the last interval only)")))]
-#[command(mut_arg("append", |a| a.help("With --output: add to FILE")))]
-#[command(mut_arg("plot", |a| a.help("Draw the run's intervals (the last hour of them), or --between's window of the store, as an SVG picture in FILE: the busiest guests' IOPS and latency, the node's pressure, on one time axis")))]
+#[command(mut_args(worded(&[
+    ("output_format", "Output format: text, json or json-pretty (an object per interval), csv (rows per interval), influx or prometheus"),
+    ("output", "Write to FILE instead of stdout (the metrics formats: the last interval only)"),
+    ("append", "With --output: add to FILE"),
+    ("plot", "Draw the run's intervals (the last hour of them), or --between's window of the store, as an SVG picture in FILE: the busiest guests' IOPS and latency, the node's pressure, on one time axis"),
+])))]
 pub struct TopArgs {
     /// Seconds between readings
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = pveprobe_parse::units::seconds_between(0.1, 3600.0))]

@@ -21,7 +21,7 @@
 //! A new command `X`:
 //! - `src/commands/X/args.rs`: its clap `XArgs`, flattening
 //!   `commands::common::output_args::OutputArgs` when it writes a report
-//!   (its help worded for `X` with clap's `mut_arg`), and the other shared
+//!   (its help worded for `X` with `output_args::worded`), and the other shared
 //!   groups it takes;
 //! - `run.rs`: `XArgs` made into its plain request (the output group into
 //!   its session's frame and progress by `commands::common::requests`),

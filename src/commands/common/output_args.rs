@@ -8,7 +8,7 @@
 //! by the command's session (`requests::frame`), before any
 //! work, in the same words for every command.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -67,9 +67,5 @@ impl OutputArgs {
         self.output_format == Format::Text
             && self.output.is_none()
             && std::io::stdout().is_terminal()
-    }
-
-    pub fn output(&self) -> Option<&Path> {
-        self.output.as_deref()
     }
 }

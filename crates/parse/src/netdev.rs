@@ -32,6 +32,13 @@ pub fn interfaces(text: &str) -> Vec<Counters> {
             let one =
                 InterfaceDeviceStatus::from_buf_read(format!("{header}{l}\n").as_bytes()).ok()?;
             let d = one.0.into_values().next()?;
+            // The kernel's names: 1 to 15 bytes, no space, `/` or `:`.
+            let named = (1..=15).contains(&d.name.len())
+                && !d
+                    .name
+                    .bytes()
+                    .any(|b| b.is_ascii_whitespace() || b == b'/' || b == b':');
+            named.then_some(())?;
             Some(Counters {
                 name: d.name,
                 rx_bytes: d.recv_bytes,
@@ -91,6 +98,11 @@ mod tests {
         // A truncated line is left out, the others stay.
         let cut = text.replace("ifb1:       0       0    0    0", "ifb1:       0");
         assert_eq!(interfaces(&cut).len(), 3);
+        // A line with no name before its colon (the fuzzer's first find)
+        // names no interface.
+        let nameless = text.replace("  ifb0:", "  ifb0 0\n:");
+        let names: Vec<String> = interfaces(&nameless).into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["lo", "ifb1", "eth0"]);
     }
 
     #[test]

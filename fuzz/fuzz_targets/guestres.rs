@@ -1,10 +1,12 @@
 //! What the whole guest is read from: a process's cgroups, a cgroup's
 //! `cpu.stat` and `oom_kill` count, a task's `schedstat`, `/dev/kmsg`'s
-//! OOM records and `/proc/net/dev` with PVE's tap and veth names.
+//! OOM records, `/proc/net/dev` with PVE's tap and veth names, a
+//! process's memory (`status`), the ZFS ARC, `/proc/vmstat`'s OOM kills, a
+//! sysfs number, and QEMU's vCPU, balloon and memory answers.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe_parse::{cgroup, netdev, oom, procpid};
+use pveprobe_parse::{cgroup, memory, netdev, oom, procpid, qmp};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -21,6 +23,22 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = cgroup::oom_kills(&text);
     let _ = procpid::schedstat(&text);
+    if let Some(m) = procpid::memory(&text) {
+        let _ = m.rss_kib.saturating_add(m.swap_kib);
+    }
+    if let Some(a) = memory::arcstats(&text) {
+        let _ = a.size.saturating_sub(a.max);
+    }
+    let _ = memory::oom_kills(&text);
+    let _ = memory::number(&text);
+    if let Ok(cpus) = qmp::vcpu_threads(&text) {
+        assert!(cpus.windows(2).all(|w| w[0] <= w[1]));
+    }
+    let _ = qmp::balloon_actual(&text);
+    let _ = qmp::memory_size(&text);
+    if let Ok(s) = qmp::guest_stats(&text) {
+        assert_ne!(s.available, Some(u64::MAX));
+    }
     for line in text.lines() {
         if let Some(r) = oom::record(line) {
             assert!(r.priority <= 7);

@@ -81,6 +81,7 @@ pub fn hints(s: &TopSample) -> Vec<Hint> {
     }
     out.extend(job_while_waiting(s, pressed));
     out.extend(near_full(s));
+    out.extend(super::guest_hints::hints(s));
     if pressed {
         let top = s
             .guests

@@ -8,6 +8,8 @@
 //! node's pressure. Read-only: nothing is written.
 
 pub mod behind;
+pub mod guest_hints;
+pub mod guests;
 pub mod hints;
 pub mod jobs;
 pub mod read;
@@ -24,24 +26,34 @@ use pveprobe_parse::iostat::DiskStat;
 use read::{Counters, Sources};
 use sample::{GuestIo, LastRead, OwnCost, TopSample};
 
-/// The guests' names, each VM drive's file and the device number each
-/// file is on: read once per guest (a VM's files when it is first seen).
+/// The guests' names and what they were given, each VM drive's file and
+/// the device number each file is on: read once per guest (a VM's facts
+/// when it is first seen).
 #[derive(Debug, Default)]
 struct Known {
-    names: BTreeMap<(String, u32), Option<String>>,
-    files: BTreeMap<u32, Vec<(String, String)>>,
+    configs: BTreeMap<(String, u32), Config>,
+    vms: BTreeMap<u32, crate::pvevm::qmp::VmFacts>,
     devices: BTreeMap<String, Option<(u32, u32)>>,
 }
 
+/// What a guest's config says of it.
+#[derive(Debug, Clone, Default)]
+struct Config {
+    name: Option<String>,
+    /// `cores` (a container's CPU count where set) and `memory`, MiB.
+    cores: Option<u32>,
+    memory_mib: Option<f64>,
+}
+
 impl Known {
-    fn name(
+    fn config(
         &mut self,
         host: &crate::sys::host::Host,
         pve_dir: &Path,
         kind: &str,
         id: u32,
-    ) -> Option<String> {
-        self.names
+    ) -> &Config {
+        self.configs
             .entry((kind.to_string(), id))
             .or_insert_with(|| {
                 let (dir, key) = if kind == "ct" {
@@ -49,15 +61,21 @@ impl Known {
                 } else {
                     ("qemu-server", "name")
                 };
-                let text = host
-                    .read(pve_dir.join(dir).join(format!("{id}.conf")))
-                    .ok()?;
-                text.lines()
-                    .take_while(|l| !l.starts_with('['))
-                    .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
-                    .map(|v| v.trim().to_string())
+                let Ok(text) = host.read(pve_dir.join(dir).join(format!("{id}.conf"))) else {
+                    return Config::default();
+                };
+                let value = |key: &str| {
+                    text.lines()
+                        .take_while(|l| !l.starts_with('['))
+                        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                        .map(|v| v.trim().to_string())
+                };
+                Config {
+                    name: value(key),
+                    cores: value("cores").and_then(|v| v.parse().ok()),
+                    memory_mib: value("memory").and_then(|v| v.parse().ok()),
+                }
             })
-            .clone()
     }
 }
 
@@ -119,8 +137,8 @@ impl<'a> Sampler<'a> {
         let vms = read::running_vms(&src.qmp_dir);
         // A VM gone (stopped, migrated) is asked for its files anew when
         // it comes back: its disks may have moved.
-        self.known.files.retain(|id, _| vms.contains(id));
-        let mut c = read::read(src, &vms, &mut self.known.files);
+        self.known.vms.retain(|id, _| vms.contains(id));
+        let mut c = read::read(src, &vms, &mut self.known.vms);
         c.jobs = self.jobs.read(&src.host, &src.jobs);
         c
     }
@@ -133,9 +151,13 @@ impl<'a> Sampler<'a> {
         guests.extend(sample::containers(a, b, secs, &b.disks));
         let pve_dir = self.sources.pve_dir.clone();
         for g in &mut guests {
-            g.name = self.known.name(&self.sources.host, &pve_dir, &g.kind, g.id);
+            g.name = self
+                .known
+                .config(&self.sources.host, &pve_dir, &g.kind, g.id)
+                .name
+                .clone();
             if g.kind == "vm" {
-                let files = self.known.files.get(&g.id);
+                let files = self.known.vms.get(&g.id).map(|f| &f.files);
                 let key = g.drive.as_ref().map(|d| format!("drive-{d}"));
                 g.file = files
                     .and_then(|f| {
@@ -171,6 +193,7 @@ impl<'a> Sampler<'a> {
         }
         disks.retain(|d| d.iops() > 0.0 || !d.guests.is_empty());
         disks.sort_by(|x, y| y.util_pct.total_cmp(&x.util_pct).then(x.name.cmp(&y.name)));
+        let (guest_use, node_use) = self.guest_use(a, b, secs);
         let mut s = TopSample {
             schema_version: sample::SCHEMA_VERSION,
             kind: sample::KIND.into(),
@@ -183,6 +206,8 @@ impl<'a> Sampler<'a> {
             disks,
             jobs: b.jobs.clone(),
             storages,
+            guest_use,
+            node_use,
             own: OwnCost {
                 cpu_pct: b.own_cpu_us.saturating_sub(a.own_cpu_us) as f64 / (secs * 1e4),
                 rss_kib: b.own_rss_kib,
@@ -199,6 +224,57 @@ impl<'a> Sampler<'a> {
         }
         s.hints = hints::hints(&s);
         s
+    }
+}
+
+impl Sampler<'_> {
+    /// Each running guest's CPU, memory and network from `a` to `b`, and
+    /// the node's against them.
+    fn guest_use(
+        &mut self,
+        a: &Counters,
+        b: &Counters,
+        secs: f64,
+    ) -> (Vec<guests::GuestUse>, guests::NodeUse) {
+        let mut nets = guests::interfaces(&a.node.net, &b.node.net, secs);
+        let mut out = Vec::new();
+        let mut given = Vec::new();
+        let none = guests::GuestCounters::default();
+        for ((kind, id), now) in &b.guests {
+            let then = a.guests.get(&(kind.clone(), *id)).unwrap_or(&none);
+            let conf = self
+                .known
+                .config(&self.sources.host, &self.sources.pve_dir, kind, *id)
+                .clone();
+            let mut cpu = guests::cpu(then, now, secs);
+            let mut memory = guests::memory(then, now, secs);
+            if kind == "ct" {
+                cpu.vcpus = conf.cores.unwrap_or(0);
+                memory.max_mib = Some(conf.memory_mib.unwrap_or(512.0));
+            } else {
+                if let Some(f) = self.known.vms.get(id) {
+                    cpu.vcpus = f.vcpus.len() as u32;
+                }
+                if memory.max_mib.is_none() {
+                    memory.max_mib = conf.memory_mib;
+                }
+            }
+            given.push((cpu.vcpus, memory.max_mib.unwrap_or(0.0)));
+            out.push(guests::GuestUse {
+                kind: kind.clone(),
+                id: *id,
+                name: conf.name,
+                cpu,
+                memory,
+                net: nets.remove(&(kind.clone(), *id)).unwrap_or_default(),
+                oom_kills: then
+                    .oom_kills
+                    .zip(now.oom_kills)
+                    .map_or(0, |(x, y)| y.saturating_sub(x)),
+            });
+        }
+        let full = sample::memory_full(a, b, secs);
+        (out, guests::node_use(&a.node, &b.node, &given, full))
     }
 }
 

@@ -11,7 +11,8 @@ use pveprobe_parse::iostat::{self, CgroupIo, CpuTimes, DiskStat};
 use pveprobe_parse::pressure::{self, Pressure};
 use pveprobe_parse::qmp::DriveStats;
 
-use crate::pvevm::qmp;
+use super::guests::{self, GuestCounters, NodeCounters};
+use crate::pvevm::qmp::{self, VmFacts};
 use crate::sys::host::Host;
 
 /// Where the counters are read.
@@ -54,6 +55,10 @@ pub struct Counters {
     pub cts: BTreeMap<u32, Vec<CgroupIo>>,
     /// What else runs besides the guests.
     pub jobs: Vec<super::jobs::OtherJob>,
+    /// Each running guest's CPU and memory, by kind (`vm`, `ct`) and ID.
+    pub guests: BTreeMap<(String, u32), GuestCounters>,
+    /// The node's memory, ARC, KSM, OOM kills and interfaces.
+    pub node: NodeCounters,
     /// This process's CPU time so far (its children's included: the tools
     /// it asks), µs, and its resident set, KiB.
     pub own_cpu_us: u64,
@@ -135,28 +140,32 @@ fn own_use() -> (u64, u64) {
     }
 }
 
-/// Reads everything once; `files` asks each VM for its drives' files too
-/// (the first visit to it).
-pub fn read(
-    src: &Sources,
-    vms: &[u32],
-    files: &mut BTreeMap<u32, Vec<(String, String)>>,
-) -> Counters {
+/// Reads everything once; `facts` keeps what each VM says of itself at
+/// the first visit (its drives' files, its vCPU threads, its memory).
+pub fn read(src: &Sources, vms: &[u32], facts: &mut BTreeMap<u32, VmFacts>) -> Counters {
     let host = &src.host;
     let mut drives = BTreeMap::new();
+    let mut guests = BTreeMap::new();
     for &vmid in vms {
-        let want_files = !files.contains_key(&vmid);
-        let got = match qmp::visit(&qmp::socket(&src.qmp_dir, vmid), want_files) {
+        let want_facts = !facts.contains_key(&vmid);
+        let (got, balloon, guest) = match qmp::visit(&qmp::socket(&src.qmp_dir, vmid), want_facts) {
             Ok(v) => {
-                if let Some(f) = v.files {
-                    files.insert(vmid, f);
+                if let Some(f) = v.facts {
+                    facts.insert(vmid, f);
                 }
-                VmDrives::Read(v.stats)
+                (VmDrives::Read(v.stats), v.balloon, v.guest)
             }
-            Err(qmp::QmpError::Busy) => VmDrives::Busy,
-            Err(e) => VmDrives::Failed(e.to_string()),
+            Err(qmp::QmpError::Busy) => (VmDrives::Busy, None, None),
+            Err(e) => (VmDrives::Failed(e.to_string()), None, None),
         };
         drives.insert(vmid, got);
+        let known = facts.get(&vmid);
+        let pidfile = src.qmp_dir.join(format!("{vmid}.pid"));
+        let mut c = guests::vm(host, &pidfile, known.map_or(&[][..], |f| &f.vcpus));
+        c.memory_max = known.and_then(|f| f.memory);
+        c.balloon = balloon;
+        c.guest = guest;
+        guests.insert(("vm".to_string(), vmid), c);
     }
     let memory = host
         .read("/proc/meminfo")
@@ -168,16 +177,18 @@ pub fn read(
             .and_then(|t| pressure::pressure(&t))
     };
     let (own_cpu_us, own_rss_kib) = own_use();
+    let stat = host.read("/proc/stat").ok();
+    let cts = containers(host);
+    for &ctid in cts.keys() {
+        guests.insert(("ct".to_string(), ctid), guests::container(host, ctid));
+    }
     Counters {
         at: std::time::Instant::now(),
         disks: host
             .read("/proc/diskstats")
             .map(|t| iostat::diskstats(&t))
             .unwrap_or_default(),
-        cpu: host
-            .read("/proc/stat")
-            .ok()
-            .and_then(|t| iostat::cpu_times(&t)),
+        cpu: stat.as_deref().and_then(iostat::cpu_times),
         io: psi("io"),
         cpu_pressure: psi("cpu"),
         memory: psi("memory"),
@@ -188,8 +199,10 @@ pub fn read(
             .ok()
             .and_then(|t| pveprobe_parse::memory::swapped_pages(&t)),
         vms: drives,
-        cts: containers(host),
+        cts,
         jobs: Vec::new(),
+        guests,
+        node: guests::node(host, stat.as_deref()),
         own_cpu_us,
         own_rss_kib,
     }

@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 use super::read::{Counters, VmDrives};
 use crate::model::hint::Hint;
 
-/// How `top`'s JSON lines are versioned.
-pub const SCHEMA_VERSION: u32 = 1;
+/// How `top`'s intervals are versioned: 2 added each guest's CPU, memory
+/// and network (`guest_use`) and the node's (`node_use`); an interval of
+/// version 1 reads with both empty.
+pub const SCHEMA_VERSION: u32 = 2;
 pub const KIND: &str = "top";
 
 /// One interval on one node.
@@ -42,6 +44,12 @@ pub struct TopSample {
     /// The node's PVE storages: their disks and how full they are.
     #[serde(default)]
     pub storages: Vec<super::storages::StorageUse>,
+    /// Each running guest's CPU, memory and network, VMs then containers.
+    #[serde(default)]
+    pub guest_use: Vec<super::guests::GuestUse>,
+    /// The node's CPU and memory against its guests.
+    #[serde(default)]
+    pub node_use: super::guests::NodeUse,
     /// What sampling cost this process.
     pub own: OwnCost,
     pub hints: Vec<Hint>,
@@ -211,6 +219,11 @@ pub fn pressure(a: &Counters, b: &Counters, secs: f64) -> NodePressure {
             secs,
         ),
     }
+}
+
+/// PSI memory `full` between readings `a` and `b`, %.
+pub fn memory_full(a: &Counters, b: &Counters, secs: f64) -> Option<f64> {
+    stall_pct(full(&a.memory), full(&b.memory), secs)
 }
 
 const MIB: f64 = 1048576.0;
@@ -489,6 +502,8 @@ mod tests {
             vms,
             cts: BTreeMap::new(),
             jobs: Vec::new(),
+            guests: BTreeMap::new(),
+            node: Default::default(),
             own_cpu_us: 0,
             own_rss_kib: 0,
         }
@@ -553,6 +568,8 @@ mod tests {
             vms: BTreeMap::new(),
             cts: BTreeMap::new(),
             jobs: Vec::new(),
+            guests: BTreeMap::new(),
+            node: Default::default(),
             own_cpu_us: 0,
             own_rss_kib: 0,
         };

@@ -44,18 +44,37 @@ pub enum QmpError {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Visit {
     pub stats: Vec<DriveStats>,
-    /// Each drive's file, when asked for (`query-block`).
-    pub files: Option<Vec<(String, String)>>,
+    /// What a VM keeps while it runs, when asked for (the first visit).
+    pub facts: Option<VmFacts>,
+    /// The memory its balloon leaves the guest now, bytes (`query-balloon`);
+    /// none without a balloon device.
+    pub balloon: Option<u64>,
+    /// What the guest's balloon driver reported, where it reports.
+    pub guest: Option<parse::GuestStats>,
 }
+
+/// What a VM keeps while it runs: each drive's file (`query-block`), each
+/// vCPU's index and host thread (`query-cpus-fast`), the memory it was
+/// given (`query-memory-size-summary`), bytes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VmFacts {
+    pub files: Vec<(String, String)>,
+    pub vcpus: Vec<(u32, u32)>,
+    pub memory: Option<u64>,
+}
+
+/// The balloon device as qemu-server names it (`-device
+/// virtio-balloon-pci,id=balloon0`), whose `guest-stats` it polls every 2 s.
+const BALLOON: &str = "/machine/peripheral/balloon0";
 
 /// The socket of VM `vmid` in `dir`.
 pub fn socket(dir: &Path, vmid: u32) -> PathBuf {
     dir.join(format!("{vmid}.qmp"))
 }
 
-/// One visit: the drives' counters, and with `files` the file behind
-/// each drive; the connection closed before it returns.
-pub fn visit(path: &Path, files: bool) -> Result<Visit, QmpError> {
+/// One visit: the drives' counters and the balloon, and with `facts` what
+/// the VM keeps while it runs; the connection closed before it returns.
+pub fn visit(path: &Path, facts: bool) -> Result<Visit, QmpError> {
     let stream = UnixStream::connect(path).map_err(QmpError::Connect)?;
     stream
         .set_read_timeout(Some(GREETING_WITHIN))
@@ -77,28 +96,67 @@ pub fn visit(path: &Path, files: bool) -> Result<Visit, QmpError> {
     writer
         .set_read_timeout(Some(ANSWER_WITHIN))
         .map_err(QmpError::Io)?;
-    execute(&mut reader, &mut writer, "qmp_capabilities")?;
-    let stats = parse::blockstats(&execute(&mut reader, &mut writer, "query-blockstats")?)?;
-    let files = if files {
-        Some(parse::block_files(&execute(
-            &mut reader,
-            &mut writer,
-            "query-block",
-        )?)?)
+    let mut ask = |command: &str, arguments: Option<serde_json::Value>| {
+        execute(&mut reader, &mut writer, command, arguments)
+    };
+    ask("qmp_capabilities", None)?;
+    let stats = parse::blockstats(&ask("query-blockstats", None)?)?;
+    let facts = if facts {
+        Some(VmFacts {
+            files: parse::block_files(&ask("query-block", None)?)?,
+            vcpus: parse::vcpu_threads(&ask("query-cpus-fast", None)?)?,
+            memory: optional(ask("query-memory-size-summary", None))?
+                .map(|a| parse::memory_size(&a))
+                .transpose()?,
+        })
     } else {
         None
     };
-    Ok(Visit { stats, files })
+    let balloon = optional(ask("query-balloon", None))?
+        .map(|a| parse::balloon_actual(&a))
+        .transpose()?;
+    let guest = match balloon {
+        Some(_) => optional(ask(
+            "qom-get",
+            Some(serde_json::json!({"path": BALLOON, "property": "guest-stats"})),
+        ))?
+        .map(|a| parse::guest_stats(&a))
+        .transpose()?
+        .filter(|g| g.last_update > 0),
+        None => None,
+    };
+    Ok(Visit {
+        stats,
+        facts,
+        balloon,
+        guest,
+    })
 }
 
-/// Sends `command`; its `return` value as JSON text (events read past).
+/// An answer QEMU may refuse for want of the device (no balloon, an older
+/// QEMU): refused is none, any other failure stays one.
+fn optional(answer: Result<String, QmpError>) -> Result<Option<String>, QmpError> {
+    match answer {
+        Ok(a) => Ok(Some(a)),
+        Err(QmpError::Refused { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends `command` (with its `arguments`); its `return` value as JSON
+/// text (events read past).
 fn execute(
     reader: &mut BufReader<UnixStream>,
     writer: &mut UnixStream,
     command: &str,
+    arguments: Option<serde_json::Value>,
 ) -> Result<String, QmpError> {
+    let mut message = serde_json::json!({ "execute": command });
+    if let Some(a) = arguments {
+        message["arguments"] = a;
+    }
     writer
-        .write_all(format!("{{\"execute\":\"{command}\"}}\r\n").as_bytes())
+        .write_all(format!("{message}\r\n").as_bytes())
         .map_err(QmpError::Io)?;
     let until = Instant::now() + ANSWER_WITHIN;
     loop {

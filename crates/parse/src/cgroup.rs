@@ -115,6 +115,15 @@ pub fn throttling(cpu_stat: &str) -> Option<Throttling> {
     })
 }
 
+/// The CPU time a cgroup's tasks used, µs: v2's `usage_usec` of
+/// `cpu.stat`.
+pub fn usage_us(cpu_stat: &str) -> Option<u64> {
+    cpu_stat.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == "usage_usec").then(|| v.trim().parse().ok()).flatten()
+    })
+}
+
 /// The OOM killer's kills in the cgroup: `oom_kill N` of v2's
 /// `memory.events` or v1's `memory.oom_control`.
 pub fn oom_kills(text: &str) -> Option<u64> {
@@ -189,8 +198,12 @@ mod tests {
         // v2's keys (Documentation/admin-guide/cgroup-v2.rst, "cpu.stat").
         let v2 = "usage_usec 1000\nuser_usec 600\nsystem_usec 400\nnr_periods 50\nnr_throttled 10\nthrottled_usec 250000\nnr_bursts 0\nburst_usec 0\n";
         assert_eq!(throttling(v2).unwrap().throttled_us, 250_000);
-        // The root's cpu.stat has no quota.
+        assert_eq!(usage_us(v2), Some(1000));
+        // The root's cpu.stat has no quota, but counts the CPU used; v1's
+        // has no usage (that is cpuacct's).
         assert_eq!(throttling(&fixture("cpu.stat-v2")), None);
+        assert!(usage_us(&fixture("cpu.stat-v2")).is_some_and(|u| u > 0));
+        assert_eq!(usage_us(&fixture("cpu.stat-v1")), None);
     }
 
     #[test]

@@ -114,6 +114,13 @@ pub fn cpu_times(text: &str) -> Option<CpuTimes> {
     })
 }
 
+/// How many CPUs `/proc/stat` has a line for (`cpu0`, `cpu1`, ...): the
+/// node's online cores and threads.
+pub fn cpu_count(text: &str) -> Option<usize> {
+    let n = crate::procfs::kernel_stats(text)?.cpu_time.len();
+    (n > 0).then_some(n)
+}
+
 /// A cgroup's I/O on one device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CgroupIo {
@@ -231,11 +238,14 @@ mod tests {
     fn cpu_times_read_the_aggregate_line() {
         let t = cpu_times(&fixture("hosts/this-vm/proc", "stat")).unwrap();
         assert!(t.idle > 0 && t.total() > t.idle);
+        // The machine it was captured on has two vCPUs.
+        assert_eq!(cpu_count(&fixture("hosts/this-vm/proc", "stat")), Some(2));
         // Linux 2.4's four fields; the lines every kernel writes beside.
         let rest = "ctxt 1\nbtime 2\nprocesses 3\n";
         let t = cpu_times(&format!("cpu  1 2 3 4\ncpu0 1 2 3 4\n{rest}")).unwrap();
         assert_eq!((t.idle, t.iowait, t.total()), (4, 0, 10));
         assert_eq!(cpu_times(&format!("cpu0 1 2 3 4 5\n{rest}")), None);
+        assert_eq!(cpu_count(&format!("cpu  1 2 3 4\n{rest}")), None);
         assert_eq!(cpu_times(&format!("cpu  1 x 3 4 5\n{rest}")), None);
     }
 

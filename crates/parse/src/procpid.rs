@@ -153,9 +153,53 @@ pub fn schedstat(text: &str) -> Option<SchedStat> {
     words.next().is_none().then_some(s)
 }
 
+/// What of a process's memory is resident and what is in swap, KiB
+/// (`VmRSS` and `VmSwap` of `/proc/PID/status`; a kernel thread has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProcMemory {
+    pub rss_kib: u64,
+    pub swap_kib: u64,
+}
+
+/// `/proc/PID/status`'s `VmRSS` and `VmSwap`; `None` without both.
+pub fn memory(status: &str) -> Option<ProcMemory> {
+    let kib = |key: &str| {
+        status.lines().find_map(|l| {
+            let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+            let mut w = rest.split_ascii_whitespace();
+            let n = w.next()?.parse::<u64>().ok()?;
+            (w.next() == Some("kB") && w.next().is_none()).then_some(n)
+        })
+    };
+    Some(ProcMemory {
+        rss_kib: kib("VmRSS")?,
+        swap_kib: kib("VmSwap")?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_processes_resident_and_swapped_memory() {
+        let status = crate::testutil::fixture("guest", "proc-pid-status");
+        let m = memory(&status).unwrap();
+        assert!(m.rss_kib > 0, "{m:?}");
+        // Captured on a machine without swap.
+        assert_eq!(m.swap_kib, 0);
+        // `VmRSSx`, a line cut short, a kernel thread's status: no figure.
+        assert_eq!(memory("VmRSSx:\t1 kB\nVmSwap:\t0 kB\n"), None);
+        assert_eq!(memory("VmRSS:\t1\nVmSwap:\t0 kB\n"), None);
+        assert_eq!(memory("Name:\tkthreadd\nState:\tS (sleeping)\n"), None);
+        assert_eq!(
+            memory("VmRSS:\t  2048 kB\nVmSwap:\t    12 kB\n"),
+            Some(ProcMemory {
+                rss_kib: 2048,
+                swap_kib: 12
+            })
+        );
+    }
 
     #[test]
     fn the_process_start_is_field_22() {

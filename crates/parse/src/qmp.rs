@@ -207,6 +207,90 @@ pub fn block_files(text: &str) -> Result<Vec<(String, String)>, QmpError> {
         .collect())
 }
 
+fn answer<T: serde::de::DeserializeOwned>(what: &'static str, text: &str) -> Result<T, QmpError> {
+    serde_json::from_str(text).map_err(|e| QmpError {
+        what,
+        why: e.to_string(),
+    })
+}
+
+#[derive(Deserialize)]
+struct RawCpu {
+    #[serde(rename = "cpu-index")]
+    index: u32,
+    #[serde(rename = "thread-id")]
+    thread: u32,
+}
+
+/// `query-cpus-fast`'s return: each vCPU's index and the host thread that
+/// runs it, by index.
+pub fn vcpu_threads(text: &str) -> Result<Vec<(u32, u32)>, QmpError> {
+    let raw: Vec<RawCpu> = answer("query-cpus-fast", text)?;
+    let mut out: Vec<(u32, u32)> = raw.into_iter().map(|c| (c.index, c.thread)).collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct RawBalloon {
+    actual: u64,
+}
+
+/// `query-balloon`'s return: the memory the guest has now, bytes (its
+/// memory less what the balloon holds).
+pub fn balloon_actual(text: &str) -> Result<u64, QmpError> {
+    Ok(answer::<RawBalloon>("query-balloon", text)?.actual)
+}
+
+#[derive(Deserialize)]
+struct RawMemorySize {
+    #[serde(rename = "base-memory")]
+    base: u64,
+    #[serde(rename = "plugged-memory", default)]
+    plugged: u64,
+}
+
+/// `query-memory-size-summary`'s return: the memory the VM was given,
+/// bytes (its base and what was hot-plugged).
+pub fn memory_size(text: &str) -> Result<u64, QmpError> {
+    let m: RawMemorySize = answer("query-memory-size-summary", text)?;
+    Ok(m.base.saturating_add(m.plugged))
+}
+
+/// What the guest's balloon driver says of its memory (`qom-get` of the
+/// balloon device's `guest-stats`), bytes and events since its boot; a
+/// figure it has not reported is `None`, as is everything before the
+/// first poll (QEMU's `2^64 - 1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GuestStats {
+    /// When the guest last reported, s since the epoch (0: never).
+    pub last_update: u64,
+    pub available: Option<u64>,
+    pub swap_in: Option<u64>,
+    pub swap_out: Option<u64>,
+    pub major_faults: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RawGuestStats {
+    stats: std::collections::BTreeMap<String, u64>,
+    #[serde(rename = "last-update")]
+    last_update: u64,
+}
+
+/// `qom-get` of `guest-stats`'s return.
+pub fn guest_stats(text: &str) -> Result<GuestStats, QmpError> {
+    let raw: RawGuestStats = answer("qom-get guest-stats", text)?;
+    let get = |k: &str| raw.stats.get(k).copied().filter(|v| *v != u64::MAX);
+    Ok(GuestStats {
+        last_update: raw.last_update,
+        available: get("stat-available-memory"),
+        swap_in: get("stat-swap-in"),
+        swap_out: get("stat-swap-out"),
+        major_faults: get("stat-major-faults"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +381,30 @@ mod tests {
         );
         assert_eq!(drive_name("", "scsi1"), "scsi1");
         assert_eq!(drive_name("drive-scsi0", "x"), "drive-scsi0");
+    }
+
+    #[test]
+    fn a_vms_vcpu_threads_balloon_and_memory() {
+        let cpus = vcpu_threads(&fixture("qemu/7.2", "query-cpus-fast.json")).unwrap();
+        assert_eq!(cpus, [(0, 26158), (1, 26159)]);
+        let actual = balloon_actual(&fixture("qemu/7.2", "query-balloon.json")).unwrap();
+        let size = memory_size(&fixture("qemu/7.2", "query-memory-size-summary.json")).unwrap();
+        assert_eq!((actual, size), (512 << 20, 512 << 20));
+        // Before the guest's first report every figure is QEMU's -1.
+        let unpolled =
+            guest_stats(&fixture("qemu/7.2", "qom-get-guest-stats-unpolled.json")).unwrap();
+        assert_eq!(unpolled, GuestStats::default());
+        let polled = guest_stats(
+            r#"{"stats": {"stat-available-memory": 1048576, "stat-swap-in": 3, "stat-swap-out": 18446744073709551615}, "last-update": 1765000000}"#,
+        )
+        .unwrap();
+        assert_eq!(polled.available, Some(1048576));
+        assert_eq!((polled.swap_in, polled.swap_out), (Some(3), None));
+        for bad in ["", "{}", "[{\"cpu-index\": 0}]", "{\"actual\": -1}"] {
+            assert!(vcpu_threads(bad).is_err(), "{bad}");
+            assert!(balloon_actual(bad).is_err(), "{bad}");
+            assert!(memory_size(bad).is_err(), "{bad}");
+            assert!(guest_stats(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -243,8 +243,9 @@ pub struct GuestCpu {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vcpu_ready_pct: Vec<f64>,
     /// Limited: the share of the interval its own CPU quota (PVE's
-    /// `cpulimit`) held it, % (`cpu.stat`'s throttled time, summed over
-    /// the CPUs it was held on, at most 100).
+    /// `cpulimit`) held it, % (`cpu.stat`'s throttled time, which the
+    /// kernel sums over the CPUs it was held on, over the CPUs it can be
+    /// on at once: its vCPUs, at most the node's cores).
     pub limited_pct: Option<f64>,
     /// Its cgroup's CPU pressure, `some`, %.
     pub pressure_pct: Option<f64>,
@@ -368,11 +369,14 @@ fn stall(a: &Option<Pressure>, b: &Option<Pressure>, full: bool, secs: f64) -> O
     delta(total(a), total(b)).map(|us| (us as f64 / (secs * 1e4)).min(100.0))
 }
 
-/// A guest's CPU between two readings `secs` apart.
-pub fn cpu(a: &GuestCounters, b: &GuestCounters, secs: f64) -> GuestCpu {
+/// A guest's CPU between two readings `secs` apart; `spread` the CPUs it
+/// can be on at once (its vCPUs, at most the node's cores), over which the
+/// kernel sums the time its quota held it.
+pub fn cpu(a: &GuestCounters, b: &GuestCounters, secs: f64, spread: u32) -> GuestCpu {
     let limited_pct = match (a.throttling, b.throttling) {
         (Some(x), Some(y)) => {
-            Some((y.throttled_us.saturating_sub(x.throttled_us) as f64 / (secs * 1e4)).min(100.0))
+            let held = y.throttled_us.saturating_sub(x.throttled_us) as f64;
+            Some((held / (secs * 1e4 * f64::from(spread.max(1)))).min(100.0))
         }
         _ => None,
     };
@@ -518,12 +522,13 @@ mod tests {
             vcpus: vec![(0, sched(400)), (1, sched(100))],
             ..a.clone()
         };
-        let c = cpu(&a, &b, 2.0);
+        let c = cpu(&a, &b, 2.0, 2);
         assert_eq!(c.used_pct, Some(75.0));
         assert_eq!(c.vcpu_ready_pct, [20.0, 5.0]);
         assert_eq!((c.ready_pct, c.limited_pct, c.vcpus), (Some(20.0), None, 2));
-        // Held by its own quota 15% of the interval: that is limited, and
-        // ready only the wait beyond it.
+        // Held by its own quota 15% of the interval on each of its two
+        // CPUs (the kernel sums them): that is limited, and ready only the
+        // wait beyond it.
         let throttled = |us| {
             Some(Throttling {
                 periods: 0,
@@ -537,11 +542,11 @@ mod tests {
                 ..a
             },
             GuestCounters {
-                throttling: throttled(300_000),
+                throttling: throttled(600_000),
                 ..b
             },
         );
-        let c = cpu(&a, &b, 2.0);
+        let c = cpu(&a, &b, 2.0, 2);
         assert_eq!(c.limited_pct, Some(15.0));
         assert_eq!(c.vcpu_ready_pct, [5.0, 0.0]);
         // A vCPU new since `a` has no figure; none at all is no ready.
@@ -549,12 +554,12 @@ mod tests {
             vcpus: vec![(0, sched(0))],
             ..a.clone()
         };
-        assert_eq!(cpu(&one, &b, 2.0).vcpu_ready_pct, [5.0]);
+        assert_eq!(cpu(&one, &b, 2.0, 2).vcpu_ready_pct, [5.0]);
         let other = GuestCounters {
             vcpus: vec![(2, sched(0))],
             ..a
         };
-        assert_eq!(cpu(&other, &b, 2.0).ready_pct, None);
+        assert_eq!(cpu(&other, &b, 2.0, 2).ready_pct, None);
     }
 
     #[test]

@@ -246,18 +246,23 @@ impl Sampler<'_> {
                 .known
                 .config(&self.sources.host, &self.sources.pve_dir, kind, *id)
                 .clone();
-            let mut cpu = guests::cpu(then, now, secs);
+            let vcpus = if kind == "ct" {
+                conf.cores.unwrap_or(0)
+            } else {
+                self.known
+                    .vms
+                    .get(id)
+                    .map_or(now.vcpus.len(), |f| f.vcpus.len()) as u32
+            };
+            let cores = b.node.cores.unwrap_or(1) as u32;
+            let spread = if vcpus == 0 { cores } else { vcpus.min(cores) };
+            let mut cpu = guests::cpu(then, now, secs, spread);
+            cpu.vcpus = vcpus;
             let mut memory = guests::memory(then, now, secs);
             if kind == "ct" {
-                cpu.vcpus = conf.cores.unwrap_or(0);
                 memory.max_mib = Some(conf.memory_mib.unwrap_or(512.0));
-            } else {
-                if let Some(f) = self.known.vms.get(id) {
-                    cpu.vcpus = f.vcpus.len() as u32;
-                }
-                if memory.max_mib.is_none() {
-                    memory.max_mib = conf.memory_mib;
-                }
+            } else if memory.max_mib.is_none() {
+                memory.max_mib = conf.memory_mib;
             }
             given.push((cpu.vcpus, memory.max_mib.unwrap_or(0.0)));
             out.push(guests::GuestUse {

@@ -53,5 +53,7 @@ mod storage;
 mod storages;
 /// `top`: real VMs' QMP sockets, a container's cgroup, the live view in tmux.
 mod top;
+/// `top`'s whole guest (CPU ready and limited) against real VMs in cgroups.
+mod top_guests;
 /// `top`'s other jobs and storages: PVE's task list, stand-in zpool, ceph, lvs.
 mod top_jobs;

@@ -1,0 +1,386 @@
+//! `top`'s whole guest against real VMs: two QEMU VMs (TCG, the test
+//! kernel and the worker's initramfs) busy reading their disks, their
+//! QEMU confined to one core by a cpuset the test makes (their vCPUs
+//! ready but not running), then one held by a CFS quota as PVE's
+//! `cpulimit` holds it (limited, not ready). Each figure is checked
+//! against the vCPU threads' own schedstat and the cgroup's own cpu.stat,
+//! read by the test over the same window.
+
+use std::io::{BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::common::{
+    self, LoopDevice, LoopOptions, pveprobe, root_or_skip, stderr, stdout, workdir,
+};
+use crate::load::{Worker, cloud_kernel, next, worker_initramfs};
+
+const QMP_DIR: &str = "/var/run/qemu-server";
+
+/// A v1 cgroup of `controller` the test makes, under the one this process
+/// is in; what is still in it when it goes is moved back there, and it is
+/// removed on every way out.
+struct Cgroup {
+    dir: PathBuf,
+    parent: PathBuf,
+}
+
+impl Cgroup {
+    fn new(controller: &str, name: &str) -> Cgroup {
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let path = own
+            .lines()
+            .find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                controllers
+                    .split(',')
+                    .any(|c| c == controller)
+                    .then(|| path.to_string())
+            })
+            .unwrap_or_else(|| panic!("no v1 {controller} controller here"));
+        let parent = Path::new("/sys/fs/cgroup")
+            .join(controller)
+            .join(path.trim_start_matches('/'));
+        let dir = parent.join(format!("pveprobe-it-{}-{name}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        Cgroup { dir, parent }
+    }
+
+    fn set(&self, file: &str, value: &str) {
+        std::fs::write(self.dir.join(file), value)
+            .unwrap_or_else(|e| panic!("{}/{file} = {value}: {e}", self.dir.display()));
+    }
+
+    /// Moves process `pid` (all its threads) in.
+    fn take(&self, pid: u32) {
+        self.set("cgroup.procs", &pid.to_string());
+    }
+
+    /// Moves process `pid` back out.
+    fn give_back(&self, pid: u32) {
+        std::fs::write(self.parent.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+
+    fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.dir.join(file)).unwrap()
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        if let Ok(procs) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
+            for pid in procs.lines() {
+                let _ = std::fs::write(self.parent.join("cgroup.procs"), pid);
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// One QMP exchange: greeting, capabilities, `command`, close.
+fn qmp(path: &Path, command: &str) -> serde_json::Value {
+    use std::io::BufRead;
+    let s = UnixStream::connect(path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    let mut read = || loop {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+        if v.get("event").is_none() {
+            return v;
+        }
+    };
+    read();
+    w.write_all(b"{\"execute\":\"qmp_capabilities\"}\n")
+        .unwrap();
+    read();
+    w.write_all(format!("{command}\n").as_bytes()).unwrap();
+    read()
+}
+
+/// A VM of the rig: its VMID, worker (the VM stops when it goes), socket,
+/// QEMU's PID and vCPU threads.
+struct Vm {
+    id: u32,
+    _worker: Worker,
+    qmp: PathBuf,
+    pid: u32,
+    vcpus: Vec<u32>,
+}
+
+/// Each vCPU thread's run-queue wait so far, ns (its schedstat's second
+/// field), read by the test itself.
+fn waits(vm: &Vm) -> Vec<u64> {
+    vm.vcpus
+        .iter()
+        .map(|tid| {
+            let t =
+                std::fs::read_to_string(format!("/proc/{}/task/{tid}/schedstat", vm.pid)).unwrap();
+            t.split_whitespace().nth(1).unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// `cpu.stat`'s throttled time so far, µs (v1: ns).
+fn throttled_us(cg: &Cgroup) -> u64 {
+    cg.read("cpu.stat")
+        .lines()
+        .find_map(|l| l.strip_prefix("throttled_time "))
+        .unwrap()
+        .trim()
+        .parse::<u64>()
+        .unwrap()
+        / 1000
+}
+
+/// One interval of `top` as JSON, `seconds` long.
+fn top_once(pve: &Path, seconds: u32) -> serde_json::Value {
+    let out = pveprobe()
+        .args(["top", "--interval", &seconds.to_string(), "--count", "1"])
+        .args(["--output-format", "json", "--qmp-dir", QMP_DIR, "--pve-dir"])
+        .arg(pve)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(stdout(&out).trim()).unwrap()
+}
+
+fn guest_use<'a>(s: &'a serde_json::Value, id: u32) -> &'a serde_json::Value {
+    s["guest_use"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == id && g["kind"] == "vm")
+        .unwrap_or_else(|| panic!("no VM {id} in guest_use: {s}"))
+}
+
+fn hinted(s: &serde_json::Value, code: &str) -> Vec<String> {
+    s["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["code"] == code)
+        .map(|h| h["subject"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs root, QEMU, Debian's cloud kernel and v1 cpu and cpuset controllers: two VMs boot (scripts/test runs it)"]
+fn ready_is_the_vcpus_own_wait_and_limited_is_the_quotas_hold() {
+    if !root_or_skip() {
+        return;
+    }
+    common::needs_tools(
+        &["qemu-system-x86_64", "strip", "ldd"],
+        "qemu-system-x86 and binutils",
+    );
+    let (kernel, release) =
+        cloud_kernel().expect("Debian's cloud kernel (scripts/install-test-deps)");
+    let dir = workdir();
+    let initrd = worker_initramfs(dir.path(), &release);
+    // The cgroups first: they go after the VMs, on every way out.
+    let cpuset = Cgroup::new("cpuset", "one-core");
+    cpuset.set("cpuset.cpus", "0");
+    cpuset.set(
+        "cpuset.mems",
+        std::fs::read_to_string(cpuset.parent.join("cpuset.mems"))
+            .unwrap()
+            .trim(),
+    );
+    let quota = Cgroup::new("cpu", "cpulimit");
+    // PVE's cpulimit 0.2: 20 ms of CPU in every 100 ms.
+    quota.set("cpu.cfs_period_us", "100000");
+    quota.set("cpu.cfs_quota_us", "20000");
+
+    std::fs::create_dir_all(QMP_DIR).unwrap();
+    let base = 910_000 + (std::process::id() % 40_000) * 2;
+    let disks = [
+        LoopDevice::new(64, LoopOptions::default()),
+        LoopDevice::new(64, LoopOptions::default()),
+    ];
+    struct Files(Vec<PathBuf>);
+    impl Drop for Files {
+        fn drop(&mut self) {
+            for f in &self.0 {
+                let _ = std::fs::remove_file(f);
+            }
+        }
+    }
+    let mut files = Files(Vec::new());
+    let mut vms = Vec::new();
+    for (i, id) in [base, base + 1].into_iter().enumerate() {
+        let vm_dir = dir.path().join(format!("vm{id}"));
+        std::fs::create_dir_all(&vm_dir).unwrap();
+        let qmp_path = Path::new(QMP_DIR).join(format!("{id}.qmp"));
+        let pidfile = Path::new(QMP_DIR).join(format!("{id}.pid"));
+        files.0.extend([qmp_path.clone(), pidfile.clone()]);
+        // As qemu-server starts a VM: its socket and pidfile where PVE
+        // keeps them.
+        let worker = Worker::boot_with(
+            &vm_dir,
+            &kernel,
+            &initrd,
+            &[disks[i].dev.clone()],
+            &[
+                "-qmp".into(),
+                format!("unix:{},server=on,wait=off", qmp_path.display()),
+                "-pidfile".into(),
+                pidfile.display().to_string(),
+            ],
+        );
+        vms.push((id, worker, qmp_path, pidfile));
+    }
+    let pve = dir.path().join("pve");
+    std::fs::create_dir_all(pve.join("qemu-server")).unwrap();
+    let mut ports = Vec::new();
+    for (id, worker, _, _) in vms.iter_mut() {
+        std::fs::write(
+            pve.join(format!("qemu-server/{id}.conf")),
+            format!("name: busy{id}\ncores: 2\nmemory: 512\n"),
+        )
+        .unwrap();
+        let stream = worker.connect();
+        let port = BufReader::new(stream.try_clone().unwrap());
+        ports.push((stream, port));
+    }
+    let mut rig = Vec::new();
+    for ((id, worker, qmp_path, pidfile), (mut stream, mut port)) in vms.into_iter().zip(ports) {
+        let hello = next(&mut port, &worker, Duration::from_secs(300));
+        assert_eq!(hello["type"], "hello", "{hello}");
+        // Both read their disk at random, 2 workers x 8 deep, for longer
+        // than the test: TCG keeps their vCPUs busy.
+        stream
+            .write_all(b"pveprobe-worker {\"type\":\"job\",\"block\":4096,\"read_pct\":100,\"random_pct\":100,\"workers\":2,\"iodepth\":8,\"warmup\":0,\"seconds\":90}\n")
+            .unwrap();
+        let started = next(&mut port, &worker, Duration::from_secs(120));
+        assert_eq!(started["type"], "started", "{started}");
+        let pid: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let cpus = qmp(&qmp_path, "{\"execute\":\"query-cpus-fast\"}");
+        let vcpus: Vec<u32> = cpus["return"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["thread-id"].as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(vcpus.len(), 2, "{cpus}");
+        rig.push((
+            Vm {
+                id,
+                _worker: worker,
+                qmp: qmp_path,
+                pid,
+                vcpus,
+            },
+            stream,
+            port,
+        ));
+    }
+
+    // 1. Both QEMUs on one core: four busy vCPUs and their I/O threads
+    // share it, and each vCPU is ready but not running much of the time.
+    for (vm, _, _) in &rig {
+        cpuset.take(vm.pid);
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let before: Vec<Vec<u64>> = rig.iter().map(|(vm, _, _)| waits(vm)).collect();
+    let t0 = Instant::now();
+    let s = top_once(&pve, 4);
+    let window = t0.elapsed().as_secs_f64();
+    let after: Vec<Vec<u64>> = rig.iter().map(|(vm, _, _)| waits(vm)).collect();
+    let mut ratios = Vec::new();
+    for (i, (vm, _, _)) in rig.iter().enumerate() {
+        let g = guest_use(&s, vm.id);
+        assert_eq!(g["name"], format!("busy{}", vm.id), "{g}");
+        assert_eq!(g["cpu"]["vcpus"], 2, "{g}");
+        let theirs: Vec<f64> = g["cpu"]["vcpu_ready_pct"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{g}"))
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(theirs.len(), 2, "{g}");
+        // The test's own reading of each vCPU thread's wait, over its
+        // window around top's interval.
+        let ours: Vec<f64> = before[i]
+            .iter()
+            .zip(&after[i])
+            .map(|(a, b)| (b - a) as f64 / (window * 1e7))
+            .collect();
+        let worst = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+        assert!(worst(&ours) >= 10.0, "VM {} barely waited: {ours:?}", vm.id);
+        assert_eq!(g["cpu"]["ready_pct"].as_f64(), Some(worst(&theirs)), "{g}");
+        ratios.push(worst(&theirs) / worst(&ours));
+        assert!(
+            g["cpu"]["used_pct"].as_f64().unwrap() > 5.0,
+            "the VM ran: {g}"
+        );
+        assert!(g["memory"]["host_mib"].as_f64().unwrap() > 10.0, "{g}");
+    }
+    eprintln!(
+        "ready: top's worst vCPU over the test's own schedstat reading, each VM: {ratios:.3?}"
+    );
+    for r in &ratios {
+        assert!((0.9..=1.1).contains(r), "{ratios:?}: {s}");
+    }
+    let ready = hinted(&s, "guest-cpu-ready");
+    for (vm, _, _) in &rig {
+        assert!(ready.contains(&format!("VM {}", vm.id)), "{ready:?}: {s}");
+    }
+    assert!(hinted(&s, "guest-cpu-limited").is_empty(), "{s}");
+    let n = &s["node_use"];
+    assert_eq!(n["vcpus"].as_u64(), Some(4), "{n}");
+    assert!(n["cores"].as_u64().unwrap() >= 1, "{n}");
+
+    // 2. The first VM done, both back on every core, the second held by
+    // its own cpulimit (20% of a core): limited, and never blamed on the
+    // node.
+    for (vm, _, _) in &rig {
+        cpuset.give_back(vm.pid);
+    }
+    let (first, second) = (&rig[0].0, &rig[1].0);
+    // The first stops: its QEMU paused (`stop`), its vCPUs idle.
+    let stopped = qmp(&first.qmp, "{\"execute\":\"stop\"}");
+    assert!(stopped.get("return").is_some(), "{stopped}");
+    quota.take(second.pid);
+    std::thread::sleep(Duration::from_secs(1));
+    let (held0, t0) = (throttled_us(&quota), Instant::now());
+    let s = top_once(&pve, 4);
+    // The kernel sums the time held over the CPUs: the VM's two vCPUs on
+    // (at most) the node's cores.
+    let spread = 2.min(std::thread::available_parallelism().unwrap().get()) as f64;
+    let held = (throttled_us(&quota) - held0) as f64 / (t0.elapsed().as_secs_f64() * 1e4 * spread);
+    let g = guest_use(&s, second.id);
+    let limited = g["cpu"]["limited_pct"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{g}"));
+    eprintln!(
+        "limited: top {limited:.1}%, the cgroup's own cpu.stat {held:.1}% of the interval on each of {spread} CPUs"
+    );
+    assert!(limited >= 30.0, "{g}");
+    assert!(
+        (limited / held - 1.0).abs() <= 0.1,
+        "top {limited} against cpu.stat {held}: {g}"
+    );
+    assert!(
+        g["cpu"]["ready_pct"].as_f64().unwrap() < limited,
+        "ready is the wait beyond the quota: {g}"
+    );
+    assert_eq!(
+        hinted(&s, "guest-cpu-limited"),
+        [format!("VM {}", second.id)],
+        "{s}"
+    );
+    assert!(
+        !hinted(&s, "guest-cpu-ready").contains(&format!("VM {}", second.id)),
+        "its own limit is not the node's cores: {s}"
+    );
+    quota.give_back(second.pid);
+}

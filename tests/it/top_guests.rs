@@ -149,7 +149,7 @@ fn top_once(pve: &Path, seconds: u32) -> serde_json::Value {
     serde_json::from_str(stdout(&out).trim()).unwrap()
 }
 
-fn guest_use<'a>(s: &'a serde_json::Value, id: u32) -> &'a serde_json::Value {
+fn guest_use(s: &serde_json::Value, id: u32) -> &serde_json::Value {
     s["guest_use"]
         .as_array()
         .unwrap()

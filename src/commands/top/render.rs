@@ -1,6 +1,7 @@
 //! An interval of `top` as text (the view a terminal redraws, a snapshot
 //! otherwise), CSV rows and metrics; the JSON line is the sample itself.
 
+use crate::nodeio::guests::GuestUse;
 use crate::nodeio::sample::{GuestIo, TopSample};
 use crate::output::metrics::gauges::{self, Gauge, Subject};
 
@@ -13,8 +14,125 @@ fn pct(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "-".into())
 }
 
-/// The CSV's columns: a row per guest drive and per disk.
-pub const CSV_HEADER: [&str; 14] = [
+/// The node's CPU and memory against its guests, in one line: its vCPUs
+/// on its cores, its memory, what the guests were given, swap, the ARC,
+/// KSM and the OOM kills.
+pub fn node_use_line(s: &TopSample) -> String {
+    let n = &s.node_use;
+    let gib = |m: f64| format!("{:.1}", m / 1024.0);
+    let mut out = match (n.cores, n.overcommit) {
+        (Some(c), Some(o)) => format!("CPU {} vCPUs on {c} cores ({o:.1}:1)", n.vcpus),
+        _ => "CPU -".to_string(),
+    };
+    if let (Some(a), Some(t)) = (n.available_mib, n.memory_mib) {
+        out += &format!(
+            "   memory {} of {} GiB available, guests given {}",
+            gib(a),
+            gib(t),
+            gib(n.guest_memory_mib)
+        );
+    }
+    if let Some(sw) = n.swap_used_mib {
+        out += &format!(", swap used {sw:.0} MiB");
+    }
+    if let Some(a) = &n.arc {
+        out += &format!("   ARC {} GiB (max {})", gib(a.size_mib), gib(a.max_mib));
+    }
+    if let Some(k) = n.ksm_saved_mib.filter(|k| *k > 0.0) {
+        out += &format!("   KSM saves {k:.0} MiB");
+    }
+    out += &format!("   memory full {}", pct(n.memory_full_pct));
+    if n.oom_kills > 0 {
+        out += &format!("   OOM KILLS {}", n.oom_kills);
+    }
+    out
+}
+
+/// A guest's CPU and memory as a row of the text view.
+fn use_row(g: &GuestUse) -> String {
+    let m = &g.memory;
+    format!(
+        "{:<12}{:>7}{:>8}{:>9}{:>6}{:>10}{:>10}{:>10}{:>9}{:>9}  {}\n",
+        g.label(),
+        opt(g.cpu.used_pct, 0),
+        pct(g.cpu.ready_pct),
+        pct(g.cpu.limited_pct),
+        g.cpu.vcpus,
+        opt(m.host_mib, 0),
+        opt(m.swap_mib, 0),
+        match (m.balloon_mib, m.max_mib) {
+            (Some(b), Some(x)) => format!("{b:.0}/{x:.0}"),
+            (None, Some(x)) => format!("-/{x:.0}"),
+            _ => "-".into(),
+        },
+        opt(m.guest_available_mib, 0),
+        pct(m.pressure_some_pct),
+        g.name.clone().unwrap_or_default()
+    )
+}
+
+/// The guests' CPU and memory, and their interfaces, as text.
+fn use_text(s: &TopSample) -> String {
+    if s.guest_use.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{:<12}{:>7}{:>8}{:>9}{:>6}{:>10}{:>10}{:>10}{:>9}{:>9}  {}\n",
+        "GUEST",
+        "CPU %",
+        "READY",
+        "LIMITED",
+        "vCPU",
+        "HOST MiB",
+        "SWAP MiB",
+        "BALLOON",
+        "AVAIL",
+        "MEM PSI",
+        "NAME"
+    );
+    for g in &s.guest_use {
+        out += &use_row(g);
+    }
+    let nets: Vec<_> = s
+        .guest_use
+        .iter()
+        .flat_map(|g| g.net.iter().map(move |n| (g, n)))
+        .collect();
+    if !nets.is_empty() {
+        out += &format!(
+            "\n{:<12}{:<6}{:<14}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}\n",
+            "GUEST",
+            "NET",
+            "INTERFACE",
+            "RX MiB/s",
+            "TX MiB/s",
+            "RX pkt/s",
+            "TX pkt/s",
+            "RX drop",
+            "TX drop"
+        );
+        for (g, n) in nets {
+            out += &format!(
+                "{:<12}{:<6}{:<14}{:>10.2}{:>10.2}{:>10.0}{:>10.0}{:>9.0}{:>9.0}\n",
+                g.label(),
+                n.net,
+                n.interface,
+                n.rx_mib_s,
+                n.tx_mib_s,
+                n.rx_packets_s,
+                n.tx_packets_s,
+                n.rx_drops_s,
+                n.tx_drops_s
+            );
+        }
+    }
+    out
+}
+
+/// The CSV's columns: a row per guest drive, per disk, per job, per
+/// guest (its CPU and memory: kind `guest`) and per guest interface
+/// (`net`); a row fills the columns of what it is.
+pub const CSV_HEADER: [&str; 22] = [
     "timestamp",
     "node",
     "subject",
@@ -29,6 +147,14 @@ pub const CSV_HEADER: [&str; 14] = [
     "util_pct",
     "queue",
     "io_some_pct",
+    "cpu_used_pct",
+    "cpu_ready_pct",
+    "cpu_limited_pct",
+    "memory_host_mib",
+    "memory_swap_mib",
+    "net_rx_mib_s",
+    "net_tx_mib_s",
+    "net_drops_s",
 ];
 
 impl TopSample {
@@ -140,6 +266,24 @@ impl TopSample {
                 });
             }
         }
+        for g in &self.guest_use {
+            let guest = format!("{}/{}", g.kind, g.id);
+            out.push(Subject {
+                labels: tag(vec![("guest", guest.clone())], "top_guest_use"),
+                gauges: use_gauges(g),
+            });
+            for n in &g.net {
+                let labels = vec![
+                    ("guest", guest.clone()),
+                    ("net", n.net.clone()),
+                    ("interface", n.interface.clone()),
+                ];
+                out.push(Subject {
+                    labels: tag(labels, "top_guest_net"),
+                    gauges: net_gauges(n),
+                });
+            }
+        }
         out.push(Subject {
             labels: tag(Vec::new(), "top_node"),
             gauges: self.node_gauges(),
@@ -182,6 +326,7 @@ impl TopSample {
             self.jobs.len() as f64,
             ("jobs", self.jobs.len() as f64),
         )))
+        .chain(node_use_gauges(&self.node_use))
         .collect()
     }
 
@@ -235,6 +380,15 @@ impl TopSample {
                         d => format!("{kind}.{}.pveprobe_top.{d}", word(id)),
                     }
                 }
+                "top_guest_use" | "top_guest_net" => {
+                    let guest = label("guest");
+                    let (kind, id) = guest.split_once('_').unwrap_or(("vm", ""));
+                    let kind = if kind == "ct" { "lxc" } else { "qemu" };
+                    match label("net") {
+                        n if n.is_empty() => format!("{kind}.{id}.pveprobe_top"),
+                        n => format!("{kind}.{id}.pveprobe_top.{n}"),
+                    }
+                }
                 "top_disk" => format!("nodes.{node}.pveprobe_top.disks.{}", label("disk")),
                 "top_storage" => format!("storages.{node}.{}.pveprobe_top", label("storage")),
                 _ => format!("nodes.{node}.pveprobe_top"),
@@ -259,7 +413,7 @@ impl crate::output::Document for TopSample {
         let p = &self.pressure;
         let mut out = format!(
             "pveprobe top: {} at {}, over {:.1} s (read-only; this sampling: {:.1}% of a CPU, {} MiB)\n\
-             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB, swap in/out {}/{} MiB/s\n",
+             IO delay {}   IO pressure some {} full {}   CPU pressure {}   memory pressure {}   dirty {} MiB, writeback {} MiB, swap in/out {}/{} MiB/s\n{}\n",
             self.node,
             super::when::local(&self.timestamp),
             self.seconds,
@@ -274,6 +428,7 @@ impl crate::output::Document for TopSample {
             opt(p.writeback_mib, 0),
             opt(p.swap_in_mib_s, 1),
             opt(p.swap_out_mib_s, 1),
+            node_use_line(self),
         );
         out += &format!(
             "\n{:<24}{:<12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}  {}\n",
@@ -318,6 +473,7 @@ impl crate::output::Document for TopSample {
                     .join(", ")
             );
         }
+        out += &use_text(self);
         out += &self.jobs_text();
         if !self.hints.is_empty() {
             out += "\nHINTS\n";
@@ -380,9 +536,46 @@ impl crate::output::Document for TopSample {
                 format!("{} {}", j.kind, j.what),
                 "job".to_string(),
             ];
-            row.resize(CSV_HEADER.len() - 1, String::new());
+            row.resize(13, String::new());
             row.push(io_some.clone());
             rows.push(row);
+        }
+        // The I/O columns end at io_some_pct: the rows so far stop there.
+        for row in &mut rows {
+            row.resize(CSV_HEADER.len(), String::new());
+        }
+        for g in &self.guest_use {
+            let mut row = vec![
+                self.timestamp.clone(),
+                self.node.clone(),
+                g.label(),
+                "guest".to_string(),
+            ];
+            row.resize(13, String::new());
+            row.push(io_some.clone());
+            row.extend([
+                o(g.cpu.used_pct),
+                o(g.cpu.ready_pct),
+                o(g.cpu.limited_pct),
+                o(g.memory.host_mib),
+                o(g.memory.swap_mib),
+            ]);
+            row.resize(CSV_HEADER.len(), String::new());
+            rows.push(row);
+            for n in &g.net {
+                let mut row = vec![
+                    self.timestamp.clone(),
+                    self.node.clone(),
+                    format!("{} {}", g.label(), n.net),
+                    "net".to_string(),
+                    n.interface.clone(),
+                ];
+                row.resize(13, String::new());
+                row.push(io_some.clone());
+                row.resize(19, String::new());
+                row.extend([f(n.rx_mib_s), f(n.tx_mib_s), f(n.drops_s())]);
+                rows.push(row);
+            }
         }
         crate::output::csv::table(header.then_some(CSV_HEADER), rows)
     }
@@ -397,6 +590,161 @@ impl crate::output::Document for TopSample {
             _ => self.prometheus(),
         }
     }
+}
+
+/// A share as a ratio gauge, where there is one.
+fn ratio(
+    name: &'static str,
+    help: &'static str,
+    field: &'static str,
+    pct: Option<f64>,
+) -> Option<Gauge> {
+    pct.map(|p| Gauge::new((name, help), p / 100.0, (field, p)))
+}
+
+/// MiB as a bytes gauge, where there is one.
+fn bytes(
+    name: &'static str,
+    help: &'static str,
+    field: &'static str,
+    mib: Option<f64>,
+) -> Option<Gauge> {
+    mib.map(|m| Gauge::new((name, help), m * 1048576.0, (field, m)))
+}
+
+/// A guest's CPU and memory as gauges.
+fn use_gauges(g: &GuestUse) -> Vec<Gauge> {
+    let (c, m) = (&g.cpu, &g.memory);
+    [
+        ratio("cpu_used_ratio", "CPU the guest used, in cores (1 is one core's worth)", "cpu_used_pct", c.used_pct),
+        ratio("cpu_ready_ratio", "share of the interval its worst vCPU was ready but not running, beyond its own limit (esxtop's %RDY), 0 to 1", "cpu_ready_pct", c.ready_pct),
+        ratio("cpu_limited_ratio", "share of the interval its own CPU limit (cpulimit) held it, 0 to 1", "cpu_limited_pct", c.limited_pct),
+        ratio("cpu_pressure_ratio", "PSI of its cgroup: share of the interval some task waited for a CPU, 0 to 1", "cpu_pressure_pct", c.pressure_pct),
+        bytes("memory_host_bytes", "host memory its QEMU (a container's cgroup) holds", "memory_host_mib", m.host_mib),
+        bytes("memory_swap_bytes", "of its memory, what is in the host's swap", "memory_swap_mib", m.swap_mib),
+        bytes("memory_max_bytes", "the memory it was given", "memory_max_mib", m.max_mib),
+        bytes("memory_balloon_bytes", "the memory its balloon leaves it", "memory_balloon_mib", m.balloon_mib),
+        bytes("guest_available_bytes", "the guest's own available memory (its balloon driver's report)", "guest_available_mib", m.guest_available_mib),
+        ratio("memory_pressure_some_ratio", "PSI of its cgroup: share of the interval some task waited for memory, 0 to 1", "memory_pressure_some_pct", m.pressure_some_pct),
+        ratio("memory_pressure_full_ratio", "PSI of its cgroup: share of the interval all its tasks waited for memory, 0 to 1", "memory_pressure_full_pct", m.pressure_full_pct),
+        Some(Gauge::new(("oom_kills", "the OOM killer's kills in its cgroup over the interval"), g.oom_kills as f64, ("oom_kills", g.oom_kills as f64))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A guest interface's rates as gauges, from the guest's side.
+fn net_gauges(n: &crate::nodeio::guests::GuestNet) -> Vec<Gauge> {
+    let per_s = |name, help, field, v: f64| Gauge::new((name, help), v, (field, v));
+    vec![
+        Gauge::new(
+            (
+                "receive_bytes_per_second",
+                "bytes the guest received a second",
+            ),
+            n.rx_mib_s * 1048576.0,
+            ("rx_mib_s", n.rx_mib_s),
+        ),
+        Gauge::new(
+            ("transmit_bytes_per_second", "bytes the guest sent a second"),
+            n.tx_mib_s * 1048576.0,
+            ("tx_mib_s", n.tx_mib_s),
+        ),
+        per_s(
+            "receive_packets_per_second",
+            "packets the guest received a second",
+            "rx_packets_s",
+            n.rx_packets_s,
+        ),
+        per_s(
+            "transmit_packets_per_second",
+            "packets the guest sent a second",
+            "tx_packets_s",
+            n.tx_packets_s,
+        ),
+        per_s(
+            "receive_drops_per_second",
+            "packets to the guest dropped a second",
+            "rx_drops_s",
+            n.rx_drops_s,
+        ),
+        per_s(
+            "transmit_drops_per_second",
+            "packets from the guest dropped a second",
+            "tx_drops_s",
+            n.tx_drops_s,
+        ),
+    ]
+}
+
+/// The node's CPU and memory against its guests as gauges.
+fn node_use_gauges(n: &crate::nodeio::guests::NodeUse) -> Vec<Gauge> {
+    let count = |name, help, field, v: f64| Gauge::new((name, help), v, (field, v));
+    let mut out: Vec<Gauge> = [
+        n.overcommit.map(|o| {
+            count(
+                "vcpus_per_core",
+                "the running guests' vCPUs over the node's cores",
+                "vcpus_per_core",
+                o,
+            )
+        }),
+        bytes(
+            "memory_available_bytes",
+            "the node's available memory (MemAvailable)",
+            "memory_available_mib",
+            n.available_mib,
+        ),
+        Some(Gauge::new(
+            (
+                "guest_memory_bytes",
+                "the memory the running guests were given",
+            ),
+            n.guest_memory_mib * 1048576.0,
+            ("guest_memory_mib", n.guest_memory_mib),
+        )),
+        bytes(
+            "swap_used_bytes",
+            "host swap in use",
+            "swap_used_mib",
+            n.swap_used_mib,
+        ),
+        bytes(
+            "arc_size_bytes",
+            "the ZFS ARC's size",
+            "arc_size_mib",
+            n.arc.as_ref().map(|a| a.size_mib),
+        ),
+        bytes(
+            "arc_max_bytes",
+            "the ZFS ARC's maximum (zfs_arc_max)",
+            "arc_max_mib",
+            n.arc.as_ref().map(|a| a.max_mib),
+        ),
+        bytes(
+            "ksm_saved_bytes",
+            "memory KSM's sharing saves",
+            "ksm_saved_mib",
+            n.ksm_saved_mib,
+        ),
+        ratio(
+            "memory_full_ratio",
+            "PSI: share of the interval all non-idle tasks waited for memory, 0 to 1",
+            "memory_full_pct",
+            n.memory_full_pct,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    out.push(count(
+        "oom_kills",
+        "the OOM killer's kills on the node over the interval",
+        "oom_kills",
+        n.oom_kills as f64,
+    ));
+    out
 }
 
 /// Reads and writes a second and bytes a second as gauges.
@@ -590,6 +938,104 @@ mod tests {
         assert!(!prom.contains("vm/102"), "{prom}");
         let influx = sample().influx();
         assert!(influx.contains("object=top_guest"), "{influx}");
+    }
+
+    /// `sample()` with a VM's CPU, memory and an interface, and the node's.
+    fn whole() -> TopSample {
+        use crate::nodeio::guests::{GuestCpu, GuestMemory, GuestNet, NodeUse};
+        TopSample {
+            guest_use: vec![GuestUse {
+                kind: "vm".into(),
+                id: 101,
+                name: Some("db".into()),
+                cpu: GuestCpu {
+                    used_pct: Some(150.0),
+                    vcpus: 2,
+                    ready_pct: Some(22.5),
+                    limited_pct: Some(0.0),
+                    ..GuestCpu::default()
+                },
+                memory: GuestMemory {
+                    host_mib: Some(2048.0),
+                    swap_mib: Some(0.0),
+                    max_mib: Some(4096.0),
+                    balloon_mib: Some(3072.0),
+                    ..GuestMemory::default()
+                },
+                net: vec![GuestNet {
+                    net: "net0".into(),
+                    interface: "tap101i0".into(),
+                    rx_mib_s: 1.5,
+                    rx_drops_s: 3.0,
+                    ..GuestNet::default()
+                }],
+                oom_kills: 0,
+            }],
+            node_use: NodeUse {
+                cores: Some(4),
+                vcpus: 8,
+                overcommit: Some(2.0),
+                memory_mib: Some(16384.0),
+                available_mib: Some(8192.0),
+                guest_memory_mib: 4096.0,
+                oom_kills: 1,
+                ..NodeUse::default()
+            },
+            ..sample()
+        }
+    }
+
+    #[test]
+    fn the_whole_guest_is_in_every_format() {
+        let s = whole();
+        let text = s.text();
+        assert!(text.contains("CPU 8 vCPUs on 4 cores (2.0:1)"), "{text}");
+        assert!(text.contains("OOM KILLS 1"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("VM 101  ")).unwrap();
+        for cell in ["150", "22.5%", "0.0%", "2048", "3072/4096", "db"] {
+            assert!(row.contains(cell), "{cell}: {row}");
+        }
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("VM 101") && l.contains("tap101i0") && l.contains("1.50")),
+            "{text}"
+        );
+        let csv = s.csv(true);
+        let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+        assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()), "{csv}");
+        let col = |name| CSV_HEADER.iter().position(|h| *h == name).unwrap();
+        let guest = rows.iter().find(|r| r[3] == "guest").unwrap();
+        assert_eq!(guest[2], "VM 101");
+        assert_eq!(guest[col("cpu_ready_pct")], "22.500");
+        let net = rows.iter().find(|r| r[3] == "net").unwrap();
+        assert_eq!((net[2], net[4]), ("VM 101 net0", "tap101i0"));
+        assert_eq!(net[col("net_drops_s")], "3.000");
+        let prom = s.prometheus();
+        for line in [
+            "pveprobe_top_cpu_ready_ratio{guest=\"vm/101\",node=\"pve1\"} 0.225",
+            "pveprobe_top_receive_drops_per_second{guest=\"vm/101\",net=\"net0\",interface=\"tap101i0\",node=\"pve1\"} 3",
+            "pveprobe_top_vcpus_per_core{node=\"pve1\"} 2",
+            "pveprobe_top_oom_kills{node=\"pve1\"} 1",
+        ] {
+            assert!(prom.contains(line), "{line}\n{prom}");
+        }
+        let graphite = s.graphite("proxmox");
+        assert!(
+            graphite.contains("proxmox.qemu.101.pveprobe_top.cpu_ready_pct 22.5 "),
+            "{graphite}"
+        );
+        assert!(
+            graphite.contains("proxmox.qemu.101.pveprobe_top.net0.rx_drops_s 3 "),
+            "{graphite}"
+        );
+        // A sample of schema 1 (before the whole guest) reads back.
+        let mut old = serde_json::to_value(sample()).unwrap();
+        let o = old.as_object_mut().unwrap();
+        o.remove("guest_use");
+        o.remove("node_use");
+        o.insert("schema_version".into(), 1.into());
+        let back: TopSample = serde_json::from_value(old).unwrap();
+        assert!(back.guest_use.is_empty() && back.node_use.cores.is_none());
     }
 
     #[test]

@@ -171,7 +171,7 @@ pub fn step_through(around: &Around, tui: &mut Tui, interrupt: &Interrupt) {
             Key::PageUp => around.hours_from(i, -1),
             Key::PageDown => around.hours_from(i, 1),
             Key::Worst => around.next_worst(i).unwrap_or(i),
-            Key::Up | Key::Down | Key::Sort => i,
+            Key::Up | Key::Down | Key::Sort | Key::Panel(_) => i,
         };
     }
 }
@@ -179,7 +179,7 @@ pub fn step_through(around: &Around, tui: &mut Tui, interrupt: &Interrupt) {
 /// The replayed view of interval `i` of `last + 1`.
 fn redraw(tui: &mut Tui, sample: Option<&TopSample>, i: usize, last: usize) {
     let footer = [format!(
-        "recorded interval {} of {} · left/right one interval · PgUp/PgDn an hour · w next bad moment · s sorts · up/down scroll · q quits",
+        "recorded interval {} of {} · left/right one interval · PgUp/PgDn an hour · w next bad moment · i c m n panels · s sorts · up/down scroll · q quits",
         i + 1,
         last + 1
     )];

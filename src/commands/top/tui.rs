@@ -24,6 +24,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
+use crate::nodeio::guests::{GuestNet, GuestUse};
 use crate::nodeio::sample::{DiskIo, GuestIo, TopSample};
 
 /// Whether the terminal is held (for the panic hook and drop).
@@ -54,6 +55,19 @@ pub enum Key {
     Worst,
     /// `s`: the next sort.
     Sort,
+    /// `i`, `c`, `m`, `n`: the guests' I/O, CPU, memory or network panel.
+    Panel(Panel),
+}
+
+/// What the guests' table shows, switched by key as esxtop switches its
+/// panels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Panel {
+    #[default]
+    Io,
+    Cpu,
+    Memory,
+    Network,
 }
 
 /// How the guests are sorted.
@@ -103,6 +117,7 @@ impl Sort {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ViewState {
     pub sort: Sort,
+    pub panel: Panel,
     pub scroll: usize,
     /// Guest rows the last draw showed (a page).
     page: usize,
@@ -114,6 +129,10 @@ impl ViewState {
         match k {
             Key::Sort => {
                 self.sort = self.sort.next();
+                self.scroll = 0;
+            }
+            Key::Panel(p) => {
+                self.panel = p;
                 self.scroll = 0;
             }
             Key::Up => self.scroll = self.scroll.saturating_sub(1),
@@ -188,52 +207,60 @@ impl Tui {
 
     /// `s` drawn, with `footer`'s lines under it.
     pub fn draw(&mut self, s: &TopSample, footer: &[String]) {
-        let color = self.color;
-        let state = &mut self.state;
-        let _ = self.term.draw(|f| {
-            let area = f.area();
-            let hints = s.hints.len().min(4) as u16;
-            let disks = (s.disks.len().max(1) as u16 + 1)
-                .min(area.height / 3)
-                .max(2);
-            let [head, guests, gap, disk_area, hint_area, foot] = Layout::vertical([
-                Constraint::Length(2),
-                Constraint::Min(4),
-                Constraint::Length(1),
-                Constraint::Length(disks),
-                Constraint::Length(hints),
-                Constraint::Length(footer.len() as u16 + 1),
-            ])
-            .areas(area);
-            let _ = gap;
-            f.render_widget(Paragraph::new(header(s)), head);
-            let [title_area, table_area] =
-                Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(guests);
-            // The table's own header takes a row.
-            state.page = table_area.height.saturating_sub(1) as usize;
-            let (title, table) = guest_table(s, state, guests.width, color);
-            f.render_widget(
-                Paragraph::new(Line::styled(
-                    title,
-                    Style::default().add_modifier(Modifier::BOLD),
-                )),
-                title_area,
-            );
-            f.render_widget(table, table_area);
-            f.render_widget(disk_table(&s.disks, disk_area.width, color), disk_area);
-            let warn = style(color, Color::Yellow);
-            let hint_lines: Vec<Line> = s
-                .hints
-                .iter()
-                .take(hints as usize)
-                .map(|h| Line::styled(format!("hint {}: {}", h.code, h.sentence()), warn))
-                .collect();
-            f.render_widget(Paragraph::new(hint_lines), hint_area);
-            let mut lines = vec![Line::raw("")];
-            lines.extend(footer.iter().map(|l| Line::raw(l.clone())));
-            f.render_widget(Paragraph::new(lines), foot);
-        });
+        let (color, state) = (self.color, &mut self.state);
+        let _ = self.term.draw(|f| view(f, s, state, footer, color));
     }
+}
+
+/// The view of `s` on frame `f`: the header, the guests' panel, the disks,
+/// the hints and `footer`.
+fn view(
+    f: &mut ratatui::Frame,
+    s: &TopSample,
+    state: &mut ViewState,
+    footer: &[String],
+    color: bool,
+) {
+    let area = f.area();
+    let hints = s.hints.len().min(4) as u16;
+    let disks = (s.disks.len().max(1) as u16 + 1)
+        .min(area.height / 3)
+        .max(2);
+    let [head, guests, _gap, disk_area, hint_area, foot] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Min(4),
+        Constraint::Length(1),
+        Constraint::Length(disks),
+        Constraint::Length(hints),
+        Constraint::Length(footer.len() as u16 + 1),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(header(s)), head);
+    let [title_area, table_area] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(guests);
+    // The table's own header takes a row.
+    state.page = table_area.height.saturating_sub(1) as usize;
+    let (title, table) = guest_table(s, state, guests.width, color);
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            title,
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
+        title_area,
+    );
+    f.render_widget(table, table_area);
+    f.render_widget(disk_table(&s.disks, disk_area.width, color), disk_area);
+    let warn = style(color, Color::Yellow);
+    let hint_lines: Vec<Line> = s
+        .hints
+        .iter()
+        .take(hints as usize)
+        .map(|h| Line::styled(format!("hint {}: {}", h.code, h.sentence()), warn))
+        .collect();
+    f.render_widget(Paragraph::new(hint_lines), hint_area);
+    let mut lines = vec![Line::raw("")];
+    lines.extend(footer.iter().map(|l| Line::raw(l.clone())));
+    f.render_widget(Paragraph::new(lines), foot);
 }
 
 /// Reads stdin's bytes on a thread of its own and sends the keys in them;
@@ -272,6 +299,10 @@ pub fn keys_of(bytes: &[u8]) -> Vec<Key> {
             [b'q' | b'Q', ..] => (Some(Key::Quit), 1),
             [b'w' | b'W', ..] => (Some(Key::Worst), 1),
             [b's' | b'S', ..] => (Some(Key::Sort), 1),
+            [b'i' | b'I', ..] => (Some(Key::Panel(Panel::Io)), 1),
+            [b'c' | b'C', ..] => (Some(Key::Panel(Panel::Cpu)), 1),
+            [b'm' | b'M', ..] => (Some(Key::Panel(Panel::Memory)), 1),
+            [b'n' | b'N', ..] => (Some(Key::Panel(Panel::Network)), 1),
             [0x1b, b'[' | b'O', b'A', ..] => (Some(Key::Up), 3),
             [0x1b, b'[' | b'O', b'B', ..] => (Some(Key::Down), 3),
             [0x1b, b'[' | b'O', b'C', ..] => (Some(Key::Right), 3),
@@ -327,6 +358,7 @@ fn header(s: &TopSample) -> Vec<Line<'static>> {
             pct(p.cpu_some_pct),
             pct(p.memory_some_pct)
         )),
+        Line::raw(super::render::node_use_line(s)),
     ]
 }
 
@@ -456,42 +488,247 @@ fn guest_columns() -> Vec<Column<GuestIo>> {
     out
 }
 
+/// The guests' table of the panel shown, and its title.
 fn guest_table(
     s: &TopSample,
     state: &mut ViewState,
     width: u16,
     color: bool,
 ) -> (String, Table<'static>) {
-    let cols = fitting(guest_columns(), width);
-    let mut guests: Vec<&GuestIo> = s.guests.iter().collect();
-    state.sort.order(&mut guests);
+    match state.panel {
+        Panel::Io => {
+            let mut guests: Vec<&GuestIo> = s.guests.iter().collect();
+            state.sort.order(&mut guests);
+            let by = format!("I/O by {}", state.sort.word());
+            paged(
+                &guests,
+                guest_columns(),
+                state,
+                width,
+                color,
+                &by,
+                "s: sort, ",
+            )
+        }
+        Panel::Cpu => {
+            let mut guests: Vec<&GuestUse> = s.guest_use.iter().collect();
+            let key =
+                |g: &GuestUse| g.cpu.ready_pct.unwrap_or(0.0) + g.cpu.limited_pct.unwrap_or(0.0);
+            guests.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.id.cmp(&b.id)));
+            paged(
+                &guests,
+                cpu_columns(),
+                state,
+                width,
+                color,
+                "CPU by ready and limited",
+                "",
+            )
+        }
+        Panel::Memory => {
+            let mut guests: Vec<&GuestUse> = s.guest_use.iter().collect();
+            let key = |g: &GuestUse| {
+                g.memory.swap_mib.unwrap_or(0.0) * 1e6 + g.memory.host_mib.unwrap_or(0.0)
+            };
+            guests.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.id.cmp(&b.id)));
+            paged(
+                &guests,
+                memory_columns(),
+                state,
+                width,
+                color,
+                "memory by swap and size",
+                "",
+            )
+        }
+        Panel::Network => {
+            let mut rows: Vec<NetRow> = s
+                .guest_use
+                .iter()
+                .flat_map(|g| g.net.iter().map(move |n| NetRow(g, n)))
+                .collect();
+            let key = |r: &NetRow| r.1.drops_s() * 1e9 + r.1.rx_mib_s + r.1.tx_mib_s;
+            rows.sort_by(|a, b| key(b).total_cmp(&key(a)));
+            let rows: Vec<&NetRow> = rows.iter().collect();
+            paged(
+                &rows,
+                net_columns(),
+                state,
+                width,
+                color,
+                "network by drops and MiB/s",
+                "",
+            )
+        }
+    }
+}
+
+/// A page of `rows` in the columns that fit, and the table's title.
+fn paged<T>(
+    rows: &[&T],
+    columns: Vec<Column<T>>,
+    state: &mut ViewState,
+    width: u16,
+    color: bool,
+    what: &str,
+    keys: &str,
+) -> (String, Table<'static>) {
+    let cols = fitting(columns, width);
     let page = state.page.max(1);
-    state.scroll = state.scroll.min(guests.len().saturating_sub(page));
-    let shown: Vec<Row> = if guests.is_empty() {
-        vec![Row::new(vec![Cell::from("(no running guest)")])]
+    state.scroll = state.scroll.min(rows.len().saturating_sub(page));
+    let names: Vec<Cell> = cols.iter().map(|c| Cell::from(c.name)).collect();
+    let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
+    let shown: Vec<Row> = if rows.is_empty() {
+        // One cell across the width: the line is never cut to a column's.
+        widths = vec![Constraint::Min(0)];
+        vec![Row::new(vec![Cell::from(if s_is_io(what) {
+            "(no running guest)"
+        } else {
+            "(none)"
+        })])]
     } else {
-        guests
-            .iter()
+        rows.iter()
             .skip(state.scroll)
             .take(page)
             .map(|g| Row::new(cols.iter().map(|c| (c.cell)(g, color)).collect::<Vec<_>>()))
             .collect()
     };
-    let title = match guests.len() {
+    let panels = "i c m n: I/O, CPU, memory, network";
+    let title = match rows.len() {
         n if n > page => format!(
-            "GUESTS {}-{} of {n}, by {} (s: sort, up/down: scroll)",
+            "GUESTS {}-{} of {n}, {what} ({keys}up/down: scroll; {panels})",
             state.scroll + 1,
             (state.scroll + page).min(n),
-            state.sort.word()
         ),
-        n => format!("GUESTS {n}, by {} (s: sort)", state.sort.word()),
+        n => format!("GUESTS {n}, {what} ({keys}{panels})"),
     };
-    let names: Vec<Cell> = cols.iter().map(|c| Cell::from(c.name)).collect();
-    let widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
     let table = Table::new(shown, widths)
         .header(Row::new(names).style(Style::default().add_modifier(Modifier::BOLD)))
         .column_spacing(1);
     (title, table)
+}
+
+fn s_is_io(what: &str) -> bool {
+    what.starts_with("I/O")
+}
+
+/// A share, %: yellow from 5, red from `red`.
+fn share(v: Option<f64>, red: f64, color: bool) -> Cell<'static> {
+    let Some(v) = v else {
+        return Cell::from(Line::from("-").right_aligned());
+    };
+    let st = if v >= red {
+        style(color, Color::Red)
+    } else if v >= 5.0 {
+        style(color, Color::Yellow)
+    } else {
+        Style::default()
+    };
+    Cell::from(Line::from(format!("{v:.1}%")).right_aligned()).style(st)
+}
+
+fn opt_num(v: Option<f64>, decimals: usize) -> Cell<'static> {
+    match v {
+        Some(v) => num(v, decimals),
+        None => Cell::from(Line::from("-").right_aligned()),
+    }
+}
+
+fn name_col<T: AsGuest>() -> Column<T> {
+    col("NAME", 16, 1, |g: &T, _| {
+        Cell::from(g.guest().name.clone().unwrap_or_default())
+    })
+}
+
+/// A row that belongs to a guest.
+trait AsGuest {
+    fn guest(&self) -> &GuestUse;
+}
+
+impl AsGuest for GuestUse {
+    fn guest(&self) -> &GuestUse {
+        self
+    }
+}
+
+/// One guest interface's row.
+struct NetRow<'a>(&'a GuestUse, &'a GuestNet);
+
+impl AsGuest for NetRow<'_> {
+    fn guest(&self) -> &GuestUse {
+        self.0
+    }
+}
+
+fn cpu_columns() -> Vec<Column<GuestUse>> {
+    vec![
+        col("GUEST", 10, 0, |g: &GuestUse, _| Cell::from(g.label())),
+        col("USED", 7, 0, |g, _| {
+            opt_num(g.cpu.used_pct, 0).style(Style::default())
+        }),
+        col("READY", 7, 0, |g, c| share(g.cpu.ready_pct, 10.0, c)),
+        col("LIMITED", 8, 0, |g, c| share(g.cpu.limited_pct, 10.0, c)),
+        col("vCPUs", 5, 2, |g, _| num(f64::from(g.cpu.vcpus), 0)),
+        col("CPU PSI", 8, 3, |g, _| {
+            share(g.cpu.pressure_pct, 101.0, false)
+        }),
+        name_col(),
+        col("READY PER vCPU", 30, 4, |g, _| {
+            Cell::from(
+                g.cpu
+                    .vcpu_ready_pct
+                    .iter()
+                    .map(|r| format!("{r:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        }),
+    ]
+}
+
+fn memory_columns() -> Vec<Column<GuestUse>> {
+    vec![
+        col("GUEST", 10, 0, |g: &GuestUse, _| Cell::from(g.label())),
+        col("HOST MiB", 9, 0, |g, _| opt_num(g.memory.host_mib, 0)),
+        col("SWAP MiB", 9, 0, |g, _| opt_num(g.memory.swap_mib, 0)),
+        col("BALLOON", 8, 2, |g, _| opt_num(g.memory.balloon_mib, 0)),
+        col("MAX MiB", 8, 2, |g, _| opt_num(g.memory.max_mib, 0)),
+        col("AVAIL", 8, 3, |g, _| {
+            opt_num(g.memory.guest_available_mib, 0)
+        }),
+        col("SWPIN/s", 8, 3, |g, _| {
+            opt_num(g.memory.guest_swap_in_mib_s, 1)
+        }),
+        col("MAJF/s", 7, 3, |g, _| {
+            opt_num(g.memory.guest_major_faults_s, 0)
+        }),
+        col("MEM PSI", 8, 2, |g, c| {
+            share(g.memory.pressure_some_pct, 10.0, c)
+        }),
+        name_col(),
+    ]
+}
+
+fn net_columns<'a>() -> Vec<Column<NetRow<'a>>> {
+    vec![
+        col("GUEST", 10, 0, |r: &NetRow, _| Cell::from(r.0.label())),
+        col("NET", 5, 0, |r, _| Cell::from(r.1.net.clone())),
+        col("RX MiB/s", 9, 0, |r, _| num(r.1.rx_mib_s, 2)),
+        col("TX MiB/s", 9, 0, |r, _| num(r.1.tx_mib_s, 2)),
+        col("RX pkt/s", 9, 2, |r, _| num(r.1.rx_packets_s, 0)),
+        col("TX pkt/s", 9, 2, |r, _| num(r.1.tx_packets_s, 0)),
+        col("DROPS/s", 8, 0, |r, c| {
+            let d = r.1.drops_s();
+            let st = if d >= 1.0 {
+                style(c, Color::Red)
+            } else {
+                Style::default()
+            };
+            num(d, 0).style(st)
+        }),
+        col("IFACE", 12, 3, |r, _| Cell::from(r.1.interface.clone())),
+        name_col(),
+    ]
 }
 
 fn disk_columns() -> Vec<Column<DiskIo>> {
@@ -575,6 +812,84 @@ mod tests {
         );
         assert_eq!(keys_of(b"\x1b"), [Key::Quit], "Esc alone");
         assert!(keys_of(b"\x1b[").is_empty());
+    }
+
+    /// The view of `s` on a terminal `width` x 30, as its lines.
+    fn screen(s: &TopSample, state: &mut ViewState, width: u16) -> Vec<String> {
+        let mut term = Terminal::new(ratatui::backend::TestBackend::new(width, 30)).unwrap();
+        term.draw(|f| view(f, s, state, &["keys".into()], false))
+            .unwrap();
+        let buf = term.backend().buffer().clone();
+        (0..30)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn panels_switch_by_key_and_every_line_fits() {
+        use crate::nodeio::guests::{GuestCpu, GuestMemory};
+        let mut state = ViewState::default();
+        // An idle node: its line is whole at 120 columns, and at 80.
+        for width in [80, 120] {
+            let idle = screen(&TopSample::default(), &mut state, width);
+            assert!(
+                idle.iter().any(|l| l.trim() == "(no running guest)"),
+                "{idle:#?}"
+            );
+        }
+        let s = TopSample {
+            guest_use: vec![GuestUse {
+                kind: "vm".into(),
+                id: 101,
+                name: Some("web".into()),
+                cpu: GuestCpu {
+                    used_pct: Some(150.0),
+                    vcpus: 2,
+                    ready_pct: Some(22.5),
+                    vcpu_ready_pct: vec![22.5, 12.0],
+                    limited_pct: Some(0.0),
+                    pressure_pct: None,
+                },
+                memory: GuestMemory {
+                    host_mib: Some(2100.0),
+                    swap_mib: Some(300.0),
+                    ..GuestMemory::default()
+                },
+                net: vec![GuestNet {
+                    net: "net0".into(),
+                    interface: "tap101i0".into(),
+                    rx_drops_s: 7.0,
+                    ..GuestNet::default()
+                }],
+                oom_kills: 0,
+            }],
+            ..TopSample::default()
+        };
+        for (keys, heading, cell) in [
+            (&b"c"[..], "READY", "22.5%"),
+            (b"m", "SWAP MiB", "300"),
+            (b"n", "DROPS/s", "7"),
+            (b"i", "GUEST", "(no running guest)"),
+        ] {
+            for k in keys_of(keys) {
+                assert!(state.apply(k, true));
+            }
+            let lines = screen(&s, &mut state, 80);
+            let table = lines
+                .iter()
+                .position(|l| !l.starts_with("GUESTS") && l.contains(heading));
+            let table = table.unwrap_or_else(|| panic!("{heading}: {lines:#?}"));
+            assert!(lines[table + 1].contains(cell), "{heading}: {lines:#?}");
+            if heading != "GUEST" {
+                assert!(lines[table + 1].starts_with("VM 101"), "{lines:#?}");
+            }
+        }
     }
 
     #[test]

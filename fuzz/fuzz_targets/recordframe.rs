@@ -2,7 +2,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pveprobe_parse::recordframe::{self, FRAME_HEADER_LEN, MAX_PAYLOAD};
+use pveprobe_parse::recordframe::{
+    self, FRAME_HEADER_LEN, FRAME_HEADER_LEN_V2, FRAME_MAGIC, MAX_PAYLOAD,
+};
 
 fuzz_target!(|data: &[u8]| {
     let s = recordframe::read(data);
@@ -16,8 +18,16 @@ fuzz_target!(|data: &[u8]| {
         assert!(f.offset >= last_end);
         assert!(f.payload.end <= data.len());
         assert!(f.payload.len() <= MAX_PAYLOAD);
-        assert_eq!(f.payload.start, f.offset + FRAME_HEADER_LEN);
-        let again = recordframe::frame(f.time_us, f.summary, &data[f.payload.clone()]);
+        // Either version, each written again as its own.
+        let v1 = &data[f.offset..f.offset + 4] == FRAME_MAGIC;
+        let header = if v1 { FRAME_HEADER_LEN } else { FRAME_HEADER_LEN_V2 };
+        assert_eq!(f.payload.start, f.offset + header);
+        let write = if v1 {
+            recordframe::frame_v1
+        } else {
+            recordframe::frame
+        };
+        let again = write(f.time_us, f.summary, &data[f.payload.clone()]);
         assert_eq!(&again[..], &data[f.offset..f.payload.end]);
         last_end = f.payload.end;
     }

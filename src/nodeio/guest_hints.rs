@@ -84,7 +84,56 @@ pub fn hints(s: &TopSample) -> Vec<Hint> {
     }
     out.extend(overcommitted(n));
     out.extend(arc_squeezes(s, swapping_in));
+    out.extend(
+        n.kills
+            .iter()
+            .filter(|k| k.id.is_some())
+            .map(|k| oom_killed(k, n)),
+    );
     out
+}
+
+/// The kernel's OOM killer took a guest.
+fn oom_killed(k: &super::oom::OomKill, n: &NodeUse) -> Hint {
+    let picture = match (n.available_mib, n.memory_mib) {
+        (Some(a), Some(t)) => format!(
+            "; at the interval's end the node had {:.1} of {:.1} GiB available, its running guests given {:.1} GiB{}",
+            a / 1024.0,
+            t / 1024.0,
+            n.guest_memory_mib / 1024.0,
+            n.arc
+                .as_ref()
+                .map(|arc| format!(", the ZFS ARC {:.1} GiB", arc.size_mib / 1024.0))
+                .unwrap_or_default()
+        ),
+        _ => String::new(),
+    };
+    let (why, fix) = if k.constraint == "CONSTRAINT_MEMCG" {
+        (
+            format!(
+                "its cgroup {} reached its memory limit",
+                k.memcg.as_deref().unwrap_or("?")
+            ),
+            "raise that limit, or give the guest less memory than it",
+        )
+    } else {
+        (
+            "the node ran out of memory".to_string(),
+            "give the node's guests less memory than it has (node-memory-overcommitted), cap the ZFS ARC, add swap or RAM, or move a guest; start it again (qm start / pct start)",
+        )
+    };
+    Hint::new(
+        "guest-oom-killed",
+        k.label(),
+        format!(
+            "{}: the kernel's OOM killer killed it at {} ({} PID {}, {:.0} MiB resident): {why}{picture}. To keep it: {fix}",
+            k.label(),
+            k.at,
+            k.comm,
+            k.pid,
+            k.rss_mib
+        ),
+    )
 }
 
 /// Its vCPUs waited for the node's cores.
@@ -360,5 +409,38 @@ mod tests {
             ..GuestNet::default()
         }];
         assert!(codes(&s).contains(&("guest-net-drops".into(), "VM 104 net0".into())));
+        // A VM the OOM killer took; a process that is no guest is no hint.
+        s.node_use.kills = vec![
+            super::super::oom::OomKill {
+                at: "2026-12-06T03:12:05Z".into(),
+                kind: Some("vm".into()),
+                id: Some(104),
+                pid: 4242,
+                comm: "kvm".into(),
+                rss_mib: 8192.0,
+                constraint: "CONSTRAINT_NONE".into(),
+                ..Default::default()
+            },
+            super::super::oom::OomKill {
+                pid: 7,
+                comm: "python3".into(),
+                ..Default::default()
+            },
+        ];
+        let oom: Vec<Hint> = hints(&s)
+            .into_iter()
+            .filter(|h| h.code == "guest-oom-killed")
+            .collect();
+        assert_eq!(oom.len(), 1, "{oom:?}");
+        assert_eq!(oom[0].subject, "VM 104");
+        for part in [
+            "03:12:05",
+            "kvm PID 4242",
+            "8192 MiB",
+            "ran out of memory",
+            "8.0 of 16.0 GiB",
+        ] {
+            assert!(oom[0].message.contains(part), "{part}: {}", oom[0]);
+        }
     }
 }

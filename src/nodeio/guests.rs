@@ -20,6 +20,8 @@ use crate::sys::host::Host;
 /// One guest's counters at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GuestCounters {
+    /// Its QEMU's PID (a VM).
+    pub pid: Option<u32>,
     /// CPU time used since it started, µs: its QEMU process's, a
     /// container's cgroup's.
     pub cpu_us: Option<u64>,
@@ -137,6 +139,7 @@ pub fn vm(host: &Host, pidfile: &std::path::Path, vcpus: &[(u32, u32)]) -> Guest
             .unwrap_or_default(),
     };
     GuestCounters {
+        pid: Some(pid),
         cpu_us: host
             .read(format!("{proc}/stat"))
             .ok()
@@ -345,8 +348,11 @@ pub struct NodeUse {
     pub ksm_saved_mib: Option<f64>,
     /// PSI memory `full`: all non-idle tasks waited for memory, %.
     pub memory_full_pct: Option<f64>,
-    /// The OOM killer's kills on the node over the interval.
+    /// The OOM killer's kills on the node over the interval (`/proc/vmstat`).
     pub oom_kills: u64,
+    /// Each kill the kernel's log told of, its victim named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kills: Vec<super::oom::OomKill>,
 }
 
 const MIB: f64 = 1048576.0;
@@ -494,6 +500,7 @@ pub fn node_use(
         ksm_saved_mib: b.ksm_sharing.map(|p| mib(p.saturating_mul(page))),
         memory_full_pct,
         oom_kills: delta(a.oom_kills, b.oom_kills).unwrap_or(0),
+        kills: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod guest_hints;
 pub mod guests;
 pub mod hints;
 pub mod jobs;
+pub mod oom;
 pub mod read;
 pub mod recorded;
 pub mod sample;
@@ -117,6 +118,7 @@ pub struct Sampler<'a> {
     last: LastRead,
     jobs: jobs::JobReader,
     storages: storages::StorageReader,
+    kernel_log: oom::KernelLog,
 }
 
 impl<'a> Sampler<'a> {
@@ -128,6 +130,12 @@ impl<'a> Sampler<'a> {
             last: LastRead::default(),
             jobs: jobs::JobReader::default(),
             storages: storages::StorageReader::default(),
+            // The real kernel's log, from now on; none for a fixture host.
+            kernel_log: if sources.host.is_real() {
+                oom::KernelLog::open()
+            } else {
+                oom::KernelLog::default()
+            },
         }
     }
 
@@ -140,6 +148,7 @@ impl<'a> Sampler<'a> {
         self.known.vms.retain(|id, _| vms.contains(id));
         let mut c = read::read(src, &vms, &mut self.known.vms);
         c.jobs = self.jobs.read(&src.host, &src.jobs);
+        c.kernel_log = self.kernel_log.read_new();
         c
     }
 
@@ -279,7 +288,16 @@ impl Sampler<'_> {
             });
         }
         let full = sample::memory_full(a, b, secs);
-        (out, guests::node_use(&a.node, &b.node, &given, full))
+        let mut node = guests::node_use(&a.node, &b.node, &given, full);
+        // A VM killed in the interval is gone from `b`: its PID is `a`'s.
+        let pids = a
+            .guests
+            .iter()
+            .chain(&b.guests)
+            .filter_map(|(key, c)| Some((c.pid?, key.clone())))
+            .collect();
+        node.kills = oom::kills(&b.kernel_log, &pids, oom::wall_of);
+        (out, node)
     }
 }
 

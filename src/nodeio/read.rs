@@ -59,6 +59,8 @@ pub struct Counters {
     pub guests: BTreeMap<(String, u32), GuestCounters>,
     /// The node's memory, ARC, KSM, OOM kills and interfaces.
     pub node: NodeCounters,
+    /// The kernel's log records written since the last reading.
+    pub kernel_log: Vec<String>,
     /// This process's CPU time so far (its children's included: the tools
     /// it asks), µs, and its resident set, KiB.
     pub own_cpu_us: u64,
@@ -203,6 +205,7 @@ pub fn read(src: &Sources, vms: &[u32], facts: &mut BTreeMap<u32, VmFacts>) -> C
         jobs: Vec::new(),
         guests,
         node: guests::node(host, stat.as_deref()),
+        kernel_log: Vec::new(),
         own_cpu_us,
         own_rss_kib,
     }

@@ -42,8 +42,10 @@ pub fn decode(payload: &[u8]) -> Result<TopSample, String> {
         .map_err(|e| format!("a recorded interval that is no sample: {e}"))
 }
 
-/// What `--worst` ranks by: the IO delay, PSI I/O full and the slowest
-/// guest drive's mean latency (of a read or a write) in the interval.
+/// What `--worst` ranks by: the IO delay, PSI I/O full, the slowest
+/// guest drive's mean latency (of a read or a write), the worst vCPU's
+/// ready share, PSI memory full and the OOM killer's kills in the
+/// interval.
 pub fn summary(s: &TopSample) -> Summary {
     let f = |x: Option<f64>| x.map_or(f32::NAN, |x| x as f32);
     let guest = s
@@ -52,10 +54,19 @@ pub fn summary(s: &TopSample) -> Summary {
         .flat_map(|g| [g.read_ms, g.write_ms])
         .flatten()
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let ready = s
+        .guest_use
+        .iter()
+        .filter_map(|g| g.cpu.ready_pct)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let kills = s.node_use.oom_kills.max(s.node_use.kills.len() as u64);
     Summary {
         iowait_pct: f(s.pressure.iowait_pct),
         io_full_pct: f(s.pressure.io_full_pct),
         guest_ms: f(guest),
+        ready_pct: f(ready),
+        memory_full_pct: f(s.node_use.memory_full_pct),
+        oom_kills: kills as f32,
     }
 }
 

@@ -504,6 +504,7 @@ mod tests {
             jobs: Vec::new(),
             guests: BTreeMap::new(),
             node: Default::default(),
+            kernel_log: Vec::new(),
             own_cpu_us: 0,
             own_rss_kib: 0,
         }
@@ -570,6 +571,7 @@ mod tests {
             jobs: Vec::new(),
             guests: BTreeMap::new(),
             node: Default::default(),
+            kernel_log: Vec::new(),
             own_cpu_us: 0,
             own_rss_kib: 0,
         };

@@ -15,10 +15,16 @@ use crate::nodeio::sample::TopSample;
 use crate::store::read::{Kept, Scanned};
 
 /// An interval is bad from here: the node's IO delay or PSI I/O full, %,
-/// or a guest drive's mean latency, ms (the hints' thresholds, docs/hints.md).
+/// a guest drive's mean latency, ms, a vCPU's ready share, % or PSI
+/// memory full, % (the hints' thresholds, docs/hints.md); and whenever the
+/// OOM killer killed.
 pub const IOWAIT_PCT: f64 = 10.0;
 pub const IO_FULL_PCT: f64 = 10.0;
 pub const GUEST_MS: f64 = 20.0;
+pub const READY_PCT: f64 = crate::nodeio::guest_hints::READY_PCT;
+pub const MEMORY_FULL_PCT: f64 = crate::nodeio::guest_hints::MEMORY_FULL_PCT;
+/// An interval with a kill is this bad: always an episode, ranked first.
+pub const OOM_SEVERITY: f64 = 1000.0;
 /// Intervals this far apart or closer are one episode, s.
 pub const MERGE_S: f64 = 60.0;
 /// The frames opened at most per episode (spread over it).
@@ -66,6 +72,14 @@ pub struct Peak {
     pub io_full_pct: Option<f64>,
     /// The slowest guest drive's mean latency, ms.
     pub guest_ms: Option<f64>,
+    /// The worst vCPU's ready share, %, PSI memory full, %, and the OOM
+    /// killer's kills (none in a store written before them).
+    #[serde(default)]
+    pub ready_pct: Option<f64>,
+    #[serde(default)]
+    pub memory_full_pct: Option<f64>,
+    #[serde(default)]
+    pub oom_kills: Option<f64>,
 }
 
 /// Bad intervals close together.
@@ -86,10 +100,26 @@ pub struct Episode {
     /// The disk busiest over the episode, and its mean utilisation, %.
     pub disk: Option<String>,
     pub disk_util_pct: Option<f64>,
+    /// The guests whose figures made it bad, whatever disk they are on:
+    /// the ones killed first, then the worst over its threshold first.
+    #[serde(default)]
+    pub causes: Vec<Cause>,
     /// The guests on it (or, with no disk known, the slowest), busiest first.
     pub guests: Vec<EpisodeGuest>,
     pub jobs: Vec<OtherJob>,
     pub hints: Vec<Hint>,
+}
+
+/// A guest that made an episode bad, and how.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cause {
+    /// `VM 104`, `VM 101 scsi0`, `CT 105`.
+    pub guest: String,
+    pub name: Option<String>,
+    /// `killed by the OOM killer at ...`, `vCPU ready 34%`, `writes 159 ms on loop3`.
+    pub why: String,
+    /// Its worst figure over its threshold (1 is the threshold).
+    pub severity: f64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -120,6 +150,9 @@ pub fn severity(k: &Kept) -> f64 {
         num(s.iowait_pct).map(|x| x / IOWAIT_PCT),
         num(s.io_full_pct).map(|x| x / IO_FULL_PCT),
         num(s.guest_ms).map(|x| x / GUEST_MS),
+        num(s.ready_pct).map(|x| x / READY_PCT),
+        num(s.memory_full_pct).map(|x| x / MEMORY_FULL_PCT),
+        num(s.oom_kills).filter(|k| *k >= 1.0).map(|_| OOM_SEVERITY),
     ]
     .into_iter()
     .flatten()
@@ -138,6 +171,9 @@ fn peak(k: &Kept) -> Peak {
         iowait_pct: num(k.summary.iowait_pct),
         io_full_pct: num(k.summary.io_full_pct),
         guest_ms: num(k.summary.guest_ms),
+        ready_pct: num(k.summary.ready_pct),
+        memory_full_pct: num(k.summary.memory_full_pct),
+        oom_kills: num(k.summary.oom_kills),
     }
 }
 
@@ -151,8 +187,10 @@ pub fn episodes(scanned: &Scanned) -> Vec<(std::ops::Range<usize>, f64)> {
         if sev < 1.0 {
             continue;
         }
+        // The first interval of the window has no start: it counts a
+        // second, so an episode of it alone still ranks.
         let secs = match i {
-            0 => 0.0,
+            0 => 1.0,
             _ => ((e[i].time_us - e[i - 1].time_us) as f64 / 1e6).min(MERGE_S),
         };
         let joined =
@@ -230,6 +268,8 @@ fn describe(scanned: &Scanned, range: std::ops::Range<usize>, notes: &mut Vec<St
     let Some(worst_sample) = samples.pop() else {
         return ep;
     };
+    samples.push(worst_sample.clone());
+    ep.causes = causes(&samples);
     // The disk: the most utilised over the episode of those a guest is on
     // (a loop or zvol under a guest, not the disk below its file), else of
     // all.
@@ -243,8 +283,12 @@ fn describe(scanned: &Scanned, range: std::ops::Range<usize>, notes: &mut Vec<St
         }
     }
     let total_secs: f64 = samples.iter().map(|s| s.seconds).sum::<f64>().max(1e-9);
+    // A guest drive that made it bad names its own disk (a guest on Ceph
+    // or NFS has none here: then no disk is named for it).
+    let slow_disk = slowest_disk(&samples);
     let disk = util
         .iter()
+        .filter(|(n, _)| slow_disk.as_deref().is_none_or(|d| d == **n))
         .max_by(|a, b| a.1.2.cmp(&b.1.2).then(a.1.0.total_cmp(&b.1.0)))
         .map(|(n, u)| (n.to_string(), (u.0, u.1)));
     ep.disk_util_pct = disk.as_ref().map(|(_, u)| u.0 / total_secs);
@@ -267,6 +311,82 @@ fn describe(scanned: &Scanned, range: std::ops::Range<usize>, notes: &mut Vec<St
     }
     ep.hints = worst_sample.hints;
     ep
+}
+
+/// The guests whose figures passed a threshold in `samples`: each kill,
+/// then each guest's worst vCPU ready and each drive's worst latency,
+/// worst first.
+fn causes(samples: &[TopSample]) -> Vec<Cause> {
+    let mut killed: Vec<Cause> = Vec::new();
+    let mut worst: BTreeMap<String, Cause> = BTreeMap::new();
+    let mut keep = |c: Cause| {
+        let e = worst.entry(c.guest.clone()).or_default();
+        if c.severity > e.severity {
+            *e = c;
+        }
+    };
+    for s in samples {
+        for k in s.node_use.kills.iter().filter(|k| k.id.is_some()) {
+            if !killed.iter().any(|c| c.guest == k.label()) {
+                killed.push(Cause {
+                    guest: k.label(),
+                    name: None,
+                    why: format!(
+                        "killed by the OOM killer at {} ({} PID {}, {:.0} MiB)",
+                        super::when::local(&k.at),
+                        k.comm,
+                        k.pid,
+                        k.rss_mib
+                    ),
+                    severity: OOM_SEVERITY,
+                });
+            }
+        }
+        for g in &s.guest_use {
+            if let Some(r) = g.cpu.ready_pct.filter(|r| *r >= READY_PCT) {
+                keep(Cause {
+                    guest: g.label(),
+                    name: g.name.clone(),
+                    why: format!("vCPU ready {r:.0}% of an interval"),
+                    severity: r / READY_PCT,
+                });
+            }
+        }
+        for g in s.guests.iter().filter(|g| g.iops() > 0.0) {
+            let ms = g.read_ms.unwrap_or(0.0).max(g.write_ms.unwrap_or(0.0));
+            if ms >= GUEST_MS {
+                keep(Cause {
+                    guest: g.label(),
+                    name: g.name.clone(),
+                    why: format!(
+                        "its operations took {ms:.0} ms{}",
+                        g.disk
+                            .as_deref()
+                            .map(|d| format!(" on {d}"))
+                            .unwrap_or_default()
+                    ),
+                    severity: ms / GUEST_MS,
+                });
+            }
+        }
+    }
+    let mut rest: Vec<Cause> = worst.into_values().collect();
+    rest.sort_by(|a, b| b.severity.total_cmp(&a.severity));
+    killed.extend(rest);
+    killed.truncate(8);
+    killed
+}
+
+/// The disk of the slowest guest drive over its threshold in `samples`.
+fn slowest_disk(samples: &[TopSample]) -> Option<String> {
+    samples
+        .iter()
+        .flat_map(|s| &s.guests)
+        .filter(|g| g.iops() > 0.0)
+        .map(|g| (g, g.read_ms.unwrap_or(0.0).max(g.write_ms.unwrap_or(0.0))))
+        .filter(|(_, ms)| *ms >= GUEST_MS)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .and_then(|(g, _)| g.disk.clone())
 }
 
 /// Each guest's operations over the episode, its share of `disk`'s, and
@@ -390,7 +510,7 @@ impl crate::output::Document for WorstReport {
         );
         if self.episodes.is_empty() {
             out += &format!(
-                "No interval passed the thresholds (IO delay {IOWAIT_PCT}%, PSI I/O full {IO_FULL_PCT}%, a guest drive's mean latency {GUEST_MS} ms).\n"
+                "No interval passed the thresholds (IO delay {IOWAIT_PCT}%, PSI I/O full {IO_FULL_PCT}%, a guest drive's mean latency {GUEST_MS} ms, a vCPU ready {READY_PCT}%, PSI memory full {MEMORY_FULL_PCT}%, an OOM kill).\n"
             );
             if let Some(p) = &self.worst_interval {
                 out += &format!(
@@ -418,6 +538,34 @@ impl crate::output::Document for WorstReport {
                 pct(e.peak.io_full_pct),
                 ms(e.peak.guest_ms),
             );
+            let more: Vec<String> = [
+                e.peak.ready_pct.map(|r| format!("vCPU ready {r:.0}%")),
+                e.peak
+                    .memory_full_pct
+                    .filter(|m| *m > 0.0)
+                    .map(|m| format!("PSI memory full {m:.0}%")),
+                e.peak
+                    .oom_kills
+                    .filter(|k| *k >= 1.0)
+                    .map(|k| format!("{k:.0} OOM kill(s)")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !more.is_empty() {
+                out += &format!("   and {}\n", more.join(", "));
+            }
+            for c in &e.causes {
+                out += &format!(
+                    "   {}{}: {}\n",
+                    c.guest,
+                    c.name
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default(),
+                    c.why
+                );
+            }
             if let Some(d) = &e.disk {
                 out += &format!("   disk {d}, {} utilised\n", pct(e.disk_util_pct));
             }
@@ -463,6 +611,14 @@ impl crate::output::Document for WorstReport {
                     f(e.peak.iowait_pct),
                     f(e.peak.io_full_pct),
                     f(e.peak.guest_ms),
+                    f(e.peak.ready_pct),
+                    f(e.peak.memory_full_pct),
+                    f(e.peak.oom_kills),
+                    e.causes
+                        .iter()
+                        .map(|c| format!("{}: {}", c.guest, c.why))
+                        .collect::<Vec<_>>()
+                        .join("; "),
                     e.disk.clone().unwrap_or_default(),
                     e.guests_line(),
                     e.jobs_line(),
@@ -481,7 +637,7 @@ impl crate::output::Document for WorstReport {
     }
 }
 
-const CSV_HEADER: [&str; 13] = [
+const CSV_HEADER: [&str; 17] = [
     "node",
     "rank",
     "start",
@@ -491,6 +647,10 @@ const CSV_HEADER: [&str; 13] = [
     "iowait_peak_pct",
     "io_full_peak_pct",
     "guest_ms_peak",
+    "ready_peak_pct",
+    "memory_full_peak_pct",
+    "oom_kills",
+    "causes",
     "disk",
     "guests",
     "jobs",

@@ -168,9 +168,19 @@ fn hinted(s: &serde_json::Value, code: &str) -> Vec<String> {
         .collect()
 }
 
+/// Sends `command` and does not wait for the answer (QEMU may be gone
+/// before it comes).
+fn qmp_send(path: &Path, command: &str) {
+    let mut s = UnixStream::connect(path).unwrap();
+    s.write_all(b"{\"execute\":\"qmp_capabilities\"}\n")
+        .unwrap();
+    s.write_all(format!("{command}\n").as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+}
+
 #[test]
-#[ignore = "needs root, QEMU, Debian's cloud kernel and v1 cpu and cpuset controllers: two VMs boot (scripts/test runs it)"]
-fn ready_is_the_vcpus_own_wait_and_limited_is_the_quotas_hold() {
+#[ignore = "needs root, QEMU, Debian's cloud kernel and v1 cpu, cpuset and memory controllers: two VMs boot (scripts/test runs it)"]
+fn ready_is_the_vcpus_own_wait_limited_the_quotas_hold_and_an_oom_kill_is_named() {
     if !root_or_skip() {
         return;
     }
@@ -191,6 +201,7 @@ fn ready_is_the_vcpus_own_wait_and_limited_is_the_quotas_hold() {
             .unwrap()
             .trim(),
     );
+    let memory = Cgroup::new("memory", "oom");
     let quota = Cgroup::new("cpu", "cpulimit");
     // PVE's cpulimit 0.2: 20 ms of CPU in every 100 ms.
     quota.set("cpu.cfs_period_us", "100000");
@@ -383,4 +394,134 @@ fn ready_is_the_vcpus_own_wait_and_limited_is_the_quotas_hold() {
         "its own limit is not the node's cores: {s}"
     );
     quota.give_back(second.pid);
+
+    // 3. While record runs, the first VM's QEMU, in a memory cgroup of
+    // 64 MiB, allocates 256 MiB more (a RAM backend, preallocated, as a
+    // hot-plugged DIMM's): the kernel kills it. --worst names the VM, the
+    // time and the kill.
+    let store = dir.path().join("store");
+    let mut record = pveprobe()
+        .args([
+            "record",
+            "--interval",
+            "1",
+            "--qmp-dir",
+            QMP_DIR,
+            "--pve-dir",
+        ])
+        .arg(&pve)
+        .arg("--dir")
+        .arg(&store)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    memory.set("memory.limit_in_bytes", &(64u64 << 20).to_string());
+    memory.take(first.pid);
+    let before_kill = jiff::Timestamp::now();
+    qmp_send(
+        &first.qmp,
+        r#"{"execute":"object-add","arguments":{"qom-type":"memory-backend-ram","id":"pveprobe-oom","size":268435456,"prealloc":true}}"#,
+    );
+    let gone = Instant::now();
+    while Path::new(&format!("/proc/{}", first.pid)).exists()
+        && std::fs::read_to_string(format!("/proc/{}/stat", first.pid))
+            .is_ok_and(|s| !s.contains(") Z "))
+    {
+        assert!(
+            gone.elapsed() < Duration::from_secs(30),
+            "the VM was not killed: {}",
+            memory.read("memory.oom_control")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let killed_by = jiff::Timestamp::now();
+    assert!(
+        memory.read("memory.oom_control").contains("oom_kill 1"),
+        "{}",
+        memory.read("memory.oom_control")
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(record.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = record.wait().unwrap();
+    let mut why = String::new();
+    let _ = std::io::Read::read_to_string(record.stderr.as_mut().unwrap(), &mut why);
+    let _record = Stop(record);
+    assert!(status.success(), "{status:?}: {why}");
+    let out = pveprobe()
+        .args([
+            "top",
+            "--worst",
+            "--since",
+            "1h",
+            "--output-format",
+            "json",
+            "--from",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let worst: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let ep = &worst["episodes"][0];
+    assert!(
+        ep["peak"]["oom_kills"].as_f64().unwrap_or(0.0) >= 1.0,
+        "{worst}"
+    );
+    let cause = &ep["causes"][0];
+    assert_eq!(cause["guest"], format!("VM {}", first.id), "{worst}");
+    let why = cause["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("killed by the OOM killer at")
+            && why.contains(&format!("PID {}", first.pid)),
+        "{why}"
+    );
+    let hint = ep["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["code"] == "guest-oom-killed")
+        .unwrap_or_else(|| panic!("{ep}"));
+    assert_eq!(hint["subject"], format!("VM {}", first.id), "{hint}");
+    assert!(
+        hint["message"]
+            .as_str()
+            .unwrap()
+            .contains("reached its memory limit"),
+        "{hint}"
+    );
+    // The kill's time, as the kernel's log says it, inside the test's own
+    // window around it (a second's slack for the clocks' rounding).
+    let at: jiff::Timestamp = hint["message"]
+        .as_str()
+        .and_then(|m| m.split_once("killed it at "))
+        .and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {hint}"));
+    let slack = jiff::SignedDuration::from_secs(1);
+    assert!(
+        at >= before_kill - slack && at <= killed_by + slack,
+        "killed at {at}, between {before_kill} and {killed_by}"
+    );
+    let text = pveprobe()
+        .args(["top", "--worst", "--since", "1h", "--from"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let text = stdout(&text);
+    assert!(
+        text.contains(&format!("VM {}", first.id)) && text.contains("killed by the OOM killer"),
+        "{text}"
+    );
 }

@@ -11,7 +11,9 @@ pub const AFTER_HELP: &str = "\
 WHAT IT KEEPS
   top's intervals, read by the sampler top stands on every --interval (10 s): each
   VM drive's I/O and latency as QEMU counts it, each container's, the disks,
-  the node's IO delay and pressure, PVE's tasks and the other jobs, the
+  the node's IO delay and pressure, each guest's CPU (used, ready, limited),
+  memory and network, the node's memory, ARC and OOM kills (each victim
+  named from the kernel's log), PVE's tasks and the other jobs, the
   storages and the hints. top reads them back: --worst ranks the worst
   moments, --at shows the view at a moment, --between gives a window.
 

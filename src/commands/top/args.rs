@@ -25,6 +25,16 @@ WHAT IT SHOWS
   - the node's pressure: IO delay (the CPUs' iowait, what PVE's IO delay
     graph draws), PSI's share of the interval some or all tasks waited for
     I/O, CPU and memory, dirty and writeback pages;
+  - each running guest's CPU, memory and network: the CPU it used, its
+    vCPUs' READY share (runnable but not running, each vCPU thread's run
+    queue wait, as esxtop's %RDY; a container's from its cgroup's PSI)
+    beyond what its own cpulimit held it (LIMITED, its cgroup's cpu.stat),
+    the host memory its QEMU holds and what of it is in swap, its balloon
+    against its maximum and the guest's own report, its cgroup's pressure,
+    and each tap or veth's MiB/s, packets and drops, as the guest sees them;
+  - the node against its guests: vCPUs per core, memory available, the
+    memory the running guests were given, swap, the ZFS ARC, KSM, and each
+    OOM kill from the kernel's log, its victim named;
   - what else runs: PVE's backup, migration, restore, clone and disk move
     tasks (its task list, each task's process checked), replication jobs,
     a ZFS scrub or resilver (zpool status, every 10 s), Ceph's recovery,
@@ -33,8 +43,9 @@ WHAT IT SHOWS
     (a thin pool's data and metadata from lvs, a dataset from zfs list, a
     directory from statvfs; every 30 s);
   - what the sampling itself cost: its share of a CPU and its memory.
-  On a terminal the view is redrawn every interval, busiest guest first (q
-  quits); otherwise one interval is printed (--count or --seconds for more).
+  On a terminal the view is redrawn every interval, busiest guest first; i, c,
+  m and n switch the guests' panel (I/O, CPU, memory, network), q quits;
+  otherwise one interval is printed (--count or --seconds for more).
 
 THE RECORD (pveprobe record --help, docs/record.md)
   With pveprobe-record.service running, the node's intervals are kept for a
@@ -52,6 +63,17 @@ HINTS (docs/hints.md)
   top-job-while-guests-wait  a backup, migration, scrub, Ceph recovery... runs
                              while the node waits (20%) or a guest waits 20 ms
   top-storage-near-full      a thin pool, dataset or directory 90% full
+  guest-cpu-ready            a guest's vCPU ready 10% of the time: the node's
+                             cores are short (vCPUs per core, who used them)
+  guest-cpu-limited          its own cpulimit held it 10% of the time
+  guest-memory-swapped       host swap holds 64 MiB of it and the node swaps in
+  guest-balloon-squeezed     its balloon is below its maximum while it swaps
+                             or faults
+  guest-oom-killed           the OOM killer killed it: when, and the memory then
+  guest-net-drops            packets dropped on its interface
+  node-memory-overcommitted  the running guests and the ARC's maximum over RAM
+  arc-squeezes-guests        the ARC holds memory while guests swap or the
+                             node is short
 
 EXAMPLES
   pveprobe top                                  the live view (q quits)

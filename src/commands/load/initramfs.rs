@@ -13,8 +13,9 @@ use pveprobe_parse::kmod;
 
 /// The modules a worker's disks and their controller need, on a kernel
 /// that builds them as modules: virtio's PCI transport, virtio-scsi (PVE's
-/// `virtio-scsi-single` and `virtio-scsi-pci`), SCSI disks.
-pub const MODULES: [&str; 3] = ["virtio_pci", "virtio_scsi", "sd_mod"];
+/// `virtio-scsi-single` and `virtio-scsi-pci`), SCSI disks, and the
+/// balloon (PVE gives every VM one: its memory figures and target).
+pub const MODULES: [&str; 4] = ["virtio_pci", "virtio_scsi", "sd_mod", "virtio_balloon"];
 
 /// Where `/init` finds its modules and their order.
 pub const MODULE_DIR: &str = "lib/modules";
@@ -261,11 +262,11 @@ mod tests {
             &mut out,
         )
         .unwrap();
-        assert_eq!(built.modules.len(), 9);
+        assert_eq!(built.modules.len(), 10);
         assert!(built.built_in.is_empty());
         let text = String::from_utf8_lossy(&out);
         assert!(text.contains(
-            "virtio_ring.ko\nvirtio.ko\nvirtio_pci_modern_dev.ko\nvirtio_pci_legacy_dev.ko\nvirtio_pci.ko\nscsi_common.ko\nscsi_mod.ko\nvirtio_scsi.ko\nsd_mod.ko\n"
+            "virtio_ring.ko\nvirtio.ko\nvirtio_pci_modern_dev.ko\nvirtio_pci_legacy_dev.ko\nvirtio_pci.ko\nscsi_common.ko\nscsi_mod.ko\nvirtio_scsi.ko\nsd_mod.ko\nvirtio_balloon.ko\n"
         ));
         assert!(text.contains("lib/modules/sd_mod.ko\0"));
         // A module compressed with xz is refused by name.

@@ -287,6 +287,22 @@ impl Sampler<'_> {
                     .map_or(0, |(x, y)| y.saturating_sub(x)),
             });
         }
+        // A guest whose tap or veth is up runs, read or not (its socket
+        // held, its pidfile missing): its interfaces are shown.
+        for ((kind, id), net) in nets {
+            let name = self
+                .known
+                .config(&self.sources.host, &self.sources.pve_dir, &kind, id)
+                .name
+                .clone();
+            out.push(guests::GuestUse {
+                kind,
+                id,
+                name,
+                net,
+                ..guests::GuestUse::default()
+            });
+        }
         let full = sample::memory_full(a, b, secs);
         let mut node = guests::node_use(&a.node, &b.node, &given, full);
         // A VM killed in the interval is gone from `b`: its PID is `a`'s.

@@ -9,6 +9,7 @@
 use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
@@ -573,4 +574,224 @@ fn ready_is_the_vcpus_own_wait_limited_the_quotas_hold_and_an_oom_kill_is_named(
         text.contains(&format!("VM {}", first.id)) && text.contains("killed by the OOM killer"),
         "{text}"
     );
+}
+
+/// A network namespace the test makes, removed on every way out.
+struct Netns(String);
+
+impl Netns {
+    fn new() -> Netns {
+        let name = format!("pveprobe-it-tap-{}", std::process::id());
+        common::sh("ip", &["netns", "add", &name]);
+        Netns(name)
+    }
+
+    fn ip(&self, args: &[&str]) -> String {
+        let mut all = vec!["-n", &self.0];
+        all.extend(args);
+        common::sh("ip", &all)
+    }
+
+    /// A counter of `iface` in the namespace, from sysfs (the interface's
+    /// own statistics, not /proc/net/dev that top reads).
+    fn counter(&self, iface: &str, name: &str) -> u64 {
+        let path = format!("/sys/class/net/{iface}/statistics/{name}");
+        common::sh("ip", &["netns", "exec", &self.0, "cat", &path])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Runs `f` on a thread of its own inside the namespace.
+    fn spawn<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> std::thread::JoinHandle<T> {
+        let fd = std::fs::File::open(format!("/var/run/netns/{}", self.0)).unwrap();
+        std::thread::spawn(move || {
+            nix::sched::setns(&fd, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+            f()
+        })
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// `tap` opened as QEMU opens a VM's (`/dev/net/tun`, `TUNSETIFF`, a tap
+/// without packet information), on the calling thread's namespace.
+fn open_tap(tap: &str) -> std::fs::File {
+    use std::os::fd::AsRawFd as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .unwrap();
+    #[repr(C)]
+    struct IfReq {
+        name: [u8; 16],
+        flags: libc::c_short,
+        _pad: [u8; 22],
+    }
+    let mut req = IfReq {
+        name: [0; 16],
+        flags: (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
+    req.name[..tap.len()].copy_from_slice(tap.as_bytes());
+    // TUNSETIFF
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), 0x400454ca, &mut req) };
+    assert_eq!(
+        rc,
+        0,
+        "TUNSETIFF {tap}: {}",
+        std::io::Error::last_os_error()
+    );
+    f
+}
+
+#[test]
+#[ignore = "needs root, iproute2 and the tun device: a tap in a namespace (scripts/test runs it)"]
+fn a_taps_rates_and_drops_are_its_own_counters_seen_from_the_guest() {
+    if !root_or_skip() {
+        return;
+    }
+    common::needs_tools(&["ip"], "iproute2");
+    let vmid = 930_000 + std::process::id() % 60_000;
+    let tap = format!("tap{vmid}i0");
+    let ns = Netns::new();
+    ns.ip(&["tuntap", "add", "dev", &tap, "mode", "tap"]);
+    ns.ip(&["link", "set", &tap, "up"]);
+    ns.ip(&["addr", "add", "192.0.2.1/24", "dev", &tap]);
+    ns.ip(&[
+        "neigh",
+        "add",
+        "192.0.2.2",
+        "lladdr",
+        "02:00:00:00:00:02",
+        "dev",
+        &tap,
+        "nud",
+        "permanent",
+    ]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The VM's side: it sends 2,000 frames of 100 bytes a second and never
+    // reads what comes (a guest that does not keep up).
+    let writer = {
+        let (stop, tap) = (stop.clone(), tap.clone());
+        ns.spawn(move || {
+            let mut f = open_tap(&tap);
+            let mut frame = vec![0xffu8; 6];
+            frame.extend([0x02, 0, 0, 0, 0, 0x02, 0x88, 0xb5]);
+            frame.resize(100, 0x5a);
+            let start = Instant::now();
+            let mut sent = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let due = (start.elapsed().as_secs_f64() * 2000.0) as u64;
+                while sent < due {
+                    f.write_all(&frame).unwrap();
+                    sent += 1;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            f
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    // The host's side: 3,000 datagrams a second to the guest, which its
+    // tap queues until full and then drops.
+    let sender = {
+        let stop = stop.clone();
+        ns.spawn(move || {
+            let s = std::net::UdpSocket::bind("192.0.2.1:0").unwrap();
+            let start = Instant::now();
+            let mut sent = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let due = (start.elapsed().as_secs_f64() * 3000.0) as u64;
+                while sent < due {
+                    let _ = s.send_to(&[0u8; 64], "192.0.2.2:9");
+                    sent += 1;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let dir = workdir();
+    let pve = dir.path().join("pve");
+    std::fs::create_dir_all(pve.join("qemu-server")).unwrap();
+    std::fs::write(
+        pve.join(format!("qemu-server/{vmid}.conf")),
+        "name: chatty\nnet0: virtio=BC:24:11:00:00:01,bridge=vmbr0\n",
+    )
+    .unwrap();
+    let read = |name: &str| ns.counter(&tap, name);
+    let before = ["rx_bytes", "rx_packets", "tx_dropped"].map(read);
+    let t0 = Instant::now();
+    let out = Command::new("ip")
+        .args(["netns", "exec", &ns.0])
+        .arg(env!("CARGO_BIN_EXE_pveprobe"))
+        .args([
+            "top",
+            "--interval",
+            "3",
+            "--count",
+            "1",
+            "--output-format",
+            "json",
+        ])
+        .arg("--qmp-dir")
+        .arg(dir.path())
+        .arg("--pve-dir")
+        .arg(&pve)
+        .output()
+        .unwrap();
+    let window = t0.elapsed().as_secs_f64();
+    let after = ["rx_bytes", "rx_packets", "tx_dropped"].map(read);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(writer.join().unwrap());
+    sender.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let g = s["guest_use"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == vmid)
+        .unwrap_or_else(|| panic!("no VM {vmid}: {s}"));
+    assert_eq!(g["name"], "chatty", "{g}");
+    let n = &g["net"][0];
+    assert_eq!(
+        (n["net"].as_str(), n["interface"].as_str()),
+        (Some("net0"), Some(tap.as_str())),
+        "{n}"
+    );
+    // The test's own rates from the interface's own counters: what the
+    // tap received the guest sent, what it dropped on the way to the guest
+    // the guest did not receive.
+    let rate = |i: usize| (after[i] - before[i]) as f64 / window;
+    let theirs = [
+        n["tx_mib_s"].as_f64().unwrap() * 1048576.0,
+        n["tx_packets_s"].as_f64().unwrap(),
+        n["rx_drops_s"].as_f64().unwrap(),
+    ];
+    let ratios: Vec<f64> = (0..3).map(|i| theirs[i] / rate(i)).collect();
+    eprintln!(
+        "tap: top's sent bytes, packets and drops a second over the interface's own: {ratios:.3?}"
+    );
+    for r in &ratios {
+        assert!((0.9..=1.1).contains(r), "{ratios:?}: {n}");
+    }
+    assert!(theirs[2] > 100.0, "{n}");
+    let drops: Vec<&serde_json::Value> = s["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["code"] == "guest-net-drops")
+        .collect();
+    assert_eq!(drops.len(), 1, "{s}");
+    assert_eq!(drops[0]["subject"], format!("VM {vmid} net0"), "{s}");
 }

@@ -120,6 +120,13 @@ pub struct SecureStream {
     /// `sshd`'s (the session's process) on the receiving node, %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sshd_cpu_percent: Option<f64>,
+    /// Their share of the stream's time waiting for a CPU (their threads'
+    /// run-queue wait: the node's cores busy, or a CPU limit holding
+    /// them), %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_wait_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_wait_percent: Option<f64>,
     /// The cipher's speed on one core of the sending node (OpenSSL's EVP,
     /// as `openssl speed -evp`), MiB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]

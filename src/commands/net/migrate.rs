@@ -253,7 +253,7 @@ fn through(
         return Err(failed(conversation, why));
     }
     let sent = send(local_socket, opts.seconds, ssh_pid, stop);
-    let (bytes, seconds, ssh_cpu) = match sent {
+    let (bytes, seconds, ssh_cpu, ssh_wait) = match sent {
         Ok(s) => s,
         Err(e) => return Err(failed(conversation, &format!("the stream: {e}"))),
     };
@@ -279,7 +279,9 @@ fn through(
         cipher,
         mac,
         ssh_cpu_percent: ssh_cpu,
-        sshd_cpu_percent: stats.and_then(|s| s.sshd_cpu_percent),
+        sshd_cpu_percent: stats.as_ref().and_then(|s| s.sshd_cpu_percent),
+        ssh_wait_percent: ssh_wait,
+        sshd_wait_percent: stats.and_then(|s| s.sshd_wait_percent),
         cipher_mib_per_s: None,
         aes_ni: None,
         command: Vec::new(),
@@ -294,12 +296,13 @@ fn send(
     seconds: u32,
     ssh_pid: u32,
     stop: &AtomicBool,
-) -> std::io::Result<(u64, f64, Option<f64>)> {
+) -> std::io::Result<(u64, f64, Option<f64>, Option<f64>)> {
     let mut conn = UnixStream::connect(local_socket)?;
     let window = Duration::from_secs(u64::from(seconds));
     conn.set_write_timeout(Some(Duration::from_secs(15)))?;
     conn.set_read_timeout(Some(Duration::from_secs(30)))?;
     let before = sink::cpu_seconds(ssh_pid);
+    let waited = sink::run_queue_wait(ssh_pid);
     let started = Instant::now();
     conn.write_all(&wire::stream_header(
         Direction::Upload,
@@ -317,13 +320,11 @@ fn send(
     conn.read_exact(&mut reply)?;
     let wall = started.elapsed().as_secs_f64();
     let after = sink::cpu_seconds(ssh_pid);
+    let wait = sink::share(waited, sink::run_queue_wait(ssh_pid), wall);
     let bytes = u64::from_be_bytes(reply[..8].try_into().expect("8 bytes"));
     let nanos = u64::from_be_bytes(reply[8..].try_into().expect("8 bytes"));
-    let share = match (before, after) {
-        (Some((b, _)), Some((a, _))) if wall > 0.0 => Some(100.0 * (a - b) / wall),
-        _ => None,
-    };
-    Ok((bytes, nanos as f64 / 1e9, share))
+    let cpu = sink::share(before.map(|b| b.0), after.map(|a| a.0), wall);
+    Ok((bytes, nanos as f64 / 1e9, cpu, wait))
 }
 
 #[cfg(test)]

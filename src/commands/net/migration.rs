@@ -11,6 +11,11 @@ use crate::model::net::{SecureStream, Way, mib_per_s};
 /// work (the stream's other end, the network stack): two nodes sharing a
 /// 2-core machine put the busier of ssh and sshd at 84-88%.
 pub const CPU_BUSY_PERCENT: f64 = 75.0;
+/// ssh (or sshd) that waited for a CPU this share of the stream or more
+/// (its run-queue wait: the node's cores busy with its guests, or a CPU
+/// limit) and was on a CPU or waiting for one [`CPU_BUSY_PERCENT`] of it
+/// wanted a core it did not get: that node's CPU is the cap.
+pub const CPU_WAIT_PERCENT: f64 = 10.0;
 /// Insecure this many times the secure figure or more: worth naming.
 pub const INSECURE_GAIN: f64 = 1.5;
 
@@ -24,6 +29,9 @@ pub enum Cap {
         node: String,
         what: &'static str,
         percent: f64,
+        /// Its share of the stream waiting for a CPU, where that made it
+        /// the cap.
+        waited: Option<f64>,
         core_mib: f64,
     },
     /// The link: insecure is no faster.
@@ -59,15 +67,21 @@ impl PairResult {
     pub fn cap(&self, s: &SecureStream) -> Cap {
         let (from, to) = self.ends(s.way);
         let insecure = self.insecure_mib(s.way);
+        // Each process's demand: on a CPU, or waiting for one. Busy on its
+        // core, or wanting one it waited for: the busiest by demand.
         let busiest = [
-            (from, "ssh", s.ssh_cpu_percent),
-            (to, "sshd", s.sshd_cpu_percent),
+            (from, "ssh", s.ssh_cpu_percent, s.ssh_wait_percent),
+            (to, "sshd", s.sshd_cpu_percent, s.sshd_wait_percent),
         ]
         .into_iter()
-        .filter_map(|(node, what, p)| Some((node, what, p?)))
-        .max_by(|x, y| x.2.total_cmp(&y.2));
-        if let (Some((node, what, percent)), Some(insecure)) = (busiest, insecure)
-            && percent >= CPU_BUSY_PERCENT
+        .filter_map(|(node, what, p, w)| Some((node, what, p?, w)))
+        .filter(|&(_, _, p, w)| {
+            p >= CPU_BUSY_PERCENT
+                || w.is_some_and(|w| w >= CPU_WAIT_PERCENT && p + w >= CPU_BUSY_PERCENT)
+        })
+        .max_by(|x, y| (x.2 + x.3.unwrap_or(0.0)).total_cmp(&(y.2 + y.3.unwrap_or(0.0))));
+        if let (Some((node, what, percent, wait)), Some(insecure)) = (busiest, insecure)
+            && percent > 0.0
         {
             let core_mib = s.mib_per_s * 100.0 / percent.min(100.0);
             if core_mib < insecure {
@@ -75,6 +89,7 @@ impl PairResult {
                     node: node.to_string(),
                     what,
                     percent,
+                    waited: wait.filter(|w| *w >= CPU_WAIT_PERCENT && percent < CPU_BUSY_PERCENT),
                     core_mib,
                 };
             }
@@ -92,6 +107,7 @@ impl PairResult {
             node,
             what,
             percent,
+            waited,
             core_mib,
         } = self.cap(s)
         else {
@@ -112,8 +128,14 @@ impl PairResult {
             ),
             _ => "a faster cipher both ends support, or CPUs with AES-NI".to_string(),
         };
+        let held = match waited {
+            Some(w) => format!(
+                "{what} at {percent:.0}% of a core on {node} and waiting for a CPU {w:.0}% of the stream (its run-queue wait: {node}'s cores busy with other work, its guests', or a CPU limit on {what}): {node}'s CPU is the cap"
+            ),
+            None => format!("{what} at {percent:.0}% of a core on {node}"),
+        };
         Some(format!(
-            "secure migration {from}->{to} is capped by {what}'s CPU: {:.0} MiB/s with {what} at {percent:.0}% of a core on {node} ({cipher}; {core_mib:.0} MiB/s at most on a core of its own); insecure migration reached {insecure:.0} MiB/s ({:.1}x). Insecure (datacenter.cfg `migration: type=insecure,network=CIDR`) sends the VMs' memory unencrypted on that network: only on a dedicated, isolated migration network. Otherwise: {faster}. Storage migration stays on ssh either way.",
+            "secure migration {from}->{to} is capped by {what}'s CPU: {:.0} MiB/s with {held} ({cipher}; {core_mib:.0} MiB/s at most on a core of its own); insecure migration reached {insecure:.0} MiB/s ({:.1}x). Insecure (datacenter.cfg `migration: type=insecure,network=CIDR`) sends the VMs' memory unencrypted on that network: only on a dedicated, isolated migration network. Otherwise: {faster}. Storage migration stays on ssh either way.",
             s.mib_per_s,
             insecure / s.mib_per_s
         ))
@@ -170,11 +192,13 @@ mod tests {
             node,
             what,
             percent,
+            waited,
             core_mib,
         } = p.cap(&p.secure[0])
         else {
             panic!("{:?}", p.cap(&p.secure[0]))
         };
+        assert_eq!(waited, None);
         assert_eq!((node.as_str(), what, percent), ("pve1", "ssh", 99.0));
         assert!((core_mib - 313.1).abs() < 0.1, "{core_mib}");
         assert_eq!(codes(&p), ["migration-secure-cpu-bound"]);
@@ -234,5 +258,33 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("pve1's CPU has no AES-NI"), "{message}");
+    }
+
+    #[test]
+    fn sshd_that_waited_for_a_cpu_names_its_nodes_cpu() {
+        // pve2's sshd held to a fifth of a core (its cores busy, or a
+        // limit): 20% on a CPU, waiting for one 78% of the stream; ssh at
+        // 25%. Neither is near a core by its CPU alone.
+        let mut p = pair(60.0, 25.0, 9400.0);
+        p.secure[0].sshd_cpu_percent = Some(20.0);
+        p.secure[0].sshd_wait_percent = Some(78.0);
+        p.secure[0].ssh_wait_percent = Some(2.0);
+        let Cap::Cpu {
+            node, what, waited, ..
+        } = p.cap(&p.secure[0])
+        else {
+            panic!("{:?}", p.cap(&p.secure[0]))
+        };
+        assert_eq!((node.as_str(), what, waited), ("pve2", "sshd", Some(78.0)));
+        let message = &p.hints_of()[0].message;
+        assert!(
+            message
+                .contains("sshd at 20% of a core on pve2 and waiting for a CPU 78% of the stream"),
+            "{message}"
+        );
+        assert!(message.contains("pve2's CPU is the cap"), "{message}");
+        // A short wait does not make a process the cap.
+        p.secure[0].sshd_wait_percent = Some(8.0);
+        assert_eq!(p.cap(&p.secure[0]), Cap::Unknown);
     }
 }

@@ -546,6 +546,8 @@ pub(crate) mod tests {
             mac: None,
             ssh_cpu_percent: None,
             sshd_cpu_percent: None,
+            ssh_wait_percent: None,
+            sshd_wait_percent: None,
             cipher_mib_per_s: None,
             aes_ni: None,
             command: Vec::new(),

@@ -47,6 +47,10 @@ pub struct SinkStats {
     pub sshd: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sshd_cpu_percent: Option<f64>,
+    /// Its share of the stream's time waiting for a CPU (its threads'
+    /// run-queue wait: the node's cores busy, or a CPU limit holding it), %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sshd_wait_percent: Option<f64>,
     /// Why it stopped: `stream ended`, `stdin closed`, `lifetime`, `stopped`.
     pub ended: String,
 }
@@ -68,6 +72,31 @@ pub fn cpu_seconds(pid: u32) -> Option<(f64, String)> {
         .filter(|&t| t > 0)
         .unwrap_or(100);
     Some((stat.cpu_ticks as f64 / hz as f64, stat.comm))
+}
+
+/// How long process `pid`'s threads have waited on a run queue, s (the
+/// second field of each `/proc/PID/task/TID/schedstat`, summed).
+pub fn run_queue_wait(pid: u32) -> Option<f64> {
+    let host = crate::sys::host::Host::real();
+    let tasks = host.list(format!("/proc/{pid}/task"));
+    let waits: Vec<u64> = tasks
+        .iter()
+        .filter_map(|tid| {
+            let text = host
+                .read(format!("/proc/{pid}/task/{tid}/schedstat"))
+                .ok()?;
+            Some(pveprobe_parse::procpid::schedstat(&text)?.wait_ns)
+        })
+        .collect();
+    (!waits.is_empty()).then(|| waits.iter().sum::<u64>() as f64 / 1e9)
+}
+
+/// The share of `wall` seconds between two readings, %.
+pub fn share(before: Option<f64>, after: Option<f64>, wall: f64) -> Option<f64> {
+    match (before, after) {
+        (Some(b), Some(a)) if wall > 0.0 => Some(100.0 * (a - b).max(0.0) / wall),
+        _ => None,
+    }
 }
 
 /// The ssh daemon's process serving this session: the nearest ancestor
@@ -172,6 +201,7 @@ fn read_stream(
     }
     let sshd = sshd_ancestor();
     let before = sshd.and_then(cpu_seconds);
+    let waited = sshd.and_then(run_queue_wait);
     let started = Instant::now();
     let mut buf = vec![0u8; 128 << 10];
     let Some((bytes, took)) = wire::drain(&mut conn, &mut buf, going)? else {
@@ -179,11 +209,12 @@ fn read_stream(
     };
     let wall = started.elapsed().as_secs_f64();
     let after = sshd.and_then(cpu_seconds);
+    let wait = share(waited, sshd.and_then(run_queue_wait), wall);
     let mut reply = [0u8; wire::UPLOAD_REPLY];
     reply[..8].copy_from_slice(&bytes.to_be_bytes());
     reply[8..].copy_from_slice(&(took.as_nanos() as u64).to_be_bytes());
     conn.write_all(&reply)?;
-    let (name, share) = match (before, after) {
+    let (name, cpu) = match (before, after) {
         (Some((b, name)), Some((a, _))) if wall > 0.0 => (Some(name), Some(100.0 * (a - b) / wall)),
         _ => (None, None),
     };
@@ -191,7 +222,8 @@ fn read_stream(
         bytes,
         seconds: took.as_secs_f64(),
         sshd: name,
-        sshd_cpu_percent: share,
+        sshd_cpu_percent: cpu,
+        sshd_wait_percent: wait,
         ended: "stream ended".into(),
     }))
 }

@@ -12,6 +12,7 @@ use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RecordType};
 
 pub mod ceph;
+pub mod cgroup;
 pub mod faultfs;
 pub mod netlinks;
 pub mod netns;

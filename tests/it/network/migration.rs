@@ -355,3 +355,76 @@ fn over_the_cluster_addresses_a_refused_key_is_named_and_the_other_way_stands() 
     assert!(responders_left(&c).is_empty(), "{:?}", responders_left(&c));
     drop(links);
 }
+
+#[test]
+#[ignore = "needs root and the v1 cpu controller: scripts/test runs it as root (cargo test -- --include-ignored)"]
+fn a_node_whose_sshd_waits_for_a_cpu_is_named_as_the_cap() {
+    if !root_or_skip() {
+        return;
+    }
+    let _quiet = one_at_a_time();
+    let (c, _links) = two_nodes();
+    // pve2's sshd held to a fifth of a core, as a node whose guests keep
+    // its cores busy would hold it: its sessions (forked from it) are held
+    // with it.
+    let held = crate::common::cgroup::Cgroup::new("cpu", "busy-node");
+    held.set("cpu.cfs_period_us", "100000");
+    held.set("cpu.cfs_quota_us", "20000");
+    let sshd = c.sshd_pid("pve2").expect("pve2's sshd");
+    held.take(sshd);
+    let out = net(
+        &c,
+        &["pve1", "pve2"],
+        &[
+            "--link",
+            "migration",
+            "--net-throughput",
+            "--net-seconds",
+            "3",
+            "--net-streams",
+            "1",
+            "--net-count",
+            "20",
+            "--output-format",
+            "json",
+        ],
+    );
+    held.give_back(sshd);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    crate::common::validate_against(&doc, "docs/net.schema.json");
+    let p = pair(&doc, "migration", "pve1", "pve2");
+    let s = secure(p, "forward");
+    let (sshd_cpu, sshd_wait) = (
+        s["sshd_cpu_percent"].as_f64().unwrap(),
+        s["sshd_wait_percent"].as_f64().unwrap(),
+    );
+    eprintln!(
+        "forward: secure {:.0} MiB/s, ssh {:.0}% (waited {:.0}%), sshd {sshd_cpu:.0}% (waited {sshd_wait:.0}%)",
+        s["mib_per_s"].as_f64().unwrap(),
+        s["ssh_cpu_percent"].as_f64().unwrap(),
+        s["ssh_wait_percent"].as_f64().unwrap_or(f64::NAN),
+    );
+    // Held: well under a core, and waiting for one much of the stream.
+    assert!(sshd_cpu < 40.0, "{s:#}");
+    assert!(sshd_wait >= 10.0, "{s:#}");
+    let named: Vec<String> = hints(p)
+        .into_iter()
+        .filter(|h| h.contains("secure migration pve1->pve2 is capped"))
+        .collect();
+    assert_eq!(named.len(), 1, "{:?}", hints(p));
+    assert!(
+        named[0].contains("sshd at") && named[0].contains("on pve2 and waiting for a CPU"),
+        "{}",
+        named[0]
+    );
+    assert!(named[0].contains("pve2's CPU is the cap"), "{}", named[0]);
+    // The other way starts on pve2 (its ssh held too): if named, pve2's.
+    for h in hints(p)
+        .iter()
+        .filter(|h| h.contains("secure migration pve2->pve1 is capped"))
+    {
+        assert!(h.contains("on pve2"), "{h}");
+    }
+    assert!(responders_left(&c).is_empty(), "{:?}", responders_left(&c));
+}

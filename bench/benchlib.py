@@ -121,8 +121,12 @@ class Vms:
             with open(os.path.join(self.pve, "qemu-server", "%d.conf" % vmid), "w") as f:
                 f.write("name: cost-%d\nscsi0: local:%d/vm-%d-disk-0.raw,size=64M\n" % (i, vmid, vmid))
             sock = os.path.join(self.qmp, "%d.qmp" % vmid)
+            # As qemu-server starts a VM: its pidfile beside its socket, a
+            # balloon device; two vCPUs (top reads each one's thread).
+            pidfile = os.path.join(self.qmp, "%d.pid" % vmid)
             self.procs.append(subprocess.Popen(
                 ["qemu-system-x86_64", "-S", "-nodefaults", "-display", "none", "-m", "32",
+                 "-smp", "2", "-pidfile", pidfile, "-device", "virtio-balloon-pci,id=balloon0",
                  "-machine", "q35,accel=tcg", "-qmp", "unix:%s,server=on,wait=off" % sock,
                  "-drive", "file=%s,if=none,id=drive-scsi0,format=raw,cache=none,aio=io_uring" % disk,
                  "-device", "virtio-blk-pci,drive=drive-scsi0"],

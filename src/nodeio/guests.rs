@@ -106,16 +106,6 @@ impl Cgroups<'_> {
     }
 }
 
-/// The clock ticks a second `/proc/PID/stat` counts in.
-fn ticks_per_second() -> u64 {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .and_then(|t| u64::try_from(t).ok())
-        .filter(|t| *t > 0)
-        .unwrap_or(100)
-}
-
 /// A running VM's counters: its QEMU's PID from `pidfile`, each vCPU
 /// thread of `vcpus` (index, thread ID).
 pub fn vm(host: &Host, pidfile: &std::path::Path, vcpus: &[(u32, u32)]) -> GuestCounters {
@@ -144,7 +134,7 @@ pub fn vm(host: &Host, pidfile: &std::path::Path, vcpus: &[(u32, u32)]) -> Guest
             .read(format!("{proc}/stat"))
             .ok()
             .and_then(|t| procpid::stat(&t))
-            .map(|s| s.cpu_ticks * 1_000_000 / ticks_per_second()),
+            .map(|s| s.cpu_ticks * 1_000_000 / crate::sys::cpus::ticks_per_second()),
         vcpus: vcpus
             .iter()
             .filter_map(|&(index, tid)| {

@@ -30,6 +30,17 @@ pub fn page_size() -> u64 {
         .unwrap_or(4096)
 }
 
+/// The clock ticks a second `/proc/PID/stat`'s CPU times count in
+/// (`sysconf(_SC_CLK_TCK)`).
+pub fn ticks_per_second() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .and_then(|t| u64::try_from(t).ok())
+        .filter(|t| *t > 0)
+        .unwrap_or(100)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::common::{
     self, LoopDevice, LoopOptions, pveprobe, root_or_skip, stderr, stdout, workdir,
 };
-use crate::load::{Worker, cloud_kernel, next, worker_initramfs};
+use crate::load::{Worker, next, worker_kit};
 
 /// VMIDs no other test uses: this process's, so parallel runs differ.
 fn vmids() -> (u32, u32) {
@@ -27,7 +27,7 @@ const QMP_DIR: &str = "/var/run/qemu-server";
 
 /// One QMP exchange as `pvestatd` makes it: connect, greeting,
 /// capabilities, `command`, close; waiting up to 3 s for each answer.
-fn qmp(path: &Path, command: &str) -> Result<serde_json::Value, String> {
+pub(crate) fn qmp(path: &Path, command: &str) -> Result<serde_json::Value, String> {
     let s = UnixStream::connect(path).map_err(|e| format!("connect: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
     let mut r = BufReader::new(s.try_clone().unwrap());
@@ -50,6 +50,25 @@ fn qmp(path: &Path, command: &str) -> Result<serde_json::Value, String> {
     read("capabilities")?;
     w.write_all(format!("{command}\n").as_bytes()).unwrap();
     read(command)
+}
+
+/// `top --worst` over the last hour of `store`, as JSON.
+pub(crate) fn worst_json(store: &Path) -> serde_json::Value {
+    let out = pveprobe()
+        .args([
+            "top",
+            "--worst",
+            "--since",
+            "1h",
+            "--output-format",
+            "json",
+            "--from",
+        ])
+        .arg(store)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(stdout(&out).trim()).unwrap()
 }
 
 /// `query-status`, as pvestatd asks it every cycle.
@@ -81,14 +100,8 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     if !root_or_skip() {
         return;
     }
-    common::needs_tools(
-        &["qemu-system-x86_64", "strip", "ldd"],
-        "qemu-system-x86 and binutils",
-    );
-    let (kernel, release) =
-        cloud_kernel().expect("Debian's cloud kernel (scripts/install-test-deps)");
     let dir = workdir();
-    let initrd = worker_initramfs(dir.path(), &release);
+    let (kernel, initrd) = worker_kit(dir.path());
 
     std::fs::create_dir_all(QMP_DIR).unwrap();
     let (busy_id, idle_id) = vmids();
@@ -440,21 +453,7 @@ fn top_names_the_busy_vm_and_its_figures_match_its_loop_devices_own() {
     std::fs::write(&tasks, "").unwrap();
     let backup_to = jiff::Timestamp::now();
     std::thread::sleep(Duration::from_secs(6));
-    let worst = pveprobe()
-        .args([
-            "top",
-            "--worst",
-            "--since",
-            "1h",
-            "--output-format",
-            "json",
-            "--from",
-        ])
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(worst.status.success(), "{}", stderr(&worst));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&worst)).unwrap();
+    let report = worst_json(&store);
     let first = &report["episodes"][0];
     assert!(first.is_object(), "no episode: {report:#}");
     let at = |k: &str| {

@@ -16,29 +16,11 @@ use crate::common::cgroup::Cgroup;
 use crate::common::{
     self, LoopDevice, LoopOptions, pveprobe, root_or_skip, stderr, stdout, workdir,
 };
-use crate::load::{Worker, cloud_kernel, next, worker_initramfs};
+use crate::load::{Worker, next, worker_kit};
 
-/// One QMP exchange: greeting, capabilities, `command`, close.
+/// One QMP exchange (top's VM test's), its answer.
 fn qmp(path: &Path, command: &str) -> serde_json::Value {
-    use std::io::BufRead;
-    let s = UnixStream::connect(path).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut r = BufReader::new(s.try_clone().unwrap());
-    let mut w = s;
-    let mut read = || loop {
-        let mut line = String::new();
-        r.read_line(&mut line).unwrap();
-        let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
-        if v.get("event").is_none() {
-            return v;
-        }
-    };
-    read();
-    w.write_all(b"{\"execute\":\"qmp_capabilities\"}\n")
-        .unwrap();
-    read();
-    w.write_all(format!("{command}\n").as_bytes()).unwrap();
-    read()
+    crate::top::qmp(path, command).unwrap()
 }
 
 /// A VM of the rig: its VMID, worker (the VM stops when it goes), socket,
@@ -125,14 +107,8 @@ fn ready_is_the_vcpus_own_wait_limited_the_quotas_hold_and_an_oom_kill_is_named(
     if !root_or_skip() {
         return;
     }
-    common::needs_tools(
-        &["qemu-system-x86_64", "strip", "ldd"],
-        "qemu-system-x86 and binutils",
-    );
-    let (kernel, release) =
-        cloud_kernel().expect("Debian's cloud kernel (scripts/install-test-deps)");
     let dir = workdir();
-    let initrd = worker_initramfs(dir.path(), &release);
+    let (kernel, initrd) = worker_kit(dir.path());
     // The cgroups first: they go after the VMs, on every way out.
     let cpuset = Cgroup::new("cpuset", "one-core");
     cpuset.set("cpuset.cpus", "0");
@@ -450,21 +426,7 @@ fn ready_is_the_vcpus_own_wait_limited_the_quotas_hold_and_an_oom_kill_is_named(
     let _record = Stop(record);
     // Stopped by SIGINT: 128 + 2, its store written.
     assert_eq!(status.code(), Some(130), "{why}");
-    let out = pveprobe()
-        .args([
-            "top",
-            "--worst",
-            "--since",
-            "1h",
-            "--output-format",
-            "json",
-            "--from",
-        ])
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let worst: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let worst = crate::top::worst_json(&store);
     let ep = &worst["episodes"][0];
     assert!(
         ep["peak"]["oom_kills"].as_f64().unwrap_or(0.0) >= 1.0,

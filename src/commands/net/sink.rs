@@ -66,11 +66,7 @@ fn proc_stat(pid: u32) -> Option<pveprobe_parse::procpid::ProcStat> {
 /// A process's CPU time so far, in seconds, and its name.
 pub fn cpu_seconds(pid: u32) -> Option<(f64, String)> {
     let stat = proc_stat(pid)?;
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .filter(|&t| t > 0)
-        .unwrap_or(100);
+    let hz = crate::sys::cpus::ticks_per_second();
     Some((stat.cpu_ticks as f64 / hz as f64, stat.comm))
 }
 

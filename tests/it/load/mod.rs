@@ -63,6 +63,20 @@ pub fn probe_and_libraries(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
 
 /// The worker's initramfs for `release`, built by `pveprobe
 /// load-initramfs` in `dir` with the tested binary as its /init.
+/// What a worker VM boots, in `dir`: Debian's cloud kernel and an
+/// initramfs with the tested binary as its /init (the tools it needs
+/// checked first).
+pub(crate) fn worker_kit(dir: &Path) -> (PathBuf, PathBuf) {
+    common::needs_tools(
+        &["qemu-system-x86_64", "strip", "ldd"],
+        "qemu-system-x86 and binutils",
+    );
+    let (kernel, release) = cloud_kernel()
+        .expect("Debian's cloud kernel and its modules (linux-image-cloud-amd64; scripts/install-test-deps)");
+    let initrd = worker_initramfs(dir, &release);
+    (kernel, initrd)
+}
+
 pub(crate) fn worker_initramfs(dir: &Path, release: &str) -> PathBuf {
     let (probe, libs) = probe_and_libraries(dir);
     let initrd = dir.join("initrd");

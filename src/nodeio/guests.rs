@@ -38,10 +38,38 @@ pub struct GuestCounters {
     /// The memory its balloon leaves it, and the memory it was given, bytes.
     pub balloon: Option<u64>,
     pub memory_max: Option<u64>,
-    /// What its balloon driver reported.
+    /// What its balloon driver reported, and its rates between its last
+    /// two reports read.
     pub guest: Option<GuestStats>,
+    pub guest_rates: Option<GuestRates>,
     /// The OOM killer's kills in its cgroup.
     pub oom_kills: Option<u64>,
+}
+
+/// What the guest swapped in and out (MiB/s) and its major faults a
+/// second, between two of its balloon driver's reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GuestRates {
+    pub swap_in_mib_s: Option<f64>,
+    pub swap_out_mib_s: Option<f64>,
+    pub major_faults_s: Option<f64>,
+}
+
+/// The rates between reports `a` and `b`, over their own times; none when
+/// `b` is no later report.
+pub fn guest_rates(a: &GuestStats, b: &GuestStats) -> Option<GuestRates> {
+    let between = b
+        .last_update
+        .checked_sub(a.last_update)
+        .filter(|s| *s > 0)? as f64;
+    let rate = |x: Option<u64>, y: Option<u64>, unit: f64| {
+        Some(y?.saturating_sub(x?) as f64 / unit / between)
+    };
+    Some(GuestRates {
+        swap_in_mib_s: rate(a.swap_in, b.swap_in, MIB),
+        swap_out_mib_s: rate(a.swap_out, b.swap_out, MIB),
+        major_faults_s: rate(a.major_faults, b.major_faults, 1.0),
+    })
 }
 
 /// The node's own counters at one moment, besides its pressure.
@@ -56,85 +84,139 @@ pub struct NodeCounters {
     pub net: Vec<netdev::Counters>,
 }
 
-/// The cgroup files of a process (`/proc/PID/cgroup`'s lines).
-struct Cgroups<'a> {
-    host: &'a Host,
-    lines: Vec<Membership>,
+/// Where a VM's QEMU's cgroup files are, found from its
+/// `/proc/PID/cgroup` and kept for a while (a VM's cgroup is set when it
+/// starts): the files that exist, so none is asked for in vain each
+/// interval.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The QEMU: its PID and when it started (which process it is).
+    pid: u32,
+    start_ticks: u64,
+    found: std::time::Instant,
+    cpu_stat: Option<String>,
+    cpu_pressure: Option<String>,
+    memory_pressure: Option<String>,
+    oom: Option<String>,
+    /// Its memory in swap (`VmSwap`), KiB, and when it was read.
+    swap: Option<(std::time::Instant, Option<u64>)>,
 }
 
-impl Cgroups<'_> {
-    /// `file` of the cgroup `controller` puts the process in: v1's
-    /// hierarchy of that controller, else v2's (mounted at
-    /// `/sys/fs/cgroup`, or beside v1 at `/sys/fs/cgroup/unified`). The
-    /// root cgroup is the node's, never a guest's: none.
-    fn read(&self, controller: &str, file: &str) -> Option<String> {
-        let v1 = self
-            .lines
+/// How long found places are kept before they are looked up again.
+const PLACES_KEPT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How often a QEMU's swap is read (`/proc/PID/status`, which the kernel
+/// renders whole for two lines of it): swap moves slowly.
+const SWAP_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Places {
+    /// The files of process `pid`'s cgroups: v1's hierarchy of a
+    /// controller, else v2's (mounted at `/sys/fs/cgroup`, or beside v1
+    /// at `/sys/fs/cgroup/unified`); pressure is v2's alone. The root
+    /// cgroup is the node's, never a guest's: none.
+    fn find(host: &Host, pid: u32, start_ticks: u64) -> Places {
+        let lines: Vec<Membership> = host
+            .read(format!("/proc/{pid}/cgroup"))
+            .map(|t| cgroup::memberships(&t))
+            .unwrap_or_default();
+        let v2_path = lines
             .iter()
-            .find(|m| m.controllers.iter().any(|c| c == controller));
-        let dirs: Vec<String> = match v1 {
-            Some(m) => vec![format!("/sys/fs/cgroup/{controller}{}", m.path)],
-            None => {
-                let path = cgroup::path_of(&self.lines, controller)?;
-                vec![
+            .find(|m| m.hierarchy == 0 && m.controllers.is_empty())
+            .map(|m| m.path.clone());
+        let dirs = |controller: Option<&str>| -> Vec<String> {
+            let v1 = controller.and_then(|c| {
+                lines
+                    .iter()
+                    .find(|m| m.controllers.iter().any(|x| x == c))
+                    .map(|m| (c, m.path.clone()))
+            });
+            match (v1, &v2_path) {
+                (Some((c, path)), _) if path != "/" => vec![format!("/sys/fs/cgroup/{c}{path}")],
+                (Some(_), _) => vec![],
+                (None, Some(path)) if path != "/" => vec![
                     format!("/sys/fs/cgroup{path}"),
                     format!("/sys/fs/cgroup/unified{path}"),
-                ]
+                ],
+                _ => vec![],
             }
         };
-        if dirs[0].ends_with('/') {
-            return None;
+        let first = |controller: Option<&str>, files: &[&str]| {
+            dirs(controller).iter().find_map(|d| {
+                files
+                    .iter()
+                    .map(|f| format!("{d}/{f}"))
+                    .find(|p| host.exists(p))
+            })
+        };
+        Places {
+            pid,
+            start_ticks,
+            found: std::time::Instant::now(),
+            cpu_stat: first(Some("cpu"), &["cpu.stat"]),
+            cpu_pressure: first(None, &["cpu.pressure"]),
+            memory_pressure: first(None, &["memory.pressure"]),
+            oom: first(Some("memory"), &["memory.events", "memory.oom_control"]),
+            swap: None,
         }
-        dirs.iter()
-            .find_map(|d| self.host.read(format!("{d}/{file}")).ok())
-    }
-
-    /// `file` of the process's cgroup v2 (pressure is v2's alone).
-    fn read_v2(&self, file: &str) -> Option<String> {
-        let path = self
-            .lines
-            .iter()
-            .find(|m| m.hierarchy == 0 && m.controllers.is_empty())?
-            .path
-            .clone();
-        if path == "/" {
-            return None;
-        }
-        ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
-            .iter()
-            .find_map(|root| self.host.read(format!("{root}{path}/{file}")).ok())
     }
 }
 
-/// A running VM's counters: its QEMU's PID from `pidfile`, each vCPU
-/// thread of `vcpus` (index, thread ID).
-pub fn vm(host: &Host, pidfile: &std::path::Path, vcpus: &[(u32, u32)]) -> GuestCounters {
-    let Some(pid) = host
-        .read(pidfile)
-        .ok()
-        .and_then(|t| procpid::pidfile_pid(&t))
-    else {
-        return GuestCounters::default();
-    };
-    let proc = format!("/proc/{pid}");
-    let mem = host
-        .read(format!("{proc}/status"))
-        .ok()
-        .and_then(|t| procpid::memory(&t));
-    let cg = Cgroups {
-        host,
-        lines: host
-            .read(format!("{proc}/cgroup"))
-            .map(|t| cgroup::memberships(&t))
-            .unwrap_or_default(),
-    };
-    GuestCounters {
-        pid: Some(pid),
-        cpu_us: host
-            .read(format!("{proc}/stat"))
+/// A running VM's counters: its QEMU (by `pidfile`, kept while its
+/// `/proc/PID/stat` says it is the same process), each vCPU thread of
+/// `vcpus` (index, thread ID); `places` its cgroup files, found again when
+/// its QEMU changes or they are old.
+pub fn vm(
+    host: &Host,
+    pidfile: &std::path::Path,
+    vcpus: &[(u32, u32)],
+    places: &mut Option<Places>,
+) -> GuestCounters {
+    let stat_of = |pid: u32| {
+        host.read(format!("/proc/{pid}/stat"))
             .ok()
             .and_then(|t| procpid::stat(&t))
-            .map(|s| s.cpu_ticks * 1_000_000 / crate::sys::cpus::ticks_per_second()),
+    };
+    let same = places
+        .as_ref()
+        .filter(|p| p.found.elapsed() < PLACES_KEPT)
+        .and_then(|p| {
+            Some((
+                p.pid,
+                stat_of(p.pid).filter(|s| s.start_ticks == p.start_ticks)?,
+            ))
+        });
+    let (pid, stat) = match same {
+        Some(known) => known,
+        None => {
+            let Some(pid) = host
+                .read(pidfile)
+                .ok()
+                .and_then(|t| procpid::pidfile_pid(&t))
+            else {
+                *places = None;
+                return GuestCounters::default();
+            };
+            let Some(stat) = stat_of(pid) else {
+                *places = None;
+                return GuestCounters::default();
+            };
+            *places = Some(Places::find(host, pid, stat.start_ticks));
+            (pid, stat)
+        }
+    };
+    let cg = places.as_mut().expect("found above");
+    let proc = format!("/proc/{pid}");
+    if cg.swap.is_none_or(|(at, _)| at.elapsed() >= SWAP_EVERY) {
+        let swap = host
+            .read(format!("{proc}/status"))
+            .ok()
+            .and_then(|t| procpid::memory(&t))
+            .map(|m| m.swap_kib);
+        cg.swap = Some((std::time::Instant::now(), swap));
+    }
+    let file = |path: &Option<String>| path.as_ref().and_then(|p| host.read(p).ok());
+    GuestCounters {
+        pid: Some(pid),
+        cpu_us: Some(stat.cpu_ticks * 1_000_000 / crate::sys::cpus::ticks_per_second()),
         vcpus: vcpus
             .iter()
             .filter_map(|&(index, tid)| {
@@ -142,21 +224,12 @@ pub fn vm(host: &Host, pidfile: &std::path::Path, vcpus: &[(u32, u32)]) -> Guest
                 Some((index, procpid::schedstat(&text)?))
             })
             .collect(),
-        throttling: cg
-            .read("cpu", "cpu.stat")
-            .and_then(|t| cgroup::throttling(&t)),
-        cpu_pressure: cg
-            .read_v2("cpu.pressure")
-            .and_then(|t| pressure::pressure(&t)),
-        memory_pressure: cg
-            .read_v2("memory.pressure")
-            .and_then(|t| pressure::pressure(&t)),
-        host_kib: mem.map(|m| m.rss_kib),
-        swap_kib: mem.map(|m| m.swap_kib),
-        oom_kills: cg
-            .read("memory", "memory.events")
-            .or_else(|| cg.read("memory", "memory.oom_control"))
-            .and_then(|t| cgroup::oom_kills(&t)),
+        throttling: file(&cg.cpu_stat).and_then(|t| cgroup::throttling(&t)),
+        cpu_pressure: file(&cg.cpu_pressure).and_then(|t| pressure::pressure(&t)),
+        memory_pressure: file(&cg.memory_pressure).and_then(|t| pressure::pressure(&t)),
+        host_kib: Some(stat.rss_pages * crate::sys::cpus::page_size() / 1024),
+        swap_kib: cg.swap.and_then(|(_, s)| s),
+        oom_kills: file(&cg.oom).and_then(|t| cgroup::oom_kills(&t)),
         ..GuestCounters::default()
     }
 }
@@ -405,21 +478,17 @@ pub fn cpu(a: &GuestCounters, b: &GuestCounters, secs: f64, spread: u32) -> Gues
 /// A guest's memory at `b`, and its rates since `a`.
 pub fn memory(a: &GuestCounters, b: &GuestCounters, secs: f64) -> GuestMemory {
     let mib = |b: Option<u64>| b.map(|b| b as f64 / MIB);
-    let (ga, gb) = (a.guest.unwrap_or_default(), b.guest.unwrap_or_default());
-    let rate = |x: Option<u64>, y: Option<u64>, unit: f64| {
-        (a.guest.is_some() && b.guest.is_some())
-            .then(|| delta(x, y).map(|d| d as f64 / unit / secs))
-            .flatten()
-    };
+    let gb = b.guest.unwrap_or_default();
+    let rates = b.guest_rates.unwrap_or_default();
     GuestMemory {
         host_mib: b.host_kib.map(|k| k as f64 / 1024.0),
         swap_mib: b.swap_kib.map(|k| k as f64 / 1024.0),
         max_mib: mib(b.memory_max),
         balloon_mib: mib(b.balloon),
         guest_available_mib: mib(gb.available),
-        guest_swap_in_mib_s: rate(ga.swap_in, gb.swap_in, MIB),
-        guest_swap_out_mib_s: rate(ga.swap_out, gb.swap_out, MIB),
-        guest_major_faults_s: rate(ga.major_faults, gb.major_faults, 1.0),
+        guest_swap_in_mib_s: rates.swap_in_mib_s,
+        guest_swap_out_mib_s: rates.swap_out_mib_s,
+        guest_major_faults_s: rates.major_faults_s,
         pressure_some_pct: stall(&a.memory_pressure, &b.memory_pressure, false, secs),
         pressure_full_pct: stall(&a.memory_pressure, &b.memory_pressure, true, secs),
     }
@@ -557,6 +626,22 @@ mod tests {
             ..a
         };
         assert_eq!(cpu(&other, &b, 2.0, 2).ready_pct, None);
+    }
+
+    #[test]
+    fn the_guests_rates_are_over_its_own_reports_times() {
+        let report = |at, swap_in, faults| GuestStats {
+            last_update: at,
+            swap_in: Some(swap_in),
+            major_faults: Some(faults),
+            ..GuestStats::default()
+        };
+        // Two reports 30 s apart: 30 MiB swapped in, 600 major faults.
+        let r = guest_rates(&report(100, 0, 0), &report(130, 30 << 20, 600)).unwrap();
+        assert_eq!((r.swap_in_mib_s, r.major_faults_s), (Some(1.0), Some(20.0)));
+        assert_eq!(r.swap_out_mib_s, None, "not reported");
+        // The same report read again is no rate.
+        assert_eq!(guest_rates(&report(130, 1, 1), &report(130, 2, 2)), None);
     }
 
     #[test]

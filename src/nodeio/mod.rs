@@ -34,6 +34,8 @@ use sample::{GuestIo, LastRead, OwnCost, TopSample};
 struct Known {
     configs: BTreeMap<(String, u32), Config>,
     vms: BTreeMap<u32, crate::pvevm::qmp::VmFacts>,
+    places: BTreeMap<u32, Option<guests::Places>>,
+    balloons: BTreeMap<u32, read::Balloon>,
     devices: BTreeMap<String, Option<(u32, u32)>>,
 }
 
@@ -146,7 +148,10 @@ impl<'a> Sampler<'a> {
         // A VM gone (stopped, migrated) is asked for its files anew when
         // it comes back: its disks may have moved.
         self.known.vms.retain(|id, _| vms.contains(id));
-        let mut c = read::read(src, &vms, &mut self.known.vms);
+        self.known.places.retain(|id, _| vms.contains(id));
+        self.known.balloons.retain(|id, _| vms.contains(id));
+        let k = &mut self.known;
+        let mut c = read::read(src, &vms, &mut k.vms, &mut k.places, &mut k.balloons);
         c.jobs = self.jobs.read(&src.host, &src.jobs);
         c.kernel_log = self.kernel_log.read_new();
         c

@@ -142,31 +142,75 @@ fn own_use() -> (u64, u64) {
     }
 }
 
+/// How often a VM's balloon and its guest's report are asked: they move
+/// slowly (pvestatd's autoballooning every 10 s, the guest's report every
+/// 2 s) and each is one more answer for QEMU to write and this process to
+/// wake for. In between, the last is shown.
+pub const BALLOON_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A VM's balloon as last asked.
+#[derive(Debug, Clone, Default)]
+pub struct Balloon {
+    asked: Option<std::time::Instant>,
+    actual: Option<u64>,
+    guest: Option<pveprobe_parse::qmp::GuestStats>,
+    rates: Option<guests::GuestRates>,
+}
+
 /// Reads everything once; `facts` keeps what each VM says of itself at
-/// the first visit (its drives' files, its vCPU threads, its memory).
-pub fn read(src: &Sources, vms: &[u32], facts: &mut BTreeMap<u32, VmFacts>) -> Counters {
+/// the first visit (its drives' files, its vCPU threads, its memory),
+/// `places` where its cgroup's files are, `balloons` its balloon as last
+/// asked.
+pub fn read(
+    src: &Sources,
+    vms: &[u32],
+    facts: &mut BTreeMap<u32, VmFacts>,
+    places: &mut BTreeMap<u32, Option<guests::Places>>,
+    balloons: &mut BTreeMap<u32, Balloon>,
+) -> Counters {
     let host = &src.host;
     let mut drives = BTreeMap::new();
     let mut guests = BTreeMap::new();
     for &vmid in vms {
         let want_facts = !facts.contains_key(&vmid);
-        let (got, balloon, guest) = match qmp::visit(&qmp::socket(&src.qmp_dir, vmid), want_facts) {
+        let kept = balloons.entry(vmid).or_default();
+        let want_balloon = kept.asked.is_none_or(|at| at.elapsed() >= BALLOON_EVERY);
+        let got = match qmp::visit(&qmp::socket(&src.qmp_dir, vmid), want_facts, want_balloon) {
             Ok(v) => {
                 if let Some(f) = v.facts {
                     facts.insert(vmid, f);
                 }
-                (VmDrives::Read(v.stats), v.balloon, v.guest)
+                if want_balloon {
+                    let rates = match (&kept.guest, &v.guest) {
+                        (Some(a), Some(b)) => guests::guest_rates(a, b).or(kept.rates),
+                        _ => None,
+                    };
+                    *kept = Balloon {
+                        asked: Some(std::time::Instant::now()),
+                        actual: v.balloon,
+                        guest: v.guest,
+                        rates,
+                    };
+                }
+                VmDrives::Read(v.stats)
             }
-            Err(qmp::QmpError::Busy) => (VmDrives::Busy, None, None),
-            Err(e) => (VmDrives::Failed(e.to_string()), None, None),
+            Err(qmp::QmpError::Busy) => VmDrives::Busy,
+            Err(e) => VmDrives::Failed(e.to_string()),
         };
         drives.insert(vmid, got);
+        let (balloon, guest, rates) = (kept.actual, kept.guest, kept.rates);
         let known = facts.get(&vmid);
         let pidfile = src.qmp_dir.join(format!("{vmid}.pid"));
-        let mut c = guests::vm(host, &pidfile, known.map_or(&[][..], |f| &f.vcpus));
+        let mut c = guests::vm(
+            host,
+            &pidfile,
+            known.map_or(&[][..], |f| &f.vcpus),
+            places.entry(vmid).or_default(),
+        );
         c.memory_max = known.and_then(|f| f.memory);
         c.balloon = balloon;
         c.guest = guest;
+        c.guest_rates = rates;
         guests.insert(("vm".to_string(), vmid), c);
     }
     let memory = host

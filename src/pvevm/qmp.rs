@@ -47,7 +47,7 @@ pub struct Visit {
     /// What a VM keeps while it runs, when asked for (the first visit).
     pub facts: Option<VmFacts>,
     /// The memory its balloon leaves the guest now, bytes (`query-balloon`);
-    /// none without a balloon device.
+    /// none without a balloon device, or when not asked.
     pub balloon: Option<u64>,
     /// What the guest's balloon driver reported, where it reports.
     pub guest: Option<parse::GuestStats>,
@@ -72,9 +72,10 @@ pub fn socket(dir: &Path, vmid: u32) -> PathBuf {
     dir.join(format!("{vmid}.qmp"))
 }
 
-/// One visit: the drives' counters and the balloon, and with `facts` what
-/// the VM keeps while it runs; the connection closed before it returns.
-pub fn visit(path: &Path, facts: bool) -> Result<Visit, QmpError> {
+/// One visit: the drives' counters, with `balloon` the balloon and the
+/// guest's report, with `facts` what the VM keeps while it runs; the
+/// connection closed before it returns.
+pub fn visit(path: &Path, facts: bool, balloon: bool) -> Result<Visit, QmpError> {
     let stream = UnixStream::connect(path).map_err(QmpError::Connect)?;
     stream
         .set_read_timeout(Some(GREETING_WITHIN))
@@ -96,34 +97,49 @@ pub fn visit(path: &Path, facts: bool) -> Result<Visit, QmpError> {
     writer
         .set_read_timeout(Some(ANSWER_WITHIN))
         .map_err(QmpError::Io)?;
-    let mut ask = |command: &str, arguments: Option<serde_json::Value>| {
-        execute(&mut reader, &mut writer, command, arguments)
+    // Every question in one write, the answers read in order: QEMU
+    // answers a client's commands one after another, and one exchange
+    // costs this process (and QEMU) two context switches, whatever it
+    // carries. The balloon's device may be missing (refused: none).
+    let guest_stats = serde_json::json!({"path": BALLOON, "property": "guest-stats"});
+    let mut asked: Vec<(&str, Option<serde_json::Value>)> =
+        vec![("qmp_capabilities", None), ("query-blockstats", None)];
+    if balloon {
+        asked.extend([("query-balloon", None), ("qom-get", Some(guest_stats))]);
+    }
+    if facts {
+        asked.extend([
+            ("query-block", None),
+            ("query-cpus-fast", None),
+            ("query-memory-size-summary", None),
+        ]);
+    }
+    let mut answers = exchange(&mut reader, &mut writer, asked)?.into_iter();
+    let mut next = || answers.next().expect("an answer a question");
+    next()?;
+    let stats = parse::blockstats(&next()?)?;
+    let (balloon, guest) = if balloon {
+        let actual = optional(next())?
+            .map(|a| parse::balloon_actual(&a))
+            .transpose()?;
+        let guest = optional(next())?
+            .map(|a| parse::guest_stats(&a))
+            .transpose()?
+            .filter(|g| actual.is_some() && g.last_update > 0);
+        (actual, guest)
+    } else {
+        (None, None)
     };
-    ask("qmp_capabilities", None)?;
-    let stats = parse::blockstats(&ask("query-blockstats", None)?)?;
     let facts = if facts {
         Some(VmFacts {
-            files: parse::block_files(&ask("query-block", None)?)?,
-            vcpus: parse::vcpu_threads(&ask("query-cpus-fast", None)?)?,
-            memory: optional(ask("query-memory-size-summary", None))?
+            files: parse::block_files(&next()?)?,
+            vcpus: parse::vcpu_threads(&next()?)?,
+            memory: optional(next())?
                 .map(|a| parse::memory_size(&a))
                 .transpose()?,
         })
     } else {
         None
-    };
-    let balloon = optional(ask("query-balloon", None))?
-        .map(|a| parse::balloon_actual(&a))
-        .transpose()?;
-    let guest = match balloon {
-        Some(_) => optional(ask(
-            "qom-get",
-            Some(serde_json::json!({"path": BALLOON, "property": "guest-stats"})),
-        ))?
-        .map(|a| parse::guest_stats(&a))
-        .transpose()?
-        .filter(|g| g.last_update > 0),
-        None => None,
     };
     Ok(Visit {
         stats,
@@ -143,35 +159,44 @@ fn optional(answer: Result<String, QmpError>) -> Result<Option<String>, QmpError
     }
 }
 
-/// Sends `command` (with its `arguments`); its `return` value as JSON
-/// text (events read past).
-fn execute(
+/// Sends the commands (each with its arguments) in one write; each one's
+/// `return` value as JSON text or QEMU's refusal, in order (events read
+/// past). A failure to talk (no answer in time, the socket closed) fails
+/// them all.
+fn exchange(
     reader: &mut BufReader<UnixStream>,
     writer: &mut UnixStream,
-    command: &str,
-    arguments: Option<serde_json::Value>,
-) -> Result<String, QmpError> {
-    let mut message = serde_json::json!({ "execute": command });
-    if let Some(a) = arguments {
-        message["arguments"] = a;
+    commands: Vec<(&str, Option<serde_json::Value>)>,
+) -> Result<Vec<Result<String, QmpError>>, QmpError> {
+    let mut out = String::new();
+    for (command, arguments) in &commands {
+        let mut message = serde_json::json!({ "execute": command });
+        if let Some(a) = arguments {
+            message["arguments"] = a.clone();
+        }
+        out += &format!("{message}\r\n");
     }
-    writer
-        .write_all(format!("{message}\r\n").as_bytes())
-        .map_err(QmpError::Io)?;
+    writer.write_all(out.as_bytes()).map_err(QmpError::Io)?;
     let until = Instant::now() + ANSWER_WITHIN;
-    loop {
-        let m = read_message(reader, until)?;
-        if let Some(r) = m.get("return") {
-            return Ok(r.to_string());
+    let mut answers = Vec::with_capacity(commands.len());
+    for (command, _) in &commands {
+        loop {
+            let m = read_message(reader, until)?;
+            if let Some(r) = m.get("return") {
+                answers.push(Ok(r.to_string()));
+                break;
+            }
+            if let Some(e) = m.get("error") {
+                answers.push(Err(QmpError::Refused {
+                    command: (*command).into(),
+                    desc: e.get("desc").and_then(|d| d.as_str()).unwrap_or("?").into(),
+                }));
+                break;
+            }
+            // An event ({"event": ...}): not an answer.
         }
-        if let Some(e) = m.get("error") {
-            return Err(QmpError::Refused {
-                command: command.into(),
-                desc: e.get("desc").and_then(|d| d.as_str()).unwrap_or("?").into(),
-            });
-        }
-        // An event ({"event": ...}): not the answer.
     }
+    Ok(answers)
 }
 
 /// The next JSON message, by `until`.

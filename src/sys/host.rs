@@ -26,7 +26,10 @@ pub const MAX_HOST_FILE: u64 = 16 << 20;
 /// Reads at most `limit` bytes of `path` as text (invalid UTF-8 replaced).
 pub fn read_capped(path: &Path, limit: u64) -> io::Result<String> {
     use std::io::Read;
-    let mut bytes = Vec::new();
+    // Room for a /proc or /sys file whole at once: the kernel gives them
+    // no size, and read_to_end would probe them 32 bytes first, then
+    // double (7 reads of a process's status, 2 with this).
+    let mut bytes = Vec::with_capacity(8192);
     std::fs::File::open(path)?
         .take(limit)
         .read_to_end(&mut bytes)?;

@@ -39,16 +39,23 @@ pub struct ProcStat {
     pub ppid: u32,
     /// User and system time so far, in clock ticks.
     pub cpu_ticks: u64,
+    /// When it started, in clock ticks after boot: with the PID, which
+    /// process it is.
+    pub start_ticks: u64,
+    /// Its resident set, in pages.
+    pub rss_pages: u64,
 }
 
-/// [`ProcStat`] of `/proc/PID/stat` (field 2, 4, 14 and 15), read by
-/// procfs-core's `Stat` behind the guard of [`start_ticks`].
+/// [`ProcStat`] of `/proc/PID/stat` (fields 2, 4, 14, 15, 22 and 24), read
+/// by procfs-core's `Stat` behind the guard of [`start_ticks`].
 pub fn stat(stat: &str) -> Option<ProcStat> {
     let s = kernel_stat(stat)?;
     Some(ProcStat {
         comm: s.comm,
         ppid: u32::try_from(s.ppid).ok()?,
         cpu_ticks: s.utime.checked_add(s.stime)?,
+        start_ticks: s.starttime,
+        rss_pages: s.rss,
     })
 }
 
@@ -232,6 +239,8 @@ mod tests {
                 comm: "sshd".into(),
                 ppid: 23198,
                 cpu_ticks: 1187 + 2514,
+                start_ticks: 3530112,
+                rss_pages: 2458,
             })
         );
         let odd = stat.replace("(sshd)", "(sshd: root@notty)");

@@ -298,12 +298,14 @@ pub fn node(host: &Host, stat: Option<&str>) -> NodeCounters {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuestCpu {
     /// The CPU it used, % of one core (200 is two cores' worth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_pct: Option<f64>,
     /// Its vCPUs (a VM's threads; none for a container).
     pub vcpus: u32,
     /// Ready: the worst vCPU's share of the interval runnable but not
     /// running, beyond what its own quota held it, % (esxtop's %RDY per
     /// vCPU; a container's from its cgroup's CPU pressure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_pct: Option<f64>,
     /// Each vCPU's ready share, %, by index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -312,8 +314,10 @@ pub struct GuestCpu {
     /// `cpulimit`) held it, % (`cpu.stat`'s throttled time, which the
     /// kernel sums over the CPUs it was held on, over the CPUs it can be
     /// on at once: its vCPUs, at most the node's cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_pct: Option<f64>,
     /// Its cgroup's CPU pressure, `some`, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure_pct: Option<f64>,
 }
 
@@ -321,19 +325,29 @@ pub struct GuestCpu {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuestMemory {
     /// Host memory its QEMU (or its cgroup) holds, and of it in host swap, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_mib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_mib: Option<f64>,
     /// The memory it was given, and what its balloon leaves it, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_mib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balloon_mib: Option<f64>,
     /// As the guest's balloon driver reports: its available memory, MiB,
     /// what it swapped in and out, MiB/s, its major faults a second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_available_mib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_swap_in_mib_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_swap_out_mib_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_major_faults_s: Option<f64>,
     /// Its cgroup's memory pressure, `some` and `full`, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure_some_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure_full_pct: Option<f64>,
 }
 
@@ -396,20 +410,28 @@ pub struct ArcUse {
 /// The node's CPU and memory against its guests.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeUse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
     /// The running guests' vCPUs (a container's `cores` where set), and
     /// their ratio to the cores.
     pub vcpus: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overcommit: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_mib: Option<f64>,
     /// The memory the running guests were given, MiB.
     pub guest_memory_mib: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_used_mib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arc: Option<ArcUse>,
     /// What KSM's sharing saves, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ksm_saved_mib: Option<f64>,
     /// PSI memory `full`: all non-idle tasks waited for memory, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_full_pct: Option<f64>,
     /// The OOM killer's kills on the node over the interval (`/proc/vmstat`).
     pub oom_kills: u64,
@@ -626,6 +648,71 @@ mod tests {
             ..a
         };
         assert_eq!(cpu(&other, &b, 2.0, 2).ready_pct, None);
+    }
+
+    #[test]
+    fn a_containers_cpu_and_memory_are_its_cgroups_in_v2_and_v1() {
+        let root = tempfile::tempdir().unwrap();
+        let put = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        // cgroup v2, as PVE 7 and later lay it out (cgroup-v2.rst's keys).
+        put("sys/fs/cgroup/lxc/105/cgroup.procs", "4242\n");
+        put(
+            "sys/fs/cgroup/lxc/105/cpu.stat",
+            "usage_usec 5000000\nuser_usec 4000000\nsystem_usec 1000000\nnr_periods 10\nnr_throttled 4\nthrottled_usec 250000\n",
+        );
+        put("sys/fs/cgroup/lxc/105/memory.current", "536870912\n");
+        put("sys/fs/cgroup/lxc/105/memory.swap.current", "1048576\n");
+        put(
+            "sys/fs/cgroup/lxc/105/memory.events",
+            "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n",
+        );
+        put(
+            "sys/fs/cgroup/lxc/105/cpu.pressure",
+            "some avg10=1.00 avg60=0.50 avg300=0.10 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+        );
+        // cgroup v1: cpuacct's usage in ns, memory with memsw.
+        put(
+            "sys/fs/cgroup/cpuacct/lxc/106/cpuacct.usage",
+            "7000000000\n",
+        );
+        put(
+            "sys/fs/cgroup/cpu/lxc/106/cpu.stat",
+            &fixture_text("cpu.stat-v1-throttled"),
+        );
+        put(
+            "sys/fs/cgroup/memory/lxc/106/memory.usage_in_bytes",
+            "268435456\n",
+        );
+        put(
+            "sys/fs/cgroup/memory/lxc/106/memory.memsw.usage_in_bytes",
+            "272629760\n",
+        );
+        let host = Host::with_root(root.path());
+        let v2 = container(&host, 105);
+        assert_eq!(v2.cpu_us, Some(5_000_000));
+        assert_eq!(v2.throttling.unwrap().throttled_us, 250_000);
+        assert_eq!((v2.host_kib, v2.swap_kib), (Some(524288), Some(1024)));
+        assert_eq!(v2.oom_kills, Some(1));
+        assert_eq!(v2.cpu_pressure.unwrap().some.total_us, 123456);
+        let v1 = container(&host, 106);
+        assert_eq!(v1.cpu_us, Some(7_000_000));
+        assert_eq!(v1.throttling.unwrap().throttled_us, 1_183_210);
+        assert_eq!((v1.host_kib, v1.swap_kib), (Some(262144), Some(4096)));
+        assert_eq!(v1.cpu_pressure, None, "v1 has no pressure");
+        // No such container: nothing.
+        assert_eq!(container(&host, 107), GuestCounters::default());
+    }
+
+    fn fixture_text(name: &str) -> String {
+        std::fs::read_to_string(format!(
+            "{}/fixtures/guest/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
     }
 
     #[test]

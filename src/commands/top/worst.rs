@@ -656,3 +656,94 @@ const CSV_HEADER: [&str; 17] = [
     "jobs",
     "hints",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nodeio::guests::{GuestCpu, GuestUse};
+    use crate::nodeio::oom::OomKill;
+    use crate::nodeio::sample::{DiskIo, GuestIo};
+
+    /// A node where VM 101 writes at 159 ms a write on loop3 (its drive
+    /// held to 100 IOPS), another disk is busier and VM 102's vCPU waits.
+    fn night() -> TopSample {
+        TopSample {
+            guests: vec![GuestIo {
+                kind: "vm".into(),
+                id: 101,
+                name: Some("db".into()),
+                drive: Some("scsi0".into()),
+                disk: Some("loop3".into()),
+                write_iops: 100.0,
+                write_ms: Some(159.0),
+                ..GuestIo::default()
+            }],
+            disks: vec![
+                DiskIo {
+                    name: "loop3".into(),
+                    write_iops: 100.0,
+                    util_pct: 15.0,
+                    guests: vec!["VM 101 scsi0".into()],
+                    ..DiskIo::default()
+                },
+                DiskIo {
+                    name: "loop9".into(),
+                    util_pct: 90.0,
+                    guests: vec!["VM 103 scsi0".into()],
+                    ..DiskIo::default()
+                },
+            ],
+            guest_use: vec![GuestUse {
+                kind: "vm".into(),
+                id: 102,
+                cpu: GuestCpu {
+                    ready_pct: Some(34.0),
+                    ..GuestCpu::default()
+                },
+                ..GuestUse::default()
+            }],
+            ..TopSample::default()
+        }
+    }
+
+    #[test]
+    fn an_episode_names_the_guests_that_made_it_bad_whatever_their_disk() {
+        let s = night();
+        let c = causes(std::slice::from_ref(&s));
+        let named: Vec<(&str, &str)> = c
+            .iter()
+            .map(|c| (c.guest.as_str(), c.why.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("VM 101 scsi0", "its operations took 159 ms on loop3"),
+                ("VM 102", "vCPU ready 34% of an interval"),
+            ]
+        );
+        // The slow drive names its own disk, not the busier one.
+        assert_eq!(
+            slowest_disk(std::slice::from_ref(&s)).as_deref(),
+            Some("loop3")
+        );
+        // A kill comes first, whatever the rest.
+        let mut killed = s;
+        killed.node_use.kills = vec![OomKill {
+            at: "2026-12-06T03:12:05Z".into(),
+            kind: Some("vm".into()),
+            id: Some(104),
+            pid: 4242,
+            comm: "kvm".into(),
+            rss_mib: 8192.0,
+            ..OomKill::default()
+        }];
+        let c = causes(&[killed]);
+        assert_eq!(c[0].guest, "VM 104");
+        assert!(
+            c[0].why.starts_with("killed by the OOM killer at "),
+            "{}",
+            c[0].why
+        );
+        assert_eq!(c.len(), 3);
+    }
+}

@@ -14,9 +14,12 @@
 //! ([`replay`]), and `--worst`'s episodes ([`worst`], [`cluster`]).
 
 pub mod args;
+pub mod causes;
 pub mod cluster;
+pub mod panels;
 pub mod plot;
 pub mod render;
+pub mod render_use;
 pub mod replay;
 pub mod run;
 pub mod tui;

@@ -171,7 +171,7 @@ pub fn step_through(around: &Around, tui: &mut Tui, interrupt: &Interrupt) {
             Key::PageUp => around.hours_from(i, -1),
             Key::PageDown => around.hours_from(i, 1),
             Key::Worst => around.next_worst(i).unwrap_or(i),
-            Key::Up | Key::Down | Key::Sort | Key::Panel(_) => i,
+            Key::Up | Key::Down | Key::Sort | Key::GuestPanel(_) => i,
         };
     }
 }

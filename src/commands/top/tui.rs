@@ -24,7 +24,11 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use crate::nodeio::guests::{GuestNet, GuestUse};
+use super::panels::{
+    Column, NetRow, cpu_columns, disk_columns, fitting, guest_columns, memory_columns, net_columns,
+    style,
+};
+use crate::nodeio::guests::GuestUse;
 use crate::nodeio::sample::{DiskIo, GuestIo, TopSample};
 
 /// Whether the terminal is held (for the panic hook and drop).
@@ -56,13 +60,13 @@ pub enum Key {
     /// `s`: the next sort.
     Sort,
     /// `i`, `c`, `m`, `n`: the guests' I/O, CPU, memory or network panel.
-    Panel(Panel),
+    GuestPanel(GuestPanel),
 }
 
 /// What the guests' table shows, switched by key as esxtop switches its
 /// panels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Panel {
+pub enum GuestPanel {
     #[default]
     Io,
     Cpu,
@@ -90,7 +94,7 @@ impl Sort {
         }
     }
 
-    fn word(self) -> &'static str {
+    pub(super) fn word(self) -> &'static str {
         match self {
             Sort::Iops => "IOPS",
             Sort::Latency => "latency",
@@ -99,7 +103,7 @@ impl Sort {
         }
     }
 
-    fn order(self, guests: &mut [&GuestIo]) {
+    pub(super) fn order(self, guests: &mut [&GuestIo]) {
         let lat = |g: &GuestIo| g.read_ms.unwrap_or(0.0).max(g.write_ms.unwrap_or(0.0));
         let bw = |g: &GuestIo| g.read_mib_s + g.write_mib_s;
         match self {
@@ -117,10 +121,10 @@ impl Sort {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ViewState {
     pub sort: Sort,
-    pub panel: Panel,
+    pub panel: GuestPanel,
     pub scroll: usize,
     /// Guest rows the last draw showed (a page).
-    page: usize,
+    pub(super) page: usize,
 }
 
 impl ViewState {
@@ -131,7 +135,7 @@ impl ViewState {
                 self.sort = self.sort.next();
                 self.scroll = 0;
             }
-            Key::Panel(p) => {
+            Key::GuestPanel(p) => {
                 self.panel = p;
                 self.scroll = 0;
             }
@@ -299,10 +303,10 @@ pub fn keys_of(bytes: &[u8]) -> Vec<Key> {
             [b'q' | b'Q', ..] => (Some(Key::Quit), 1),
             [b'w' | b'W', ..] => (Some(Key::Worst), 1),
             [b's' | b'S', ..] => (Some(Key::Sort), 1),
-            [b'i' | b'I', ..] => (Some(Key::Panel(Panel::Io)), 1),
-            [b'c' | b'C', ..] => (Some(Key::Panel(Panel::Cpu)), 1),
-            [b'm' | b'M', ..] => (Some(Key::Panel(Panel::Memory)), 1),
-            [b'n' | b'N', ..] => (Some(Key::Panel(Panel::Network)), 1),
+            [b'i' | b'I', ..] => (Some(Key::GuestPanel(GuestPanel::Io)), 1),
+            [b'c' | b'C', ..] => (Some(Key::GuestPanel(GuestPanel::Cpu)), 1),
+            [b'm' | b'M', ..] => (Some(Key::GuestPanel(GuestPanel::Memory)), 1),
+            [b'n' | b'N', ..] => (Some(Key::GuestPanel(GuestPanel::Network)), 1),
             [0x1b, b'[' | b'O', b'A', ..] => (Some(Key::Up), 3),
             [0x1b, b'[' | b'O', b'B', ..] => (Some(Key::Down), 3),
             [0x1b, b'[' | b'O', b'C', ..] => (Some(Key::Right), 3),
@@ -321,14 +325,6 @@ pub fn keys_of(bytes: &[u8]) -> Vec<Key> {
 impl Drop for Tui {
     fn drop(&mut self) {
         restore();
-    }
-}
-
-fn style(color: bool, c: Color) -> Style {
-    if color {
-        Style::default().fg(c)
-    } else {
-        Style::default()
     }
 }
 
@@ -358,134 +354,8 @@ fn header(s: &TopSample) -> Vec<Line<'static>> {
             pct(p.cpu_some_pct),
             pct(p.memory_some_pct)
         )),
-        Line::raw(super::render::node_use_line(s)),
+        Line::raw(super::render_use::node_use_line(s)),
     ]
-}
-
-/// A column: its heading, its width, how much it matters (0 most: the
-/// columns that fit are kept in that order) and its cell.
-struct Column<T> {
-    name: &'static str,
-    width: u16,
-    rank: u8,
-    cell: fn(&T, bool) -> Cell<'static>,
-}
-
-/// A column: its heading, width, rank (the lower kept first when the
-/// width is short) and how a row's cell is drawn.
-const fn col<T>(
-    name: &'static str,
-    width: u16,
-    rank: u8,
-    cell: fn(&T, bool) -> Cell<'static>,
-) -> Column<T> {
-    Column {
-        name,
-        width,
-        rank,
-        cell,
-    }
-}
-
-/// The columns that fit `width`, in their own order.
-fn fitting<T>(columns: Vec<Column<T>>, width: u16) -> Vec<Column<T>> {
-    let mut by_rank: Vec<usize> = (0..columns.len()).collect();
-    by_rank.sort_by_key(|&i| columns[i].rank);
-    let mut used = 0u16;
-    let mut keep = vec![false; columns.len()];
-    // In order of rank until one does not fit: a pair (R and W) is kept
-    // or left out whole, and a column never skips one that matters more.
-    for i in by_rank {
-        let w = columns[i].width + 1;
-        if used + w > width {
-            break;
-        }
-        used += w;
-        keep[i] = true;
-    }
-    columns
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(c, k)| k.then_some(c))
-        .collect()
-}
-
-fn num(v: f64, decimals: usize) -> Cell<'static> {
-    Cell::from(Line::from(format!("{v:.decimals$}")).right_aligned())
-}
-
-/// A latency in ms: yellow from 5 ms, red from 20 (the hints' threshold).
-fn ms(v: Option<f64>, color: bool) -> Cell<'static> {
-    let Some(v) = v else {
-        return Cell::from(Line::from("-").right_aligned());
-    };
-    let st = match v {
-        20.0.. => style(color, Color::Red),
-        5.0.. => style(color, Color::Yellow),
-        _ => Style::default(),
-    };
-    Cell::from(Line::from(format!("{v:.2}")).right_aligned()).style(st)
-}
-
-/// What a guest drive's and a disk's rows both have: operations and MiB
-/// a second, each way.
-trait Rates {
-    fn rates(&self) -> [f64; 4];
-}
-
-impl Rates for GuestIo {
-    fn rates(&self) -> [f64; 4] {
-        [
-            self.read_iops,
-            self.write_iops,
-            self.read_mib_s,
-            self.write_mib_s,
-        ]
-    }
-}
-
-impl Rates for DiskIo {
-    fn rates(&self) -> [f64; 4] {
-        [
-            self.read_iops,
-            self.write_iops,
-            self.read_mib_s,
-            self.write_mib_s,
-        ]
-    }
-}
-
-/// R IOPS, W IOPS, R MiB/s and W MiB/s, for guests and disks alike.
-fn rate_columns<T: Rates>() -> [Column<T>; 4] {
-    [
-        col("R IOPS", 8, 0, |r, _| num(r.rates()[0], 0)),
-        col("W IOPS", 8, 0, |r, _| num(r.rates()[1], 0)),
-        col("R MiB/s", 8, 3, |r, _| num(r.rates()[2], 1)),
-        col("W MiB/s", 8, 3, |r, _| num(r.rates()[3], 1)),
-    ]
-}
-
-fn guest_columns() -> Vec<Column<GuestIo>> {
-    let mut out = vec![
-        col("GUEST", 16, 0, |g: &GuestIo, _| Cell::from(g.label())),
-        col("ON", 10, 2, |g, _| {
-            Cell::from(g.disk.clone().unwrap_or_else(|| "-".into()))
-        }),
-    ];
-    out.extend(rate_columns());
-    out.extend([
-        col("R ms", 8, 0, |g: &GuestIo, c| ms(g.read_ms, c)),
-        col("W ms", 8, 0, |g, c| ms(g.write_ms, c)),
-        col("R p99", 8, 4, |g, c| ms(g.read_p99_ms, c)),
-        col("W p99", 8, 4, |g, c| ms(g.write_p99_ms, c)),
-        col("NAME", 16, 1, |g, _| {
-            Cell::from(g.name.clone().unwrap_or_default())
-        }),
-        col("FILE", 40, 5, |g, _| {
-            Cell::from(g.file.clone().unwrap_or_default())
-        }),
-    ]);
-    out
 }
 
 /// The guests' table of the panel shown, and its title.
@@ -496,7 +366,7 @@ fn guest_table(
     color: bool,
 ) -> (String, Table<'static>) {
     match state.panel {
-        Panel::Io => {
+        GuestPanel::Io => {
             let mut guests: Vec<&GuestIo> = s.guests.iter().collect();
             state.sort.order(&mut guests);
             let by = format!("I/O by {}", state.sort.word());
@@ -510,7 +380,7 @@ fn guest_table(
                 "s: sort, ",
             )
         }
-        Panel::Cpu => {
+        GuestPanel::Cpu => {
             let mut guests: Vec<&GuestUse> = s.guest_use.iter().collect();
             let key =
                 |g: &GuestUse| g.cpu.ready_pct.unwrap_or(0.0) + g.cpu.limited_pct.unwrap_or(0.0);
@@ -525,7 +395,7 @@ fn guest_table(
                 "",
             )
         }
-        Panel::Memory => {
+        GuestPanel::Memory => {
             let mut guests: Vec<&GuestUse> = s.guest_use.iter().collect();
             let key = |g: &GuestUse| {
                 g.memory.swap_mib.unwrap_or(0.0) * 1e6 + g.memory.host_mib.unwrap_or(0.0)
@@ -541,7 +411,7 @@ fn guest_table(
                 "",
             )
         }
-        Panel::Network => {
+        GuestPanel::Network => {
             let mut rows: Vec<NetRow> = s
                 .guest_use
                 .iter()
@@ -610,154 +480,6 @@ fn paged<T>(
 
 fn s_is_io(what: &str) -> bool {
     what.starts_with("I/O")
-}
-
-/// A share, %: yellow from 5, red from `red`.
-fn share(v: Option<f64>, red: f64, color: bool) -> Cell<'static> {
-    let Some(v) = v else {
-        return Cell::from(Line::from("-").right_aligned());
-    };
-    let st = if v >= red {
-        style(color, Color::Red)
-    } else if v >= 5.0 {
-        style(color, Color::Yellow)
-    } else {
-        Style::default()
-    };
-    Cell::from(Line::from(format!("{v:.1}%")).right_aligned()).style(st)
-}
-
-fn opt_num(v: Option<f64>, decimals: usize) -> Cell<'static> {
-    match v {
-        Some(v) => num(v, decimals),
-        None => Cell::from(Line::from("-").right_aligned()),
-    }
-}
-
-fn name_col<T: AsGuest>() -> Column<T> {
-    col("NAME", 16, 1, |g: &T, _| {
-        Cell::from(g.guest().name.clone().unwrap_or_default())
-    })
-}
-
-/// A row that belongs to a guest.
-trait AsGuest {
-    fn guest(&self) -> &GuestUse;
-}
-
-impl AsGuest for GuestUse {
-    fn guest(&self) -> &GuestUse {
-        self
-    }
-}
-
-/// One guest interface's row.
-struct NetRow<'a>(&'a GuestUse, &'a GuestNet);
-
-impl AsGuest for NetRow<'_> {
-    fn guest(&self) -> &GuestUse {
-        self.0
-    }
-}
-
-fn cpu_columns() -> Vec<Column<GuestUse>> {
-    vec![
-        col("GUEST", 10, 0, |g: &GuestUse, _| Cell::from(g.label())),
-        col("USED", 7, 0, |g, _| {
-            opt_num(g.cpu.used_pct, 0).style(Style::default())
-        }),
-        col("READY", 7, 0, |g, c| share(g.cpu.ready_pct, 10.0, c)),
-        col("LIMITED", 8, 0, |g, c| share(g.cpu.limited_pct, 10.0, c)),
-        col("vCPUs", 5, 2, |g, _| num(f64::from(g.cpu.vcpus), 0)),
-        col("CPU PSI", 8, 3, |g, _| {
-            share(g.cpu.pressure_pct, 101.0, false)
-        }),
-        name_col(),
-        col("READY PER vCPU", 30, 4, |g, _| {
-            Cell::from(
-                g.cpu
-                    .vcpu_ready_pct
-                    .iter()
-                    .map(|r| format!("{r:.0}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            )
-        }),
-    ]
-}
-
-fn memory_columns() -> Vec<Column<GuestUse>> {
-    vec![
-        col("GUEST", 10, 0, |g: &GuestUse, _| Cell::from(g.label())),
-        col("HOST MiB", 9, 0, |g, _| opt_num(g.memory.host_mib, 0)),
-        col("SWAP MiB", 9, 0, |g, _| opt_num(g.memory.swap_mib, 0)),
-        col("BALLOON", 8, 2, |g, _| opt_num(g.memory.balloon_mib, 0)),
-        col("MAX MiB", 8, 2, |g, _| opt_num(g.memory.max_mib, 0)),
-        col("AVAIL", 8, 3, |g, _| {
-            opt_num(g.memory.guest_available_mib, 0)
-        }),
-        col("SWPIN/s", 8, 3, |g, _| {
-            opt_num(g.memory.guest_swap_in_mib_s, 1)
-        }),
-        col("MAJF/s", 7, 3, |g, _| {
-            opt_num(g.memory.guest_major_faults_s, 0)
-        }),
-        col("MEM PSI", 8, 2, |g, c| {
-            share(g.memory.pressure_some_pct, 10.0, c)
-        }),
-        name_col(),
-    ]
-}
-
-fn net_columns<'a>() -> Vec<Column<NetRow<'a>>> {
-    vec![
-        col("GUEST", 10, 0, |r: &NetRow, _| Cell::from(r.0.label())),
-        col("NET", 5, 0, |r, _| Cell::from(r.1.net.clone())),
-        col("RX MiB/s", 9, 0, |r, _| num(r.1.rx_mib_s, 2)),
-        col("TX MiB/s", 9, 0, |r, _| num(r.1.tx_mib_s, 2)),
-        col("RX pkt/s", 9, 2, |r, _| num(r.1.rx_packets_s, 0)),
-        col("TX pkt/s", 9, 2, |r, _| num(r.1.tx_packets_s, 0)),
-        col("DROPS/s", 8, 0, |r, c| {
-            let d = r.1.drops_s();
-            let st = if d >= 1.0 {
-                style(c, Color::Red)
-            } else {
-                Style::default()
-            };
-            num(d, 0).style(st)
-        }),
-        col("IFACE", 12, 3, |r, _| Cell::from(r.1.interface.clone())),
-        name_col(),
-    ]
-}
-
-fn disk_columns() -> Vec<Column<DiskIo>> {
-    let mut out = vec![col("DISK", 10, 0, |d: &DiskIo, _| {
-        Cell::from(d.name.clone())
-    })];
-    out.extend(rate_columns());
-    out.extend([
-        col("R AWAIT", 8, 1, |d: &DiskIo, c| ms(d.read_await_ms, c)),
-        col("W AWAIT", 8, 1, |d, c| ms(d.write_await_ms, c)),
-        col("QUEUE", 6, 2, |d, _| num(d.queue, 1)),
-        Column {
-            name: "UTIL",
-            width: 6,
-            rank: 0,
-            cell: |d, c| {
-                let st = match d.util_pct {
-                    95.0.. => style(c, Color::Red),
-                    80.0.. => style(c, Color::Yellow),
-                    _ => Style::default(),
-                };
-                Cell::from(Line::from(format!("{:.0}%", d.util_pct)).right_aligned()).style(st)
-            },
-        },
-        col("STORAGES AND GUESTS", 40, 4, |d, _| {
-            Cell::from([d.storages.clone(), d.guests.clone()].concat().join(", "))
-        }),
-    ]);
-    out
 }
 
 fn disk_table(disks: &[DiskIo], width: u16, color: bool) -> Table<'static> {
@@ -833,7 +555,7 @@ mod tests {
 
     #[test]
     fn panels_switch_by_key_and_every_line_fits() {
-        use crate::nodeio::guests::{GuestCpu, GuestMemory};
+        use crate::nodeio::guests::{GuestCpu, GuestMemory, GuestNet, GuestUse};
         let mut state = ViewState::default();
         // An idle node: its line is whole at 120 columns, and at 80.
         for width in [80, 120] {

@@ -279,15 +279,21 @@ pub fn container(host: &Host, ctid: u32) -> GuestCounters {
 }
 
 /// The node's memory, the ARC, KSM, its OOM kills and its interfaces;
-/// `stat` is `/proc/stat` (its CPU lines count the cores).
-pub fn node(host: &Host, stat: Option<&str>) -> NodeCounters {
+/// `stat`, `meminfo` and `vmstat` as the reading already has them (each
+/// file read once an interval; `stat`'s CPU lines count the cores).
+pub fn node(
+    host: &Host,
+    stat: Option<&str>,
+    meminfo: Option<memory::Memory>,
+    vmstat: Option<&str>,
+) -> NodeCounters {
     let read = |p: &str| host.read(p).ok();
     NodeCounters {
         cores: stat.and_then(pveprobe_parse::iostat::cpu_count),
-        memory: read("/proc/meminfo").and_then(|t| memory::meminfo(&t)),
+        memory: meminfo,
         arc: read("/proc/spl/kstat/zfs/arcstats").and_then(|t| memory::arcstats(&t)),
         ksm_sharing: read("/sys/kernel/mm/ksm/pages_sharing").and_then(|t| memory::number(&t)),
-        oom_kills: read("/proc/vmstat").and_then(|t| memory::oom_kills(&t)),
+        oom_kills: vmstat.and_then(memory::oom_kills),
         net: read("/proc/net/dev")
             .map(|t| netdev::interfaces(&t))
             .unwrap_or_default(),

@@ -213,10 +213,12 @@ pub fn read(
         c.guest_rates = rates;
         guests.insert(("vm".to_string(), vmid), c);
     }
+    // Each read once: the node's counters take their figures from the same.
     let memory = host
         .read("/proc/meminfo")
         .ok()
         .and_then(|t| pveprobe_parse::memory::meminfo(&t));
+    let vmstat = host.read("/proc/vmstat").ok();
     let psi = |f: &str| {
         host.read(format!("/proc/pressure/{f}"))
             .ok()
@@ -240,15 +242,14 @@ pub fn read(
         memory: psi("memory"),
         dirty_kib: memory.map(|m| m.dirty / 1024),
         writeback_kib: memory.map(|m| m.writeback / 1024),
-        swapped_pages: host
-            .read("/proc/vmstat")
-            .ok()
-            .and_then(|t| pveprobe_parse::memory::swapped_pages(&t)),
+        swapped_pages: vmstat
+            .as_deref()
+            .and_then(pveprobe_parse::memory::swapped_pages),
         vms: drives,
         cts,
         jobs: Vec::new(),
         guests,
-        node: guests::node(host, stat.as_deref()),
+        node: guests::node(host, stat.as_deref(), memory, vmstat.as_deref()),
         kernel_log: Vec::new(),
         own_cpu_us,
         own_rss_kib,

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::nodeio::guest_hints::READY_PCT;
 use crate::nodeio::hints::GUEST_WAITS_MS as GUEST_MS;
+use crate::nodeio::sample::TopSample;
 
 /// An interval with a kill is this bad: always an episode, ranked first.
 pub const OOM_SEVERITY: f64 = 1000.0;
-use crate::nodeio::sample::TopSample;
 
 /// A guest that made an episode bad, and how.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

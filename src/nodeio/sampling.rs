@@ -24,13 +24,15 @@ pub struct Sampling {
 
 impl Sampling {
     /// Samples until `count` intervals, `seconds`, a signal or `quit()`
-    /// (asked while it waits for the next interval); each interval given
+    /// (asked every 50 ms while it waits for the next interval: a view's
+    /// keys; without it the wait is one sleep that a signal ends, so a
+    /// recorder at 10 s wakes once an interval); each interval given
     /// to `each` as it ends, one at a time, and the first error `each`
     /// returns ends the run. The intervals made.
     pub fn run<E>(
         &self,
         interrupt: &Interrupt,
-        quit: &mut dyn FnMut() -> bool,
+        mut quit: Option<&mut dyn FnMut() -> bool>,
         each: &mut dyn FnMut(&TopSample) -> Result<(), E>,
     ) -> Result<u64, E> {
         let mut sampler = Sampler::new(&self.sources, &self.node);
@@ -39,11 +41,20 @@ impl Sampling {
         let mut made = 0;
         loop {
             let due = prev.at + self.interval;
-            while Instant::now() < due {
-                if interrupt.signal().is_some() || quit() {
-                    return Ok(made);
+            match quit.as_deref_mut() {
+                None => {
+                    if interrupt.wait(due).is_some() {
+                        return Ok(made);
+                    }
                 }
-                std::thread::sleep((due - Instant::now()).min(Duration::from_millis(50)));
+                Some(quit) => {
+                    while Instant::now() < due {
+                        if interrupt.signal().is_some() || quit() {
+                            return Ok(made);
+                        }
+                        interrupt.wait(due.min(Instant::now() + Duration::from_millis(50)));
+                    }
+                }
             }
             let now = sampler.read();
             each(&sampler.sample(&prev, &now))?;

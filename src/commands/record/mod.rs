@@ -88,7 +88,7 @@ impl Work for RecordRequest {
             w.notes.drain(..).for_each(|n| self.progress.say(&n));
         };
         say_notes(&mut writer);
-        self.sampling.run(interrupt, &mut || false, &mut |s| {
+        self.sampling.run(interrupt, None, &mut |s| {
             let appended = recorded::keep(&mut writer, s);
             say_notes(&mut writer);
             report.intervals += 1;

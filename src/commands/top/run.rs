@@ -153,7 +153,11 @@ fn live(args: &TopArgs, session: Session) -> Ended {
         }
         false
     };
-    let ran = sampling.run(session.interrupt(), &mut quit, &mut each);
+    // Without a view nothing is asked between intervals.
+    let keys = tui
+        .is_some()
+        .then_some(&mut quit as &mut dyn FnMut() -> bool);
+    let ran = sampling.run(session.interrupt(), keys, &mut each);
     drop(tui);
     ran.map_err(Stop::not_measured)?;
     let picture = args

@@ -7,6 +7,8 @@
 //! (each read costs: `ceph` is a Python program).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use pveprobe_parse::ceph::ClusterActivity;
@@ -95,6 +97,9 @@ type Told = (Vec<OtherJob>, Vec<String>);
 #[derive(Debug)]
 pub struct JobReader {
     slow: Behind<Told>,
+    /// The node's sectors discarded when the process list was last read
+    /// for `fstrim` (`u64::MAX` before the first).
+    trim_scanned: Arc<AtomicU64>,
     ceph: Behind<Told>,
     /// Why a tool gave nothing, once each.
     pub notes: Vec<String>,
@@ -104,6 +109,7 @@ impl Default for JobReader {
     fn default() -> Self {
         JobReader {
             slow: Behind::new(ZFS_EVERY),
+            trim_scanned: Arc::new(AtomicU64::new(u64::MAX)),
             ceph: Behind::new(CEPH_EVERY),
             notes: Vec::new(),
         }
@@ -112,12 +118,18 @@ impl Default for JobReader {
 
 impl JobReader {
     /// Everything that runs now (the tools' part as last read).
-    pub fn read(&mut self, host: &Host, src: &JobSources) -> Vec<OtherJob> {
+    /// `discarded`: the node's sectors discarded so far (`/proc/diskstats`),
+    /// where the kernel counts them. `fstrim` moves disks only by
+    /// discarding, so the process list (every process's name, a thousand
+    /// files on a busy node) is read for it only when discards have moved
+    /// since it was last read, or when they are not counted.
+    pub fn read(&mut self, host: &Host, src: &JobSources, discarded: Option<u64>) -> Vec<OtherJob> {
         let mut out = tasks(host, src);
         out.extend(replications(host, src));
         let (h, zfs) = (host.clone(), host.exists(&src.zfs_kstat));
+        let scanned = Arc::clone(&self.trim_scanned);
         let (jobs, notes) = self.slow.poll(move || {
-            let mut told = (fstrims(&h), Vec::new());
+            let mut told = (trims(&h, discarded, &scanned), Vec::new());
             if zfs {
                 match child::run("zpool", &["status"], &tool_opts(TOOL_LIMIT)) {
                     Ok(done) => told.0.extend(zfs_jobs(&done.stdout_text())),
@@ -227,6 +239,15 @@ fn replications(host: &Host, src: &JobSources) -> Vec<OtherJob> {
             upid: None,
         })
         .collect()
+}
+
+/// `fstrim` processes, looked for only when the node's discards moved
+/// since `scanned` (then set to them), or when they are not counted.
+fn trims(host: &Host, discarded: Option<u64>, scanned: &AtomicU64) -> Vec<OtherJob> {
+    match discarded {
+        Some(now) if scanned.swap(now, Ordering::Relaxed) == now => Vec::new(),
+        _ => fstrims(host),
+    }
 }
 
 /// `fstrim` processes (a timer's weekly run trims every filesystem).
@@ -387,6 +408,13 @@ mod tests {
         std::fs::create_dir_all(&t).unwrap();
         std::fs::write(t.join("comm"), "fstrim\n").unwrap();
         assert_eq!(fstrims(&host)[0].kind, "fstrim");
+        // Looked for only when discards moved since the last look, or
+        // when the kernel does not count them.
+        let scanned = AtomicU64::new(u64::MAX);
+        assert_eq!(trims(&host, Some(100), &scanned).len(), 1);
+        assert!(trims(&host, Some(100), &scanned).is_empty());
+        assert_eq!(trims(&host, Some(164), &scanned).len(), 1);
+        assert_eq!(trims(&host, None, &scanned).len(), 1);
     }
 
     #[test]

@@ -152,7 +152,8 @@ impl<'a> Sampler<'a> {
         self.known.balloons.retain(|id, _| vms.contains(id));
         let k = &mut self.known;
         let mut c = read::read(src, &vms, &mut k.vms, &mut k.places, &mut k.balloons);
-        c.jobs = self.jobs.read(&src.host, &src.jobs);
+        let discarded = c.disks.iter().map(|d| d.sectors_discarded).sum();
+        c.jobs = self.jobs.read(&src.host, &src.jobs, discarded);
         c.kernel_log = self.kernel_log.read_new();
         c
     }

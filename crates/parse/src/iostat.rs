@@ -31,6 +31,8 @@ pub struct DiskStat {
     /// Flushes completed and the milliseconds they took (Linux 5.5 on).
     pub flushes: Option<u64>,
     pub flush_ms: Option<u64>,
+    /// 512-byte sectors discarded (Linux 4.18 on).
+    pub sectors_discarded: Option<u64>,
 }
 
 /// `/proc/diskstats`, each line by procfs-core: a line per device with at
@@ -65,6 +67,7 @@ fn disk(d: procfs_core::DiskStat) -> Option<DiskStat> {
         weighted_ms: d.weighted_time_in_progress,
         flushes: d.flushes,
         flush_ms: d.time_flushing,
+        sectors_discarded: d.sectors_discarded,
     })
 }
 
@@ -217,8 +220,9 @@ mod tests {
         let all = diskstats(&fixture("hosts/this-vm/proc", "diskstats"));
         assert!(all.len() >= 2, "{all:?}");
         assert!(all.iter().all(|d| !d.name.is_empty()));
-        // A 6.x kernel gives the flush fields.
+        // A 6.x kernel gives the flush and discard fields.
         assert!(all.iter().all(|d| d.flushes.is_some()));
+        assert!(all.iter().all(|d| d.sectors_discarded.is_some()));
     }
 
     #[test]
@@ -229,7 +233,10 @@ mod tests {
             (d.reads, d.sectors_read, d.writes, d.busy_ms),
             (100, 800, 50, 40)
         );
-        assert_eq!(d.flushes, None);
+        assert_eq!((d.flushes, d.sectors_discarded), (None, None));
+        // Linux 4.18's discard fields: the 16th, sectors discarded.
+        let discards = "   8       0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13 4096 15\n";
+        assert_eq!(diskstats(discards)[0].sectors_discarded, Some(4096));
         assert!(diskstats("8 0 sda 1 2 3\nnot a line at all\n").is_empty());
         assert!(diskstats("8 0 ../x 1 2 3 4 5 6 7 8 9 10 11\n").is_empty());
     }

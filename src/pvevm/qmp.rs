@@ -90,7 +90,7 @@ pub fn visit(path: &Path, facts: bool, balloon: bool) -> Result<Visit, QmpError>
             QmpError::Timeout => QmpError::Busy,
             e => e,
         })?;
-    if greeting.get("QMP").is_none() {
+    if !matches!(greeting, Message::Greeting) {
         return Err(QmpError::Protocol("no greeting".into()));
     }
     // (The reader's clone shares the socket and its options.)
@@ -181,29 +181,61 @@ fn exchange(
     let mut answers = Vec::with_capacity(commands.len());
     for (command, _) in &commands {
         loop {
-            let m = read_message(reader, until)?;
-            if let Some(r) = m.get("return") {
-                answers.push(Ok(r.to_string()));
-                break;
-            }
-            if let Some(e) = m.get("error") {
-                answers.push(Err(QmpError::Refused {
+            match read_message(reader, until)? {
+                Message::Answer(r) => answers.push(Ok(r)),
+                Message::Refused(desc) => answers.push(Err(QmpError::Refused {
                     command: (*command).into(),
-                    desc: e.get("desc").and_then(|d| d.as_str()).unwrap_or("?").into(),
-                }));
-                break;
+                    desc,
+                })),
+                // An event ({"event": ...}): not an answer.
+                Message::Greeting | Message::Other => continue,
             }
-            // An event ({"event": ...}): not an answer.
+            break;
         }
     }
     Ok(answers)
 }
 
-/// The next JSON message, by `until`.
-fn read_message(
-    reader: &mut BufReader<UnixStream>,
-    until: Instant,
-) -> Result<serde_json::Value, QmpError> {
+/// What a QMP message is: the greeting, an answer (its `return` as JSON
+/// text, for its command's parser: read once, never built into a tree),
+/// a refusal (its `error`'s `desc`), or anything else (an event).
+#[derive(Debug, PartialEq)]
+enum Message {
+    Greeting,
+    Answer(String),
+    Refused(String),
+    Other,
+}
+
+/// A message's members that tell what it is; the rest passed over unread.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "QMP")]
+    greeting: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "return", borrow)]
+    answer: Option<&'a serde_json::value::RawValue>,
+    error: Option<Refusal>,
+}
+
+#[derive(serde::Deserialize)]
+struct Refusal {
+    desc: Option<String>,
+}
+
+impl Message {
+    fn parse(text: &str) -> Result<Message, serde_json::Error> {
+        let e: Envelope = serde_json::from_str(text)?;
+        Ok(match (e.greeting, e.answer, e.error) {
+            (_, Some(r), _) => Message::Answer(r.get().to_string()),
+            (_, _, Some(r)) => Message::Refused(r.desc.unwrap_or_else(|| "?".into())),
+            (Some(_), ..) => Message::Greeting,
+            _ => Message::Other,
+        })
+    }
+}
+
+/// The next message, by `until`.
+fn read_message(reader: &mut BufReader<UnixStream>, until: Instant) -> Result<Message, QmpError> {
     let mut line = Vec::new();
     loop {
         if Instant::now() >= until {
@@ -217,8 +249,7 @@ fn read_message(
                 if text.trim().is_empty() {
                     continue;
                 }
-                return serde_json::from_str(text.trim())
-                    .map_err(|e| QmpError::Protocol(e.to_string()));
+                return Message::parse(text.trim()).map_err(|e| QmpError::Protocol(e.to_string()));
             }
             Err(e)
                 if matches!(
@@ -231,5 +262,44 @@ fn read_message(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(QmpError::Io(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_message_of_a_real_session_is_told_apart() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/qemu/7.2/session.jsonl"
+        );
+        let lines = std::fs::read_to_string(path).unwrap();
+        let got: Vec<Message> = lines.lines().map(|l| Message::parse(l).unwrap()).collect();
+        let answer = || Message::Answer("{}".into());
+        assert_eq!(
+            got,
+            [
+                Message::Greeting,
+                answer(),
+                Message::Refused("The command query-no-such-thing has not been found".into()),
+                Message::Other,
+                answer(),
+                Message::Other,
+                answer(),
+            ]
+        );
+        // An answer is its `return` as QEMU wrote it, for its parser.
+        let text = r#"{"return": [{"device": "drive-scsi0", "stats": {"rd_bytes": 512}}]}"#;
+        let Message::Answer(r) = Message::parse(text).unwrap() else {
+            panic!("not an answer");
+        };
+        assert_eq!(
+            r,
+            r#"[{"device": "drive-scsi0", "stats": {"rd_bytes": 512}}]"#
+        );
+        assert!(Message::parse("{\"return\": ").is_err());
+        assert!(Message::parse("[1, 2]").is_err());
     }
 }

@@ -16,6 +16,7 @@ use pveprobe_parse::qmp::GuestStats;
 use serde::{Deserialize, Serialize};
 
 use crate::sys::host::Host;
+use crate::sys::kept::Kept;
 
 /// One guest's counters at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -84,40 +85,68 @@ pub struct NodeCounters {
     pub net: Vec<netdev::Counters>,
 }
 
-/// Where a VM's QEMU's cgroup files are, found from its
-/// `/proc/PID/cgroup` and kept for a while (a VM's cgroup is set when it
-/// starts): the files that exist, so none is asked for in vain each
-/// interval.
-#[derive(Debug, Clone)]
+/// A running VM's QEMU and the files read for it each interval, kept
+/// open ([`Kept`]): its `stat` (which, held, also says the process is the
+/// one found: a gone process's fails), its `status`, each vCPU thread's
+/// `schedstat`, and its cgroup's files, found from its `/proc/PID/cgroup`
+/// (which is read again every [`PLACES_KEPT`]: a VM's cgroup is set when
+/// it starts, but a tool may move it); only the files that exist, so none
+/// is asked for in vain each interval.
+#[derive(Debug)]
 pub struct Places {
     /// The QEMU: its PID and when it started (which process it is).
     pid: u32,
     start_ticks: u64,
+    stat: Kept,
+    status: Kept,
+    /// Each vCPU thread's schedstat, by thread ID.
+    vcpus: BTreeMap<u32, Kept>,
+    /// Its `/proc/PID/cgroup` as read, and when.
+    cgroup: String,
     found: std::time::Instant,
-    cpu_stat: Option<String>,
-    cpu_pressure: Option<String>,
-    memory_pressure: Option<String>,
-    oom: Option<String>,
+    cpu_stat: Option<Kept>,
+    cpu_pressure: Option<Kept>,
+    memory_pressure: Option<Kept>,
+    oom: Option<Kept>,
     /// Its memory in swap (`VmSwap`), KiB, and when it was read.
     swap: Option<(std::time::Instant, Option<u64>)>,
 }
 
-/// How long found places are kept before they are looked up again.
+/// How often a VM's `/proc/PID/cgroup` is read again.
 const PLACES_KEPT: std::time::Duration = std::time::Duration::from_secs(30);
 /// How often a QEMU's swap is read (`/proc/PID/status`, which the kernel
-/// renders whole for two lines of it): swap moves slowly.
-const SWAP_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+/// renders whole for two lines of it): swap moves slowly, and `record`
+/// at 10 s reads it every third interval.
+const SWAP_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Places {
-    /// The files of process `pid`'s cgroups: v1's hierarchy of a
-    /// controller, else v2's (mounted at `/sys/fs/cgroup`, or beside v1
-    /// at `/sys/fs/cgroup/unified`); pressure is v2's alone. The root
-    /// cgroup is the node's, never a guest's: none.
-    fn find(host: &Host, pid: u32, start_ticks: u64) -> Places {
-        let lines: Vec<Membership> = host
-            .read(format!("/proc/{pid}/cgroup"))
-            .map(|t| cgroup::memberships(&t))
-            .unwrap_or_default();
+    /// Process `pid`'s files, `stat` its stat file as just read.
+    fn find(host: &Host, pid: u32, start_ticks: u64, stat: Kept) -> Places {
+        let cgroup = host.read(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        let mut p = Places {
+            pid,
+            start_ticks,
+            stat,
+            status: Kept::new(host, format!("/proc/{pid}/status")),
+            vcpus: BTreeMap::new(),
+            cgroup: String::new(),
+            found: std::time::Instant::now(),
+            cpu_stat: None,
+            cpu_pressure: None,
+            memory_pressure: None,
+            oom: None,
+            swap: None,
+        };
+        p.cgroup_files(host, cgroup);
+        p
+    }
+
+    /// The files of the cgroups in `text` (`/proc/PID/cgroup`): v1's
+    /// hierarchy of a controller, else v2's (mounted at `/sys/fs/cgroup`,
+    /// or beside v1 at `/sys/fs/cgroup/unified`); pressure is v2's alone.
+    /// The root cgroup is the node's, never a guest's: none.
+    fn cgroup_files(&mut self, host: &Host, text: String) {
+        let lines: Vec<Membership> = cgroup::memberships(&text);
         let v2_path = lines
             .iter()
             .find(|m| m.hierarchy == 0 && m.controllers.is_empty())
@@ -145,91 +174,94 @@ impl Places {
                     .iter()
                     .map(|f| format!("{d}/{f}"))
                     .find(|p| host.exists(p))
+                    .map(|p| Kept::new(host, p))
             })
         };
-        Places {
-            pid,
-            start_ticks,
-            found: std::time::Instant::now(),
-            cpu_stat: first(Some("cpu"), &["cpu.stat"]),
-            cpu_pressure: first(None, &["cpu.pressure"]),
-            memory_pressure: first(None, &["memory.pressure"]),
-            oom: first(Some("memory"), &["memory.events", "memory.oom_control"]),
-            swap: None,
-        }
+        self.cpu_stat = first(Some("cpu"), &["cpu.stat"]);
+        self.cpu_pressure = first(None, &["cpu.pressure"]);
+        self.memory_pressure = first(None, &["memory.pressure"]);
+        self.oom = first(Some("memory"), &["memory.events", "memory.oom_control"]);
+        self.cgroup = text;
+        self.found = std::time::Instant::now();
     }
 }
 
-/// A running VM's counters: its QEMU (by `pidfile`, kept while its
-/// `/proc/PID/stat` says it is the same process), each vCPU thread of
-/// `vcpus` (index, thread ID); `places` its cgroup files, found again when
-/// its QEMU changes or they are old.
+/// A running VM's counters: its QEMU (by `pidfile`, kept while its held
+/// `stat` reads and says it is the same process), each vCPU thread of
+/// `vcpus` (index, thread ID); `places` its files, found again when its
+/// QEMU changes.
 pub fn vm(
     host: &Host,
     pidfile: &std::path::Path,
     vcpus: &[(u32, u32)],
     places: &mut Option<Places>,
 ) -> GuestCounters {
-    let stat_of = |pid: u32| {
-        host.read(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|t| procpid::stat(&t))
-    };
+    let stat_of = |kept: &mut Kept| kept.read().ok().and_then(|t| procpid::stat(&t));
     let same = places
-        .as_ref()
-        .filter(|p| p.found.elapsed() < PLACES_KEPT)
-        .and_then(|p| {
-            Some((
-                p.pid,
-                stat_of(p.pid).filter(|s| s.start_ticks == p.start_ticks)?,
-            ))
-        });
-    let (pid, stat) = match same {
-        Some(known) => known,
+        .as_mut()
+        .and_then(|p| stat_of(&mut p.stat).filter(|s| s.start_ticks == p.start_ticks));
+    let stat = match same {
+        Some(stat) => stat,
         None => {
+            *places = None;
             let Some(pid) = host
                 .read(pidfile)
                 .ok()
                 .and_then(|t| procpid::pidfile_pid(&t))
             else {
-                *places = None;
                 return GuestCounters::default();
             };
-            let Some(stat) = stat_of(pid) else {
-                *places = None;
+            let mut kept = Kept::new(host, format!("/proc/{pid}/stat"));
+            let Some(stat) = stat_of(&mut kept) else {
                 return GuestCounters::default();
             };
-            *places = Some(Places::find(host, pid, stat.start_ticks));
-            (pid, stat)
+            *places = Some(Places::find(host, pid, stat.start_ticks, kept));
+            stat
         }
     };
     let cg = places.as_mut().expect("found above");
-    let proc = format!("/proc/{pid}");
+    let pid = cg.pid;
+    if cg.found.elapsed() >= PLACES_KEPT {
+        let text = host.read(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        if text == cg.cgroup {
+            cg.found = std::time::Instant::now();
+        } else {
+            cg.cgroup_files(host, text);
+        }
+    }
     if cg.swap.is_none_or(|(at, _)| at.elapsed() >= SWAP_EVERY) {
-        let swap = host
-            .read(format!("{proc}/status"))
+        let swap = cg
+            .status
+            .read()
             .ok()
             .and_then(|t| procpid::memory(&t))
             .map(|m| m.swap_kib);
         cg.swap = Some((std::time::Instant::now(), swap));
     }
-    let file = |path: &Option<String>| path.as_ref().and_then(|p| host.read(p).ok());
+    cg.vcpus
+        .retain(|tid, _| vcpus.iter().any(|&(_, t)| t == *tid));
+    let read = |kept: &mut Option<Kept>| kept.as_mut().and_then(|k| k.read().ok());
     GuestCounters {
         pid: Some(pid),
         cpu_us: Some(stat.cpu_ticks * 1_000_000 / crate::sys::cpus::ticks_per_second()),
         vcpus: vcpus
             .iter()
             .filter_map(|&(index, tid)| {
-                let text = host.read(format!("{proc}/task/{tid}/schedstat")).ok()?;
+                let text = cg
+                    .vcpus
+                    .entry(tid)
+                    .or_insert_with(|| Kept::new(host, format!("/proc/{pid}/task/{tid}/schedstat")))
+                    .read()
+                    .ok()?;
                 Some((index, procpid::schedstat(&text)?))
             })
             .collect(),
-        throttling: file(&cg.cpu_stat).and_then(|t| cgroup::throttling(&t)),
-        cpu_pressure: file(&cg.cpu_pressure).and_then(|t| pressure::pressure(&t)),
-        memory_pressure: file(&cg.memory_pressure).and_then(|t| pressure::pressure(&t)),
+        throttling: read(&mut cg.cpu_stat).and_then(|t| cgroup::throttling(&t)),
+        cpu_pressure: read(&mut cg.cpu_pressure).and_then(|t| pressure::pressure(&t)),
+        memory_pressure: read(&mut cg.memory_pressure).and_then(|t| pressure::pressure(&t)),
         host_kib: Some(stat.rss_pages * crate::sys::cpus::page_size() / 1024),
         swap_kib: cg.swap.and_then(|(_, s)| s),
-        oom_kills: file(&cg.oom).and_then(|t| cgroup::oom_kills(&t)),
+        oom_kills: read(&mut cg.oom).and_then(|t| cgroup::oom_kills(&t)),
         ..GuestCounters::default()
     }
 }

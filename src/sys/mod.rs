@@ -1,5 +1,6 @@
 //! What pveprobe needs of the host it runs on: the seam through which
-//! `/proc`, `/sys` and config files are read ([`host`]); the two ways a
+//! `/proc`, `/sys` and config files are read ([`host`]), and those kept
+//! open to be read again each interval ([`kept`]); the two ways a
 //! program is run, once ([`child::run`]: time-limited, output capped) or
 //! talked to in lines while it runs ([`conversation`]); how many CPUs,
 //! the one count ([`cpus`]); the signal flag ([`interrupt`]); one probe at
@@ -12,5 +13,6 @@ pub mod conversation;
 pub mod cpus;
 pub mod host;
 pub mod interrupt;
+pub mod kept;
 pub mod lock;
 pub mod scratch;

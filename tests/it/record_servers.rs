@@ -192,18 +192,24 @@ fn v2_listener() -> (u16, Requests) {
 
 /// Points of `pveprobe_top`'s node line in database `db`.
 fn node_points(http_port: u16, db: &str) -> usize {
+    node_field(http_port, db, "count", "iowait_pct")
+        .and_then(|n| n.as_u64())
+        .unwrap_or(0) as usize
+}
+
+/// `how` (InfluxQL's count, last, ...) of `field` of `pveprobe_top`'s
+/// node line in database `db`.
+fn node_field(http_port: u16, db: &str, how: &str, field: &str) -> Option<serde_json::Value> {
     let (code, body) = http(
         http_port,
         "GET",
         &format!(
-            "/query?db={db}&q=SELECT%20count(%22iowait_pct%22)%20FROM%20%22pveprobe_top%22%20WHERE%20%22object%22%3D%27top_node%27"
+            "/query?db={db}&q=SELECT%20{how}(%22{field}%22)%20FROM%20%22pveprobe_top%22%20WHERE%20%22object%22%3D%27top_node%27"
         ),
     );
     assert_eq!(code, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-    v.pointer("/results/0/series/0/values/0/1")
-        .and_then(|n| n.as_u64())
-        .unwrap_or(0) as usize
+    v.pointer("/results/0/series/0/values/0/1").cloned()
 }
 
 /// The values of a whisper file (None left out).
@@ -299,6 +305,24 @@ fn each_interval_reaches_influxdb_and_graphite_as_pve_sends_and_v2_as_documented
         tags.contains("top_node") && tags.contains("top_disk"),
         "{tags}"
     );
+    // The node against its guests rides on the node line: its available
+    // memory in every interval, between nothing and the node's RAM.
+    let count = node_field(influx_http, "proxmox", "count", "memory_available_mib");
+    assert_eq!(count.and_then(|n| n.as_u64()), Some(3));
+    let total_mib = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .unwrap()
+        / 1024.0;
+    let available = node_field(influx_http, "proxmox", "last", "memory_available_mib")
+        .and_then(|n| n.as_f64())
+        .unwrap();
+    assert!(
+        available > 0.0 && available <= total_mib,
+        "{available} MiB of {total_mib}"
+    );
 
     // The v2 request as InfluxData documents it.
     let reqs = v2.lock().unwrap().clone();
@@ -332,16 +356,18 @@ fn each_interval_reaches_influxdb_and_graphite_as_pve_sends_and_v2_as_documented
         .unwrap()
         .to_string();
     for root in ["proxmox", "pveudp"] {
-        let file = d
-            .join("carbon/storage/whisper")
-            .join(root)
-            .join("nodes")
-            .join(&node)
-            .join("pveprobe_top/iowait_pct.wsp");
-        until(&format!("{}", file.display()), || {
-            whisper_points(&file) >= 3
-        });
-        assert_eq!(whisper_points(&file), 3, "{}", file.display());
+        for figure in ["iowait_pct", "memory_available_mib"] {
+            let file = d
+                .join("carbon/storage/whisper")
+                .join(root)
+                .join("nodes")
+                .join(&node)
+                .join(format!("pveprobe_top/{figure}.wsp"));
+            until(&format!("{}", file.display()), || {
+                whisper_points(&file) >= 3
+            });
+            assert_eq!(whisper_points(&file), 3, "{}", file.display());
+        }
     }
 }
 

@@ -191,4 +191,30 @@ mod tests {
         );
         assert_eq!(c.len(), 3);
     }
+
+    #[test]
+    fn an_episodes_causes_and_peak_cross_to_the_cluster_whole() {
+        // `--worst --cluster` reads each node's answer back as a report:
+        // the whole guest's figures and causes must come through.
+        use super::super::worst::{Episode, Peak, WorstReport};
+        let report = WorstReport {
+            intervals: 3,
+            episodes: vec![Episode {
+                rank: 1,
+                peak: Peak {
+                    ready_pct: Some(34.0),
+                    memory_full_pct: Some(12.5),
+                    oom_kills: Some(1.0),
+                    ..Peak::default()
+                },
+                causes: causes(&[night()]),
+                ..Episode::default()
+            }],
+            ..WorstReport::default()
+        };
+        let line = serde_json::to_string(&report).unwrap();
+        let back: WorstReport = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, report);
+        assert_eq!(back.episodes[0].causes.len(), 2);
+    }
 }

@@ -23,6 +23,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(drives.iter().all(|d| !d.drive.is_empty()));
     }
     let _ = qmp::block_files(&text);
+    if let Ok(qmp::Message::Answer(r)) = qmp::message(&text) {
+        let _ = qmp::blockstats(&r);
+    }
     for t in pvetasks::active(&text) {
         assert!(t.upid.starts_with("UPID:") && !t.kind.is_empty());
     }

@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pveprobe_parse::qmp::{self as parse, DriveStats};
+use pveprobe_parse::qmp::{self as parse, DriveStats, Message};
 
 /// How long a greeting may take before the socket counts as busy.
 pub const GREETING_WITHIN: Duration = Duration::from_millis(200);
@@ -196,44 +196,6 @@ fn exchange(
     Ok(answers)
 }
 
-/// What a QMP message is: the greeting, an answer (its `return` as JSON
-/// text, for its command's parser: read once, never built into a tree),
-/// a refusal (its `error`'s `desc`), or anything else (an event).
-#[derive(Debug, PartialEq)]
-enum Message {
-    Greeting,
-    Answer(String),
-    Refused(String),
-    Other,
-}
-
-/// A message's members that tell what it is; the rest passed over unread.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(rename = "QMP")]
-    greeting: Option<serde::de::IgnoredAny>,
-    #[serde(rename = "return", borrow)]
-    answer: Option<&'a serde_json::value::RawValue>,
-    error: Option<Refusal>,
-}
-
-#[derive(serde::Deserialize)]
-struct Refusal {
-    desc: Option<String>,
-}
-
-impl Message {
-    fn parse(text: &str) -> Result<Message, serde_json::Error> {
-        let e: Envelope = serde_json::from_str(text)?;
-        Ok(match (e.greeting, e.answer, e.error) {
-            (_, Some(r), _) => Message::Answer(r.get().to_string()),
-            (_, _, Some(r)) => Message::Refused(r.desc.unwrap_or_else(|| "?".into())),
-            (Some(_), ..) => Message::Greeting,
-            _ => Message::Other,
-        })
-    }
-}
-
 /// The next message, by `until`.
 fn read_message(reader: &mut BufReader<UnixStream>, until: Instant) -> Result<Message, QmpError> {
     let mut line = Vec::new();
@@ -249,7 +211,7 @@ fn read_message(reader: &mut BufReader<UnixStream>, until: Instant) -> Result<Me
                 if text.trim().is_empty() {
                     continue;
                 }
-                return Message::parse(text.trim()).map_err(|e| QmpError::Protocol(e.to_string()));
+                return parse::message(text.trim()).map_err(|e| QmpError::Protocol(e.to_string()));
             }
             Err(e)
                 if matches!(
@@ -262,44 +224,5 @@ fn read_message(reader: &mut BufReader<UnixStream>, until: Instant) -> Result<Me
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(QmpError::Io(e)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_message_of_a_real_session_is_told_apart() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/qemu/7.2/session.jsonl"
-        );
-        let lines = std::fs::read_to_string(path).unwrap();
-        let got: Vec<Message> = lines.lines().map(|l| Message::parse(l).unwrap()).collect();
-        let answer = || Message::Answer("{}".into());
-        assert_eq!(
-            got,
-            [
-                Message::Greeting,
-                answer(),
-                Message::Refused("The command query-no-such-thing has not been found".into()),
-                Message::Other,
-                answer(),
-                Message::Other,
-                answer(),
-            ]
-        );
-        // An answer is its `return` as QEMU wrote it, for its parser.
-        let text = r#"{"return": [{"device": "drive-scsi0", "stats": {"rd_bytes": 512}}]}"#;
-        let Message::Answer(r) = Message::parse(text).unwrap() else {
-            panic!("not an answer");
-        };
-        assert_eq!(
-            r,
-            r#"[{"device": "drive-scsi0", "stats": {"rd_bytes": 512}}]"#
-        );
-        assert!(Message::parse("{\"return\": ").is_err());
-        assert!(Message::parse("[1, 2]").is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! operations, bytes and the nanoseconds they took, counted by QEMU since
 //! the VM started: what the guest waited for) and `query-block` (the file
 //! or device behind each drive). Each takes the `return` value of one
-//! answer, as text.
+//! answer, as text, which [`message`] takes out of the line QEMU wrote.
 
 use serde::Deserialize;
 
@@ -291,6 +291,44 @@ pub fn guest_stats(text: &str) -> Result<GuestStats, QmpError> {
     })
 }
 
+/// What one line QEMU wrote on its QMP socket is: the greeting, an answer
+/// (its `return` as JSON text, for its command's parser: read once, never
+/// built into a tree), a refusal (its `error`'s `desc`), or anything else
+/// (an event).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    Greeting,
+    Answer(String),
+    Refused(String),
+    Other,
+}
+
+/// A message's members that tell what it is; the rest passed over unread.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "QMP")]
+    greeting: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "return", borrow)]
+    answer: Option<&'a serde_json::value::RawValue>,
+    error: Option<Refusal>,
+}
+
+#[derive(Deserialize)]
+struct Refusal {
+    desc: Option<String>,
+}
+
+/// What the line `text` (one JSON object) is.
+pub fn message(text: &str) -> Result<Message, serde_json::Error> {
+    let e: Envelope = serde_json::from_str(text)?;
+    Ok(match (e.greeting, e.answer, e.error) {
+        (_, Some(r), _) => Message::Answer(r.get().to_string()),
+        (_, _, Some(r)) => Message::Refused(r.desc.unwrap_or_else(|| "?".into())),
+        (Some(_), ..) => Message::Greeting,
+        _ => Message::Other,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,5 +444,35 @@ mod tests {
             assert!(memory_size(bad).is_err(), "{bad}");
             assert!(guest_stats(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn each_message_of_a_real_session_is_told_apart() {
+        let lines = fixture("qemu/7.2", "session.jsonl");
+        let got: Vec<Message> = lines.lines().map(|l| message(l).unwrap()).collect();
+        let answer = || Message::Answer("{}".into());
+        assert_eq!(
+            got,
+            [
+                Message::Greeting,
+                answer(),
+                Message::Refused("The command query-no-such-thing has not been found".into()),
+                Message::Other,
+                answer(),
+                Message::Other,
+                answer(),
+            ]
+        );
+        // An answer is its `return` as QEMU wrote it, for its parser.
+        let text = r#"{"return": [{"device": "drive-scsi0", "stats": {"rd_bytes": 512}}]}"#;
+        let Message::Answer(r) = message(text).unwrap() else {
+            panic!("not an answer");
+        };
+        assert_eq!(
+            r,
+            r#"[{"device": "drive-scsi0", "stats": {"rd_bytes": 512}}]"#
+        );
+        assert!(message("{\"return\": ").is_err());
+        assert!(message("[1, 2]").is_err());
     }
 }

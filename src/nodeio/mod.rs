@@ -9,6 +9,7 @@
 
 pub mod behind;
 pub mod guest_hints;
+pub mod guest_read;
 pub mod guests;
 pub mod hints;
 pub mod jobs;
@@ -34,7 +35,7 @@ use sample::{GuestIo, LastRead, OwnCost, TopSample};
 struct Known {
     configs: BTreeMap<(String, u32), Config>,
     vms: BTreeMap<u32, crate::pvevm::qmp::VmFacts>,
-    places: BTreeMap<u32, Option<guests::Places>>,
+    places: BTreeMap<u32, Option<guest_read::Places>>,
     balloons: BTreeMap<u32, read::Balloon>,
     devices: BTreeMap<String, Option<(u32, u32)>>,
 }

@@ -11,6 +11,7 @@ use pveprobe_parse::iostat::{self, CgroupIo, CpuTimes, DiskStat};
 use pveprobe_parse::pressure::{self, Pressure};
 use pveprobe_parse::qmp::DriveStats;
 
+use super::guest_read;
 use super::guests::{self, GuestCounters, NodeCounters};
 use crate::pvevm::qmp::{self, VmFacts};
 use crate::sys::host::Host;
@@ -165,7 +166,7 @@ pub fn read(
     src: &Sources,
     vms: &[u32],
     facts: &mut BTreeMap<u32, VmFacts>,
-    places: &mut BTreeMap<u32, Option<guests::Places>>,
+    places: &mut BTreeMap<u32, Option<guest_read::Places>>,
     balloons: &mut BTreeMap<u32, Balloon>,
 ) -> Counters {
     let host = &src.host;
@@ -201,7 +202,7 @@ pub fn read(
         let (balloon, guest, rates) = (kept.actual, kept.guest, kept.rates);
         let known = facts.get(&vmid);
         let pidfile = src.qmp_dir.join(format!("{vmid}.pid"));
-        let mut c = guests::vm(
+        let mut c = guest_read::vm(
             host,
             &pidfile,
             known.map_or(&[][..], |f| &f.vcpus),
@@ -228,7 +229,7 @@ pub fn read(
     let stat = host.read("/proc/stat").ok();
     let cts = containers(host);
     for &ctid in cts.keys() {
-        guests.insert(("ct".to_string(), ctid), guests::container(host, ctid));
+        guests.insert(("ct".to_string(), ctid), guest_read::container(host, ctid));
     }
     Counters {
         at: std::time::Instant::now(),
@@ -249,7 +250,7 @@ pub fn read(
         cts,
         jobs: Vec::new(),
         guests,
-        node: guests::node(host, stat.as_deref(), memory, vmstat.as_deref()),
+        node: guest_read::node(host, stat.as_deref(), memory, vmstat.as_deref()),
         kernel_log: Vec::new(),
         own_cpu_us,
         own_rss_kib,

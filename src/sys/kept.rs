@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::host::{Host, MAX_HOST_FILE, read_capped};
 
-/// Files held open now, by every [`Kept`].
+/// Files held open now, by every [`KeptFile`].
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
 /// How many may be held: half the soft limit on open files.
@@ -34,15 +34,15 @@ fn budget() -> usize {
 
 /// One host file, opened at its first read and kept open while it reads.
 #[derive(Debug)]
-pub struct Kept {
+pub struct KeptFile {
     path: PathBuf,
     file: Option<File>,
 }
 
-impl Kept {
+impl KeptFile {
     /// Host file `abs`; nothing is opened yet.
     pub fn new(host: &Host, abs: impl AsRef<Path>) -> Self {
-        Kept {
+        KeptFile {
             path: host.path(abs),
             file: None,
         }
@@ -84,7 +84,7 @@ impl Kept {
     }
 }
 
-impl Drop for Kept {
+impl Drop for KeptFile {
     fn drop(&mut self) {
         self.let_go();
     }
@@ -123,7 +123,7 @@ mod tests {
         // the one open file.
         let host = Host::real();
         let tid = nix::unistd::gettid();
-        let mut k = Kept::new(&host, format!("/proc/self/task/{tid}/schedstat"));
+        let mut k = KeptFile::new(&host, format!("/proc/self/task/{tid}/schedstat"));
         let run = |t: String| t.split_whitespace().next().unwrap().parse::<u64>().unwrap();
         let a = run(k.read().unwrap());
         let spin = std::time::Instant::now();
@@ -141,12 +141,12 @@ mod tests {
         let text = "x".repeat(20_000) + "end\n";
         std::fs::write(dir.path().join("big"), &text).unwrap();
         let host = Host::with_root(dir.path());
-        let mut k = Kept::new(&host, "/big");
+        let mut k = KeptFile::new(&host, "/big");
         assert_eq!(k.read().unwrap(), text);
         std::fs::write(dir.path().join("big"), "short\n").unwrap();
         // Rewritten in place (truncated): the open file reads the new text.
         assert_eq!(k.read().unwrap(), "short\n");
-        let mut gone = Kept::new(&host, "/none");
+        let mut gone = KeptFile::new(&host, "/none");
         assert!(gone.read().is_err());
         assert!(gone.file.is_none());
     }
@@ -157,7 +157,7 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
-        let mut k = Kept::new(&Host::real(), format!("/proc/{}/stat", child.id()));
+        let mut k = KeptFile::new(&Host::real(), format!("/proc/{}/stat", child.id()));
         assert!(k.read().unwrap().contains("(sleep)"));
         child.kill().unwrap();
         child.wait().unwrap();

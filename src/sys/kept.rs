@@ -48,11 +48,6 @@ impl KeptFile {
         }
     }
 
-    /// The file read.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The file's text now (invalid UTF-8 replaced, at most
     /// [`MAX_HOST_FILE`] bytes). A failed read lets the file go: the next
     /// read opens its path again.

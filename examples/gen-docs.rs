@@ -464,8 +464,18 @@ fn render_page(cmd: clap::Command, extra: Vec<Section>) -> Result<String> {
 }
 
 /// Subcommands with a page of their own, `pveprobe-NAME(1)`.
-const SUBCOMMAND_PAGES: [&str; 10] = [
-    "compare", "cluster", "storages", "net", "qualify", "guest", "ceph", "load", "top", "record",
+const SUBCOMMAND_PAGES: [&str; 11] = [
+    "compare",
+    "cluster",
+    "storages",
+    "net",
+    "qualify",
+    "guest",
+    "ceph",
+    "load",
+    "top",
+    "record",
+    "datastore",
 ];
 
 /// (shell, file below completions/).
@@ -704,7 +714,7 @@ EXAMPLES
             "{main}"
         );
         assert!(main.contains(
-            " [--no-wait] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top|record ..."
+            " [--no-wait] [PATH]\n.br\npveprobe compare|cluster|storages|net|qualify|guest|ceph|load|top|record|datastore ..."
         ));
         assert!(
             !main.contains("--help") && !main.contains("help|"),

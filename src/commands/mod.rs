@@ -15,6 +15,7 @@ pub mod ceph;
 pub mod cluster;
 pub mod common;
 pub mod compare;
+pub mod datastore;
 pub mod guest;
 pub mod load;
 pub mod net;
@@ -30,6 +31,7 @@ use crate::error::Ended;
 use ceph::args::{CephArgs, CephClientArgs, CephNodeInfoArgs};
 use cluster::args::ClusterArgs;
 use compare::args::CompareArgs;
+use datastore::args::DatastoreArgs;
 use guest::args::{GuestArgs, GuestSideArgs};
 use load::args::{LoadArgs, LoadGuestArgs, LoadInitramfsArgs, LoadNodeArgs, LoadWorkerArgs};
 use net::args::{NetArgs, NetInfoArgs, NetMigrateArgs, NetProbeArgs, NetServeArgs, NetSinkArgs};
@@ -93,6 +95,10 @@ pub enum Command {
     /// delay is named the morning after (top --worst, --at); runs as
     /// pveprobe-record.service
     Record(Box<RecordArgs>),
+    /// How long a Proxmox Backup Server restore, verify, garbage
+    /// collection and backup take on PATH's storage, by PBS's own calls
+    /// replayed in a private directory; the hours of the datastore there
+    Datastore(Box<DatastoreArgs>),
     /// What the probe copied into a guest runs
     #[command(name = "guest-side", hide = true)]
     GuestSide(GuestSideArgs),
@@ -162,6 +168,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Load(args)) => load::run::load(args, &results_readers()),
         Some(Command::Top(args)) => top::run::top(args),
         Some(Command::Record(args)) => record::run::record(args),
+        Some(Command::Datastore(args)) => datastore::run::datastore(args),
         Some(Command::LoadNode(args)) => load::run::load_node(args),
         Some(Command::LoadGuest(args)) => load::run::load_guest(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),
@@ -181,6 +188,7 @@ pub fn results_readers() -> crate::results::Readers {
         crate::results::Reader::of::<ceph::report::CephReport>(),
         crate::results::Reader::of::<load::report::LoadReport>(),
         crate::results::Reader::of::<cluster::ClusterReport>(),
+        crate::results::Reader::of::<datastore::report::DatastoreReport>(),
     ])
 }
 

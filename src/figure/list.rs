@@ -3,6 +3,7 @@
 //! and what the list answers (the network's figures, the probe's values).
 
 use super::spec::{Group, Kind, Method, Runs, Spec, Value};
+use super::values::datastore::*;
 use super::values::load::*;
 use super::values::others::*;
 use super::values::probe::*;
@@ -363,6 +364,14 @@ figures! {
     LoadWriteP99 => load("load_write_p99", "LOAD WRITE P99", "ms", "phase", &LOAD_WRITE_P99, 3),
     LoadVmFairness => load("load_vm_fairness", "LOAD VM FAIRNESS", "share", "phase", &LOAD_FAIRNESS, 2),
     LoadTargetIops => load("load_target_iops", "LOAD IOPS WITHIN TARGET", "IOPS", "target", &LOAD_TARGET, 0),
+    DatastoreCreate => datastore("datastore_create", "DATASTORE CREATE", "dirs/s", "run", &DS_CREATE),
+    DatastoreIngest => datastore("datastore_ingest", "DATASTORE INGEST", "MiB/s", "sync_level", &DS_INGEST),
+    DatastoreKnown => datastore("datastore_known", "DATASTORE KNOWN CHUNK", "chunks/s", "run", &DS_KNOWN),
+    DatastoreRestore => datastore("datastore_restore", "DATASTORE RESTORE", "MiB/s", "in_flight", &DS_RESTORE),
+    DatastoreVerify => datastore("datastore_verify", "DATASTORE VERIFY", "MiB/s", "readers", &DS_VERIFY),
+    DatastoreGcMark => datastore("datastore_gc_mark", "DATASTORE GC MARK", "chunks/s", "run", &DS_MARK),
+    DatastoreGcSweepDirs => datastore("datastore_gc_sweep_dirs", "DATASTORE GC SWEEP DIRS", "dirs/s", "run", &DS_SWEEP_DIRS),
+    DatastoreGcSweep => datastore("datastore_gc_sweep", "DATASTORE GC SWEEP", "chunks/s", "run", &DS_SWEEP),
 }
 
 impl Figure {
@@ -434,6 +443,18 @@ impl Figure {
         F::LoadWriteP99,
         F::LoadVmFairness,
         F::LoadTargetIops,
+    ];
+
+    /// `datastore`'s figures, in print order.
+    pub const DATASTORE: [Figure; 8] = [
+        F::DatastoreCreate,
+        F::DatastoreIngest,
+        F::DatastoreKnown,
+        F::DatastoreRestore,
+        F::DatastoreVerify,
+        F::DatastoreGcMark,
+        F::DatastoreGcSweepDirs,
+        F::DatastoreGcSweep,
     ];
 
     /// pveperf's eight lines, in pveperf's order.

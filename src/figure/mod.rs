@@ -91,29 +91,29 @@ mod tests {
         );
         assert!(values().all(|v| v.figure.group() != Group::Network));
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 38..][..7],
+            &Figure::ALL[Figure::ALL.len() - 46..][..7],
             &Figure::NETWORK
         );
         assert_eq!(
-            &Figure::ALL[Figure::ALL.len() - 31..][..10],
+            &Figure::ALL[Figure::ALL.len() - 39..][..10],
             &Figure::QUALIFY
         );
         assert!(values().all(|v| v.figure.group() != Group::Qualify));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 21..][..7], &Figure::GUEST);
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 29..][..7], &Figure::GUEST);
         assert!(
             Figure::GUEST
                 .iter()
                 .all(|f| f.group() == Group::Guest && f.spec().per == Some("disk"))
         );
         assert!(values().all(|v| v.figure.group() != Group::Guest));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 14..][..9], &Figure::CEPH);
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 22..][..9], &Figure::CEPH);
         assert!(
             Figure::CEPH
                 .iter()
                 .all(|f| f.group() == Group::Ceph && matches!(f.spec().per, Some("osd" | "pool")))
         );
         assert!(values().all(|v| v.figure.group() != Group::Ceph));
-        assert_eq!(&Figure::ALL[Figure::ALL.len() - 5..], &Figure::LOAD);
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 13..][..5], &Figure::LOAD);
         assert!(
             Figure::LOAD
                 .iter()
@@ -121,6 +121,17 @@ mod tests {
                     && matches!(f.spec().per, Some("phase" | "target")))
         );
         assert!(values().all(|v| v.figure.group() != Group::Load));
+        assert_eq!(&Figure::ALL[Figure::ALL.len() - 8..], &Figure::DATASTORE);
+        assert!(
+            Figure::DATASTORE
+                .iter()
+                .all(|f| f.group() == Group::Datastore
+                    && matches!(
+                        f.spec().per,
+                        Some("run" | "sync_level" | "in_flight" | "readers")
+                    ))
+        );
+        assert!(values().all(|v| v.figure.group() != Group::Datastore));
         assert_eq!(Figure::from_key("nope"), None);
         assert_eq!(
             Figure::Mixed.spec().values[1].label(),

@@ -26,6 +26,9 @@ pub enum Group {
     /// `load`'s: the cluster under many worker VMs at once, per phase, in
     /// the load document; no probe run has them.
     Load,
+    /// `datastore`'s: PBS's calls replayed on a datastore's storage, in
+    /// the datastore document; no probe run has them.
+    Datastore,
 }
 
 /// Which way a value is better, for `compare`, `--baseline` and outliers.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 pub const VOLUME: &str = "volume";
 
 /// The filesystem behind PATH.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FsInfo {
     /// Total size in bytes (f_blocks × f_frsize), what df's 1K-blocks column counts.
     pub total_bytes: u64,

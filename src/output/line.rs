@@ -20,7 +20,9 @@ pub fn label(figure: Figure) -> String {
     let width = match figure.group() {
         Group::Pveperf => VALUE_COLUMN,
         Group::Extended | Group::Network => X_VALUE_COLUMN,
-        Group::Qualify | Group::Guest | Group::Ceph | Group::Load => Q_VALUE_COLUMN,
+        Group::Qualify | Group::Guest | Group::Ceph | Group::Load | Group::Datastore => {
+            Q_VALUE_COLUMN
+        }
     };
     format!("{:<width$}", format!("{}:", figure.label()))
 }

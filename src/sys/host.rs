@@ -23,6 +23,16 @@ pub const ETC_RESOLV_CONF: &str = "/etc/resolv.conf";
 /// on memory when a file is endless (`/dev/zero`) or hostile.
 pub const MAX_HOST_FILE: u64 = 16 << 20;
 
+/// Drops the page cache, dentries and inodes (`3` into drop_caches), as
+/// pveperf does before each disk test. Fails when not root.
+pub fn drop_caches(host: &Host) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(host.path(PROC_DROP_CACHES))?;
+    file.write_all(b"3\n")
+}
+
 /// Reads at most `limit` bytes of `path` as text (invalid UTF-8 replaced).
 pub fn read_capped(path: &Path, limit: u64) -> io::Result<String> {
     use std::io::Read;

@@ -105,6 +105,29 @@ pub fn sweep_stale(parent: &Path, older_than: std::time::Duration) -> Vec<String
     removed
 }
 
+/// Removes `name` in `parent` and everything under it: each entry
+/// unlinked, a directory emptied the same way first; a symlink is removed,
+/// never followed.
+fn remove_tree<Fd: AsFd>(parent: Fd, name: &str) -> nix::Result<()> {
+    let mut dir = nix::dir::Dir::openat(
+        parent.as_fd(),
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    for entry in entry_names(&mut dir) {
+        match unlinkat(&dir, entry.as_c_str(), UnlinkatFlags::NoRemoveDir) {
+            Ok(()) | Err(Errno::ENOENT) => {}
+            Err(Errno::EISDIR) => match entry.to_str() {
+                Ok(sub) => remove_tree(&dir, sub)?,
+                Err(_) => return Err(Errno::EINVAL),
+            },
+            Err(e) => return Err(e),
+        }
+    }
+    unlinkat(parent, name, UnlinkatFlags::RemoveDir)
+}
+
 /// The names in `dir`, but `.` and `..`.
 fn entry_names(dir: &mut nix::dir::Dir) -> Vec<std::ffi::CString> {
     dir.iter()
@@ -121,6 +144,8 @@ pub struct ScratchDir {
     name: String,
     dir: OwnedFd,
     files: BTreeSet<String>,
+    /// Directories made inside, removed whole (`datastore`'s chunk store).
+    dirs: BTreeSet<String>,
     removed: bool,
 }
 
@@ -197,6 +222,7 @@ impl ScratchDir {
             name,
             dir,
             files: BTreeSet::new(),
+            dirs: BTreeSet::new(),
             removed: false,
         };
         let st = fstat(&scratch.dir).context(|| format!("stat {}", scratch.path().display()))?;
@@ -224,6 +250,22 @@ impl ScratchDir {
     /// socket ssh binds), among the files removed with it.
     pub fn adopt(&mut self, name: &str) {
         self.files.insert(name.to_string());
+    }
+
+    /// Makes the directory `name` inside, mode 0700, and opens it
+    /// (`O_NOFOLLOW`): what is made under it is removed with it, whole,
+    /// never following a symlink.
+    pub fn create_dir(&mut self, name: &str) -> Result<OwnedFd, ProbeError> {
+        mkdirat(&self.dir, name, Mode::S_IRWXU)
+            .context(|| format!("cannot create {}/{name}", self.path().display()))?;
+        self.dirs.insert(name.to_string());
+        openat(
+            &self.dir,
+            name,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .context(|| format!("cannot open {}/{name}", self.path().display()))
     }
 
     /// Creates (or truncates) `name` in the directory for writing, mode 0600.
@@ -369,6 +411,19 @@ impl ScratchDir {
         let mut first_error = None;
         for name in &self.files {
             match unlinkat(&self.dir, name.as_str(), UnlinkatFlags::NoRemoveDir) {
+                Ok(()) | Err(Errno::ENOENT) => {}
+                Err(e) => {
+                    first_error.get_or_insert_with(|| {
+                        ProbeError::io(
+                            format!("cannot remove {}/{name}", self.path().display()),
+                            e.into(),
+                        )
+                    });
+                }
+            }
+        }
+        for name in &self.dirs {
+            match remove_tree(&self.dir, name.as_str()) {
                 Ok(()) | Err(Errno::ENOENT) => {}
                 Err(e) => {
                     first_error.get_or_insert_with(|| {

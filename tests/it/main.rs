@@ -19,6 +19,9 @@ mod ceph_clients;
 mod cli;
 /// `pveprobe cluster` against simulated nodes.
 mod cluster;
+/// `datastore PATH` on loop ext4, xfs and btrfs, and a datastore laid
+/// out in PBS's formats.
+mod datastore;
 /// DNS EXT and DNS INT against real DNS servers on loopback.
 mod dns;
 /// The README and the guides: their links resolve.

@@ -23,6 +23,7 @@ pub mod memory;
 pub mod mountinfo;
 pub mod netdev;
 pub mod oom;
+pub mod pbs;
 pub mod pressure;
 pub mod procfs;
 pub mod procpid;

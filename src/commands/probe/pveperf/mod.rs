@@ -7,15 +7,3 @@ pub mod dns;
 pub mod fsync;
 pub mod hostinfo;
 pub mod regex;
-
-use crate::sys::host::{Host, PROC_DROP_CACHES};
-
-/// Drops the page cache, dentries and inodes (`3` into drop_caches), as
-/// pveperf does before each disk test. Fails when not root.
-pub fn drop_caches(host: &Host) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(host.path(PROC_DROP_CACHES))?;
-    file.write_all(b"3\n")
-}

@@ -292,6 +292,15 @@ impl ProbeReport {
             | Figure::LoadWriteP99
             | Figure::LoadVmFairness
             | Figure::LoadTargetIops => None,
+            // Nor a datastore's calls: those are `datastore`'s (datastore::report).
+            Figure::DatastoreCreate
+            | Figure::DatastoreIngest
+            | Figure::DatastoreKnown
+            | Figure::DatastoreRestore
+            | Figure::DatastoreVerify
+            | Figure::DatastoreGcMark
+            | Figure::DatastoreGcSweepDirs
+            | Figure::DatastoreGcSweep => None,
         }
     }
 

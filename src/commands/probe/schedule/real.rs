@@ -241,7 +241,7 @@ impl Measure for Real<'_> {
     }
 
     fn drop_caches(&mut self) -> std::io::Result<()> {
-        crate::commands::probe::pveperf::drop_caches(self.host)
+        crate::sys::host::drop_caches(self.host)
     }
 
     fn bogomips(&mut self) -> Result<f64, ProbeError> {

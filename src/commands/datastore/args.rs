@@ -1,0 +1,98 @@
+//! `pveprobe datastore PATH`: its arguments; the help is its manual.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::commands::common::output_args::{OutputArgs, worded};
+
+/// Chunks written at each sync level in a default run.
+pub const CHUNKS: u32 = 96;
+/// ... and with `--quick`.
+pub const QUICK_CHUNKS: u32 = 24;
+/// PBS's own configuration directory.
+pub const PBS_CONFIG: &str = "/etc/proxmox-backup";
+
+pub const AFTER_HELP: &str = "\
+WHAT IT DOES
+  Replays, in a private directory it makes under PATH (removed on every way
+  out: success, error, Ctrl-C, SIGTERM), the file calls Proxmox Backup
+  Server makes on a datastore (proxmox-backup's pbs-datastore: chunk_store.rs,
+  datastore.rs, verify.rs; proxmox-backup-qemu's restore.rs), and times each:
+    CREATE      the 65,536 .chunks prefix directories a new datastore gets
+    INGEST      4 MiB chunks as PBS blobs (zstd level 1, its blob header and
+                CRC32, data that compresses as VM images do: about 1.6 MiB
+                on disk), inserted as insert_chunk does (stat, a temp file,
+                write, rename) at each sync-level: none (nothing synced),
+                filesystem (one syncfs at the end: PBS's default), file (an
+                fsync of each chunk and of its directory); MiB/s on disk
+    KNOWN       a chunk the store has already: stat and an atime touch
+    RESTORE     whole chunk files read in random order, caches dropped, 1, 4,
+                8 and 16 in flight (proxmox-backup-qemu before 2.0.1 read one
+                at a time; since, 16 by default)
+    VERIFY      chunks read in inode order by 1, 2 and 4 readers (PBS 4.1)
+                feeding 4 decoders (CRC, zstd, SHA-256); says whether the disk
+                or the CPU capped it
+    GC MARK     utimensat (atime only, AT_SYMLINK_NOFOLLOW) of each chunk in
+                an index's order, cold
+    GC SWEEP    the 65,536 prefix directories read, and each chunk fstatat'ed,
+                cold
+    ATIME       PBS's own check: a chunk's atime must rise when touched; the
+                mount's atime option is named
+  Caches are dropped (3 into /proc/sys/vm/drop_caches, as pveperf does)
+  before each cold pass; without root they cannot be, and it says so.
+
+PROJECTION
+  When PATH is a datastore (a .chunks directory in it) or --datastore NAME
+  names one in /etc/proxmox-backup/datastore.cfg, it is read, never written,
+  atimes included (O_NOATIME): its chunks counted (the prefix directories
+  sampled when there are many, with the error said), their bytes, its .fidx
+  and .didx indexes, snapshots and references. With its gc-atime-cutoff,
+  sync-level, gc-cache-capacity and verification threads, the figures become
+  hours: GC phase 1 and 2, a verify of every snapshot, a restore of its
+  largest VM at 1 and 16 chunks in flight, a first backup of that VM at each
+  sync level.
+
+ROOM
+  A default run writes about 0.5 GiB of chunks and 65,536 directories (256 MiB
+  on ext4); it refuses a PATH with too little room or too few inodes, before
+  writing anything. --quick writes a quarter of the chunks.
+
+EXAMPLES
+  pveprobe datastore /mnt/datastore/store1
+  pveprobe datastore --datastore store1 --output-format json-pretty
+  pveprobe datastore /mnt/nfs/pbs --quick
+  pveprobe compare before.json after.json";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = AFTER_HELP)]
+#[command(mut_args(worded(&[
+    ("output_format", "Output format: text, json, json-pretty, csv (a row per figure), influx or prometheus"),
+    ("plot", "Also draw restore and verify against chunks in flight as an SVG picture in FILE"),
+])))]
+pub struct DatastoreArgs {
+    /// The directory to measure: a datastore's, or where one would go
+    #[arg(value_name = "PATH", required_unless_present = "datastore")]
+    pub path: Option<PathBuf>,
+
+    /// The datastore of that name in datastore.cfg: its path, and its
+    /// tuning for the projection
+    #[arg(long, value_name = "NAME", conflicts_with = "path")]
+    pub datastore: Option<String>,
+
+    /// A quarter of the chunks: under a minute on most disks
+    #[arg(long, conflicts_with = "chunks")]
+    pub quick: bool,
+
+    /// Chunks written at each sync level (3 levels; restore, verify and GC
+    /// read them all)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(4..=4096))]
+    pub chunks: Option<u32>,
+
+    #[command(flatten)]
+    pub out: OutputArgs,
+
+    /// Read datastore.cfg from DIR instead of /etc/proxmox-backup (tests)
+    #[arg(long, value_name = "DIR", hide = true, default_value = PBS_CONFIG)]
+    pub pbs_config: PathBuf,
+}

@@ -1,0 +1,135 @@
+//! `datastore`'s hints (docs/hints.md): each reads the figures, the
+//! storage under PATH and the datastore found there.
+
+use super::report::{DatastoreReport, fmt_rate, fmt_time, per, sweep_seconds};
+use crate::model::hint::Hint;
+use pveprobe_parse::pbs::{self, SyncLevel};
+
+/// proxmox-backup-qemu's first release that restores 16 chunks at once.
+const PARALLEL_RESTORE: [u64; 3] = [2, 0, 1];
+/// Filesystems over the network.
+const NETWORK_FS: [&str; 7] = ["nfs", "nfs4", "cifs", "smb3", "fuse.sshfs", "9p", "ceph"];
+
+type Found = Option<Hint>;
+
+fn hint(code: &str, r: &DatastoreReport, message: String) -> Hint {
+    Hint::new(code, r.result.path.clone(), message)
+}
+
+/// Every hint the run gives.
+pub fn hints(r: &DatastoreReport) -> Vec<Hint> {
+    [
+        atime_off,
+        metadata_on_hdd,
+        on_network_fs,
+        restore_serial,
+        sync_file_costly,
+    ]
+    .iter()
+    .filter_map(|f| f(r))
+    .collect()
+}
+
+fn atime_off(r: &DatastoreReport) -> Found {
+    let a = r.result.measured.atime.as_ref().filter(|a| !a.updates)?;
+    Some(hint(
+        "datastore-atime-off",
+        r,
+        format!(
+            "a chunk's atime did not rise when touched: PBS's GC refuses to run here \
+             (its atime safety check fails), and without it would remove chunks still in use; \
+             the mount says {}: mount with relatime (or strictatime), on a filesystem that keeps atimes",
+            a.mount_option.as_deref().unwrap_or("no atime option")
+        ),
+    ))
+}
+
+fn metadata_on_hdd(r: &DatastoreReport) -> Found {
+    let storage = r.result.storage.as_ref()?;
+    let spinning = storage.disks.iter().any(|d| d.rotational == Some(true));
+    let special = storage
+        .zfs
+        .as_ref()
+        .and_then(|z| z.layout.as_deref())
+        .is_some_and(|l| l.contains("special"));
+    let m = &r.result.measured;
+    (spinning && !special).then(|| {
+        hint(
+            "datastore-metadata-on-hdd",
+            r,
+            format!(
+                "the datastore's disks spin, with no SSD for metadata: GC's sweep is seek-bound \
+                 ({} prefix directories a second, {} chunks a second here). PBS's docs recommend SSDs \
+                 for datastores, or on ZFS a special device (mirrored SSDs) for the metadata",
+                fmt_rate(m.sweep_dirs_per_s),
+                fmt_rate(m.sweep_per_s)
+            ),
+        )
+    })
+}
+
+fn on_network_fs(r: &DatastoreReport) -> Found {
+    let fstype = r.result.filesystem.as_ref()?.fstype.as_str();
+    if !NETWORK_FS.contains(&fstype) {
+        return None;
+    }
+    let gc = match &r.projection {
+        Some(p) => format!(
+            "GC here would take {} (phase 1) and {} (phase 2)",
+            fmt_time(p.gc_phase1_s),
+            fmt_time(p.gc_phase2_s)
+        ),
+        None => format!(
+            "a million chunks (about 1.6 TiB) would take {} to mark and {} to sweep",
+            fmt_time(per(1e6, r.result.measured.mark_per_s)),
+            fmt_time(sweep_seconds(&r.result.measured, 1e6))
+        ),
+    };
+    Some(hint(
+        "datastore-on-network-fs",
+        r,
+        format!(
+            "the datastore is on {fstype}: every atime touch and stat of GC is a round trip; {gc}. \
+             PBS recommends local storage for datastores"
+        ),
+    ))
+}
+
+fn restore_serial(r: &DatastoreReport) -> Found {
+    let (one, sixteen) = (r.restore_at(1)?, r.restore_at(16)?);
+    let package = r.result.pbs_qemu.as_deref()?;
+    let version = package.rsplit(' ').next()?;
+    let old = pbs::version_numbers(version).as_slice() < PARALLEL_RESTORE.as_slice();
+    (one < 0.5 * sixteen && old).then(|| {
+        hint(
+            "datastore-restore-serial",
+            r,
+            format!(
+                "restores read {one:.0} MiB/s one chunk at a time and {sixteen:.0} MiB/s at 16; \
+                 {package} on this node restores one at a time: 2.0.1 or later reads 16 at once \
+                 (PBS_RESTORE_FETCH_CONCURRENCY)"
+            ),
+        )
+    })
+}
+
+fn sync_file_costly(r: &DatastoreReport) -> Found {
+    let file = r.ingest_at(SyncLevel::File)?;
+    let fs = r.ingest_at(SyncLevel::Filesystem)?;
+    let uses = r
+        .result
+        .existing
+        .as_ref()
+        .is_some_and(|e| e.tuning.sync_level == SyncLevel::File);
+    (file < 0.5 * fs).then(|| {
+        hint(
+            "datastore-sync-file-costly",
+            r,
+            format!(
+                "sync-level file ingests {file:.0} MiB/s against {fs:.0} at filesystem (PBS's default), \
+                 a fsync per chunk and its directory{}",
+                if uses { "; this datastore is set to file" } else { "" }
+            ),
+        )
+    })
+}

@@ -1,0 +1,379 @@
+//! A `datastore` run's forms: the text (pveperf's style of lines, then the
+//! projection and the hints), a CSV row per figure, metrics, the picture,
+//! and the probe result `compare` and `--baseline` read; each reads the
+//! figures one way, through [`DatastoreReport::figures`].
+
+use super::report::{DatastoreReport, fmt_time};
+use crate::figure::Figure;
+use crate::output::metrics::gauges::{Gauge, Subject};
+
+/// One figure of the run: which, for what (`file`, `16`), its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureRow {
+    pub figure: Figure,
+    pub instance: Option<String>,
+    pub value: f64,
+    /// What the line adds: `(disk-capped)`, `(cold)`.
+    pub note: String,
+}
+
+/// The CSV's columns.
+pub const CSV_HEADER: [&str; 7] = [
+    "timestamp",
+    "path",
+    "figure",
+    "instance",
+    "value",
+    "unit",
+    "note",
+];
+
+impl DatastoreReport {
+    /// Every figure measured, in print order.
+    pub fn figures(&self) -> Vec<FigureRow> {
+        let m = &self.result.measured;
+        let cold = if m.cold { "cold" } else { "caches not dropped" };
+        let row = |figure, instance: Option<String>, value: f64, note: String| FigureRow {
+            figure,
+            instance,
+            value,
+            note,
+        };
+        let mut out = Vec::new();
+        if let Some(s) = m.create_s {
+            let note = format!("{s:.1} s for 65,536");
+            out.push(row(
+                Figure::DatastoreCreate,
+                None,
+                f64::from(super::PREFIX_DIRS) / s,
+                note,
+            ));
+        }
+        for i in &m.ingest {
+            let mut note = format!("{} chunks", i.chunks);
+            if i.waited_share > 0.1 {
+                note += &format!(
+                    ", waited {:.0}% for chunks: a floor",
+                    i.waited_share * 100.0
+                );
+            }
+            out.push(row(
+                Figure::DatastoreIngest,
+                Some(i.sync_level.name().into()),
+                i.mib_s,
+                note,
+            ));
+        }
+        if let Some(v) = m.known_per_s {
+            out.push(row(Figure::DatastoreKnown, None, v, cold.into()));
+        }
+        for r in &m.restore {
+            let note = format!("{cold}, {:.0} MiB/s of image", r.image_mib_s);
+            out.push(row(
+                Figure::DatastoreRestore,
+                Some(r.in_flight.to_string()),
+                r.mib_s,
+                note,
+            ));
+        }
+        for v in &m.verify {
+            let mut note = format!(
+                "{cold}, {} decoders {:.0}% busy: {}-capped",
+                v.workers,
+                v.decoders_busy * 100.0,
+                v.capped_by
+            );
+            if v.bad > 0 {
+                note += &format!(", {} chunks bad", v.bad);
+            }
+            out.push(row(
+                Figure::DatastoreVerify,
+                Some(v.readers.to_string()),
+                v.mib_s,
+                note,
+            ));
+        }
+        if let Some(v) = m.mark_per_s {
+            out.push(row(Figure::DatastoreGcMark, None, v, cold.into()));
+        }
+        if let Some(v) = m.sweep_dirs_per_s {
+            out.push(row(Figure::DatastoreGcSweepDirs, None, v, cold.into()));
+        }
+        if let Some(v) = m.sweep_per_s {
+            out.push(row(Figure::DatastoreGcSweep, None, v, cold.into()));
+        }
+        out
+    }
+
+    /// The run's figures as a probe result: one entry per figure and
+    /// instance, for `compare` and `--baseline`.
+    pub fn as_result(&self) -> crate::output::result::JsonReport {
+        use crate::output::result::{JsonReport, XFigure};
+        let extended = self
+            .figures()
+            .into_iter()
+            .map(|r| XFigure {
+                key: r.figure.key().into(),
+                instance: r.instance,
+                label: r.figure.label().into(),
+                unit: r.figure.unit().into(),
+                value: r.value,
+                samples: Vec::new(),
+                facts: Default::default(),
+            })
+            .collect();
+        JsonReport {
+            schema_version: crate::output::result::SCHEMA_VERSION,
+            pveprobe_version: self.pveprobe_version.clone(),
+            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
+            path: self.result.path.clone(),
+            host: crate::model::host::HostInfo {
+                hostname: self.hostname.clone(),
+                ..Default::default()
+            },
+            extended,
+            interrupted_by_signal: self.result.interrupted_by,
+            ..JsonReport::default()
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let r = &self.result;
+        if let Some(fs) = &r.filesystem {
+            out += &format!(
+                "DATASTORE PATH: {} ({} on {}, {})\n",
+                r.path, fs.fstype, fs.source, fs.options
+            );
+        }
+        for row in self.figures() {
+            let label = match &row.instance {
+                Some(i) => format!("{} {}", row.figure.label(), i.to_uppercase()),
+                None => row.figure.label().to_string(),
+            };
+            out += &format!(
+                "{:<31}{} {} ({})\n",
+                format!("{label}:"),
+                row.figure.spec().format(row.value),
+                row.figure.unit(),
+                row.note
+            );
+        }
+        if let Some(a) = &r.measured.atime {
+            out += &format!(
+                "{:<31}{} (mount: {})\n",
+                "DATASTORE ATIME:",
+                if a.updates {
+                    "updates"
+                } else {
+                    "DOES NOT UPDATE"
+                },
+                a.mount_option.as_deref().unwrap_or("no atime option")
+            );
+        }
+        if let Some(q) = &r.pbs_qemu {
+            out += &format!("{:<31}{q}\n", "PROXMOX-BACKUP-QEMU:");
+        }
+        if let (Some(e), Some(p)) = (&r.existing, &self.projection) {
+            let about = e
+                .chunks_error
+                .map(|x| format!(" (sampled {} dirs, ±{:.0}%)", e.dirs_read, x * 100.0))
+                .unwrap_or_default();
+            out += &format!(
+                "\nDATASTORE {}: {} chunks{about}, {} snapshots, {} .fidx, {} .didx, {} references\n",
+                e.name.as_deref().unwrap_or(&e.path),
+                e.chunks,
+                e.snapshots,
+                e.fidx,
+                e.didx,
+                e.references
+            );
+            out += &format!(
+                "  GC PHASE 1 (mark):    {} ({} chunks touched)\n",
+                fmt_time(p.gc_phase1_s),
+                p.gc_touches
+            );
+            out += &format!("  GC PHASE 2 (sweep):   {}\n", fmt_time(p.gc_phase2_s));
+            out += &format!(
+                "  VERIFY ALL:           {} ({} reader{})\n",
+                fmt_time(p.verify_all_s),
+                p.verify_readers,
+                if p.verify_readers == 1 { "" } else { "s" }
+            );
+            if let Some(l) = &e.largest {
+                out += &format!(
+                    "  RESTORE {} ({:.1} GiB): {} at 1 in flight, {} at 16\n",
+                    l.snapshot,
+                    l.image_bytes as f64 / f64::from(1 << 30),
+                    fmt_time(p.restore_1_s),
+                    fmt_time(p.restore_16_s)
+                );
+                let backups: Vec<String> = p
+                    .backup_s
+                    .iter()
+                    .map(|b| format!("{} at {}", fmt_time(Some(b.seconds)), b.sync_level.name()))
+                    .collect();
+                out += &format!("  FIRST BACKUP OF IT:   {}\n", backups.join(", "));
+            }
+            for d in &e.damaged {
+                out += &format!("  DAMAGED INDEX: {d}\n");
+            }
+            for n in &e.notes {
+                out += &format!("  NOTE: {n}\n");
+            }
+        }
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  {h}\n");
+            }
+        }
+        for e in &r.errors {
+            out += &format!("\nNOT MEASURED: {e}\n");
+        }
+        for left in &r.left_behind {
+            out += &format!("\nLEFT BEHIND: {left}\n");
+        }
+        out
+    }
+
+    /// Each figure as a metrics subject: labels `figure`, `instance`, `path`.
+    fn subjects(&self) -> Vec<Subject> {
+        self.figures()
+            .into_iter()
+            .map(|r| Subject {
+                labels: vec![
+                    ("figure", r.figure.key().into()),
+                    ("instance", r.instance.unwrap_or_default()),
+                    ("path", self.result.path.clone()),
+                ],
+                gauges: vec![gauge(r.figure, r.value)],
+            })
+            .collect()
+    }
+}
+
+/// A figure's gauge: MiB/s as bytes a second, the rest as they are.
+fn gauge(figure: Figure, value: f64) -> Gauge {
+    if figure.unit() == "MiB/s" {
+        Gauge::new(
+            (
+                "bytes_per_second",
+                "datastore: bytes a second on disk; higher is better",
+            ),
+            value * 1048576.0,
+            ("mib_per_s", value),
+        )
+    } else {
+        Gauge::new(
+            (
+                "per_second",
+                "datastore: chunks or directories a second; higher is better",
+            ),
+            value,
+            ("per_s", value),
+        )
+    }
+}
+
+impl crate::output::Document for DatastoreReport {
+    const PICTURE: bool = true;
+
+    fn text(&self) -> String {
+        DatastoreReport::text(self)
+    }
+
+    fn metrics(&self, format: crate::output::Format) -> String {
+        use crate::output::metrics::gauges;
+        match format {
+            crate::output::Format::Influx => {
+                gauges::influx("pveprobe_datastore", &self.subjects(), &self.timestamp)
+            }
+            _ => gauges::prometheus("pveprobe_datastore", &self.subjects()),
+        }
+    }
+
+    fn csv(&self, header: bool) -> String {
+        let rows: Vec<Vec<String>> = self
+            .figures()
+            .into_iter()
+            .map(|r| {
+                vec![
+                    self.timestamp.clone(),
+                    self.result.path.clone(),
+                    r.figure.key().to_string(),
+                    r.instance.unwrap_or_default(),
+                    format!("{:.3}", r.value),
+                    r.figure.unit().to_string(),
+                    r.note,
+                ]
+            })
+            .collect();
+        let header = header.then(|| CSV_HEADER.to_vec());
+        crate::output::csv::table(header, rows)
+    }
+
+    fn csv_header() -> Option<Vec<&'static str>> {
+        Some(CSV_HEADER.to_vec())
+    }
+
+    /// Restore against chunks in flight, verify against readers.
+    fn picture(&self) -> Option<Result<String, crate::output::plot::PlotError>> {
+        use crate::output::plot::{Chart, Line, charts_svg};
+        let m = &self.result.measured;
+        let line = |name: &str, points: Vec<(f64, f64)>| Line {
+            name: name.into(),
+            tags: Vec::new(),
+            points,
+        };
+        let charts = vec![
+            Chart {
+                title: "RESTORE: chunk files read in random order".into(),
+                x_desc: "chunks in flight".into(),
+                unit: "MiB/s".into(),
+                lines: vec![line(
+                    "restore",
+                    m.restore
+                        .iter()
+                        .map(|r| (f64::from(r.in_flight), r.mib_s))
+                        .collect(),
+                )],
+                mark_x: None,
+            },
+            Chart {
+                title: "VERIFY: chunks read in inode order, 4 decoders".into(),
+                x_desc: "readers".into(),
+                unit: "MiB/s".into(),
+                lines: vec![line(
+                    "verify",
+                    m.verify
+                        .iter()
+                        .map(|v| (f64::from(v.readers), v.mib_s))
+                        .collect(),
+                )],
+                mark_x: None,
+            },
+        ];
+        Some(charts_svg(
+            &format!("pveprobe datastore {}", self.result.path),
+            &[],
+            &charts,
+        ))
+    }
+}
+
+/// The document `compare` and `--baseline` read: a `datastore` file.
+impl crate::results::Stored for DatastoreReport {
+    const KIND: Option<&'static str> = Some(super::report::KIND);
+    const SCHEMA_VERSION: u32 = super::report::SCHEMA_VERSION;
+
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    /// Its figures, named by the path measured.
+    fn results(self) -> Vec<crate::results::Named> {
+        let who = format!("datastore {}", self.result.path);
+        vec![crate::results::Named::new(Some(who), self.as_result())]
+    }
+}

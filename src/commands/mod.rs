@@ -168,7 +168,7 @@ pub fn run(opts: &Opts) -> Ended {
         Some(Command::Load(args)) => load::run::load(args, &results_readers()),
         Some(Command::Top(args)) => top::run::top(args),
         Some(Command::Record(args)) => record::run::record(args),
-        Some(Command::Datastore(args)) => datastore::run::datastore(args),
+        Some(Command::Datastore(args)) => datastore::run::datastore(args, &results_readers()),
         Some(Command::LoadNode(args)) => load::run::load_node(args),
         Some(Command::LoadGuest(args)) => load::run::load_guest(args),
         Some(Command::LoadWorker(args)) => load::run::load_worker(args),

@@ -156,14 +156,31 @@ fn on_ext4_xfs_and_btrfs_every_figure_is_measured_and_nothing_is_left() {
         return;
     }
     needs_tools(&["mkfs.xfs", "mkfs.btrfs"], "xfsprogs, btrfs-progs");
+    let files = tempfile::tempdir().unwrap();
+    let saved = |name: &str| files.path().join(name);
     for fstype in ["ext4", "xfs", "btrfs"] {
         let (mount, _dev) = filesystem(fstype, 600, "rw");
-        let out = pveprobe()
-            .args(["datastore", "--chunks", "4", "--output-format", "json"])
-            .arg(mount.path())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{fstype}: {}", stderr(&out));
+        let mut cmd = pveprobe();
+        cmd.args(["datastore", "--chunks", "4", "--output-format", "json"]);
+        match fstype {
+            // Beside a baseline a thousand times faster: every figure worse.
+            "xfs" => cmd.arg("--baseline").arg(saved("fast.json")),
+            "btrfs" => cmd.arg("--plot").arg(saved("btrfs.svg")),
+            _ => &mut cmd,
+        };
+        let out = cmd.arg(mount.path()).output().unwrap();
+        let want = if fstype == "xfs" { 3 } else { 0 };
+        assert_eq!(out.status.code(), Some(want), "{fstype}: {}", stderr(&out));
+        if fstype == "xfs" {
+            let said = stderr(&out);
+            assert!(said.contains("compared with the baseline"), "{said}");
+            assert!(
+                said.contains("DATASTORE RESTORE")
+                    && said.contains("is worse than the baseline by more than 20%"),
+                "{said}"
+            );
+        }
+        std::fs::write(saved(&format!("{fstype}.json")), &out.stdout).unwrap();
         let doc = json(&out);
         assert_eq!(doc["kind"], "datastore");
         assert_eq!(doc["filesystem"]["fstype"], fstype);
@@ -175,6 +192,41 @@ fn on_ext4_xfs_and_btrfs_every_figure_is_measured_and_nothing_is_left() {
             "{fstype}: {:?}",
             mount.leftovers()
         );
+        if fstype == "ext4" {
+            let mut fast = doc.clone();
+            for list in ["ingest", "restore", "verify"] {
+                for f in fast["measured"][list].as_array_mut().unwrap() {
+                    f["mib_s"] = (f["mib_s"].as_f64().unwrap() * 1000.0).into();
+                }
+            }
+            for key in [
+                "known_per_s",
+                "mark_per_s",
+                "sweep_dirs_per_s",
+                "sweep_per_s",
+            ] {
+                fast["measured"][key] = (fast["measured"][key].as_f64().unwrap() * 1000.0).into();
+            }
+            std::fs::write(saved("fast.json"), fast.to_string()).unwrap();
+        }
+    }
+    // The picture, and compare ranking two runs' figures.
+    let svg = std::fs::read_to_string(saved("btrfs.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("RESTORE"), "{svg}");
+    let out = pveprobe()
+        .arg("compare")
+        .args([saved("ext4.json"), saved("btrfs.json")])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for label in [
+        "DATASTORE INGEST",
+        "DATASTORE RESTORE",
+        "DATASTORE VERIFY",
+        "DATASTORE GC MARK",
+    ] {
+        assert!(text.contains(label), "{label}: {text}");
     }
 }
 

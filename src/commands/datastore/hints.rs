@@ -133,3 +133,93 @@ fn sync_file_costly(r: &DatastoreReport) -> Found {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::report::sample;
+    use super::*;
+
+    fn codes(r: &DatastoreReport) -> Vec<String> {
+        hints(r).into_iter().map(|h| h.code).collect()
+    }
+
+    #[test]
+    fn a_sound_fast_local_datastore_gets_no_hint_but_the_costly_file_level() {
+        // The sample's file level is a quarter of filesystem's.
+        assert_eq!(codes(&sample()), ["datastore-sync-file-costly"]);
+        let mut r = sample();
+        r.result.measured.ingest[2].mib_s = 300.0;
+        assert!(codes(&r).is_empty());
+    }
+
+    #[test]
+    fn atime_off_only_where_the_check_fails_and_it_names_the_option() {
+        let mut r = sample();
+        let a = r.result.measured.atime.as_mut().unwrap();
+        a.updates = false;
+        a.mount_option = Some("noatime".into());
+        let h = hints(&r);
+        let h = h.iter().find(|h| h.code == "datastore-atime-off").unwrap();
+        assert!(h.message.contains("noatime"), "{}", h.message);
+        assert_eq!(h.subject, "/mnt/datastore/store1");
+    }
+
+    #[test]
+    fn spinning_disks_without_a_special_device_and_network_filesystems() {
+        use crate::model::storage::{Disk, Storage, ZfsInfo};
+        let mut r = sample();
+        let disk = Disk {
+            name: "sda".into(),
+            rotational: Some(true),
+            ..Disk::default()
+        };
+        r.result.storage = Some(Storage {
+            disks: vec![disk.clone()],
+            ..Storage::default()
+        });
+        assert!(codes(&r).contains(&"datastore-metadata-on-hdd".to_string()));
+        r.result.storage = Some(Storage {
+            disks: vec![disk],
+            zfs: Some(ZfsInfo {
+                dataset: "rpool/pbs".into(),
+                pool: "rpool".into(),
+                state: Some("ONLINE".into()),
+                layout: Some("raidz1 (sda, sdb, sdc); special: mirror (nvme0n1, nvme1n1)".into()),
+                vdevs: Vec::new(),
+                properties: Default::default(),
+                ashift: None,
+            }),
+            ..Storage::default()
+        });
+        assert!(!codes(&r).contains(&"datastore-metadata-on-hdd".to_string()));
+        r.result.filesystem = Some(crate::model::filesystem::FsInfo {
+            total_bytes: 1 << 40,
+            avail_bytes: 1 << 39,
+            source: "nas:/export/pbs".into(),
+            fstype: "nfs4".into(),
+            mount_point: "/mnt/nfs".into(),
+            read_only: false,
+            dev: (0, 55),
+            options: "rw,relatime,vers=4.2".into(),
+        });
+        let h = hints(&r);
+        let h = h
+            .iter()
+            .find(|h| h.code == "datastore-on-network-fs")
+            .unwrap();
+        // No datastore there: a million chunks' GC, 500 s marking.
+        assert!(h.message.contains("8 min 20 s to mark"), "{}", h.message);
+    }
+
+    #[test]
+    fn restore_serial_only_with_an_old_proxmox_backup_qemu() {
+        let mut r = sample();
+        // 80 MiB/s at 1, 320 at 16: under half.
+        r.result.pbs_qemu = Some("libproxmox-backup-qemu0 1.5.1".into());
+        assert!(codes(&r).contains(&"datastore-restore-serial".to_string()));
+        r.result.pbs_qemu = Some("libproxmox-backup-qemu0 2.0.1".into());
+        assert!(!codes(&r).contains(&"datastore-restore-serial".to_string()));
+        r.result.pbs_qemu = None;
+        assert!(!codes(&r).contains(&"datastore-restore-serial".to_string()));
+    }
+}

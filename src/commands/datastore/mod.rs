@@ -97,9 +97,6 @@ pub struct Ingest {
     pub stored_bytes: u64,
     pub seconds: f64,
     pub mib_s: f64,
-    /// Share of the time the writer waited for chunks to be made: above
-    /// a tenth, the figure is the making's, a floor for the disk.
-    pub waited_share: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -50,13 +50,7 @@ impl DatastoreReport {
             ));
         }
         for i in &m.ingest {
-            let mut note = format!("{} chunks", i.chunks);
-            if i.waited_share > 0.1 {
-                note += &format!(
-                    ", waited {:.0}% for chunks: a floor",
-                    i.waited_share * 100.0
-                );
-            }
+            let note = format!("{} chunks", i.chunks);
             out.push(row(
                 Figure::DatastoreIngest,
                 Some(i.sync_level.name().into()),
@@ -375,5 +369,108 @@ impl crate::results::Stored for DatastoreReport {
     fn results(self) -> Vec<crate::results::Named> {
         let who = format!("datastore {}", self.result.path);
         vec![crate::results::Named::new(Some(who), self.as_result())]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::report::sample;
+    use super::*;
+    use crate::output::Document as _;
+
+    #[test]
+    fn every_figure_in_print_order_once_per_level_depth_and_reader_count() {
+        let keys: Vec<(String, Option<String>)> = sample()
+            .figures()
+            .into_iter()
+            .map(|r| (r.figure.key().to_string(), r.instance))
+            .collect();
+        assert_eq!(keys.len(), 1 + 3 + 1 + 4 + 3 + 3);
+        assert_eq!(keys[0], ("datastore_create".into(), None));
+        assert_eq!(keys[3], ("datastore_ingest".into(), Some("file".into())));
+        assert_eq!(keys[8], ("datastore_restore".into(), Some("16".into())));
+        assert_eq!(keys.last().unwrap().0, "datastore_gc_sweep");
+        // Each figure of the list, and no other.
+        let mut figures: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+        figures.dedup();
+        let listed: Vec<&str> = Figure::DATASTORE.iter().map(|f| f.key()).collect();
+        assert_eq!(figures, listed);
+    }
+
+    #[test]
+    fn the_text_has_a_line_per_figure_and_the_csv_a_row() {
+        let mut r = sample();
+        r.hints = super::super::hints::hints(&r);
+        let text = r.text();
+        assert!(
+            text.contains("DATASTORE RESTORE 16:          320 MiB/s (cold, 800 MiB/s of image)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("DATASTORE INGEST FILESYSTEM:   400 MiB/s (96 chunks)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("DATASTORE ATIME:               updates (mount: relatime)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("HINTS\n  [datastore-sync-file-costly] /mnt/datastore/store1: sync-level file ingests 100 MiB/s"),
+            "{text}"
+        );
+        let csv = r.csv(true);
+        let mut rows = csv::Reader::from_reader(csv.as_bytes());
+        assert_eq!(
+            rows.headers().unwrap().iter().collect::<Vec<_>>(),
+            CSV_HEADER
+        );
+        let rows: Vec<csv::StringRecord> = rows.records().map(|r| r.unwrap()).collect();
+        assert_eq!(rows.len(), r.figures().len());
+        assert_eq!(
+            rows[8].iter().skip(2).take(4).collect::<Vec<_>>(),
+            ["datastore_restore", "16", "320.000", "MiB/s"]
+        );
+        assert!(!r.csv(false).starts_with("timestamp"));
+    }
+
+    #[test]
+    fn metrics_read_back_by_influxdata_s_parser_and_in_base_units() {
+        let r = sample();
+        let influx = r.metrics(crate::output::Format::Influx);
+        let lines: Vec<_> = influxdb_line_protocol::parse_lines(&influx)
+            .map(|l| l.unwrap())
+            .collect();
+        assert_eq!(lines.len(), r.figures().len());
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.series.measurement.as_str() == "pveprobe_datastore")
+        );
+        let prom = r.metrics(crate::output::Format::Prometheus);
+        assert!(prom.contains(
+            "pveprobe_datastore_bytes_per_second{figure=\"datastore_restore\",instance=\"16\",path=\"/mnt/datastore/store1\"} 335544320"
+        ), "{prom}");
+        assert!(
+            prom.contains("pveprobe_datastore_per_second{figure=\"datastore_gc_mark\""),
+            "{prom}"
+        );
+    }
+
+    #[test]
+    fn the_picture_is_svg_and_the_result_compare_reads_has_every_figure() {
+        let r = sample();
+        let svg = r.picture().unwrap().unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        assert!(svg.contains("RESTORE"));
+        let result = r.as_result();
+        assert_eq!(result.extended.len(), r.figures().len());
+        assert_eq!(result.host.hostname.as_deref(), Some("pve1"));
+        use crate::results::Stored as _;
+        let named = r.results();
+        assert_eq!(
+            named[0].who.as_deref(),
+            Some("datastore /mnt/datastore/store1")
+        );
     }
 }

@@ -161,3 +161,125 @@ pub fn fmt_rate(v: Option<f64>) -> String {
 pub fn fmt_time(s: Option<f64>) -> String {
     s.map_or_else(|| "-".into(), crate::model::human::duration)
 }
+
+/// A report as a run on a disk gives one, for the unit tests.
+#[cfg(test)]
+pub(super) fn sample() -> DatastoreReport {
+    use super::{Atime, Ingest, Restore, Verify};
+    let measured = Measured {
+        create_s: Some(2.0),
+        ingest: [
+            (SyncLevel::None, 900.0),
+            (SyncLevel::Filesystem, 400.0),
+            (SyncLevel::File, 100.0),
+        ]
+        .into_iter()
+        .map(|(sync_level, mib_s)| Ingest {
+            sync_level,
+            chunks: 96,
+            stored_bytes: 96 * 1_677_722,
+            seconds: 96.0 * 1.6 / mib_s,
+            mib_s,
+        })
+        .collect(),
+        known_per_s: Some(5000.0),
+        restore: super::RESTORE_DEPTHS
+            .iter()
+            .map(|&d| Restore {
+                in_flight: d,
+                mib_s: 80.0 * f64::from(d).sqrt(),
+                image_mib_s: 200.0 * f64::from(d).sqrt(),
+            })
+            .collect(),
+        verify: super::VERIFY_READERS
+            .iter()
+            .map(|&r| Verify {
+                readers: r,
+                workers: 4,
+                mib_s: 100.0 * f64::from(r),
+                decoders_busy: 0.2 * f64::from(r),
+                capped_by: if r == 4 { "cpu" } else { "disk" }.into(),
+                bad: 0,
+            })
+            .collect(),
+        mark_per_s: Some(2000.0),
+        sweep_dirs_per_s: Some(6553.6),
+        sweep_per_s: Some(10000.0),
+        atime: Some(Atime {
+            updates: true,
+            mount_option: Some("relatime".into()),
+        }),
+        cold: true,
+        chunks: 288,
+        stored_bytes: 288 * 1_677_722,
+    };
+    let result = DatastoreResult {
+        path: "/mnt/datastore/store1".into(),
+        filesystem: None,
+        storage: None,
+        measured,
+        existing: None,
+        pbs_qemu: None,
+        left_behind: Vec::new(),
+        interrupted_by: None,
+        errors: Vec::new(),
+    };
+    DatastoreReport {
+        timestamp: "2026-12-07T03:00:00Z".into(),
+        ..DatastoreReport::new(result, None, Some("pve1".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{FoundDatastore, Largest};
+    use super::*;
+
+    #[test]
+    fn a_datastore_s_hours_are_its_counts_over_the_figures() {
+        let r = sample();
+        let found = FoundDatastore {
+            chunks: 1_000_000,
+            references: 3_000_000,
+            mean_chunk_bytes: Some(1_677_721.6),
+            largest: Some(Largest {
+                snapshot: "vm/100/2026-12-01T00:00:00Z".into(),
+                image_bytes: 500 << 30,
+                chunks: 128_000,
+                stored_bytes: 200 << 30,
+            }),
+            ..FoundDatastore::default()
+        };
+        let p = project(&r.result.measured, &found, &Tuning::default());
+        // Phase 1: the digest cache (1 Mi) holds every chunk, each touched once.
+        assert_eq!(p.gc_touches, 1_000_000);
+        assert_eq!(p.gc_phase1_s, Some(500.0));
+        // Phase 2: 65,536 directories at 6,553.6 a second, then a stat each.
+        assert_eq!(p.gc_phase2_s, Some(10.0 + 100.0));
+        // Verify: 1.6 MiB a chunk at one reader's 100 MiB/s.
+        assert!((p.verify_all_s.unwrap() - 16_000.0).abs() < 1.0);
+        assert_eq!(p.verify_readers, 1);
+        // Restore: 200 GiB at 80 MiB/s, and at 16 in flight at 320.
+        assert_eq!(p.restore_1_s, Some(200.0 * 1024.0 / 80.0));
+        assert_eq!(p.restore_16_s, Some(200.0 * 1024.0 / 320.0));
+        let file = p
+            .backup_s
+            .iter()
+            .find(|b| b.sync_level == SyncLevel::File)
+            .unwrap();
+        assert_eq!(file.seconds, 200.0 * 1024.0 / 100.0);
+        // A cache smaller than the chunks: every reference is touched.
+        let small = Tuning {
+            gc_cache_capacity: 1000,
+            verify_readers: 4,
+            ..Tuning::default()
+        };
+        let p = project(&r.result.measured, &found, &small);
+        assert_eq!(p.gc_touches, 3_000_000);
+        assert_eq!(p.verify_readers, 4);
+        assert!((p.verify_all_s.unwrap() - 4_000.0).abs() < 1.0);
+        assert_eq!(fmt_time(p.gc_phase1_s), "25 min 0 s");
+        assert_eq!(fmt_time(Some(16_000.0)), "4 h 26 min");
+        assert_eq!(fmt_time(None), "-");
+    }
+}

@@ -10,11 +10,18 @@ use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
 use crate::error::{Ended, Stop};
+use crate::results::{self, Input, Readers};
 use pveprobe_parse::pbs;
 
-/// `pveprobe datastore`.
-pub fn datastore(args: &DatastoreArgs) -> Ended {
+/// `pveprobe datastore`, its `--baseline` read with `readers`.
+pub fn datastore(args: &DatastoreArgs, readers: &Readers) -> Ended {
     let (path, name, tuning) = target(args).map_err(|e| Stop::new(exit_of(&e), e))?;
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|b| readers.load(b))
+        .transpose()
+        .map_err(Stop::bad_input)?;
     let req = DatastoreRequest {
         progress: crate::commands::common::requests::progress(&args.out),
         path: path.clone(),
@@ -35,9 +42,22 @@ pub fn datastore(args: &DatastoreArgs) -> Ended {
         ..crate::commands::common::requests::frame(&args.out, "pveprobe datastore")
     })?;
     let report = Work::run(&req, session.interrupt()).map_err(|e| Stop::new(exit_of(&e), e))?;
-    let exit = exit_status(&report);
+    let mut exit = exit_status(&report);
     for e in &report.result.errors {
         req.progress.say(e);
+    }
+    if let Some(base) = baseline {
+        let current = Input {
+            name: "this run".into(),
+            doc: report.as_result(),
+        };
+        let (table, worse) = results::against_baseline(base, current, args.tolerance);
+        req.progress.say("compared with the baseline:");
+        req.progress.block(&table);
+        worse.iter().for_each(|w| req.progress.say(w));
+        if !worse.is_empty() && exit == Exit::Ok {
+            exit = Exit::WorseThanBaseline;
+        }
     }
     session.finish(&report, exit)
 }

@@ -189,6 +189,7 @@ pub fn results_readers() -> crate::results::Readers {
         crate::results::Reader::of::<load::report::LoadReport>(),
         crate::results::Reader::of::<cluster::ClusterReport>(),
         crate::results::Reader::of::<datastore::report::DatastoreReport>(),
+        crate::results::Reader::of::<datastore::cluster::DatastoreClusterReport>(),
     ])
 }
 

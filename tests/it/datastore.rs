@@ -610,3 +610,49 @@ fn bad_input_is_refused_with_the_reason_and_nothing_is_written() {
     crate::common::sh("mount", &["-o", "remount,ro", root.to_str().unwrap()]);
     refused(&[], Some(&root), "read-only filesystem");
 }
+
+#[test]
+#[ignore = "needs root: simulated nodes in network namespaces (scripts/test runs it)"]
+fn across_the_cluster_each_node_measures_its_path_and_one_that_cannot_is_named() {
+    use crate::common::netns::{Behaviour, TestCluster};
+    if !root_or_skip() {
+        return;
+    }
+    let c = TestCluster::new(&[
+        ("pve1", Behaviour::Good),
+        ("pve2", Behaviour::Good),
+        ("pve3", Behaviour::NoPveprobe),
+    ]);
+    let fs = ext4(700, "rw");
+    let out = c
+        .pveprobe_on(0, "datastore")
+        .args(["--cluster", "--chunks", "4", "--output-format", "json"])
+        .arg(fs.mount.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["kind"], "datastore-cluster");
+    let nodes = doc["nodes"].as_array().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n["node"].as_str().unwrap()).collect();
+    assert_eq!(names, ["pve1", "pve2", "pve3"]);
+    for n in &nodes[..2] {
+        assert_eq!(n["status"], "ok", "{n}");
+        every_figure(&n["report"]);
+    }
+    assert_eq!(nodes[2]["status"], "no pveprobe", "{}", nodes[2]);
+    assert!(nodes[2]["report"].is_null());
+    assert!(
+        fs.mount.leftovers().is_empty(),
+        "{:?}",
+        fs.mount.leftovers()
+    );
+    // compare reads the cluster's file as a result per node.
+    let file = fs.device.backing().with_extension("json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let cmp = pveprobe().arg("compare").arg(&file).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    let text = stdout(&cmp);
+    assert!(text.contains("pve1") && text.contains("pve2"), "{text}");
+    assert!(text.contains("DATASTORE RESTORE"), "{text}");
+}

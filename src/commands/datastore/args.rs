@@ -61,6 +61,13 @@ ROOM AND MEMORY
   chunks are made in memory before they are timed (about 150 MiB for 96,
   1.6 MiB per chunk for --chunks N), so the clock runs on the calls only.
 
+CLUSTER
+  --cluster runs `timeout -k 5 600 pveprobe datastore --output-format json
+  -- PATH` on every node through ssh (as pveprobe cluster: pmxcfs's members,
+  or --nodes), one at a time (--parallel: all at once), and sets the figures
+  side by side, a column a node; a value a third below the other nodes'
+  median is marked !. A node that does not answer is named with why.
+
 EXIT STATUS
   0    every figure measured, nothing left behind
   1    a figure could not be measured (the filesystem filled, a call failed)
@@ -68,6 +75,7 @@ EXIT STATUS
   2    bad usage, PATH missing, not a directory, read only, too little room,
        a damaged index, datastore.cfg unreadable (nothing was written)
   3    --baseline: a figure is worse than the baseline by more than --tolerance
+  4    --cluster: a node did not answer
   130, 143  stopped by SIGINT or SIGTERM (the private directory removed)
 
 EXAMPLES
@@ -75,6 +83,7 @@ EXAMPLES
   pveprobe datastore --datastore store1 --output-format json-pretty
   pveprobe datastore /mnt/nfs/pbs --quick
   pveprobe datastore /mnt/datastore/store1 --baseline before.json
+  pveprobe datastore /mnt/datastore/store1 --cluster --quick
   pveprobe compare before.json after.json";
 
 #[derive(Debug, Args)]
@@ -111,6 +120,19 @@ pub struct DatastoreArgs {
     #[arg(long, value_name = "PCT", default_value_t = 20.0, requires = "baseline",
           value_parser = crate::commands::common::measure_args::parse_percent)]
     pub tolerance: f64,
+
+    /// Run on every node of the cluster over ssh, as `pveprobe cluster`
+    /// reaches them (PATH on each: its datastore directory), one node at a
+    /// time; the figures side by side, a column a node
+    #[arg(long, conflicts_with_all = ["datastore", "baseline"], help_heading = "Nodes")]
+    pub cluster: bool,
+
+    /// With --cluster: every node at once (their datastores are their own)
+    #[arg(long, requires = "cluster", help_heading = "Nodes")]
+    pub parallel: bool,
+
+    #[command(flatten)]
+    pub reach: crate::commands::common::reach_args::ReachArgs,
 
     #[command(flatten)]
     pub out: OutputArgs,

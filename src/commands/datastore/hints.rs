@@ -1,12 +1,10 @@
 //! `datastore`'s hints (docs/hints.md): each reads the figures, the
 //! storage under PATH and the datastore found there.
 
-use super::report::{DatastoreReport, fmt_rate, fmt_time, per, sweep_seconds};
+use super::report::{DatastoreReport, fmt_rate, fmt_time, per, restore_fetches, sweep_seconds};
 use crate::model::hint::Hint;
-use pveprobe_parse::pbs::{self, SyncLevel};
+use pveprobe_parse::pbs::SyncLevel;
 
-/// proxmox-backup-qemu's first release that restores 16 chunks at once.
-const PARALLEL_RESTORE: [u64; 3] = [2, 0, 1];
 /// Filesystems over the network.
 const NETWORK_FS: [&str; 7] = ["nfs", "nfs4", "cifs", "smb3", "fuse.sshfs", "9p", "ceph"];
 
@@ -98,8 +96,7 @@ fn on_network_fs(r: &DatastoreReport) -> Found {
 fn restore_serial(r: &DatastoreReport) -> Found {
     let (one, sixteen) = (r.restore_at(1)?, r.restore_at(16)?);
     let package = r.result.pbs_qemu.as_deref()?;
-    let version = package.rsplit(' ').next()?;
-    let old = pbs::version_numbers(version).as_slice() < PARALLEL_RESTORE.as_slice();
+    let old = restore_fetches(package)? == 1;
     (one < 0.5 * sixteen && old).then(|| {
         hint(
             "datastore-restore-serial",

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod chunks;
+pub mod cluster;
 pub mod existing;
 pub mod hints;
 pub mod render;

@@ -166,8 +166,33 @@ impl DatastoreReport {
             );
         }
         if let Some(q) = &r.pbs_qemu {
-            out += &format!("{:<31}{q}\n", "PROXMOX-BACKUP-QEMU:");
+            let fetches = match super::report::restore_fetches(q) {
+                Some(1) => " (restores one chunk at a time: RESTORE 1)",
+                Some(_) => " (restores 16 chunks at a time: RESTORE 16)",
+                None => "",
+            };
+            out += &format!("{:<31}{q}{fetches}\n", "PROXMOX-BACKUP-QEMU:");
         }
+        out += &self.hours_text();
+        if !self.hints.is_empty() {
+            out += "\nHINTS\n";
+            for h in &self.hints {
+                out += &format!("  {h}\n");
+            }
+        }
+        for e in &r.errors {
+            out += &format!("\nNOT MEASURED: {e}\n");
+        }
+        for left in &r.left_behind {
+            out += &format!("\nLEFT BEHIND: {left}\n");
+        }
+        out
+    }
+
+    /// The datastore found at PATH and its hours.
+    fn hours_text(&self) -> String {
+        let mut out = String::new();
+        let r = &self.result;
         if let (Some(e), Some(p)) = (&r.existing, &self.projection) {
             let about = e
                 .chunks_error
@@ -187,7 +212,11 @@ impl DatastoreReport {
                 fmt_time(p.gc_phase1_s),
                 p.gc_touches
             );
-            out += &format!("  GC PHASE 2 (sweep):   {}\n", fmt_time(p.gc_phase2_s));
+            out += &format!(
+                "  GC PHASE 2 (sweep):   {} (removes chunks untouched for {})\n",
+                fmt_time(p.gc_phase2_s),
+                fmt_time(Some(p.gc_atime_cutoff_min as f64 * 60.0))
+            );
             out += &format!(
                 "  VERIFY ALL:           {} ({} reader{})\n",
                 fmt_time(p.verify_all_s),
@@ -216,23 +245,11 @@ impl DatastoreReport {
                 out += &format!("  NOTE: {n}\n");
             }
         }
-        if !self.hints.is_empty() {
-            out += "\nHINTS\n";
-            for h in &self.hints {
-                out += &format!("  {h}\n");
-            }
-        }
-        for e in &r.errors {
-            out += &format!("\nNOT MEASURED: {e}\n");
-        }
-        for left in &r.left_behind {
-            out += &format!("\nLEFT BEHIND: {left}\n");
-        }
         out
     }
 
     /// Each figure as a metrics subject: labels `figure`, `instance`, `path`.
-    fn subjects(&self) -> Vec<Subject> {
+    pub(super) fn subjects(&self) -> Vec<Subject> {
         self.figures()
             .into_iter()
             .map(|r| Subject {

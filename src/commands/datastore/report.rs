@@ -35,8 +35,11 @@ pub struct Hours {
     /// holds them all, else every reference), seconds.
     pub gc_phase1_s: Option<f64>,
     pub gc_touches: u64,
-    /// GC phase 2: every prefix directory read and every chunk stat'ed.
+    /// GC phase 2: every prefix directory read and every chunk stat'ed
+    /// (those untouched for longer than the cutoff are then removed).
     pub gc_phase2_s: Option<f64>,
+    /// The datastore's `gc-atime-cutoff`, minutes.
+    pub gc_atime_cutoff_min: u64,
     /// A verify of every snapshot: each chunk read and checked once, at
     /// the datastore's reader count (the nearest measured at or below).
     pub verify_all_s: Option<f64>,
@@ -90,6 +93,21 @@ impl DatastoreReport {
     }
 }
 
+/// proxmox-backup-qemu's first release that restores 16 chunks at once.
+const PARALLEL_RESTORE: [u64; 3] = [2, 0, 1];
+
+/// The chunks a restore by `package` (`libproxmox-backup-qemu0 VERSION`)
+/// fetches at once: 1 before 2.0.1, 16 (its default) since.
+pub fn restore_fetches(package: &str) -> Option<u32> {
+    let version = package.rsplit(' ').next()?;
+    let numbers = pveprobe_parse::pbs::version_numbers(version);
+    (!numbers.is_empty()).then_some(if numbers.as_slice() < PARALLEL_RESTORE.as_slice() {
+        1
+    } else {
+        16
+    })
+}
+
 /// GC's phase 2 over `chunks` chunks: every prefix directory read, every chunk stat'ed.
 pub fn sweep_seconds(m: &Measured, chunks: f64) -> Option<f64> {
     match (m.sweep_dirs_per_s, m.sweep_per_s) {
@@ -132,6 +150,7 @@ pub fn project(m: &Measured, e: &FoundDatastore, tuning: &Tuning) -> Hours {
         gc_phase1_s: per(touches as f64, m.mark_per_s),
         gc_touches: touches,
         gc_phase2_s: phase2,
+        gc_atime_cutoff_min: tuning.gc_atime_cutoff_min,
         verify_all_s: per(bytes, verify.map(|v| v.mib_s)),
         verify_readers: verify.map_or(1, |v| v.readers),
         restore_1_s: restore(1),

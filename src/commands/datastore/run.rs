@@ -4,8 +4,10 @@
 //! directory is removed before the exit).
 
 use super::args::{CHUNKS, DatastoreArgs, QUICK_CHUNKS};
+use super::cluster::{ClusterDatastoreRequest, DatastoreClusterReport};
 use super::report::DatastoreReport;
 use super::{DatastoreError, DatastoreRequest};
+use crate::commands::common::requests;
 use crate::commands::common::session::{Frame, LockAs, Session};
 use crate::commands::common::work::Work;
 use crate::error::exit::Exit;
@@ -15,6 +17,9 @@ use pveprobe_parse::pbs;
 
 /// `pveprobe datastore`, its `--baseline` read with `readers`.
 pub fn datastore(args: &DatastoreArgs, readers: &Readers) -> Ended {
+    if args.cluster {
+        return across_cluster(args);
+    }
     let (path, name, tuning) = target(args).map_err(|e| Stop::new(exit_of(&e), e))?;
     let baseline = args
         .baseline
@@ -27,9 +32,7 @@ pub fn datastore(args: &DatastoreArgs, readers: &Readers) -> Ended {
         path: path.clone(),
         name,
         tuning,
-        chunks: args
-            .chunks
-            .unwrap_or(if args.quick { QUICK_CHUNKS } else { CHUNKS }),
+        chunks: chunks(args),
         host: crate::sys::host::Host::real(),
     };
     let session = Session::start::<DatastoreReport>(Frame {
@@ -59,6 +62,42 @@ pub fn datastore(args: &DatastoreArgs, readers: &Readers) -> Ended {
             exit = Exit::WorseThanBaseline;
         }
     }
+    session.finish(&report, exit)
+}
+
+fn chunks(args: &DatastoreArgs) -> u32 {
+    args.chunks
+        .unwrap_or(if args.quick { QUICK_CHUNKS } else { CHUNKS })
+}
+
+/// `--cluster`: every node's PATH, side by side.
+fn across_cluster(args: &DatastoreArgs) -> Ended {
+    let path = args
+        .path
+        .as_deref()
+        .ok_or_else(|| Stop::bad_input("--cluster needs PATH"))?;
+    let req = ClusterDatastoreRequest {
+        reach: requests::reach(&args.reach),
+        path: path
+            .to_str()
+            .ok_or_else(|| Stop::bad_input("PATH is not UTF-8"))?
+            .to_string(),
+        chunks: chunks(args),
+        parallel: args.parallel,
+        progress: requests::progress(&args.out),
+    };
+    let session = Session::start::<DatastoreClusterReport>(Frame {
+        signals: true,
+        ..requests::frame(&args.out, "pveprobe datastore --cluster")
+    })?;
+    let report = Work::run(&req, session.interrupt()).map_err(Stop::bad_input)?;
+    let exit = if report.nodes.iter().any(|n| n.status != "ok") {
+        Exit::NodeDidNotAnswer
+    } else if report.answered().any(|(_, r)| exit_status(r) != Exit::Ok) {
+        Exit::NotMeasured
+    } else {
+        Exit::Ok
+    };
     session.finish(&report, exit)
 }
 

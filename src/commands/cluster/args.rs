@@ -52,6 +52,10 @@ NETWORK (--net)
   says how, what is safe on corosync links and how to read the matrix;
   `pveprobe net NODE...` measures chosen nodes only.
 
+BACKUP DATASTORES
+  `pveprobe datastore PATH --cluster` measures each node's PBS datastore
+  path the same way, by PBS's own calls (`pveprobe datastore --help`).
+
 EXIT STATUS
   0    every node answered and measured every line
   1    every node answered; a line could not be measured on some node

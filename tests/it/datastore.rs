@@ -573,8 +573,9 @@ fn bad_input_is_refused_with_the_reason_and_nothing_is_written() {
     let fidx = store.join("vm/100/2026-12-01T00:00:00Z/drive-scsi0.img.fidx");
     let bytes = std::fs::read(&fidx).unwrap();
     std::fs::write(&fidx, &bytes[..bytes.len() - 1]).unwrap();
+    // (--chunks 4: room for a run, the room check comes first.)
     refused(
-        &[],
+        &["--chunks", "4"],
         Some(&store),
         "damaged index vm/100/2026-12-01T00:00:00Z/drive-scsi0.img.fidx",
     );

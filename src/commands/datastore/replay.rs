@@ -29,6 +29,11 @@ use pveprobe_parse::pbs::{self, SyncLevel};
 const MIB: f64 = 1048576.0;
 /// A chunk's most bytes on disk here, for the room check (2.0 MiB and its header).
 const CHUNK_ROOM: u64 = 2_200_000;
+/// The chunks' index, in PBS's `.fidx` format, named so that a GC that
+/// PBS runs on a datastore at PATH meanwhile (it reads every `.fidx` and
+/// `.didx` under the datastore, hidden directories aside) never takes it
+/// for one of the datastore's own. The chunks are in `.chunks`, hidden.
+const INDEX_NAME: &str = "index-order.fidx-pveprobe";
 /// A directory's block on ext4 and xfs: what 65,536 of them take.
 const DIR_ROOM: u64 = 4096;
 
@@ -61,6 +66,7 @@ pub fn run(
             fs.mount_point.display()
         )));
     }
+    room(req)?;
     let storage = crate::blockstack::storage(&req.host, &fs);
     let existing = if path.join(".chunks").is_dir() {
         req.progress.step("reading the datastore (read only)");
@@ -74,7 +80,6 @@ pub fn run(
              PBS's verify names what it holds. Nothing was written"
         )));
     }
-    room(req)?;
     let mut result = DatastoreResult {
         path: path.display().to_string(),
         filesystem: Some(fs.clone()),
@@ -556,11 +561,11 @@ fn index_order(
     use std::io::Write as _;
     let digests: Vec<[u8; 32]> = written.iter().map(|w| w.0).collect();
     let bytes = chunks::fixed_index(&digests, jiff::Timestamp::now().as_second());
-    let mut file = scratch.create_file("drive-scsi0.img.fidx")?;
+    let mut file = scratch.create_file(INDEX_NAME)?;
     file.write_all(&bytes)
         .context(|| "cannot write the index".to_string())?;
     drop(file);
-    let path = scratch.path().join("drive-scsi0.img.fidx");
+    let path = scratch.path().join(INDEX_NAME);
     let back = std::fs::read(&path).context(|| format!("cannot read {}", path.display()))?;
     let index = pbs::index(&back).map_err(|e| {
         ProbeError::Unavailable(format!("the index written reads back damaged: {e}"))

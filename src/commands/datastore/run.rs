@@ -158,6 +158,7 @@ pub fn exit_of(e: &DatastoreError) -> Exit {
         DatastoreError::BadPath(_) | DatastoreError::NoRoom { .. } | DatastoreError::Config(_) => {
             Exit::BadInput
         }
+        DatastoreError::Probe(crate::error::ProbeError::Interrupted(sig)) => Exit::Signal(*sig),
         DatastoreError::Probe(_) => Exit::NotMeasured,
     }
 }

@@ -261,16 +261,10 @@ impl crate::output::Document for DatastoreClusterReport {
             .answered()
             .flat_map(|(node, r)| {
                 r.figures().into_iter().map(move |f| {
-                    vec![
-                        self.timestamp.clone(),
-                        node.to_string(),
-                        self.path.clone(),
-                        f.figure.key().to_string(),
-                        f.instance.unwrap_or_default(),
-                        format!("{:.3}", f.value),
-                        f.figure.unit().to_string(),
-                        f.note,
-                    ]
+                    [self.timestamp.clone(), node.to_string(), self.path.clone()]
+                        .into_iter()
+                        .chain(f.cells())
+                        .collect::<Vec<String>>()
                 })
             })
             .collect();

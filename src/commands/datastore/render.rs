@@ -28,6 +28,19 @@ pub const CSV_HEADER: [&str; 7] = [
     "note",
 ];
 
+impl FigureRow {
+    /// Its CSV cells: `figure,instance,value,unit,note`.
+    pub fn cells(self) -> [String; 5] {
+        [
+            self.figure.key().to_string(),
+            self.instance.unwrap_or_default(),
+            format!("{:.3}", self.value),
+            self.figure.unit().to_string(),
+            self.note,
+        ]
+    }
+}
+
 impl DatastoreReport {
     /// Every figure measured, in print order.
     pub fn figures(&self) -> Vec<FigureRow> {
@@ -309,15 +322,10 @@ impl crate::output::Document for DatastoreReport {
             .figures()
             .into_iter()
             .map(|r| {
-                vec![
-                    self.timestamp.clone(),
-                    self.result.path.clone(),
-                    r.figure.key().to_string(),
-                    r.instance.unwrap_or_default(),
-                    format!("{:.3}", r.value),
-                    r.figure.unit().to_string(),
-                    r.note,
-                ]
+                [self.timestamp.clone(), self.result.path.clone()]
+                    .into_iter()
+                    .chain(r.cells())
+                    .collect()
             })
             .collect();
         let header = header.then(|| CSV_HEADER.to_vec());

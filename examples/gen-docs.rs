@@ -412,7 +412,9 @@ fn synopsis(cmd: &clap::Command, name: &str) -> String {
         line.push_str(&format!(
             "\n.br\n\\fB{}\\fR {} ...",
             roff_text(name),
-            subcommands.join("|")
+            // `\:` lets troff break the line after a bar: the list is
+            // wider than a terminal.
+            subcommands.join("|\\:")
         ));
     }
     line
@@ -697,6 +699,7 @@ EXAMPLES
             .replace("\\fI", "")
             .replace("\\fR", "")
             .replace("\\-", "-")
+            .replace("\\:", "")
     }
 
     #[test]

@@ -107,8 +107,9 @@ pub struct DatastoreArgs {
     pub quick: bool,
 
     /// Chunks written at each sync level (3 levels; restore, verify and GC
-    /// read them all)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(4..=4096))]
+    /// read them all); at most 512, as each level's are made in memory
+    /// first, 1.6 MiB each
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(4..=512))]
     pub chunks: Option<u32>,
 
     /// Compare with an earlier `datastore` JSON result; exit 3 when a

@@ -35,7 +35,11 @@ const RO: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_NOATIME);
 
 /// Opens `name` under `dir` read only, without changing its atime.
-fn open_noatime<Fd: AsFd>(dir: Fd, name: &str, flags: OFlag) -> nix::Result<OwnedFd> {
+fn open_noatime<Fd: AsFd, P: ?Sized + nix::NixPath>(
+    dir: Fd,
+    name: &P,
+    flags: OFlag,
+) -> nix::Result<OwnedFd> {
     openat(dir, name, RO | flags, Mode::empty())
 }
 
@@ -59,12 +63,8 @@ pub fn read(
     req: &DatastoreRequest,
     interrupt: &Interrupt,
 ) -> Result<FoundDatastore, DatastoreError> {
-    let root = open_noatime(
-        nix::fcntl::AT_FDCWD,
-        &req.path.display().to_string(),
-        OFlag::O_DIRECTORY,
-    )
-    .map_err(|e| noatime_refused(&req.path, e))?;
+    let root = open_noatime(nix::fcntl::AT_FDCWD, req.path.as_path(), OFlag::O_DIRECTORY)
+        .map_err(|e| noatime_refused(&req.path, e))?;
     let mut out = FoundDatastore {
         name: req.name.clone(),
         path: req.path.display().to_string(),
@@ -246,7 +246,7 @@ fn walk(
         };
         if is_dir(&st) {
             if depth < MAX_DEPTH
-                && let Ok(sub) = open_noatime(dir, &name, OFlag::O_DIRECTORY)
+                && let Ok(sub) = open_noatime(dir, name.as_str(), OFlag::O_DIRECTORY)
             {
                 walk(&sub, &path, depth + 1, out, largest, interrupt)?;
             }

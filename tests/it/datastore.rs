@@ -185,6 +185,24 @@ fn on_ext4_xfs_and_btrfs_every_figure_is_measured_and_nothing_is_left() {
         assert_eq!(doc["kind"], "datastore");
         assert_eq!(doc["filesystem"]["fstype"], fstype);
         every_figure(&doc);
+        // The hints are the run's: a spinning disk in the stack the run
+        // recorded (a loop device says it spins) gives the metadata hint.
+        let spins = doc["storage"]["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rotational"] == true);
+        let codes: Vec<&str> = doc["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            codes.contains(&"datastore-metadata-on-hdd"),
+            spins,
+            "{codes:?}"
+        );
         assert_eq!(doc["left_behind"], serde_json::json!([]));
         assert!(doc["existing"].is_null(), "no datastore there");
         assert!(

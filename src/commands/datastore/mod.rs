@@ -189,10 +189,8 @@ impl Work for DatastoreRequest {
     fn run(&self, interrupt: &Interrupt) -> Result<Self::Report, Self::Error> {
         let result = replay::run(self, interrupt)?;
         let hostname = self.host.read_value(crate::sys::host::PROC_HOSTNAME);
-        Ok(report::DatastoreReport::new(
-            result,
-            self.tuning.clone(),
-            hostname,
-        ))
+        let mut report = report::DatastoreReport::new(result, hostname);
+        report.hints = hints::hints(&report);
+        Ok(report)
     }
 }

@@ -17,6 +17,8 @@ pub const PROC_MOUNTINFO: &str = "/proc/self/mountinfo";
 pub const PROC_HOSTNAME: &str = "/proc/sys/kernel/hostname";
 pub const PROC_DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 pub const ETC_RESOLV_CONF: &str = "/etc/resolv.conf";
+/// dpkg's status file: the installed packages and their versions.
+pub const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 
 /// The most of one host file read: far above any real /proc, /sys or
 /// config file (mountinfo of 10,000 mounts is about 1.5 MiB), and a bound

@@ -403,24 +403,6 @@ fn tuning_of(text: &str, tuning: &mut Tuning, warnings: &mut Vec<String>) {
     }
 }
 
-/// The installed version of `package` in dpkg's status file
-/// (`/var/lib/dpkg/status`): its stanza's `Version:` where its `Status:`
-/// says installed.
-pub fn dpkg_version(status: &str, package: &str) -> Option<String> {
-    status.split("\n\n").find_map(|stanza| {
-        let field = |name: &str| {
-            stanza
-                .lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-                .map(str::trim)
-        };
-        (field("Package") == Some(package)
-            && field("Status").is_some_and(|s| s.ends_with(" installed")))
-        .then(|| field("Version").map(str::to_string))
-        .flatten()
-    })
-}
-
 /// A Debian version's leading numbers (`2.0.1-1` gives `[2, 0, 1]`), for
 /// comparing upstream releases.
 pub fn version_numbers(version: &str) -> Vec<u64> {
@@ -555,17 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn the_installed_version_of_a_package_and_its_numbers() {
-        let status = "Package: a\nStatus: install ok installed\nVersion: 1\n\n\
-            Package: libproxmox-backup-qemu0\nStatus: install ok installed\n\
-            Architecture: amd64\nVersion: 1.5.1\n\n\
-            Package: gone\nStatus: deinstall ok config-files\nVersion: 3\n";
-        assert_eq!(
-            dpkg_version(status, "libproxmox-backup-qemu0").as_deref(),
-            Some("1.5.1")
-        );
-        assert_eq!(dpkg_version(status, "gone"), None);
-        assert_eq!(dpkg_version(status, "missing"), None);
+    fn a_debian_version_s_numbers() {
         assert_eq!(version_numbers("2.0.1-1"), [2, 0, 1]);
         assert_eq!(version_numbers("1:1.5.1~bpo12"), [1, 5, 1]);
         assert!(version_numbers("1.5.1-1") < version_numbers("2.0.1"));

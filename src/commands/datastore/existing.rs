@@ -296,7 +296,7 @@ fn read_index(dir: &OwnedFd, name: &str, size: u64) -> Result<pbs::Index, String
         .read_to_end(&mut bytes)
         .map_err(|e| crate::error::describe(&e))?;
     let index = pbs::index(&bytes).map_err(|e| e.to_string())?;
-    if super::chunks::index_csum(&index) != index.csum {
+    if super::chunks::index_csum(&index.digests, &index.ends) != index.csum {
         return Err("its checksum does not match its entries".into());
     }
     Ok(index)
@@ -305,8 +305,8 @@ fn read_index(dir: &OwnedFd, name: &str, size: u64) -> Result<pbs::Index, String
 /// The node's proxmox-backup-qemu, from dpkg's status: its package and version.
 pub fn pbs_qemu(host: &Host) -> Option<String> {
     const PACKAGE: &str = "libproxmox-backup-qemu0";
-    let status = host.read("/var/lib/dpkg/status").ok()?;
-    pbs::dpkg_version(&status, PACKAGE).map(|v| format!("{PACKAGE} {v}"))
+    let status = host.read(crate::sys::host::DPKG_STATUS).ok()?;
+    pveprobe_parse::hostfacts::installed_version(&status, PACKAGE).map(|v| format!("{PACKAGE} {v}"))
 }
 
 #[cfg(test)]

@@ -115,33 +115,31 @@ impl DatastoreReport {
     /// The run's figures as a probe result: one entry per figure and
     /// instance, for `compare` and `--baseline`.
     pub fn as_result(&self) -> crate::output::result::JsonReport {
+        use crate::figure::projection::Entry;
         use crate::output::result::{JsonReport, XFigure};
         let extended = self
             .figures()
             .into_iter()
-            .map(|r| XFigure {
-                key: r.figure.key().into(),
-                instance: r.instance,
-                label: r.figure.label().into(),
-                unit: r.figure.unit().into(),
-                value: r.value,
-                samples: Vec::new(),
-                facts: Default::default(),
+            .map(|r| {
+                let entry = Entry {
+                    instance: r.instance,
+                    value: r.value,
+                    samples: Vec::new(),
+                    facts: Default::default(),
+                };
+                XFigure::of(r.figure, entry)
             })
             .collect();
-        JsonReport {
-            schema_version: crate::output::result::SCHEMA_VERSION,
-            pveprobe_version: self.pveprobe_version.clone(),
-            timestamp: Some(self.timestamp.clone()).filter(|t| !t.is_empty()),
-            path: self.result.path.clone(),
-            host: crate::model::host::HostInfo {
-                hostname: self.hostname.clone(),
-                ..Default::default()
-            },
+        let version = (self.pveprobe_version.as_str(), self.timestamp.as_str());
+        let mut result = JsonReport::of_figures(
+            self.result.path.clone(),
+            version,
             extended,
-            interrupted_by_signal: self.result.interrupted_by,
-            ..JsonReport::default()
-        }
+            self.result.interrupted_by,
+        );
+        // Named by the node that measured it, not by PATH.
+        result.host.hostname = self.hostname.clone();
+        result
     }
 
     fn text(&self) -> String {

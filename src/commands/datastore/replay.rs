@@ -425,10 +425,7 @@ fn restore(
                 })
             })
             .collect();
-        workers.into_iter().try_for_each(|w| {
-            w.join()
-                .unwrap_or_else(|_| Err(ProbeError::Unavailable("a reader panicked".into())))
-        })
+        joined(workers)
     })?;
     let secs = seconds(start.elapsed());
     let image = (written.len() * chunks::CHUNK_BYTES) as f64;
@@ -436,6 +433,16 @@ fn restore(
         in_flight: depth,
         mib_s: bytes.load(Ordering::Relaxed) as f64 / MIB / secs,
         image_mib_s: image / MIB / secs,
+    })
+}
+
+/// Every reader joined: the first error, or one that panicked as one.
+fn joined(
+    readers: Vec<std::thread::ScopedJoinHandle<'_, Result<(), ProbeError>>>,
+) -> Result<(), ProbeError> {
+    readers.into_iter().try_for_each(|w| {
+        w.join()
+            .unwrap_or_else(|_| Err(ProbeError::Unavailable("a reader panicked".into())))
     })
 }
 
@@ -530,10 +537,7 @@ fn verify(
             })
             .collect::<Vec<_>>();
         drop(tx);
-        let r = read.into_iter().try_for_each(|w| {
-            w.join()
-                .unwrap_or_else(|_| Err(ProbeError::Unavailable("a reader panicked".into())))
-        });
+        let r = joined(read);
         for d in decoders {
             let _ = d.join();
         }

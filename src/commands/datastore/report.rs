@@ -58,11 +58,11 @@ pub struct LevelTime {
 }
 
 impl DatastoreReport {
-    pub fn new(result: DatastoreResult, tuning: Option<Tuning>, hostname: Option<String>) -> Self {
+    pub fn new(result: DatastoreResult, hostname: Option<String>) -> Self {
         let projection = result
             .existing
             .as_ref()
-            .map(|e| project(&result.measured, e, tuning.as_ref().unwrap_or(&e.tuning)));
+            .map(|e| project(&result.measured, e, &e.tuning));
         DatastoreReport {
             schema_version: SCHEMA_VERSION,
             kind: KIND.into(),
@@ -126,7 +126,7 @@ pub fn per(count: f64, rate: Option<f64>) -> Option<f64> {
 pub fn project(m: &Measured, e: &FoundDatastore, tuning: &Tuning) -> Hours {
     let chunks = e.chunks as f64;
     let touches = if e.chunks <= tuning.gc_cache_capacity {
-        e.chunks.min(e.references.max(e.chunks))
+        e.chunks
     } else {
         e.references
     };
@@ -245,7 +245,7 @@ pub(super) fn sample() -> DatastoreReport {
     };
     DatastoreReport {
         timestamp: "2026-12-07T03:00:00Z".into(),
-        ..DatastoreReport::new(result, None, Some("pve1".into()))
+        ..DatastoreReport::new(result, Some("pve1".into()))
     }
 }
 

@@ -14,7 +14,6 @@ pub const PROC_OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const PROC_MEMINFO: &str = "/proc/meminfo";
 pub const ETC_OS_RELEASE: &str = "/etc/os-release";
 pub const USR_LIB_OS_RELEASE: &str = "/usr/lib/os-release";
-pub const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 pub const SYS_CPU: &str = "/sys/devices/system/cpu";
 pub const CPU0_GOVERNOR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
 
@@ -89,7 +88,7 @@ pub fn host_info(host: &Host) -> HostInfo {
         kernel: trimmed(host.read(PROC_OSRELEASE)),
         os_release: hostfacts::os_pretty_name(&os_release),
         pve_manager: host
-            .read(DPKG_STATUS)
+            .read(crate::sys::host::DPKG_STATUS)
             .ok()
             .and_then(|s| hostfacts::installed_version(&s, "pve-manager")),
         cpu_crypto_flags: cpu.crypto_flags,
@@ -124,7 +123,7 @@ mod tests {
             "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n",
         );
         put(
-            DPKG_STATUS,
+            crate::sys::host::DPKG_STATUS,
             "Package: pve-manager\nStatus: install ok installed\nVersion: 8.3.1\n",
         );
         put(

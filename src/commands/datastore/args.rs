@@ -40,8 +40,10 @@ WHAT IT DOES
                 cold
     ATIME       PBS's own check: a chunk's atime must rise when touched; the
                 mount's atime option is named
-  Caches are dropped (3 into /proc/sys/vm/drop_caches, as pveperf does)
-  before each cold pass; without root they cannot be, and it says so.
+  Before each cold pass what the run wrote is synced (syncfs) and caches
+  are dropped twice (3 into /proc/sys/vm/drop_caches, as pveperf does; the
+  second takes the metadata the first leaves); without root they cannot
+  be, and it says so.
 
 PROJECTION
   When PATH is a datastore (a .chunks directory in it) or --datastore NAME

@@ -7,7 +7,6 @@
 //! ahead of the timed calls, so the figures time the disk, not the making.
 
 use std::os::fd::AsFd;
-use std::sync::mpsc::{Receiver, sync_channel};
 
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
@@ -26,8 +25,6 @@ const BLOCK: usize = 4096;
 /// 1.2 to 2.0 MiB (1.6 on average), as real datastores' chunks do
 /// (1.4-1.9 MiB for 4 MiB of image).
 const RANDOM_SHARE: (f64, f64) = (0.30, 0.50);
-/// Chunks made ahead of the calls that write them.
-const AHEAD: usize = 8;
 
 /// One chunk: its digest and its blob as PBS stores it.
 #[derive(Debug, Clone)]
@@ -104,22 +101,28 @@ pub fn make() -> Chunk {
     }
 }
 
-/// `count` chunks made on `threads` threads, [`AHEAD`] of the receiver.
-pub fn stream(count: usize, threads: usize) -> Receiver<Chunk> {
-    let (tx, rx) = sync_channel(AHEAD);
-    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    for _ in 0..threads.clamp(1, count.max(1)) {
-        let (tx, next) = (tx.clone(), next.clone());
-        std::thread::spawn(move || {
-            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < count {
-                // The receiver gone (the run stopped): nothing more to make.
-                if tx.send(make()).is_err() {
-                    return;
-                }
-            }
-        });
-    }
-    rx
+/// `count` chunks made on `threads` threads, every thread joined before
+/// they are given: none is still ending (its stack and heap handed back)
+/// while the calls that write them are timed.
+pub fn made(count: usize, threads: usize) -> Vec<Chunk> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let makers: Vec<_> = (0..threads.clamp(1, count.max(1)))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < count {
+                        mine.push(make());
+                    }
+                    mine
+                })
+            })
+            .collect();
+        makers
+            .into_iter()
+            .flat_map(|m| m.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 /// A `.fidx` listing `digests` in order, as PBS writes a VM disk's index
@@ -221,8 +224,8 @@ mod tests {
     }
 
     #[test]
-    fn the_stream_gives_as_many_distinct_chunks_as_asked() {
-        let got: Vec<Chunk> = stream(5, 3).iter().collect();
+    fn as_many_distinct_chunks_are_made_as_asked() {
+        let got = made(5, 3);
         assert_eq!(got.len(), 5);
         let mut digests: Vec<_> = got.iter().map(|c| c.digest).collect();
         digests.sort();

@@ -146,9 +146,14 @@ fn seconds(d: Duration) -> f64 {
     d.as_secs_f64().max(1e-9)
 }
 
-/// Caches dropped, as pveperf drops them; false when they cannot be (not root).
-fn cold(req: &DatastoreRequest, m: &mut Measured) {
-    m.cold = crate::sys::host::drop_caches(&req.host).is_ok();
+/// The store as cold as PBS finds chunks written days ago: what the run
+/// dirtied synced (a dirty page or inode outlives a drop), then caches
+/// dropped twice, since one drop left the metadata of files just made
+/// warm (docs/datastore.md, "Cold"). `m.cold` false when they cannot be.
+fn cold(req: &DatastoreRequest, store: &OwnedFd, m: &mut Measured) -> Result<(), ProbeError> {
+    nix::unistd::syncfs(store).map_err(io("syncfs"))?;
+    m.cold = (0..2).all(|_| crate::sys::host::drop_caches(&req.host).is_ok());
+    Ok(())
 }
 
 /// Every phase in turn, each figure kept in `m` as it is measured.
@@ -188,7 +193,7 @@ fn phases(
     m.stored_bytes = written.iter().map(|w| w.1).sum();
 
     req.progress.step("KNOWN: chunks the store has already");
-    cold(req, m);
+    cold(req, &store, m)?;
     let start = Instant::now();
     for (digest, _) in &written {
         interrupt.check()?;
@@ -200,13 +205,13 @@ fn phases(
 
     for depth in RESTORE_DEPTHS {
         req.progress.step(&format!("RESTORE: {depth} in flight"));
-        cold(req, m);
+        cold(req, &store, m)?;
         m.restore.push(restore(&store, &written, depth, interrupt)?);
     }
     let by_inode = inode_order(&store, &written)?;
     for readers in VERIFY_READERS {
         req.progress.step(&format!("VERIFY: {readers} readers"));
-        cold(req, m);
+        cold(req, &store, m)?;
         m.verify
             .push(verify(&store, &by_inode, readers, interrupt)?);
     }
@@ -234,7 +239,7 @@ fn gc(
     req.progress
         .step("GC MARK: atime of each chunk in index order");
     let order = index_order(scratch, written)?;
-    cold(req, m);
+    cold(req, store, m)?;
     let start = Instant::now();
     for digest in &order {
         interrupt.check()?;
@@ -244,7 +249,7 @@ fn gc(
 
     req.progress
         .step("GC SWEEP: the prefix directories and each chunk");
-    cold(req, m);
+    cold(req, store, m)?;
     let start = Instant::now();
     let mut found = 0u64;
     for i in 0..PREFIX_DIRS {
@@ -260,7 +265,7 @@ fn gc(
             written.len()
         )));
     }
-    cold(req, m);
+    cold(req, store, m)?;
     let start = Instant::now();
     for (digest, _) in written {
         interrupt.check()?;
@@ -354,9 +359,7 @@ fn ingest(
     interrupt: &Interrupt,
     written: &mut Vec<([u8; 32], u64)>,
 ) -> Result<Ingest, ProbeError> {
-    let made: Vec<Chunk> = chunks::stream(count as usize, crate::sys::cpus::usable())
-        .iter()
-        .collect();
+    let made = chunks::made(count as usize, crate::sys::cpus::usable());
     interrupt.check()?;
     if made.len() != count as usize {
         return Err(ProbeError::Unavailable("the chunk makers stopped".into()));

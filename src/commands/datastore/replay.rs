@@ -148,8 +148,8 @@ fn seconds(d: Duration) -> f64 {
 
 /// The store as cold as PBS finds chunks written days ago: what the run
 /// dirtied synced (a dirty page or inode outlives a drop), then caches
-/// dropped twice, since one drop left the metadata of files just made
-/// warm (docs/datastore.md, "Cold"). `m.cold` false when they cannot be.
+/// dropped twice, since one drop can leave the metadata of files just
+/// made warm (docs/datastore.md, "Cold"). `m.cold` false when they cannot be.
 fn cold(req: &DatastoreRequest, store: &OwnedFd, m: &mut Measured) -> Result<(), ProbeError> {
     nix::unistd::syncfs(store).map_err(io("syncfs"))?;
     m.cold = (0..2).all(|_| crate::sys::host::drop_caches(&req.host).is_ok());

@@ -141,12 +141,7 @@ fn the_whole_run_benches_every_osd_and_the_pool_and_leaves_nothing() {
         assert!(ops > 0, "{j}");
     }
     // A healthy rig: no OSD is slow, in its bench or in the pool.
-    let codes: Vec<&str> = doc["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["code"].as_str().unwrap())
-        .collect();
+    let codes = crate::common::hint_codes(&doc["hints"]);
     assert!(
         !codes.contains(&"osd-slow") && !codes.contains(&"osd-drags-pool"),
         "{}",

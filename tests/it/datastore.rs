@@ -192,12 +192,7 @@ fn on_ext4_xfs_and_btrfs_every_figure_is_measured_and_nothing_is_left() {
             .unwrap()
             .iter()
             .any(|d| d["rotational"] == true);
-        let codes: Vec<&str> = doc["hints"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["code"].as_str().unwrap())
-            .collect();
+        let codes = crate::common::hint_codes(&doc["hints"]);
         assert_eq!(
             codes.contains(&"datastore-metadata-on-hdd"),
             spins,

@@ -223,12 +223,7 @@ fn the_whole_exchange_with_a_real_agent_measures_both_sides_and_leaves_nothing()
             .contains("guestfs")
     );
     assert!(disk["host"]["target"].as_str().unwrap().contains("store"));
-    let codes: Vec<&str> = doc["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["code"].as_str().unwrap())
-        .collect();
+    let codes = crate::common::hint_codes(&doc["hints"]);
     assert!(
         codes.contains(&"iothread-ignored") && codes.contains(&"controller-emulated"),
         "{codes:?}"
@@ -510,12 +505,7 @@ fn on_a_volume_storage_the_host_side_runs_on_a_scratch_volume_freed_afterwards()
         "{target}"
     );
     assert_eq!(disk["host"]["figures"].as_array().unwrap().len(), 7);
-    let codes: Vec<&str> = doc["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["code"].as_str().unwrap())
-        .collect();
+    let codes = crate::common::hint_codes(&doc["hints"]);
     // The scratch volume is a loop device over a file: what turns is the
     // disk under that file (this VM's). The drive has no ssd=1, so
     // ssd-off follows what was read.

@@ -449,6 +449,16 @@ pub fn read_fixture(rel: &str) -> String {
 }
 
 /// The JSON document a run printed on stdout (its stdout and stderr when it is none).
+/// The codes of a report's `hints` array, in its order.
+pub fn hint_codes(hints: &serde_json::Value) -> Vec<&str> {
+    hints
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["code"].as_str().unwrap())
+        .collect()
+}
+
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_str(&stdout(out))
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))

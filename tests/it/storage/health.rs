@@ -39,11 +39,9 @@ fn text(out: &Output) -> (String, String) {
 }
 
 fn codes(doc: &serde_json::Value) -> Vec<String> {
-    doc["storage"]["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["code"].as_str().unwrap().to_string())
+    crate::common::hint_codes(&doc["storage"]["hints"])
+        .into_iter()
+        .map(String::from)
         .collect()
 }
 

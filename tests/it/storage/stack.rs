@@ -462,12 +462,7 @@ fn a_partition_at_sector_63_on_an_ssd_is_misaligned() {
         .parse()
         .unwrap();
         assert_eq!(storage["disks"][0]["discard_max_bytes"], kernel);
-        let codes: Vec<&str> = storage["hints"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["code"].as_str().unwrap())
-            .collect();
+        let codes = crate::common::hint_codes(&storage["hints"]);
         assert_eq!(
             codes.contains(&"misaligned"),
             misaligned,
